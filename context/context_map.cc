@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace ctxprof {
 
@@ -47,7 +48,11 @@ ContextMap* ContextMap::Create(size_t capacity, std::string* error) {
              std::to_string(kMaxCapacity) + " thread ids";
     return nullptr;
   }
-  const size_t bytes = capacity * sizeof(ContextBlock);
+  // The ContextMap object lives in the first page of its own mapping, so neither it nor the
+  // blocks are ever freed (and leak checkers see no heap object left behind).
+  constexpr size_t kHeaderBytes = 4096;
+  static_assert(sizeof(ContextMap) <= kHeaderBytes, "the map header fits in one page");
+  const size_t bytes = kHeaderBytes + capacity * sizeof(ContextBlock);
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {
@@ -57,9 +62,10 @@ ContextMap* ContextMap::Create(size_t capacity, std::string* error) {
              "; check vm.overcommit_memory and RLIMIT_AS";
     return nullptr;
   }
-  // mmap returns page-aligned memory, so every block is 64-byte aligned; anonymous pages read
-  // as zero, which is the empty context. The ContextMap object itself is never deleted.
-  return new ContextMap(static_cast<ContextBlock*>(memory), capacity);
+  // Page-aligned memory makes every block 64-byte aligned; anonymous pages read as zero, which
+  // is the empty context.
+  auto* blocks = reinterpret_cast<ContextBlock*>(static_cast<char*>(memory) + kHeaderBytes);
+  return new (memory) ContextMap(blocks, capacity);
 }
 
 ContextMap* ContextMap::Global() {

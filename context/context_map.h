@@ -39,8 +39,8 @@ namespace ctxprof {
 
 class ContextMap {
  public:
-  static constexpr size_t kMinCapacity = 1 << 17;    // 131,072 tids = 8 MiB of address space
-  static constexpr size_t kMaxCapacity = 1 << 22;    // PID_MAX_LIMIT on 64-bit Linux
+  static constexpr size_t kMinCapacity = 1 << 17;  // 131,072 tids = 8 MiB of address space
+  static constexpr size_t kMaxCapacity = 1 << 22;  // PID_MAX_LIMIT on 64-bit Linux
   static constexpr size_t kPidMaxHeadroom = 4;
 
   // capacity = clamp(pid_max * kPidMaxHeadroom, kMinCapacity, kMaxCapacity); kMaxCapacity when

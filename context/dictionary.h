@@ -96,7 +96,7 @@ class Dictionary {
   std::unique_ptr<std::atomic<uint32_t>[]> table_;  // slot -> id, 0 = empty
   std::unique_ptr<Entry[]> entries_;                // id -> entry
   std::unique_ptr<char[]> arena_;
-  size_t arena_used_ = 0;                           // guarded by insert_mutex_
+  size_t arena_used_ = 0;  // guarded by insert_mutex_
   std::atomic<uint32_t> next_id_{kFirstValueId};
   std::mutex insert_mutex_;
   std::atomic<uint64_t> overflowed_{0};

@@ -1,0 +1,59 @@
+#include "context/attribute_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace ctxprof {
+namespace {
+
+TEST(AttributeRegistryTest, NamesMapToSlotsInOrder) {
+  AttributeRegistry registry;
+  std::string error;
+  ASSERT_TRUE(registry.Register({"endpoint", "tenant", "db.system", "http-method"}, &error))
+      << error;
+  EXPECT_EQ(registry.size(), 4);
+  EXPECT_EQ(registry.SlotOf("endpoint"), 0);
+  EXPECT_EQ(registry.SlotOf("tenant"), 1);
+  EXPECT_EQ(registry.SlotOf("http-method"), 3);
+  EXPECT_EQ(registry.SlotOf("missing"), -1);
+  EXPECT_EQ(registry.NameOf(2), "db.system");
+  EXPECT_EQ(registry.NameOf(4), "");
+  EXPECT_EQ(registry.NameOf(-1), "");
+}
+
+TEST(AttributeRegistryTest, AllSlotsCanBeUsed) {
+  AttributeRegistry registry;
+  std::string error;
+  std::vector<std::string> names;
+  for (int i = 0; i < kAttributeSlots; i++) names.push_back("a" + std::to_string(i));
+  EXPECT_TRUE(registry.Register(names, &error)) << error;
+  EXPECT_EQ(registry.SlotOf("a7"), 7);
+}
+
+struct BadNames {
+  std::vector<std::string> names;
+  std::string message_part;
+};
+
+class AttributeRegistryErrorTest : public testing::TestWithParam<BadNames> {};
+
+TEST_P(AttributeRegistryErrorTest, RejectsWithAClearMessageAndKeepsThePreviousNames) {
+  AttributeRegistry registry;
+  std::string error;
+  ASSERT_TRUE(registry.Register({"endpoint"}, &error));
+  EXPECT_FALSE(registry.Register(GetParam().names, &error));
+  EXPECT_NE(error.find(GetParam().message_part), std::string::npos) << error;
+  EXPECT_EQ(registry.SlotOf("endpoint"), 0) << "a failed Register changes nothing";
+  EXPECT_EQ(registry.size(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, AttributeRegistryErrorTest,
+    testing::Values(BadNames{{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, "at most 8"},
+                    BadNames{{"endpoint", ""}, "attribute #2 is empty"},
+                    BadNames{{"tenant", "tenant"}, "'tenant' is registered twice"},
+                    BadNames{{"a;b"}, "contains ';'"}, BadNames{{"key=value"}, "contains '='"},
+                    BadNames{{"with space"}, "contains ' '"},
+                    BadNames{{std::string(65, 'x')}, "at most 64 bytes"}));
+
+}  // namespace
+}  // namespace ctxprof
