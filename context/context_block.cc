@@ -23,14 +23,6 @@ bool ContextSnapshot::operator==(const ContextSnapshot& other) const {
   return true;
 }
 
-void BlockWriter::SetAll(const ContextSnapshot& context) {
-  SetTraceId(context.trace_id_high, context.trace_id_low);
-  SetSpanId(context.span_id);
-  for (int i = 0; i < kAttributeSlots; i++) SetAttribute(i, context.attributes[i]);
-}
-
-void BlockWriter::Clear() { SetAll(ContextSnapshot{}); }
-
 namespace {
 
 inline void CpuRelax() {
@@ -55,6 +47,7 @@ ReadStatus ReadBlock(const ContextBlock& block, ContextSnapshot* out, int max_at
     out->trace_id_high = block.trace_id_high.load(std::memory_order_relaxed);
     out->trace_id_low = block.trace_id_low.load(std::memory_order_relaxed);
     out->span_id = block.span_id.load(std::memory_order_relaxed);
+#pragma GCC unroll 8
     for (int i = 0; i < kAttributeSlots; i++) {
       out->attributes[i] = block.attributes[i].load(std::memory_order_relaxed);
     }
