@@ -1,15 +1,20 @@
-// AttributeRegistry: the attribute names of one profiling session, each bound to a block slot.
+// AttributeRegistry: attribute names bound to block slots, append-only.
 //
-// Names are registered once per session, in order: the i-th name gets slot i. A name is 1 to
-// kMaxNameBytes bytes of [A-Za-z0-9_.-] (so it can appear in option strings, which use ',', ';'
-// and '=' as separators, and in JFR field names after the writer maps '.' and '-' to '_').
+// A name, once registered, keeps its slot for the registry's lifetime (the process, for the
+// registry in ProcessContext), so callers may cache slots the way they cache dictionary ids.
+// Registering a list binds each new name to the next free slot; names already registered keep
+// theirs. A name is 1 to kMaxNameBytes bytes of [A-Za-z0-9_.-] (so it can appear in option
+// strings, which use ',', ';' and '=' as separators, and in JFR field names once '.' and '-'
+// become '_').
 //
-// Thread safety: Register() is not thread-safe and must complete before any reader starts
-// (the profiler registers at session start, before sampling). After that, all const methods may
-// be called from any thread; they read immutable state.
+// Thread safety: Register() serializes on a mutex. Readers are lock-free: a slot's name is
+// written before the slot count is published with store-release, and readers load the count
+// with acquire, so any slot below the count they see has its final, immutable name.
 #ifndef CTXPROF_CONTEXT_ATTRIBUTE_REGISTRY_H_
 #define CTXPROF_CONTEXT_ATTRIBUTE_REGISTRY_H_
 
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,20 +27,25 @@ class AttributeRegistry {
  public:
   static constexpr size_t kMaxNameBytes = 64;
 
-  // Replaces the registered names with `names`. On error (more than kAttributeSlots names, an
-  // empty, too long or badly formed name, a duplicate) nothing changes and *error says which
-  // name is wrong and how to fix it.
+  // Binds every name in `names` to a slot. On error (a malformed name, a name listed twice, or
+  // more distinct names than kAttributeSlots in all) nothing changes and *error names the
+  // offending input and the fix.
   bool Register(const std::vector<std::string>& names, std::string* error);
 
   // The slot of `name`, or -1 when it is not registered.
   int SlotOf(std::string_view name) const;
   // The name bound to `slot`; empty for a free or out-of-range slot.
   std::string_view NameOf(int slot) const;
-  int size() const { return static_cast<int>(names_.size()); }
-  const std::vector<std::string>& names() const { return names_; }
+  int size() const { return count_.load(std::memory_order_acquire); }
+  std::vector<std::string> names() const;
+
+  // Checks one name against the rules above; `where` prefixes the message ("attribute #2").
+  static bool ValidateName(const std::string& name, const std::string& where, std::string* error);
 
  private:
-  std::vector<std::string> names_;
+  std::mutex register_mutex_;
+  std::string names_[kAttributeSlots];  // slots below count_ are immutable
+  std::atomic<int> count_{0};
 };
 
 }  // namespace ctxprof

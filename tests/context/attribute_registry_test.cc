@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace ctxprof {
 namespace {
 
@@ -20,6 +22,17 @@ TEST(AttributeRegistryTest, NamesMapToSlotsInOrder) {
   EXPECT_EQ(registry.NameOf(-1), "");
 }
 
+TEST(AttributeRegistryTest, RegisteringAgainKeepsSlotsAndAppendsNewNames) {
+  AttributeRegistry registry;
+  std::string error;
+  ASSERT_TRUE(registry.Register({"endpoint", "tenant"}, &error)) << error;
+  ASSERT_TRUE(registry.Register({"region", "tenant"}, &error)) << error;
+  EXPECT_EQ(registry.SlotOf("endpoint"), 0);
+  EXPECT_EQ(registry.SlotOf("tenant"), 1);
+  EXPECT_EQ(registry.SlotOf("region"), 2);
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"endpoint", "tenant", "region"}));
+}
+
 TEST(AttributeRegistryTest, AllSlotsCanBeUsed) {
   AttributeRegistry registry;
   std::string error;
@@ -27,6 +40,24 @@ TEST(AttributeRegistryTest, AllSlotsCanBeUsed) {
   for (int i = 0; i < kAttributeSlots; i++) names.push_back("a" + std::to_string(i));
   EXPECT_TRUE(registry.Register(names, &error)) << error;
   EXPECT_EQ(registry.SlotOf("a7"), 7);
+  EXPECT_FALSE(registry.Register({"one-too-many"}, &error));
+  EXPECT_NE(error.find("8 are taken (a0, a1"), std::string::npos) << error;
+}
+
+TEST(AttributeRegistryTest, ConcurrentRegistrationsAgreeOnSlots) {
+  AttributeRegistry registry;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&registry, t] {
+      std::string error;
+      std::vector<std::string> names = {"endpoint", "tenant", "t" + std::to_string(t)};
+      EXPECT_TRUE(registry.Register(names, &error)) << error;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(registry.size(), 6);
+  for (int t = 0; t < 4; t++) EXPECT_GE(registry.SlotOf("t" + std::to_string(t)), 0);
+  EXPECT_LT(registry.SlotOf("endpoint"), registry.size());
 }
 
 struct BadNames {
@@ -36,7 +67,7 @@ struct BadNames {
 
 class AttributeRegistryErrorTest : public testing::TestWithParam<BadNames> {};
 
-TEST_P(AttributeRegistryErrorTest, RejectsWithAClearMessageAndKeepsThePreviousNames) {
+TEST_P(AttributeRegistryErrorTest, RejectsWithAClearMessageAndChangesNothing) {
   AttributeRegistry registry;
   std::string error;
   ASSERT_TRUE(registry.Register({"endpoint"}, &error));
@@ -48,9 +79,9 @@ TEST_P(AttributeRegistryErrorTest, RejectsWithAClearMessageAndKeepsThePreviousNa
 
 INSTANTIATE_TEST_SUITE_P(
     Errors, AttributeRegistryErrorTest,
-    testing::Values(BadNames{{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, "at most 8"},
+    testing::Values(BadNames{{"a", "b", "c", "d", "e", "f", "g", "h"}, "register at most 8"},
                     BadNames{{"endpoint", ""}, "attribute #2 is empty"},
-                    BadNames{{"tenant", "tenant"}, "'tenant' is registered twice"},
+                    BadNames{{"tenant", "tenant"}, "'tenant' is listed twice"},
                     BadNames{{"a;b"}, "contains ';'"}, BadNames{{"key=value"}, "contains '='"},
                     BadNames{{"with space"}, "contains ' '"},
                     BadNames{{std::string(65, 'x')}, "at most 64 bytes"}));

@@ -1,0 +1,48 @@
+// ProcessContext: the one context store of a process — the ContextMap, the Dictionary and the
+// AttributeRegistry shared by the C API, the Java API and every profiling session.
+//
+// Why process-wide: dictionary ids and attribute slots stay valid for the life of the process,
+// so callers can cache them (the Java side caches both) and a block written before a session
+// starts is still meaningful during it. The price is that the dictionary's bounds are process
+// bounds: once full, new values map to Dictionary::kOverflowId until the process ends (counted).
+//
+// Initialization: Init() creates the store once with the given dictionary options; a second
+// Init() with different options fails with a message (the first configuration stays). Get()
+// initializes with defaults when nobody called Init(). Neither is async-signal-safe; call them
+// at start-up or from API entry points. The returned object is never destroyed, and its
+// accessors are safe from any thread; map() is safe in signal handlers.
+#ifndef CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
+#define CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
+
+#include <memory>
+#include <string>
+
+#include "context/attribute_registry.h"
+#include "context/context_map.h"
+#include "context/dictionary.h"
+
+namespace ctxprof {
+
+class ProcessContext {
+ public:
+  // nullptr (with *error) when the map cannot be reserved or `options` are invalid or differ
+  // from those the store was created with.
+  static ProcessContext* Init(const Dictionary::Options& options, std::string* error);
+  static ProcessContext* Get(std::string* error);
+
+  ContextMap& map() { return *map_; }
+  Dictionary& dictionary() { return *dictionary_; }
+  AttributeRegistry& attributes() { return attributes_; }
+
+ private:
+  ProcessContext(ContextMap* map, std::unique_ptr<Dictionary> dictionary)
+      : map_(map), dictionary_(std::move(dictionary)) {}
+
+  ContextMap* const map_;
+  const std::unique_ptr<Dictionary> dictionary_;
+  AttributeRegistry attributes_;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_CONTEXT_PROCESS_CONTEXT_H_

@@ -1,0 +1,2 @@
+package io.ctxprof;
+final class Hello {}
