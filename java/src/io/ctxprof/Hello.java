@@ -1,2 +1,0 @@
-package io.ctxprof;
-final class Hello {}

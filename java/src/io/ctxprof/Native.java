@@ -1,0 +1,46 @@
+package io.ctxprof;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The JNI surface of libctxprof (jni/java_api.cc). Package-private: the public API is {@link
+ * Profiler} and {@link ContextSetter}. Every method may be called from any Java thread.
+ */
+final class Native {
+  private Native() {}
+
+  /** The block layout as {@code ctxprof::ContextLayout}'s fields, in declaration order. */
+  static native int[] layout0();
+
+  /**
+   * A direct buffer over the calling thread's 64-byte context block, or null when the thread's
+   * tid is beyond the context map (counted natively; the thread then simply has no context).
+   */
+  static native ByteBuffer threadBlock0();
+
+  /** Interns {@code value} in the process dictionary; 1 means the dictionary was full. */
+  static native int intern0(String value);
+
+  /** The value of a dictionary id ("" for an unknown id), for tests and diagnostics. */
+  static native String valueOf0(int id);
+
+  /** Registers attribute names (append-only); null on success, else the error message. */
+  static native String registerAttributes0(String[] names);
+
+  /** The slot of a registered attribute name, or -1. */
+  static native int slotOf0(String name);
+
+  // The same writes through JNI: used for virtual threads (a native frame pins the virtual
+  // thread to its carrier, so the carrier's block is the right one) and as the benchmark
+  // baseline the direct-buffer path is compared with.
+  static native void setAttributeJni0(int slot, int id);
+
+  static native void setTraceContextJni0(long traceIdHigh, long traceIdLow, long spanId);
+
+  static native void setAllJni0(long traceIdHigh, long traceIdLow, long spanId, int[] attributes);
+
+  static native void clearJni0();
+
+  /** Runs a profiler command ("start,...", "stop", "dump,file=...", "status"). */
+  static native String execute0(String command);
+}

@@ -1,0 +1,115 @@
+package io.ctxprof;
+
+/**
+ * Entry point to the ctxprof native profiler.
+ *
+ * <p>{@link #getInstance()} binds to libctxprof: if the JVM was started with
+ * {@code -agentpath:/path/libctxprof.so=...} the agent's library already provides the natives;
+ * otherwise the library is loaded from the system property {@code ctxprof.library} (an absolute
+ * path) or, when that is unset, as {@code ctxprof} from {@code java.library.path}. Nothing is
+ * loaded from paths taken from the environment.
+ *
+ * <p>Thread safety: all methods may be called from any thread; start, stop and dump are
+ * serialized natively.
+ */
+public final class Profiler {
+  private static final Object LOCK = new Object();
+  private static volatile Profiler instance;
+  private static volatile ContextLayout layout;
+
+  private Profiler() {}
+
+  /**
+   * Loads (or binds to) libctxprof.
+   *
+   * @throws UnsatisfiedLinkError naming where it looked, when the library cannot be loaded
+   */
+  public static Profiler getInstance() {
+    Profiler profiler = instance;
+    if (profiler != null) {
+      return profiler;
+    }
+    synchronized (LOCK) {
+      if (instance == null) {
+        bindLibrary();
+        layout = ContextLayout.fromLibrary();
+        instance = new Profiler();
+      }
+      return instance;
+    }
+  }
+
+  private static void bindLibrary() {
+    try {
+      Native.layout0(); // already bound: the agent's library is loaded
+      return;
+    } catch (UnsatisfiedLinkError notYetLoaded) {
+      // fall through and load it
+    }
+    String path = System.getProperty("ctxprof.library");
+    try {
+      if (path != null && !path.isEmpty()) {
+        System.load(path);
+      } else {
+        System.loadLibrary("ctxprof");
+      }
+    } catch (UnsatisfiedLinkError e) {
+      String where =
+          path != null && !path.isEmpty()
+              ? "ctxprof.library=" + path
+              : "java.library.path=" + System.getProperty("java.library.path");
+      UnsatisfiedLinkError error =
+          new UnsatisfiedLinkError(
+              "cannot load libctxprof ("
+                  + where
+                  + "): "
+                  + e.getMessage()
+                  + "; set -Dctxprof.library=/absolute/path/libctxprof.so");
+      error.initCause(e);
+      throw error;
+    }
+  }
+
+  static ContextLayout layout() {
+    ContextLayout current = layout;
+    if (current == null) {
+      getInstance();
+      current = layout;
+    }
+    return current;
+  }
+
+  /**
+   * Runs a command: {@code "start,event=cpu,interval=10ms,file=x.jfr,attributes=a;b"},
+   * {@code "stop"}, {@code "dump,file=y.jfr"} or {@code "status"}.
+   *
+   * @return what the profiler reports (notes such as an engine fallback, or the status)
+   * @throws IllegalArgumentException for a malformed command or option, naming it
+   * @throws IllegalStateException when the command does not fit the state (double start, stop
+   *     without start) or the profiler could not do it
+   */
+  public String execute(String command) {
+    if (command == null) {
+      throw new IllegalArgumentException("command is null: use start, stop, dump or status");
+    }
+    return Native.execute0(command);
+  }
+
+  /** {@code execute("start," + options)}. */
+  public void start(String options) {
+    execute(options == null || options.isEmpty() ? "start" : "start," + options);
+  }
+
+  /** {@code execute("stop")}. */
+  public void stop() {
+    execute("stop");
+  }
+
+  /** {@code execute("dump,file=" + file)}. */
+  public void dump(String file) {
+    if (file == null || file.isEmpty()) {
+      throw new IllegalArgumentException("dump needs a file: dump(\"/path/profile.jfr\")");
+    }
+    execute("dump,file=" + file);
+  }
+}

@@ -1,0 +1,146 @@
+// JNI methods of io.ctxprof.Native: the Java API's bridge to the process context store.
+//
+// None of these is on the platform-thread write path (Java writes its block directly); they
+// run once per thread (threadBlock0), once per distinct value (intern0), once per setter
+// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters).
+#include <jni.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "context/context_block.h"
+#include "context/process_context.h"
+#include "jni/java_strings.h"
+
+namespace ctxprof {
+namespace {
+
+// The calling OS thread's tid, cached per thread: the *Jni0 setters run per write for virtual
+// threads, and a gettid syscall per write would cost ~100x the write. initial-exec TLS never
+// allocates lazily; these functions never run in a signal handler anyway.
+__attribute__((tls_model("initial-exec"))) thread_local pid_t cached_tid = 0;
+
+pid_t Tid() {
+  if (cached_tid == 0) cached_tid = CurrentTid();
+  return cached_tid;
+}
+
+// The process context store, or nullptr with an IllegalStateException pending.
+ProcessContext* Store(JNIEnv* env) {
+  std::string error;
+  ProcessContext* store = ProcessContext::Get(&error);
+  if (store == nullptr) {
+    env->ThrowNew(env->FindClass("java/lang/IllegalStateException"),
+                  ("ctxprof context store unavailable: " + error).c_str());
+  }
+  return store;
+}
+
+// The calling thread's block; nullptr when the store is unavailable (exception pending) or the
+// tid is beyond the map (counted by the map; the write is dropped).
+ContextBlock* OwnBlock(JNIEnv* env) {
+  ProcessContext* store = Store(env);
+  return store == nullptr ? nullptr : store->map().BlockFor(Tid());
+}
+
+bool IsSlot(jint slot) { return slot >= 0 && slot < kAttributeSlots; }
+
+}  // namespace
+}  // namespace ctxprof
+
+using ctxprof::BlockWriter;
+using ctxprof::ContextBlock;
+
+extern "C" {
+
+JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_layout0(JNIEnv* env, jclass) {
+  const ctxprof::ContextLayout& layout = ctxprof::kContextLayout;
+  const jint fields[] = {
+      static_cast<jint>(layout.block_size),           static_cast<jint>(layout.sequence_offset),
+      static_cast<jint>(layout.trace_id_high_offset), static_cast<jint>(layout.trace_id_low_offset),
+      static_cast<jint>(layout.span_id_offset),       static_cast<jint>(layout.attributes_offset),
+      static_cast<jint>(layout.attribute_size),       static_cast<jint>(layout.attribute_slots),
+  };
+  jintArray array = env->NewIntArray(8);
+  if (array != nullptr) env->SetIntArrayRegion(array, 0, 8, fields);
+  return array;
+}
+
+JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclass) {
+  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (block == nullptr) return nullptr;
+  return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
+}
+
+JNIEXPORT jint JNICALL Java_io_ctxprof_Native_intern0(JNIEnv* env, jclass, jstring value) {
+  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  if (store == nullptr) return 0;
+  return static_cast<jint>(store->dictionary().Intern(ctxprof::FromJavaString(env, value)));
+}
+
+JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_valueOf0(JNIEnv* env, jclass, jint id) {
+  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  if (store == nullptr || id <= 0) return nullptr;
+  return ctxprof::ToJavaString(env, store->dictionary().ValueOf(static_cast<uint32_t>(id)));
+}
+
+JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_registerAttributes0(JNIEnv* env, jclass,
+                                                                     jobjectArray names) {
+  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  if (store == nullptr) return nullptr;
+  std::vector<std::string> list;
+  const jsize count = env->GetArrayLength(names);
+  for (jsize i = 0; i < count; i++) {
+    auto name = static_cast<jstring>(env->GetObjectArrayElement(names, i));
+    list.push_back(ctxprof::FromJavaString(env, name));
+    env->DeleteLocalRef(name);
+  }
+  std::string error;
+  if (store->attributes().Register(list, &error)) return nullptr;
+  return ctxprof::ToJavaString(env, error);
+}
+
+JNIEXPORT jint JNICALL Java_io_ctxprof_Native_slotOf0(JNIEnv* env, jclass, jstring name) {
+  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  if (store == nullptr) return -1;
+  return store->attributes().SlotOf(ctxprof::FromJavaString(env, name));
+}
+
+JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAttributeJni0(JNIEnv* env, jclass, jint slot,
+                                                               jint id) {
+  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (block == nullptr || !ctxprof::IsSlot(slot)) return;
+  BlockWriter(block).SetAttribute(slot, static_cast<uint32_t>(id));
+}
+
+JNIEXPORT void JNICALL Java_io_ctxprof_Native_setTraceContextJni0(JNIEnv* env, jclass,
+                                                                  jlong trace_high, jlong trace_low,
+                                                                  jlong span) {
+  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (block == nullptr) return;
+  BlockWriter writer(block);
+  writer.SetTraceId(static_cast<uint64_t>(trace_high), static_cast<uint64_t>(trace_low));
+  writer.SetSpanId(static_cast<uint64_t>(span));
+}
+
+JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAllJni0(JNIEnv* env, jclass, jlong trace_high,
+                                                         jlong trace_low, jlong span,
+                                                         jintArray attributes) {
+  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (block == nullptr) return;
+  ctxprof::ContextSnapshot context{};
+  context.trace_id_high = static_cast<uint64_t>(trace_high);
+  context.trace_id_low = static_cast<uint64_t>(trace_low);
+  context.span_id = static_cast<uint64_t>(span);
+  const jsize count = std::min<jsize>(env->GetArrayLength(attributes), ctxprof::kAttributeSlots);
+  env->GetIntArrayRegion(attributes, 0, count, reinterpret_cast<jint*>(context.attributes));
+  BlockWriter(block).SetAll(context);
+}
+
+JNIEXPORT void JNICALL Java_io_ctxprof_Native_clearJni0(JNIEnv* env, jclass) {
+  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (block != nullptr) BlockWriter(block).Clear();
+}
+
+}  // extern "C"

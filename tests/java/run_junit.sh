@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the Java API's JUnit tests on JDK 17 and, when installed, JDK 25.
+# Args: ctxprof.jar tests.jar libctxprof.so libctxprof_test_support.so junit-console.jar
+set -euo pipefail
+api_jar=$(realpath "$1"); tests_jar=$(realpath "$2"); library=$(realpath "$3")
+support=$(realpath "$4"); console=$(realpath "$5")
+
+source "$(dirname "$0")/../jdks.sh"
+
+status=0
+for jdk in $(ctxprof_jdks); do
+  echo "== JUnit on $("$jdk/bin/java" -version 2>&1 | head -1)"
+  "$jdk/bin/java" -Dctxprof.library="$library" -Dctxprof.test.support="$support" \
+    -jar "$console" --disable-banner --details=summary --fail-if-no-tests \
+    --class-path "$api_jar:$tests_jar" --select-package io.ctxprof || status=1
+done
+exit $status
