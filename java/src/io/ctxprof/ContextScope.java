@@ -3,18 +3,50 @@ package io.ctxprof;
 /**
  * Restores a thread's previous context when closed (see {@link ContextSetter#open}). Not
  * thread-safe: close it on the thread that opened it; closing twice restores once.
+ *
+ * <p>The saved context lives in this object's fields (no arrays), so opening a scope allocates
+ * one small object that escape analysis can often remove.
  */
 public final class ContextScope implements AutoCloseable {
   private final ThreadContext context;
-  private final Thread owner = Thread.currentThread();
-  private final long[] savedIds = new long[3];
-  private final int[] savedAttributes;
+  private final Thread owner;
+  // The context at open(): trace id, span id and the eight attribute ids, two per long.
+  long traceIdHigh;
+  long traceIdLow;
+  long spanId;
+  long attributes01;
+  long attributes23;
+  long attributes45;
+  long attributes67;
   private boolean closed;
 
-  ContextScope(ThreadContext context, int slots) {
+  ContextScope(ThreadContext context, Thread owner) {
     this.context = context;
-    this.savedAttributes = new int[slots];
-    context.read(savedIds, savedAttributes);
+    this.owner = owner;
+    context.save(this);
+  }
+
+  int savedAttribute(int slot) {
+    long pair;
+    switch (slot >> 1) {
+      case 0:
+        pair = attributes01;
+        break;
+      case 1:
+        pair = attributes23;
+        break;
+      case 2:
+        pair = attributes45;
+        break;
+      default:
+        pair = attributes67;
+        break;
+    }
+    return (int) ((slot & 1) == 0 ? pair : pair >>> 32);
+  }
+
+  static long pair(int even, int odd) {
+    return (even & 0xffffffffL) | ((long) odd << 32);
   }
 
   @Override
@@ -31,6 +63,6 @@ public final class ContextScope implements AutoCloseable {
               + "': close it on the thread that opened it");
     }
     closed = true;
-    context.setAll(savedIds[0], savedIds[1], savedIds[2], savedAttributes);
+    context.restore(this);
   }
 }

@@ -13,9 +13,9 @@ import java.util.List;
  * <p>Cost model (platform threads): a write goes straight into the thread's 64-byte native block
  * through a direct ByteBuffer — one ThreadLocal lookup, a sequence store, a store-store fence
  * (free on x86), the field stores and a release store; no JNI, no allocation, no lock. An
- * attribute value is mapped to a dictionary id first: a repeated value is found in a per-thread
- * cache (a hash-indexed array check); a value never seen by this thread is looked up in a shared
- * map; a value never seen by the process costs one JNI call to intern it. The process dictionary
+ * attribute value is mapped to a dictionary id first: a repeated value is found in a shared
+ * hash-indexed array (one load and an identity check), else in a shared map; only a value never
+ * seen by the process costs a JNI call, to intern it. The process dictionary
  * holds 65,536 values by default; once full, new values are recorded as "dictionary full" and
  * {@link #setAttribute(int, String)} returns false. Virtual threads (JDK 21+) write through one
  * JNI call per operation, so the write lands in the block of the carrier they run on; see
@@ -24,7 +24,7 @@ import java.util.List;
 public final class ContextSetter {
   private final String[] names;
   private final int[] slots;
-  private final int slotCount;
+  private final int ownSlots; // bit i set when slot i belongs to this setter
 
   /**
    * Registers {@code attributes} (at most eight names per process in all; names already
@@ -51,10 +51,12 @@ public final class ContextSetter {
       throw new IllegalArgumentException(error);
     }
     slots = new int[names.length];
+    int mask = 0;
     for (int i = 0; i < names.length; i++) {
       slots[i] = Native.slotOf0(names[i]);
+      mask |= 1 << slots[i];
     }
-    slotCount = Profiler.layout().attributeSlots;
+    ownSlots = mask;
   }
 
   /** The offset (slot) of {@code attribute} for the other methods; -1 when not registered here. */
@@ -82,7 +84,7 @@ public final class ContextSetter {
       context.setAttribute(offset, 0);
       return true;
     }
-    int id = context.ids.lookup(value);
+    int id = ValueIds.of(value);
     context.setAttribute(offset, id);
     return id != ValueIds.OVERFLOW_ID;
   }
@@ -123,20 +125,12 @@ public final class ContextSetter {
    */
   public ContextScope open(long traceIdHigh, long traceIdLow, long spanId) {
     ThreadContext context = ThreadContext.current();
-    ContextScope scope = new ContextScope(context, slotCount);
+    ContextScope scope = new ContextScope(context, Thread.currentThread());
     context.setTraceContext(traceIdHigh, traceIdLow, spanId);
     return scope;
   }
 
   private boolean isOwnSlot(int offset) {
-    if (offset < 0) {
-      return false;
-    }
-    for (int slot : slots) {
-      if (slot == offset) {
-        return true;
-      }
-    }
-    return false;
+    return offset >= 0 && offset < 32 && (ownSlots & (1 << offset)) != 0;
   }
 }

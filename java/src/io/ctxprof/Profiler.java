@@ -15,7 +15,6 @@ package io.ctxprof;
 public final class Profiler {
   private static final Object LOCK = new Object();
   private static volatile Profiler instance;
-  private static volatile ContextLayout layout;
 
   private Profiler() {}
 
@@ -32,7 +31,9 @@ public final class Profiler {
     synchronized (LOCK) {
       if (instance == null) {
         bindLibrary();
-        layout = ContextLayout.fromLibrary();
+        if (ContextLayout.BLOCK_SIZE <= 0) { // initializes the layout from the library
+          throw new IllegalStateException("libctxprof reported an empty context block");
+        }
         instance = new Profiler();
       }
       return instance;
@@ -68,15 +69,6 @@ public final class Profiler {
       error.initCause(e);
       throw error;
     }
-  }
-
-  static ContextLayout layout() {
-    ContextLayout current = layout;
-    if (current == null) {
-      getInstance();
-      current = layout;
-    }
-    return current;
   }
 
   /**

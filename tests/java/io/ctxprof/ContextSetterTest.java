@@ -36,11 +36,13 @@ class ContextSetterTest {
 
   @Test
   void layoutComesFromTheLibrary() {
-    ContextLayout layout = Profiler.layout();
-    assertEquals(64, layout.blockSize);
-    assertEquals(0, layout.sequenceOffset);
-    assertEquals(32, layout.attributesOffset);
-    assertEquals(8, layout.attributeSlots);
+    assertEquals(64, ContextLayout.BLOCK_SIZE);
+    assertEquals(0, ContextLayout.SEQUENCE);
+    assertEquals(8, ContextLayout.TRACE_ID_HIGH);
+    assertEquals(16, ContextLayout.TRACE_ID_LOW);
+    assertEquals(24, ContextLayout.SPAN_ID);
+    assertEquals(32, ContextLayout.ATTRIBUTES);
+    assertEquals(8, ContextLayout.ATTRIBUTE_SLOTS);
   }
 
   @Test

@@ -1,0 +1,251 @@
+package io.ctxprof;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Java context write costs: the direct-buffer API against the same operations through JNI.
+ *
+ * <p>JMH is not available offline, so this is a small harness with JMH's discipline: several
+ * forked JVMs (so one JIT outcome cannot decide the result), warm-up iterations before measured
+ * ones, results consumed by a blackhole so nothing is optimized away, and medians reported with
+ * the spread across forks.
+ *
+ * <p>Usage: {@code ContextBench [--forks N] [--warmups N] [--iterations N] [--millis N]}; the
+ * library comes from {@code -Dctxprof.library}. A fork runs with {@code --child}.
+ */
+public final class ContextBench {
+  private static volatile long blackhole;
+
+  private interface Op {
+    /** Runs the operation {@code count} times. */
+    void run(int count);
+  }
+
+  private static final String A = "/checkout";
+  private static final String B = "/search";
+
+  public static void main(String[] args) throws Exception {
+    int forks = 3;
+    int warmups = 5;
+    int iterations = 10;
+    int millis = 200;
+    boolean child = false;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--forks":
+          forks = Integer.parseInt(args[++i]);
+          break;
+        case "--warmups":
+          warmups = Integer.parseInt(args[++i]);
+          break;
+        case "--iterations":
+          iterations = Integer.parseInt(args[++i]);
+          break;
+        case "--millis":
+          millis = Integer.parseInt(args[++i]);
+          break;
+        case "--child":
+          child = true;
+          break;
+        default:
+          System.err.println(
+              "unknown argument '" + args[i] + "': use --forks, --warmups, --iterations, --millis");
+          System.exit(2);
+      }
+    }
+    if (child) {
+      runChild(warmups, iterations, millis);
+    } else {
+      runParent(forks, warmups, iterations, millis);
+    }
+  }
+
+  private static Map<String, Op> operations() {
+    Profiler profiler = Profiler.getInstance();
+    ContextSetter setter = new ContextSetter(profiler, List.of("endpoint", "tenant"));
+    int endpoint = setter.offsetOf("endpoint");
+    int tenant = setter.offsetOf("tenant");
+    ThreadContext jni = new ThreadContext.JniContext();
+    int idA = ValueIds.intern(A);
+    int idB = ValueIds.intern(B);
+    long[] saved = new long[3];
+    int[] savedAttributes = new int[ContextLayout.ATTRIBUTE_SLOTS];
+
+    Map<String, Op> ops = new LinkedHashMap<>();
+    ops.put(
+        "setAttribute (cached value)",
+        n -> {
+          boolean ok = true;
+          for (int i = 0; i < n; i++) {
+            ok &= setter.setAttribute(endpoint, (i & 1) == 0 ? A : B);
+          }
+          blackhole += ok ? 1 : 0;
+        });
+    ops.put(
+        "setAttribute via JNI",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            jni.setAttribute(endpoint, (i & 1) == 0 ? idA : idB);
+          }
+        });
+    ops.put(
+        "setTraceContext",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            setter.setTraceContext(i, ~i, i * 31L);
+          }
+        });
+    ops.put(
+        "setTraceContext via JNI",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            jni.setTraceContext(i, ~i, i * 31L);
+          }
+        });
+    ops.put(
+        "clear",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            setter.clear();
+          }
+        });
+    ops.put(
+        "clear via JNI",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            jni.clear();
+          }
+        });
+    ops.put(
+        "span lifecycle (open trace + 2 attributes, close restores)",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            try (ContextScope scope = setter.open(i, ~i, i * 31L)) {
+              setter.setAttribute(endpoint, A);
+              setter.setAttribute(tenant, B);
+            }
+          }
+        });
+    ops.put(
+        "span lifecycle via JNI",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            jni.setTraceContext(i, ~i, i * 31L); // activate (the saved copy is Java-side)
+            jni.setAttribute(endpoint, idA);
+            jni.setAttribute(tenant, idB);
+            jni.setAll(saved[0], saved[1], saved[2], savedAttributes); // deactivate: restore
+          }
+        });
+    return ops;
+  }
+
+  /** Prints one line per operation: name TAB median ns/op of the measured iterations. */
+  private static void runChild(int warmups, int iterations, int millis) {
+    for (Map.Entry<String, Op> entry : operations().entrySet()) {
+      Op op = entry.getValue();
+      int batch = calibrate(op);
+      for (int i = 0; i < warmups; i++) {
+        measure(op, batch, millis);
+      }
+      double[] results = new double[iterations];
+      for (int i = 0; i < iterations; i++) {
+        results[i] = measure(op, batch, millis);
+      }
+      System.out.println(entry.getKey() + "\t" + median(results));
+    }
+  }
+
+  private static int calibrate(Op op) {
+    int batch = 1000;
+    while (true) {
+      long start = System.nanoTime();
+      op.run(batch);
+      if (System.nanoTime() - start > 1_000_000 || batch >= 1 << 24) {
+        return batch;
+      }
+      batch *= 2;
+    }
+  }
+
+  /** ns per operation over about {@code millis} of batches. */
+  private static double measure(Op op, int batch, int millis) {
+    long deadline = System.nanoTime() + millis * 1_000_000L;
+    long operations = 0;
+    long start = System.nanoTime();
+    long now;
+    do {
+      op.run(batch);
+      operations += batch;
+      now = System.nanoTime();
+    } while (now < deadline);
+    return (double) (now - start) / operations;
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int middle = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  }
+
+  private static void runParent(int forks, int warmups, int iterations, int millis)
+      throws IOException, InterruptedException {
+    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    Map<String, List<Double>> results = new LinkedHashMap<>();
+    for (int fork = 0; fork < forks; fork++) {
+      List<String> command = new ArrayList<>();
+      command.add(java);
+      command.add("-Dctxprof.library=" + System.getProperty("ctxprof.library"));
+      command.add("-cp");
+      command.add(System.getProperty("java.class.path"));
+      command.add(ContextBench.class.getName());
+      command.addAll(
+          List.of(
+              "--child",
+              "--warmups",
+              "" + warmups,
+              "--iterations",
+              "" + iterations,
+              "--millis",
+              "" + millis));
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+      try (BufferedReader reader =
+          new BufferedReader(new InputStreamReader(process.getInputStream(), "UTF-8"))) {
+        String line;
+        while ((line = reader.readLine()) != null) {
+          int tab = line.indexOf('\t');
+          if (tab < 0) {
+            System.err.println("fork " + fork + ": " + line);
+            continue;
+          }
+          results
+              .computeIfAbsent(line.substring(0, tab), k -> new ArrayList<>())
+              .add(Double.parseDouble(line.substring(tab + 1)));
+        }
+      }
+      if (process.waitFor() != 0) {
+        throw new IllegalStateException("benchmark fork " + fork + " failed");
+      }
+    }
+    System.out.printf(
+        "Java %s, %d forks x (%d warm-up + %d measured) x %d ms%n",
+        System.getProperty("java.version"), forks, warmups, iterations, millis);
+    System.out.printf("%-62s %10s %18s%n", "operation", "median", "fork medians");
+    for (Map.Entry<String, List<Double>> entry : results.entrySet()) {
+      double[] values = entry.getValue().stream().mapToDouble(Double::doubleValue).toArray();
+      double[] sorted = values.clone();
+      Arrays.sort(sorted);
+      System.out.printf(
+          "%-62s %7.2f ns   [%.2f .. %.2f]%n",
+          entry.getKey(), median(values), sorted[0], sorted[sorted.length - 1]);
+    }
+  }
+}
