@@ -1,0 +1,58 @@
+// ThreadRegistry: the set of threads a session samples, and the engines that must arm them.
+//
+// Discovery for native programs: Rescan() lists /proc/self/task and arms new tids / disarms tids
+// that disappeared; the session's background thread calls it every kRescanInterval. Limits: a
+// thread that lives shorter than one rescan interval may never be sampled by per-thread engines
+// (cpu, ctimer) or wall; itimer is process-wide and covers it. A tid recycled between two
+// rescans (the kernel only reuses tids after pid_max wraps) keeps the dead thread's timer/event,
+// which no longer fires, until the tid disappears from a listing.
+// Hooks: OnThreadStart/OnThreadEnd let a runtime that knows thread lifetimes exactly (JVMTI
+// ThreadStart/ThreadEnd) arm and disarm a thread immediately; they may be called from any
+// thread, including the thread itself.
+//
+// Thread safety: all methods lock mutex_, which also serialises every engine call
+// (SamplingEngine implementations rely on it). Never called from a signal handler.
+#ifndef CTXPROF_PROFILER_THREAD_REGISTRY_H_
+#define CTXPROF_PROFILER_THREAD_REGISTRY_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "profiler/engine.h"
+
+namespace ctxprof {
+
+class ThreadRegistry {
+ public:
+  static constexpr std::chrono::milliseconds kRescanInterval{20};
+
+  explicit ThreadRegistry(std::vector<SamplingEngine*> engines) : engines_(std::move(engines)) {}
+
+  // Never sample `tid` (the profiler's own threads).
+  void Exclude(pid_t tid);
+  void Rescan();
+  void OnThreadStart(pid_t tid);
+  void OnThreadEnd(pid_t tid);
+  // Disarms every thread (before the engines stop).
+  void RemoveAll();
+  size_t size();
+  uint64_t threads_seen();
+
+ private:
+  void AddLocked(pid_t tid);
+  void RemoveLocked(pid_t tid);
+
+  const std::vector<SamplingEngine*> engines_;
+  std::mutex mutex_;
+  std::unordered_set<pid_t> known_;     // guarded by mutex_
+  std::unordered_set<pid_t> excluded_;  // guarded by mutex_
+  uint64_t threads_seen_ = 0;           // guarded by mutex_
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_THREAD_REGISTRY_H_
