@@ -79,6 +79,9 @@ class Profiler {
   void OnThreadStart(pid_t tid);
   void OnThreadEnd(pid_t tid);
 
+  // The process-wide dictionary of attribute values (ids in samples resolve through it).
+  const Dictionary* dictionary() const { return dictionary_.get(); }
+
   SessionStats Stats();
   // The aggregated samples of the current or last session (empty before the first Start).
   std::vector<AggregatedStack> Stacks();
