@@ -208,6 +208,18 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->depth = static_cast<int>(number);
     return true;
   }
+  if (key == "unwind") {
+    if (value == "dwarf") {
+      options->unwind = UnwindKind::kDwarf;
+    } else if (value == "fp") {
+      options->unwind = UnwindKind::kFramePointer;
+    } else {
+      *error =
+          Problem(key, value, "is not a stack walking method", "use unwind=dwarf or unwind=fp");
+      return false;
+    }
+    return true;
+  }
   if (key == "clock") {
     if (value == "tsc") {
       options->clock = ClockKind::kTsc;
@@ -256,9 +268,10 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
                                target, error);
   }
   if (key == "cpusamples") return ParseBool(key, value, &options->jfr.cpu_samples, error);
-  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
-           "); known options: event, interval, wall, filter, threads, depth, clock, signal, "
-           "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
+  *error =
+      "unknown option " + Quote(key) + " (value " + Quote(value) +
+      "); known options: event, interval, wall, filter, threads, depth, unwind, clock, signal, "
+      "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
   return false;
 }
 

@@ -13,6 +13,8 @@
 //   filter=context     wall samples only threads whose context block is non-empty.
 //   threads=16         wall: at most this many threads signalled per tick, [1, 4096].
 //   depth=128          native frames per sample, [1, kMaxStackDepth].
+//   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
+//                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
 //   clock=tsc|monotonic
 //   signal=SIGPROF     the profiling signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
 //   buffer=256         sample buffer slots, [16, 65536].
@@ -39,6 +41,7 @@ namespace ctxprof {
 // Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
 enum class ClockKind : uint8_t { kTsc, kMonotonic };
+enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
 
 inline constexpr uint64_t kNanosPerMicro = 1000;
 inline constexpr uint64_t kNanosPerMilli = 1000 * 1000;
@@ -69,6 +72,7 @@ struct Options {
   bool filter_context = false;
   int wall_threads_per_tick = 16;
   int depth = kDefaultStackDepth;
+  UnwindKind unwind = UnwindKind::kDwarf;
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
   uint32_t buffer_slots = 256;

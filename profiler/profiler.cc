@@ -130,8 +130,10 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   session->buffer = SampleBuffer::Create(options.buffer_slots, message);
   if (session->buffer == nullptr) return false;
   session->sink = std::make_shared<Aggregator>(attributes_.names(), dictionary_.get());
-  SignalHandler::Activate(
-      {session->buffer.get(), session->clock.get(), context_map, options.depth});
+  SignalHandler::Activate({session->buffer.get(), session->clock.get(), context_map, options.depth,
+                           options.unwind == UnwindKind::kFramePointer
+                               ? StackWalker::Method::kFramePointer
+                               : StackWalker::Method::kDwarf});
 
   std::vector<SamplingEngine*> engines;
   if (options.cpu_engine != CpuEngineKind::kNone) {

@@ -95,7 +95,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   }
   bool truncated = false;
   record->frame_count = static_cast<uint32_t>(
-      StackWalker::Walk(ucontext, record->frames, g_session.depth, &truncated));
+      StackWalker::Walk(ucontext, record->frames, g_session.depth, &truncated, g_session.unwind));
   if (truncated) record->flags |= kSampleTruncated;
   HandlerCostRecorder* recorder = g_cost_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {

@@ -32,6 +32,7 @@
 #include "context/context_map.h"
 #include "profiler/clock.h"
 #include "profiler/sample_buffer.h"
+#include "profiler/stack_walker.h"
 
 namespace ctxprof {
 
@@ -40,6 +41,7 @@ struct HandlerSession {
   const Clock* clock;
   ContextMap* context_map;
   int depth;
+  StackWalker::Method unwind;
 };
 
 // Optional instrumentation for benchmarks: the handler stores (publish ticks - entry ticks) of

@@ -25,7 +25,53 @@ bool StackWalker::Init(std::string* error) {
   return true;
 }
 
-int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated) {
+int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated,
+                      Method method) {
+  return method == Method::kFramePointer ? WalkFramePointers(ucontext, frames, max_depth, truncated)
+                                         : WalkDwarf(ucontext, frames, max_depth, truncated);
+}
+
+int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_depth,
+                                   bool* truncated) {
+  // A frame is [saved rbp][return address] at rbp. The chain must move up the stack and stay
+  // within kMaxFrameBytes of the previous frame; anything else is the end of the chain (the
+  // outermost frame has rbp == 0) or a function that does not keep a frame pointer.
+  constexpr uintptr_t kMaxFrameBytes = 1 << 20;
+  const auto* context = static_cast<const ucontext_t*>(ucontext);
+  volatile int count = 0;
+  *truncated = false;
+  if (max_depth < 1) return 0;
+  frames[0] = {static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), -1, FrameKind::kNative};
+  count = 1;
+  uintptr_t frame = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
+  uintptr_t low = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RSP]);
+  sigjmp_buf jump;
+  if (sigsetjmp(jump, 0) != 0) {
+    *truncated = true;
+    return count;
+  }
+  FaultGuard::Arm(&jump);
+  while (frame >= low && frame - low <= kMaxFrameBytes && (frame & 7) == 0) {
+    const auto* slots = reinterpret_cast<const volatile uintptr_t*>(frame);
+    const uintptr_t next = slots[0];
+    const uintptr_t return_address = slots[1];
+    if (return_address == 0) break;
+    if (count == max_depth) {
+      *truncated = true;
+      break;
+    }
+    const int index = count;
+    frames[index] = {static_cast<uint64_t>(return_address), -1, FrameKind::kNative};
+    count = index + 1;
+    if (next <= frame) break;
+    low = frame + 2 * sizeof(uintptr_t);
+    frame = next;
+  }
+  FaultGuard::Disarm();
+  return count;
+}
+
+int StackWalker::WalkDwarf(void* ucontext, RawFrame* frames, int max_depth, bool* truncated) {
   // `count` is read after a siglongjmp, so it must not live only in a register.
   volatile int count = 0;
   *truncated = false;

@@ -59,6 +59,7 @@ void StartProfiler(const std::string& options) {
 }
 
 struct EngineCase {
+  const char* name;
   const char* options;
   const char* expected_engine;
 };
@@ -110,11 +111,13 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
   EXPECT_GE(leaf_b, in_b * 9 / 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, CpuRatioTest,
-                         ::testing::Values(EngineCase{"event=cpu,interval=10ms", "cpu"},
-                                           EngineCase{"event=ctimer,interval=10ms", "ctimer"},
-                                           EngineCase{"event=itimer,interval=10ms", "itimer"}),
-                         [](const auto& info) { return std::string(info.param.expected_engine); });
+INSTANTIATE_TEST_SUITE_P(
+    Engines, CpuRatioTest,
+    ::testing::Values(EngineCase{"cpu", "event=cpu,interval=10ms", "cpu"},
+                      EngineCase{"cpu_fp", "event=cpu,interval=10ms,unwind=fp", "cpu"},
+                      EngineCase{"ctimer", "event=ctimer,interval=10ms", "ctimer"},
+                      EngineCase{"itimer", "event=itimer,interval=10ms", "itimer"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 void SleepUntil(const timespec& deadline) {
   // A wall signal interrupts clock_nanosleep with EINTR; keep sleeping to the same deadline.

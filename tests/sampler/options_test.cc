@@ -40,7 +40,7 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
 
 TEST(OptionsTest, ParsesEveryKey) {
   const Options options = ParseOk(
-      "event=ctimer+wall,interval=500us,wall=20ms,filter=context,threads=4,depth=64,"
+      "event=ctimer+wall,interval=500us,wall=20ms,filter=context,threads=4,depth=64,unwind=fp,"
       "clock=monotonic,signal=SIGRTMIN+2,buffer=1024,file=/tmp/x.jfr,attributes=endpoint;tenant,"
       "chunksize=12m,chunktime=30s,maxsize=1g,maxage=2s,flush=1s,cpusamples=false");
   EXPECT_EQ(options.cpu_engine, CpuEngineKind::kCpuTimer);
@@ -50,6 +50,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_TRUE(options.filter_context);
   EXPECT_EQ(options.wall_threads_per_tick, 4);
   EXPECT_EQ(options.depth, 64);
+  EXPECT_EQ(options.unwind, UnwindKind::kFramePointer);
   EXPECT_EQ(options.clock, ClockKind::kMonotonic);
   EXPECT_EQ(options.signal, SIGRTMIN + 2);
   EXPECT_EQ(options.buffer_slots, 1024u);
@@ -134,6 +135,7 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
   ExpectError("depth=2049", "depth", "2049");
   ExpectError("depth=x", "depth", "x");
   ExpectError("clock=hpet", "clock", "hpet");
+  ExpectError("unwind=lbr", "unwind", "lbr");
   ExpectError("signal=SIGKILL", "signal", "SIGKILL");
   ExpectError("buffer=8", "buffer", "8");
   ExpectError("buffer=100000", "buffer", "100000");

@@ -11,16 +11,17 @@
 namespace ctxprof {
 namespace {
 
-__attribute__((noinline)) int WalkFromHere(RawFrame* frames, int max_depth, bool* truncated) {
+__attribute__((noinline)) int WalkFromHere(RawFrame* frames, int max_depth, bool* truncated,
+                                           StackWalker::Method method) {
   ucontext_t context;
   getcontext(&context);
-  return StackWalker::Walk(&context, frames, max_depth, truncated);
+  return StackWalker::Walk(&context, frames, max_depth, truncated, method);
 }
 
-__attribute__((noinline)) int Recurse(int levels, RawFrame* frames, int max_depth,
-                                      bool* truncated) {
-  if (levels == 0) return WalkFromHere(frames, max_depth, truncated);
-  const int result = Recurse(levels - 1, frames, max_depth, truncated);
+__attribute__((noinline)) int Recurse(int levels, RawFrame* frames, int max_depth, bool* truncated,
+                                      StackWalker::Method method = StackWalker::Method::kDwarf) {
+  if (levels == 0) return WalkFromHere(frames, max_depth, truncated, method);
+  const int result = Recurse(levels - 1, frames, max_depth, truncated, method);
   asm volatile("" ::: "memory");  // keep the call from becoming a tail call
   return result;
 }
@@ -33,10 +34,13 @@ class StackWalkerTest : public ::testing::Test {
   }
 };
 
-TEST_F(StackWalkerTest, WalksTheWholeStackAndNamesFrames) {
+class StackWalkerMethodTest : public StackWalkerTest,
+                              public ::testing::WithParamInterface<StackWalker::Method> {};
+
+TEST_P(StackWalkerMethodTest, WalksTheWholeStackAndNamesFrames) {
   static RawFrame frames[kMaxStackDepth];
   bool truncated = true;
-  const int count = Recurse(20, frames, kMaxStackDepth, &truncated);
+  const int count = Recurse(20, frames, kMaxStackDepth, &truncated, GetParam());
   EXPECT_FALSE(truncated);
   Symbolizer symbolizer;
   int recurse_frames = 0;
@@ -49,12 +53,41 @@ TEST_F(StackWalkerTest, WalksTheWholeStackAndNamesFrames) {
   EXPECT_NE(symbolizer.Resolve(frames[0].id, false).find("WalkFromHere"), std::string::npos);
 }
 
-TEST_F(StackWalkerTest, DepthLimitTruncates) {
+TEST_P(StackWalkerMethodTest, DepthLimitTruncates) {
   RawFrame frames[10];
   bool truncated = false;
-  const int count = Recurse(50, frames, 10, &truncated);
+  const int count = Recurse(50, frames, 10, &truncated, GetParam());
   EXPECT_EQ(count, 10);
   EXPECT_TRUE(truncated);
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, StackWalkerMethodTest,
+                         ::testing::Values(StackWalker::Method::kDwarf,
+                                           StackWalker::Method::kFramePointer),
+                         [](const auto& info) {
+                           return info.param == StackWalker::Method::kDwarf ? "dwarf" : "fp";
+                         });
+
+// A frame pointer into an inaccessible page: the first read faults, FaultGuard recovers, the
+// walk keeps the leaf and reports truncation.
+TEST_F(StackWalkerTest, FramePointerFaultIsRecovered) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* guard =
+      mmap(nullptr, static_cast<size_t>(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(guard, MAP_FAILED);
+  ucontext_t context;
+  getcontext(&context);
+  context.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(guard);
+  context.uc_mcontext.gregs[REG_RBP] = reinterpret_cast<greg_t>(guard) + 64;
+  const uint64_t faults_before = FaultGuard::recovered_faults();
+  RawFrame frames[16];
+  bool truncated = false;
+  const int count =
+      StackWalker::Walk(&context, frames, 16, &truncated, StackWalker::Method::kFramePointer);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(FaultGuard::recovered_faults(), faults_before + 1);
+  munmap(guard, static_cast<size_t>(page));
 }
 
 __attribute__((noinline)) void LeafFunction() { asm volatile("" ::: "memory"); }
