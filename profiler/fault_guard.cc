@@ -36,6 +36,7 @@ void ForwardToPrevious(int signo, siginfo_t* info, void* ucontext) {
 void OnFault(int signo, siginfo_t* info, void* ucontext) {
   sigjmp_buf* jump = t_fault_jump;
   if (jump != nullptr) {
+    // The region's owner restores the outer region after the jump.
     t_fault_jump = nullptr;
     g_recovered_faults.fetch_add(1, std::memory_order_relaxed);
     siglongjmp(*jump, 1);
@@ -64,15 +65,17 @@ bool FaultGuard::Install(std::string* error) {
   return true;
 }
 
+sigjmp_buf* FaultGuard::Current() { return t_fault_jump; }
+
 void FaultGuard::Arm(sigjmp_buf* jump) {
   t_fault_jump = jump;
   // Keep the compiler from moving guarded reads above the arming store.
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
-void FaultGuard::Disarm() {
+void FaultGuard::Restore(sigjmp_buf* outer) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  t_fault_jump = nullptr;
+  t_fault_jump = outer;
 }
 
 uint64_t FaultGuard::recovered_faults() {
@@ -81,12 +84,16 @@ uint64_t FaultGuard::recovered_faults() {
 
 bool FaultGuard::SafeRead(const void* address, void* out, size_t size) {
   sigjmp_buf jump;
-  if (sigsetjmp(jump, 0) != 0) return false;
+  sigjmp_buf* const outer = Current();
+  if (sigsetjmp(jump, 0) != 0) {
+    Restore(outer);
+    return false;
+  }
   Arm(&jump);
   const volatile unsigned char* source = static_cast<const volatile unsigned char*>(address);
   unsigned char* target = static_cast<unsigned char*>(out);
   for (size_t i = 0; i < size; ++i) target[i] = source[i];
-  Disarm();
+  Restore(outer);
   return true;
 }
 

@@ -4,8 +4,12 @@
 //
 // Use (in a signal handler, async-signal-safe):
 //   sigjmp_buf jump;
-//   if (sigsetjmp(jump, 0) != 0) { /* a read faulted: FaultGuard::Disarm() already ran */ }
-//   FaultGuard::Arm(&jump);  ... reads ...  FaultGuard::Disarm();
+//   sigjmp_buf* const outer = FaultGuard::Current();
+//   if (sigsetjmp(jump, 0) != 0) { FaultGuard::Restore(outer); /* a read faulted */ }
+//   FaultGuard::Arm(&jump);  ... reads ...  FaultGuard::Restore(outer);
+// Regions nest: a handler for another signal (the wall signal and the CPU signal do not block
+// each other) may interrupt a guarded region and guard its own reads; restoring `outer` when it
+// leaves keeps the interrupted region guarded.
 // savemask = 0 is enough and avoids a sigprocmask syscall per sample: the fault handler is
 // installed with SA_NODEFER and an empty sa_mask, so jumping out of it leaves the signal mask
 // exactly as it was in the guarded region.
@@ -34,8 +38,11 @@ class FaultGuard {
   // Thread-safe. Returns false and sets *error when sigaction fails.
   static bool Install(std::string* error);
 
+  // The innermost armed region of this thread, or nullptr.
+  static sigjmp_buf* Current();
   static void Arm(sigjmp_buf* jump);
-  static void Disarm();
+  // Ends the innermost region, making `outer` (what Current() returned before Arm) innermost.
+  static void Restore(sigjmp_buf* outer);
   // Faults recovered since the process started.
   static uint64_t recovered_faults();
 

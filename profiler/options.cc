@@ -231,8 +231,8 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     }
     return true;
   }
-  if (key == "signal") {
-    if (!ParseSignal(value, &options->signal)) {
+  if (key == "signal" || key == "wallsignal") {
+    if (!ParseSignal(value, key == "signal" ? &options->signal : &options->wall_signal)) {
       *error = Problem(key, value, "is not a usable signal",
                        "use a signal name or number such as SIGPROF, 27 or SIGRTMIN+2 (not "
                        "SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT)");
@@ -268,10 +268,10 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
                                target, error);
   }
   if (key == "cpusamples") return ParseBool(key, value, &options->jfr.cpu_samples, error);
-  *error =
-      "unknown option " + Quote(key) + " (value " + Quote(value) +
-      "); known options: event, interval, wall, filter, threads, depth, unwind, clock, signal, "
-      "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
+  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
+           "); known options: event, interval, wall, filter, threads, depth, unwind, clock, "
+           "signal, wallsignal, "
+           "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
   return false;
 }
 
@@ -392,6 +392,14 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
       return false;
     }
     options.wall_interval_ns = options.cpu_interval_ns;
+  }
+  if (options.cpu_engine != CpuEngineKind::kNone && options.wall_enabled &&
+      options.signal == options.wall_signal) {
+    *error = Problem("wallsignal", std::to_string(options.wall_signal),
+                     "is also the CPU engine's signal",
+                     "give cpu and wall sampling different signals (defaults: signal=SIGPROF, "
+                     "wallsignal=SIGVTALRM)");
+    return false;
   }
   if (options.filter_context && !options.wall_enabled) {
     *error = Problem("filter", "context", "applies only to wall sampling",

@@ -16,7 +16,10 @@
 //   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
 //                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
 //   clock=tsc|monotonic
-//   signal=SIGPROF     the profiling signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
+//   signal=SIGPROF     the CPU engines' signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
+//   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
+//                      a standard signal does not queue, so a pending wall signal would swallow
+//                      a perf overflow's signal and the one-shot event would never be re-armed.
 //   buffer=256         sample buffer slots, [16, 65536].
 //   file=path          where the recording goes at stop (the JFR writer); empty = in memory.
 //   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...
@@ -75,6 +78,7 @@ struct Options {
   UnwindKind unwind = UnwindKind::kDwarf;
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
+  int wall_signal = SIGVTALRM;
   uint32_t buffer_slots = 256;
   std::string file;
   bool attributes_given = false;  // attributes= was present (possibly to clear them)

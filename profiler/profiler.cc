@@ -117,7 +117,10 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   }
   attribute_count_.store(attributes_.size(), std::memory_order_release);
   std::string error;
-  if (!StackWalker::Init(&error) || !SignalHandler::Install(options.signal, &error)) {
+  if (!StackWalker::Init(&error) ||
+      (options.cpu_engine != CpuEngineKind::kNone &&
+       !SignalHandler::Install(options.signal, &error)) ||
+      (options.wall_enabled && !SignalHandler::Install(options.wall_signal, &error))) {
     *message = error;
     return false;
   }
@@ -145,9 +148,9 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     engines.push_back(session->cpu_engine.get());
   }
   if (options.wall_enabled) {
-    session->wall_engine = std::make_unique<WallEngine>(options.wall_interval_ns, options.signal,
-                                                        options.wall_threads_per_tick,
-                                                        options.filter_context, context_map);
+    session->wall_engine = std::make_unique<WallEngine>(
+        options.wall_interval_ns, options.wall_signal, options.wall_threads_per_tick,
+        options.filter_context, context_map);
     bool refused = false;
     session->wall_engine->Start(&error, &refused);
     engines.push_back(session->wall_engine.get());
@@ -180,13 +183,9 @@ void Profiler::BackgroundLoop(Session* session) {
   }
   session->background_wake.notify_all();
   Aggregator* sink = session->sink.get();
-  auto next_rescan = std::chrono::steady_clock::now() + ThreadRegistry::kRescanInterval;
   while (true) {
     session->buffer->Drain([sink](const SampleRecord& record) { sink->Consume(record); });
-    if (std::chrono::steady_clock::now() >= next_rescan) {
-      session->registry->Rescan();
-      next_rescan = std::chrono::steady_clock::now() + ThreadRegistry::kRescanInterval;
-    }
+    session->registry->RescanIfChanged();
     std::unique_lock<std::mutex> lock(session->background_mutex);
     if (session->background_wake.wait_for(lock, kDrainInterval,
                                           [session] { return session->stopping; })) {

@@ -3,8 +3,10 @@
 //
 // A session owns: the clock, the sample buffer, the engines (one CPU engine after fallback,
 // and/or wall), the thread registry and a background thread that drains the buffer into the
-// session's SampleSink (the Aggregator) every kDrainInterval and rescans threads every
-// ThreadRegistry::kRescanInterval. The Aggregator of the last session stays readable after
+// session's SampleSink (the Aggregator) and checks for new threads every kDrainInterval. Each
+// wake-up costs ~25 us of CPU on this VM, so the interval is a trade-off between idle overhead
+// (~1.3 ms of CPU per second at 20 ms) and buffer size: the default 256 slots hold 12,800
+// samples/s at 20 ms. The Aggregator of the last session stays readable after
 // Stop() (Dump, Stacks) until the next Start().
 //
 // Thread safety: Start/Stop/Dump/RegisterAttributes/session queries are serialised by one mutex
@@ -54,7 +56,7 @@ enum class Status { kOk, kInvalidArgument, kWrongState, kIoError };
 
 class Profiler {
  public:
-  static constexpr std::chrono::milliseconds kDrainInterval{5};
+  static constexpr std::chrono::milliseconds kDrainInterval{20};
 
   // The process-wide profiler (created on first use, never destroyed).
   static Profiler* Global();

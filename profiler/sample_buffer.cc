@@ -28,7 +28,8 @@ std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, std::string* 
 
 SampleBuffer::~SampleBuffer() { munmap(states_, mapped_bytes_); }
 
-SampleRecord* SampleBuffer::TryClaim(uint32_t hint) {
+SampleRecord* SampleBuffer::TryClaim() {
+  const uint32_t hint = cursor_.fetch_add(1, std::memory_order_relaxed);
   const uint32_t probes = slots_ < kMaxProbes ? slots_ : kMaxProbes;
   for (uint32_t probe = 0; probe < probes; ++probe) {
     const uint32_t index = (hint + probe) % slots_;

@@ -18,8 +18,11 @@
 //    consumer's reads.
 //  * The consumer never sees a torn record: it reads only slots in kReady, which no producer
 //    may touch until the consumer itself frees them.
-// Claiming: a producer starts at a slot derived from its tid (spreads threads apart) and probes
-// at most kMaxProbes slots, so the handler's cost is bounded regardless of the buffer size.
+// Claiming: a producer starts at the slot after the previous claim's start (a relaxed fetch_add
+// on a shared cursor, so claims walk the ring in the order the consumer frees it) and probes at
+// most kMaxProbes slots, so the handler's cost is bounded regardless of the buffer size. (A
+// per-thread start slot was tried first: one busy thread then filled its 16 slots and dropped
+// while the rest of the buffer was free.)
 //
 // Memory: slots are one anonymous mmap (MAP_NORESERVE); a record's frames array is only touched
 // up to its frame_count, so resident memory tracks real stack depths, not kMaxStackDepth.
@@ -51,7 +54,7 @@ class SampleBuffer {
 
   // Producer side (async-signal-safe). Returns a slot to fill, or nullptr when the probed slots
   // are all busy (the caller then calls CountDrop()). A claimed slot must be Publish()ed.
-  SampleRecord* TryClaim(uint32_t hint);
+  SampleRecord* TryClaim();
   void Publish(SampleRecord* record);
   void CountDrop() { dropped_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -85,6 +88,7 @@ class SampleBuffer {
   std::atomic<uint32_t>* const states_;
   const uint32_t slots_;
   const size_t mapped_bytes_;
+  std::atomic<uint32_t> cursor_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> published_{0};
 };

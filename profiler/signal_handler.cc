@@ -72,7 +72,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   }
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   SampleBuffer* buffer = g_session.buffer;
-  SampleRecord* record = buffer->TryClaim(static_cast<uint32_t>(tid) * 7u);
+  SampleRecord* record = buffer->TryClaim();
   if (record == nullptr) {
     buffer->CountDrop();
     return;

@@ -46,7 +46,9 @@ int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_dep
   uintptr_t frame = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
   uintptr_t low = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RSP]);
   sigjmp_buf jump;
+  sigjmp_buf* const outer = FaultGuard::Current();
   if (sigsetjmp(jump, 0) != 0) {
+    FaultGuard::Restore(outer);
     *truncated = true;
     return count;
   }
@@ -67,7 +69,7 @@ int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_dep
     low = frame + 2 * sizeof(uintptr_t);
     frame = next;
   }
-  FaultGuard::Disarm();
+  FaultGuard::Restore(outer);
   return count;
 }
 
@@ -77,13 +79,15 @@ int StackWalker::WalkDwarf(void* ucontext, RawFrame* frames, int max_depth, bool
   *truncated = false;
   unw_cursor_t cursor;
   sigjmp_buf jump;
+  sigjmp_buf* const outer = FaultGuard::Current();
   if (sigsetjmp(jump, 0) != 0) {
+    FaultGuard::Restore(outer);
     *truncated = true;
     return count;
   }
   FaultGuard::Arm(&jump);
   if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0) {
-    FaultGuard::Disarm();
+    FaultGuard::Restore(outer);
     *truncated = true;
     return 0;
   }
@@ -106,7 +110,7 @@ int StackWalker::WalkDwarf(void* ucontext, RawFrame* frames, int max_depth, bool
       break;
     }
   }
-  FaultGuard::Disarm();
+  FaultGuard::Restore(outer);
   return count;
 }
 

@@ -1,6 +1,7 @@
 #include "profiler/thread_registry.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 
@@ -39,6 +40,19 @@ void ThreadRegistry::Rescan() {
   }
   for (pid_t tid : gone) RemoveLocked(tid);
   for (pid_t tid : live) AddLocked(tid);
+}
+
+void ThreadRegistry::RescanIfChanged() {
+  struct stat info;
+  const bool counted = stat("/proc/self/task", &info) == 0;
+  const auto now = std::chrono::steady_clock::now();
+  if (counted && info.st_nlink == last_link_count_ &&
+      now - last_full_rescan_ < kFullRescanInterval) {
+    return;
+  }
+  last_link_count_ = counted ? info.st_nlink : 0;
+  last_full_rescan_ = now;
+  Rescan();
 }
 
 void ThreadRegistry::OnThreadStart(pid_t tid) {

@@ -213,3 +213,46 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
 
 }  // namespace
 }  // namespace ctxprof
+
+namespace ctxprof {
+namespace {
+
+// cpu and wall together: CPU samples must keep following CPU time while wall sampling runs at a
+// high rate. (With one shared standard signal they did not: a pending wall tgkill swallowed perf
+// overflow signals, and a one-shot perf event whose signal is lost is never re-armed. Hence
+// the separate wallsignal=.)
+TEST(CpuAndWallTest, CpuSamplingSurvivesConcurrentWallSignals) {
+  ASSERT_NO_FATAL_FAILURE(StartProfiler("event=cpu,interval=5ms,wall=1ms"));
+  const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
+  std::promise<void> go;
+  std::shared_future<void> started = go.get_future().share();
+  uint64_t cpu_nanos = 0;
+  std::thread burner([&] {
+    started.wait();
+    const uint64_t before = ThreadCpuNanos();
+    BurnA(1000 * 1000 * 1000);
+    cpu_nanos = ThreadCpuNanos() - before;
+  });
+  AwaitThreadsArmed(seen_before, 1);
+  go.set_value();
+  burner.join();
+  ASSERT_EQ(ctxprof_stop(), 0);
+  const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
+  const uint64_t cpu = Weight(stacks, [](const auto& s) {
+    return s.kind == SampleKind::kCpu && StackContains(s, "BurnA");
+  });
+  const uint64_t wall = Weight(stacks, [](const auto& s) {
+    return s.kind == SampleKind::kWall && StackContains(s, "BurnA");
+  });
+  const uint64_t expected_cpu = cpu_nanos / (5 * 1000 * 1000);
+  printf(
+      "cpu+wall: cpu samples %lu (expected ~%lu from thread CPU time), wall samples %lu, "
+      "dropped %lu\n",
+      cpu, expected_cpu, wall, Profiler::Global()->Stats().dropped);
+  EXPECT_GE(cpu, expected_cpu * 8 / 10);
+  EXPECT_LE(cpu, expected_cpu * 12 / 10 + 2);
+  EXPECT_GT(wall, 0u);
+}
+
+}  // namespace
+}  // namespace ctxprof

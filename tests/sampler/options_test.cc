@@ -35,6 +35,7 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
   EXPECT_FALSE(options.wall_enabled);
   EXPECT_EQ(options.depth, kDefaultStackDepth);
   EXPECT_EQ(options.signal, SIGPROF);
+  EXPECT_EQ(options.wall_signal, SIGVTALRM);
   EXPECT_EQ(options.clock, ClockKind::kTsc);
 }
 
@@ -137,6 +138,8 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
   ExpectError("clock=hpet", "clock", "hpet");
   ExpectError("unwind=lbr", "unwind", "lbr");
   ExpectError("signal=SIGKILL", "signal", "SIGKILL");
+  ExpectError("wallsignal=STOP", "wallsignal", "STOP");
+  ExpectError("event=cpu+wall,wallsignal=SIGPROF", "wallsignal");
   ExpectError("buffer=8", "buffer", "8");
   ExpectError("buffer=100000", "buffer", "100000");
   ExpectError("file=", "file");

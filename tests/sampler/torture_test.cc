@@ -34,7 +34,8 @@ TEST(TortureTest, ThreadChurnWithContextWritesAtOneMillisecond) {
   const char* names[] = {"parity"};
   ASSERT_EQ(ctxprof_register_attributes(names, 1), 0);
   char error[512];
-  ASSERT_EQ(ctxprof_start("event=cpu+wall,interval=1ms,wall=1ms,threads=32", error, sizeof(error)),
+  ASSERT_EQ(ctxprof_start("event=cpu+wall,interval=1ms,wall=1ms,threads=32,buffer=2048", error,
+                          sizeof(error)),
             0)
       << error;
   constexpr auto kDuration = std::chrono::seconds(10);
