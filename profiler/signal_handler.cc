@@ -130,18 +130,14 @@ bool SignalHandler::Install(int signal, std::string* error) {
     *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
     return false;
   }
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == OnSignal) return true;
-  if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler != SIG_DFL &&
-      current.sa_handler != SIG_IGN) {
-    *error = "signal=" + std::to_string(signal) + " (" + strsignal(signal) +
+  const bool ours = (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == OnSignal;
+  if (ours) return true;
+  const bool foreign = (current.sa_flags & SA_SIGINFO) ||
+                       (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+  if (foreign) {
+    *error = "signal " + std::to_string(signal) + " (" + strsignal(signal) +
              ") already has a handler installed by the host; choose a free signal with "
-             "signal=, e.g. signal=SIGRTMIN+2";
-    return false;
-  }
-  if (current.sa_flags & SA_SIGINFO) {
-    *error = "signal=" + std::to_string(signal) + " (" + strsignal(signal) +
-             ") already has a handler installed by the host; choose a free signal with "
-             "signal=, e.g. signal=SIGRTMIN+2";
+             "signal= or wallsignal=, e.g. signal=SIGRTMIN+2";
     return false;
   }
   struct sigaction action;

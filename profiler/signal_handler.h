@@ -1,5 +1,8 @@
-// SignalHandler: the profiling signal's handler, the only code of ours that runs in signal
-// context (plus FaultGuard, StackWalker and PerfEngine::Rearm, which it calls).
+// SignalHandler: the profiling signals' handler (signal= for the CPU engines, wallsignal= for
+// wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker and
+// PerfEngine::Rearm, which it calls). The two signals do not block each other, so one handler
+// can interrupt the other on the same thread; every step below is reentrant (slot claims are
+// CAS, fault-guard regions nest, the context read is a pure read).
 //
 // What one invocation does, in order: save errno; count itself in flight; return at once if no
 // session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
@@ -55,7 +58,8 @@ struct HandlerCostRecorder {
 class SignalHandler {
  public:
   // Installs the handler for `signal` unless it is already ours. Fails (and names the signal)
-  // when another handler is installed. Not async-signal-safe; serialised by the caller.
+  // when another handler is installed (SIG_DFL and SIG_IGN are replaced). Not
+  // async-signal-safe; serialised by the caller.
   static bool Install(int signal, std::string* error);
   static void Activate(const HandlerSession& session);
   // Returns when no handler can still be using the session.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "profiler/ctxprof.h"
+#include "profiler/profiler.h"
 
 namespace {
 
@@ -37,7 +38,9 @@ double ProcessCpuSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
 }
 
-double RunOnce(const char* options) {
+// Returns the process CPU seconds of one run; *samples = samples the session took.
+double RunOnce(const char* options, uint64_t* samples) {
+  *samples = 0;
   const double before = ProcessCpuSeconds();
   if (options != nullptr) {
     char error[512];
@@ -51,7 +54,9 @@ double RunOnce(const char* options) {
   a.join();
   b.join();
   if (options != nullptr) ctxprof_stop();
-  return ProcessCpuSeconds() - before;
+  const double cpu = ProcessCpuSeconds() - before;
+  if (options != nullptr) *samples = ctxprof::Profiler::Global()->Stats().consumed;
+  return cpu;
 }
 
 double Median(std::vector<double> values) {
@@ -70,26 +75,34 @@ int main(int argc, char** argv) {
       "event=cpu,interval=1ms",
       "event=cpu,interval=10ms,unwind=fp",
       "event=cpu,interval=1ms,unwind=fp",
+      "event=ctimer,interval=1ms",
   };
   std::vector<std::vector<double>> cpu(configs.size());
   std::vector<std::vector<double>> ratio(configs.size());
-  RunOnce(nullptr);  // warm-up
+  std::vector<std::vector<double>> samples(configs.size());
+  uint64_t sample_count = 0;
+  RunOnce(nullptr, &sample_count);  // warm-up
   for (int round = 0; round < rounds; ++round) {
     std::vector<double> this_round(configs.size());
     // Rotate the order each round so no configuration always runs first.
     for (size_t k = 0; k < configs.size(); ++k) {
       const size_t index = (k + static_cast<size_t>(round)) % configs.size();
-      this_round[index] = RunOnce(configs[index]);
+      this_round[index] = RunOnce(configs[index], &sample_count);
+      samples[index].push_back(static_cast<double>(sample_count));
     }
     for (size_t i = 0; i < configs.size(); ++i) {
       cpu[i].push_back(this_round[i]);
       ratio[i].push_back(this_round[i] / this_round[0]);
     }
   }
-  printf("%-36s %14s %18s\n", "configuration", "median CPU s", "median ratio");
+  printf("%-36s %12s %8s %12s %10s %14s\n", "configuration", "median CPU s", "samples",
+         "median ratio", "overhead", "CPU per sample");
   for (size_t i = 0; i < configs.size(); ++i) {
-    printf("%-36s %14.4f %17.4f  (overhead %+.2f %%)\n", configs[i] ? configs[i] : "off",
-           Median(cpu[i]), Median(ratio[i]), (Median(ratio[i]) - 1) * 100);
+    const double extra = Median(cpu[i]) - Median(cpu[0]);
+    const double per_sample_us = Median(samples[i]) > 0 ? extra / Median(samples[i]) * 1e6 : 0;
+    printf("%-36s %12.4f %8.0f %12.4f %+9.2f%% %12.1f us\n", configs[i] ? configs[i] : "off",
+           Median(cpu[i]), Median(samples[i]), Median(ratio[i]), (Median(ratio[i]) - 1) * 100,
+           per_sample_us);
   }
   return 0;
 }
