@@ -18,17 +18,17 @@ inline constexpr int kDefaultStackDepth = 128;
 
 // How a frame was captured; the writer maps these to JFR frame types.
 enum class FrameKind : uint8_t {
-  kNative = 0,           // id = instruction pointer (return address for non-leaf frames)
-  kJavaInterpreted = 1,  // id = jmethodID, bci valid
-  kJavaJit = 2,          // id = jmethodID, bci valid
-  kJavaInlined = 3,      // id = jmethodID, bci valid
-  kJavaNative = 4,       // id = jmethodID of a native method
-  kKernel = 5,           // id = kernel address (reserved; not captured today)
+  kNative = 0,            // id = instruction pointer (return address for non-leaf frames)
+  kJavaInterpreted = 1,   // id = jmethodID, bci valid
+  kJavaJit = 2,           // id = jmethodID, bci valid
+  kJavaInlined = 3,       // id = jmethodID, bci valid
+  kJavaNative = 4,        // id = jmethodID of a native method
+  kKernel = 5,            // id = kernel address (reserved; not captured today)
 };
 
 struct RawFrame {
   uint64_t id;
-  int32_t bci;  // Java bytecode index; -1 when not applicable
+  int32_t bci;            // Java bytecode index; -1 when not applicable
   FrameKind kind;
 };
 
@@ -41,24 +41,24 @@ enum class SampleKind : uint8_t {
 enum class Engine : uint8_t { kPerfCpuClock = 0, kCpuTimer = 1, kITimer = 2, kWall = 3 };
 
 enum SampleFlags : uint8_t {
-  kSampleTruncated = 1 << 0,    // the stack walk stopped early (depth limit or a fault)
-  kSampleContextBusy = 1 << 1,  // the context read hit a write in progress; context is empty
-  kSampleContextTorn = 1 << 2,  // the context kept changing during the read; context is empty
+  kSampleTruncated = 1 << 0,     // the stack walk stopped early (depth limit or a fault)
+  kSampleContextBusy = 1 << 1,   // the context read hit a write in progress; context is empty
+  kSampleContextTorn = 1 << 2,   // the context kept changing during the read; context is empty
 };
 
 // Thread state at the sample, as in JFR's jdk.types.ThreadState.
 enum class ThreadState : uint8_t { kRunning = 0, kSleeping = 1, kUnknown = 2 };
 
 struct SampleRecord {
-  uint64_t ticks;  // Clock::Now() at handler entry (profiler/clock.h)
-  int32_t tid;     // kernel thread id of the sampled thread
+  uint64_t ticks;            // Clock::Now() at handler entry (profiler/clock.h)
+  int32_t tid;               // kernel thread id of the sampled thread
   SampleKind kind;
   Engine engine;
-  uint8_t flags;  // SampleFlags
+  uint8_t flags;             // SampleFlags
   ThreadState state;
-  uint32_t weight;          // intervals this sample stands for (>= 1)
-  ContextSnapshot context;  // dictionary ids, resolved by the writer
-  uint32_t frame_count;     // frames[0] is the leaf
+  uint32_t weight;           // intervals this sample stands for (>= 1)
+  ContextSnapshot context;   // dictionary ids, resolved by the writer
+  uint32_t frame_count;      // frames[0] is the leaf
   RawFrame frames[kMaxStackDepth];
 };
 
