@@ -4,7 +4,9 @@
 // after ctxprof_stop. Configurations run interleaved round by round so machine noise (other
 // builds on this host) hits all of them alike; we report medians and the median per-round ratio
 // to the unprofiled run.
-//   bazel run -c opt //bench/sampler:overhead_bench [-- rounds]
+//   bazel run -c opt //bench/sampler:overhead_bench [-- rounds [work_scale]]
+// work_scale multiplies the work per run (default 1: ~1.4 s of CPU), which shrinks the share of
+// the fixed per-session cost (start, stop, background thread wake-ups) in the ratio.
 #include <time.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 namespace {
 
 constexpr uint64_t kUnitIterations = 250 * 1000 * 1000;  // ~0.3 s of CPU per unit here
+uint64_t g_work_scale = 1;
 std::atomic<uint64_t> g_sink{0};
 
 __attribute__((noinline)) void Work(uint64_t iterations) {
@@ -49,8 +52,8 @@ double RunOnce(const char* options, uint64_t* samples) {
       exit(1);
     }
   }
-  std::thread a([] { Work(3 * kUnitIterations); });
-  std::thread b([] { Work(kUnitIterations); });
+  std::thread a([] { Work(3 * kUnitIterations * g_work_scale); });
+  std::thread b([] { Work(kUnitIterations * g_work_scale); });
   a.join();
   b.join();
   if (options != nullptr) ctxprof_stop();
@@ -69,6 +72,7 @@ double Median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 7;
+  g_work_scale = argc > 2 ? static_cast<uint64_t>(atoll(argv[2])) : 1;
   const std::vector<const char*> configs = {
       nullptr,
       "event=cpu,interval=10ms",
