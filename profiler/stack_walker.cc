@@ -31,20 +31,45 @@ int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* tru
                                          : WalkDwarf(ucontext, frames, max_depth, truncated);
 }
 
-int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_depth,
-                                   bool* truncated) {
+namespace {
+
+// Follows the rbp chain from `frame`, appending return addresses at frames[*count..max_depth).
+// Separate from the sigsetjmp frame so that none of its locals can be clobbered by the jump;
+// *count is volatile and always holds the frames completed so far.
+void FollowFramePointers(uintptr_t frame, uintptr_t low, RawFrame* frames, int max_depth,
+                         volatile int* count, bool* truncated) {
   // A frame is [saved rbp][return address] at rbp. The chain must move up the stack and stay
   // within kMaxFrameBytes of the previous frame; anything else is the end of the chain (the
   // outermost frame has rbp == 0) or a function that does not keep a frame pointer.
   constexpr uintptr_t kMaxFrameBytes = 1 << 20;
+  while (frame >= low && frame - low <= kMaxFrameBytes && (frame & 7) == 0) {
+    const auto* slots = reinterpret_cast<const volatile uintptr_t*>(frame);
+    const uintptr_t next = slots[0];
+    const uintptr_t return_address = slots[1];
+    if (return_address == 0) break;
+    const int index = *count;
+    if (index == max_depth) {
+      *truncated = true;
+      break;
+    }
+    frames[index] = {static_cast<uint64_t>(return_address), -1, FrameKind::kNative};
+    *count = index + 1;
+    if (next <= frame) break;
+    low = frame + 2 * sizeof(uintptr_t);
+    frame = next;
+  }
+}
+
+}  // namespace
+
+int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_depth,
+                                   bool* truncated) {
   const auto* context = static_cast<const ucontext_t*>(ucontext);
   volatile int count = 0;
   *truncated = false;
   if (max_depth < 1) return 0;
   frames[0] = {static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), -1, FrameKind::kNative};
   count = 1;
-  uintptr_t frame = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]);
-  uintptr_t low = static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RSP]);
   sigjmp_buf jump;
   sigjmp_buf* const outer = FaultGuard::Current();
   if (sigsetjmp(jump, 0) != 0) {
@@ -53,22 +78,9 @@ int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_dep
     return count;
   }
   FaultGuard::Arm(&jump);
-  while (frame >= low && frame - low <= kMaxFrameBytes && (frame & 7) == 0) {
-    const auto* slots = reinterpret_cast<const volatile uintptr_t*>(frame);
-    const uintptr_t next = slots[0];
-    const uintptr_t return_address = slots[1];
-    if (return_address == 0) break;
-    if (count == max_depth) {
-      *truncated = true;
-      break;
-    }
-    const int index = count;
-    frames[index] = {static_cast<uint64_t>(return_address), -1, FrameKind::kNative};
-    count = index + 1;
-    if (next <= frame) break;
-    low = frame + 2 * sizeof(uintptr_t);
-    frame = next;
-  }
+  FollowFramePointers(static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RBP]),
+                      static_cast<uintptr_t>(context->uc_mcontext.gregs[REG_RSP]), frames,
+                      max_depth, &count, truncated);
   FaultGuard::Restore(outer);
   return count;
 }

@@ -159,6 +159,11 @@ __attribute__((noinline)) void BurnUntil(const timespec& deadline) {
 //    equal counts, and SleepInB1 gets 25 % of B's.
 //  * States: sleeping threads are reported sleeping, a CPU-bound thread running.
 TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan defers asynchronous signals of a thread blocked in an intercepted call and runs the
+  // handler later, outside the interrupted context: sleeping threads' stacks are not visible.
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
   ASSERT_NO_FATAL_FAILURE(StartProfiler("event=wall,interval=5ms,threads=16"));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
   EXPECT_EQ(Profiler::Global()->Stats().cpu_engine, "");
