@@ -1,0 +1,45 @@
+/* ctxprof C API: start/stop/dump a profiling session and set the calling thread's context.
+ *
+ * Return values: 0 = success, negative = error (CTXPROF_E*). Functions that can fail with a
+ * message write it, NUL-terminated and truncated to error_len, into `error` when it is non-NULL.
+ * On a successful ctxprof_start, `error` receives notes to print once (e.g. "event: cpu refused
+ * (...); sampling CPU with ctimer instead") or an empty string.
+ *
+ * Thread safety: every function may be called from any thread, never from a signal handler.
+ * start/stop/dump/register are serialised against each other. The context setters write only
+ * the calling thread's context and take no lock.
+ */
+#ifndef CTXPROF_PROFILER_CTXPROF_H_
+#define CTXPROF_PROFILER_CTXPROF_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTXPROF_EINVAL (-1) /* bad options or arguments */
+#define CTXPROF_ESTATE (-2) /* already running / not running / attributes locked by a session */
+#define CTXPROF_EIO (-3)    /* the dump file could not be written */
+
+/* Starts profiling with "key=value,..." options (docs/SAMPLER.md). */
+int ctxprof_start(const char* options, char* error, size_t error_len);
+/* Stops the running session; its samples stay available to ctxprof_dump. */
+int ctxprof_stop(void);
+/* Writes the current or last session's samples to `path` as collapsed stacks. */
+int ctxprof_dump(const char* path);
+/* Binds `names[i]` to attribute slot i (at most 8); only while no session runs. */
+int ctxprof_register_attributes(const char* const* names, int count);
+/* Sets registered attribute `slot` of the calling thread to `value` (NULL clears it). */
+int ctxprof_set_attribute(int slot, const char* value);
+/* Sets the calling thread's trace id (128 bits) and span id; zeros mean "none". */
+void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id);
+/* Clears the calling thread's whole context (trace, span, attributes). */
+void ctxprof_clear_context(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTXPROF_PROFILER_CTXPROF_H_ */

@@ -1,0 +1,99 @@
+// The C API (profiler/ctxprof.h) over Profiler::Global(). No C++ exception crosses it: every
+// entry point that allocates catches (allocation failure is the only exception expected).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "profiler/ctxprof.h"
+#include "profiler/profiler.h"
+
+namespace {
+
+void CopyMessage(const std::string& message, char* error, size_t error_len) {
+  if (error == nullptr || error_len == 0) return;
+  const size_t length = message.size() < error_len - 1 ? message.size() : error_len - 1;
+  memcpy(error, message.data(), length);
+  error[length] = '\0';
+}
+
+int ToCode(ctxprof::Status status) {
+  switch (status) {
+    case ctxprof::Status::kOk:
+      return 0;
+    case ctxprof::Status::kInvalidArgument:
+      return CTXPROF_EINVAL;
+    case ctxprof::Status::kWrongState:
+      return CTXPROF_ESTATE;
+    case ctxprof::Status::kIoError:
+      return CTXPROF_EIO;
+  }
+  return CTXPROF_EINVAL;
+}
+
+}  // namespace
+
+extern "C" {
+
+int ctxprof_start(const char* options, char* error, size_t error_len) {
+  try {
+    std::string message;
+    const ctxprof::Status status =
+        ctxprof::Profiler::Global()->Start(options != nullptr ? options : "", &message);
+    CopyMessage(message, error, error_len);
+    return ToCode(status);
+  } catch (const std::exception& e) {
+    CopyMessage(std::string("ctxprof_start failed: ") + e.what(), error, error_len);
+    return CTXPROF_EINVAL;
+  }
+}
+
+int ctxprof_stop(void) {
+  try {
+    std::string error;
+    return ToCode(ctxprof::Profiler::Global()->Stop(&error));
+  } catch (const std::exception&) {
+    return CTXPROF_ESTATE;
+  }
+}
+
+int ctxprof_dump(const char* path) {
+  if (path == nullptr || path[0] == '\0') return CTXPROF_EINVAL;
+  try {
+    std::string error;
+    return ToCode(ctxprof::Profiler::Global()->Dump(path, &error));
+  } catch (const std::exception&) {
+    return CTXPROF_EIO;
+  }
+}
+
+int ctxprof_register_attributes(const char* const* names, int count) {
+  if (count < 0 || (count > 0 && names == nullptr)) return CTXPROF_EINVAL;
+  try {
+    std::vector<std::string> list;
+    for (int i = 0; i < count; ++i) {
+      if (names[i] == nullptr) return CTXPROF_EINVAL;
+      list.emplace_back(names[i]);
+    }
+    std::string error;
+    return ToCode(ctxprof::Profiler::Global()->RegisterAttributes(list, &error));
+  } catch (const std::exception&) {
+    return CTXPROF_EINVAL;
+  }
+}
+
+int ctxprof_set_attribute(int slot, const char* value) {
+  try {
+    std::string error;
+    return ctxprof::Profiler::Global()->SetAttribute(slot, value, &error) ? 0 : CTXPROF_EINVAL;
+  } catch (const std::exception&) {
+    return CTXPROF_EINVAL;
+  }
+}
+
+void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id) {
+  ctxprof::Profiler::Global()->SetTraceContext(trace_hi, trace_lo, span_id);
+}
+
+void ctxprof_clear_context(void) { ctxprof::Profiler::Global()->ClearContext(); }
+
+}  // extern "C"

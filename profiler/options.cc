@@ -1,0 +1,413 @@
+#include "profiler/options.h"
+
+#include <climits>
+#include <cstring>
+
+namespace ctxprof {
+namespace {
+
+bool ParseUnsigned(std::string_view text, uint64_t* value) {
+  if (text.empty() || text.size() > 19) return false;  // 19 digits always fit in 64 bits
+  uint64_t result = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    result = result * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *value = result;
+  return true;
+}
+
+// Splits "123ms" into "123" and "ms".
+void SplitNumberAndSuffix(std::string_view text, std::string_view* number,
+                          std::string_view* suffix) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  *number = text.substr(0, digits);
+  *suffix = text.substr(digits);
+}
+
+bool MultiplyChecked(uint64_t value, uint64_t factor, uint64_t* out) {
+  return !__builtin_mul_overflow(value, factor, out);
+}
+
+std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// Builds "option 'key': value 'v' <problem>; <fix>".
+std::string Problem(std::string_view key, std::string_view value, std::string_view problem,
+                    std::string_view fix) {
+  std::string message = "option " + Quote(key) + ": value " + Quote(value) + " ";
+  message += problem;
+  message += "; ";
+  message += fix;
+  return message;
+}
+
+std::string FormatNanos(uint64_t nanos) {
+  if (nanos % kNanosPerSecond == 0) return std::to_string(nanos / kNanosPerSecond) + "s";
+  if (nanos % kNanosPerMilli == 0) return std::to_string(nanos / kNanosPerMilli) + "ms";
+  if (nanos % kNanosPerMicro == 0) return std::to_string(nanos / kNanosPerMicro) + "us";
+  return std::to_string(nanos) + "ns";
+}
+
+bool ParseDurationOption(std::string_view key, std::string_view value, uint64_t min_ns,
+                         uint64_t max_ns, uint64_t* out, std::string* error) {
+  uint64_t nanos = 0;
+  if (!ParseDuration(value, &nanos)) {
+    *error = Problem(key, value, "is not a duration",
+                     "write a positive whole number with a unit ns, us, ms or s, e.g. " +
+                         std::string(key) + "=10ms");
+    return false;
+  }
+  if (nanos < min_ns || nanos > max_ns) {
+    *error = Problem(key, value, "is out of range",
+                     "use a duration from " + FormatNanos(min_ns) + " to " + FormatNanos(max_ns));
+    return false;
+  }
+  *out = nanos;
+  return true;
+}
+
+bool ParseBytesOption(std::string_view key, std::string_view value, uint64_t* out,
+                      std::string* error) {
+  if (!ParseBytes(value, out) || *out == 0) {
+    *error = Problem(key, value, "is not a size",
+                     "write a positive whole number of bytes with an optional k, m or g suffix, "
+                     "e.g. " +
+                         std::string(key) + "=64m");
+    return false;
+  }
+  return true;
+}
+
+bool ParseIntInRange(std::string_view key, std::string_view value, int64_t min, int64_t max,
+                     int64_t* out, std::string* error) {
+  uint64_t number = 0;
+  if (!ParseUnsigned(value, &number) || number < static_cast<uint64_t>(min) ||
+      number > static_cast<uint64_t>(max)) {
+    *error = Problem(key, value, "is not a whole number in range",
+                     "use a number from " + std::to_string(min) + " to " + std::to_string(max));
+    return false;
+  }
+  *out = static_cast<int64_t>(number);
+  return true;
+}
+
+bool ParseEvent(std::string_view value, Options* options, std::string* error) {
+  CpuEngineKind cpu = CpuEngineKind::kNone;
+  bool wall = false;
+  std::string_view rest = value;
+  while (true) {
+    const size_t plus = rest.find('+');
+    const std::string_view part = rest.substr(0, plus);
+    CpuEngineKind part_cpu = CpuEngineKind::kNone;
+    if (part == "cpu") {
+      part_cpu = CpuEngineKind::kPerf;
+    } else if (part == "ctimer") {
+      part_cpu = CpuEngineKind::kCpuTimer;
+    } else if (part == "itimer") {
+      part_cpu = CpuEngineKind::kITimer;
+    } else if (part == "wall" && !wall) {
+      wall = true;
+    } else {
+      *error = Problem("event", value, "is not an event",
+                       "use cpu, ctimer, itimer or wall, or one CPU engine plus wall joined by "
+                       "'+', e.g. event=cpu+wall");
+      return false;
+    }
+    if (part_cpu != CpuEngineKind::kNone) {
+      if (cpu != CpuEngineKind::kNone) {
+        *error = Problem("event", value, "names two CPU engines",
+                         "pick one of cpu, ctimer or itimer (optionally +wall)");
+        return false;
+      }
+      cpu = part_cpu;
+    }
+    if (plus == std::string_view::npos) break;
+    rest = rest.substr(plus + 1);
+  }
+  options->cpu_engine = cpu;
+  options->wall_enabled = options->wall_enabled || wall;
+  return true;
+}
+
+bool ParseAttributes(std::string_view value, Options* options, std::string* error) {
+  std::vector<std::string> names;
+  std::string_view rest = value;
+  while (!rest.empty()) {
+    const size_t semicolon = rest.find(';');
+    const std::string_view name = rest.substr(0, semicolon);
+    if (name.empty()) {
+      *error = Problem("attributes", value, "has an empty name",
+                       "separate names with single semicolons, e.g. attributes=endpoint;tenant");
+      return false;
+    }
+    names.emplace_back(name);
+    if (semicolon == std::string_view::npos) break;
+    rest = rest.substr(semicolon + 1);
+    if (rest.empty()) {
+      *error = Problem("attributes", value, "ends with a semicolon",
+                       "remove the trailing ';', e.g. attributes=endpoint;tenant");
+      return false;
+    }
+  }
+  if (names.size() > static_cast<size_t>(kAttributeSlots)) {
+    *error = Problem("attributes", value, "has too many names",
+                     "register at most " + std::to_string(kAttributeSlots) + " attributes");
+    return false;
+  }
+  // Names are validated (characters, length, duplicates) by AttributeRegistry at start.
+  options->attributes_given = true;
+  options->attributes = std::move(names);
+  return true;
+}
+
+bool ParseBool(std::string_view key, std::string_view value, bool* out, std::string* error) {
+  if (value == "true" || value == "yes" || value == "1") {
+    *out = true;
+  } else if (value == "false" || value == "no" || value == "0") {
+    *out = false;
+  } else {
+    *error = Problem(key, value, "is not a boolean", "use true or false");
+    return false;
+  }
+  return true;
+}
+
+bool ApplyOption(std::string_view key, std::string_view value, Options* options,
+                 bool* interval_given, bool* wall_given, std::string* error) {
+  int64_t number = 0;
+  if (key == "event") return ParseEvent(value, options, error);
+  if (key == "interval") {
+    *interval_given = true;
+    return ParseDurationOption(key, value, Options::kMinCpuIntervalNs, Options::kMaxIntervalNs,
+                               &options->cpu_interval_ns, error);
+  }
+  if (key == "wall") {
+    *wall_given = true;
+    options->wall_enabled = true;
+    return ParseDurationOption(key, value, Options::kMinWallIntervalNs, Options::kMaxIntervalNs,
+                               &options->wall_interval_ns, error);
+  }
+  if (key == "filter") {
+    if (value != "context") {
+      *error = Problem(key, value, "is not a filter", "the only filter is filter=context");
+      return false;
+    }
+    options->filter_context = true;
+    return true;
+  }
+  if (key == "threads") {
+    if (!ParseIntInRange(key, value, 1, Options::kMaxWallThreadsPerTick, &number, error)) {
+      return false;
+    }
+    options->wall_threads_per_tick = static_cast<int>(number);
+    return true;
+  }
+  if (key == "depth") {
+    if (!ParseIntInRange(key, value, 1, kMaxStackDepth, &number, error)) return false;
+    options->depth = static_cast<int>(number);
+    return true;
+  }
+  if (key == "unwind") {
+    if (value == "dwarf") {
+      options->unwind = UnwindKind::kDwarf;
+    } else if (value == "fp") {
+      options->unwind = UnwindKind::kFramePointer;
+    } else {
+      *error =
+          Problem(key, value, "is not a stack walking method", "use unwind=dwarf or unwind=fp");
+      return false;
+    }
+    return true;
+  }
+  if (key == "clock") {
+    if (value == "tsc") {
+      options->clock = ClockKind::kTsc;
+    } else if (value == "monotonic") {
+      options->clock = ClockKind::kMonotonic;
+    } else {
+      *error = Problem(key, value, "is not a clock", "use clock=tsc or clock=monotonic");
+      return false;
+    }
+    return true;
+  }
+  if (key == "signal" || key == "wallsignal") {
+    if (!ParseSignal(value, key == "signal" ? &options->signal : &options->wall_signal)) {
+      *error = Problem(key, value, "is not a usable signal",
+                       "use a signal name or number such as SIGPROF, 27 or SIGRTMIN+2 (not "
+                       "SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT)");
+      return false;
+    }
+    return true;
+  }
+  if (key == "buffer") {
+    if (!ParseIntInRange(key, value, Options::kMinBufferSlots, Options::kMaxBufferSlots, &number,
+                         error)) {
+      return false;
+    }
+    options->buffer_slots = static_cast<uint32_t>(number);
+    return true;
+  }
+  if (key == "file") {
+    if (value.empty()) {
+      *error = Problem(key, value, "is empty", "give a path, e.g. file=/tmp/profile.jfr");
+      return false;
+    }
+    options->file = std::string(value);
+    return true;
+  }
+  if (key == "attributes") return ParseAttributes(value, options, error);
+  if (key == "chunksize")
+    return ParseBytesOption(key, value, &options->jfr.chunk_size_bytes, error);
+  if (key == "maxsize") return ParseBytesOption(key, value, &options->jfr.max_size_bytes, error);
+  if (key == "chunktime" || key == "maxage" || key == "flush") {
+    uint64_t* target = key == "chunktime" ? &options->jfr.chunk_time_ns
+                       : key == "maxage"  ? &options->jfr.max_age_ns
+                                          : &options->jfr.flush_interval_ns;
+    return ParseDurationOption(key, value, kNanosPerMilli, 365ull * 24 * 3600 * kNanosPerSecond,
+                               target, error);
+  }
+  if (key == "cpusamples") return ParseBool(key, value, &options->jfr.cpu_samples, error);
+  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
+           "); known options: event, interval, wall, filter, threads, depth, unwind, clock, "
+           "signal, wallsignal, "
+           "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
+  return false;
+}
+
+}  // namespace
+
+bool ParseDuration(std::string_view text, uint64_t* nanos) {
+  std::string_view number_text;
+  std::string_view unit;
+  SplitNumberAndSuffix(text, &number_text, &unit);
+  uint64_t number = 0;
+  if (!ParseUnsigned(number_text, &number)) return false;
+  uint64_t factor = 0;
+  if (unit == "ns") {
+    factor = 1;
+  } else if (unit == "us") {
+    factor = kNanosPerMicro;
+  } else if (unit == "ms") {
+    factor = kNanosPerMilli;
+  } else if (unit == "s") {
+    factor = kNanosPerSecond;
+  } else {
+    return false;
+  }
+  return MultiplyChecked(number, factor, nanos);
+}
+
+bool ParseBytes(std::string_view text, uint64_t* bytes) {
+  std::string_view number_text;
+  std::string_view suffix;
+  SplitNumberAndSuffix(text, &number_text, &suffix);
+  uint64_t number = 0;
+  if (!ParseUnsigned(number_text, &number)) return false;
+  uint64_t factor = 0;
+  if (suffix.empty()) {
+    factor = 1;
+  } else if (suffix == "k" || suffix == "K") {
+    factor = 1ull << 10;
+  } else if (suffix == "m" || suffix == "M") {
+    factor = 1ull << 20;
+  } else if (suffix == "g" || suffix == "G") {
+    factor = 1ull << 30;
+  } else {
+    return false;
+  }
+  return MultiplyChecked(number, factor, bytes);
+}
+
+bool ParseSignal(std::string_view text, int* signal) {
+  static constexpr struct {
+    const char* name;
+    int number;
+  } kNames[] = {{"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT}, {"TRAP", SIGTRAP},
+                {"USR1", SIGUSR1}, {"USR2", SIGUSR2},     {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},
+                {"TERM", SIGTERM}, {"CHLD", SIGCHLD},     {"URG", SIGURG},   {"XCPU", SIGXCPU},
+                {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH},
+                {"IO", SIGIO},     {"PWR", SIGPWR},       {"SYS", SIGSYS}};
+  std::string_view name = text;
+  if (name.substr(0, 3) == "SIG") name = name.substr(3);
+  int number = -1;
+  uint64_t parsed = 0;
+  if (ParseUnsigned(name, &parsed)) {
+    number = parsed <= static_cast<uint64_t>(SIGRTMAX) ? static_cast<int>(parsed) : -1;
+  } else if (name.substr(0, 5) == "RTMIN") {
+    std::string_view offset = name.substr(5);
+    if (offset.empty()) {
+      number = SIGRTMIN;
+    } else if (offset[0] == '+' && ParseUnsigned(offset.substr(1), &parsed) &&
+               parsed <= static_cast<uint64_t>(SIGRTMAX - SIGRTMIN)) {
+      number = SIGRTMIN + static_cast<int>(parsed);
+    }
+  } else {
+    for (const auto& entry : kNames) {
+      if (name == entry.name) number = entry.number;
+    }
+  }
+  // Signals that cannot be caught, or that report faults we must leave to the host.
+  if (number <= 0 || number == SIGKILL || number == SIGSTOP || number == SIGSEGV ||
+      number == SIGBUS || number == SIGILL || number == SIGFPE || number == SIGABRT) {
+    return false;
+  }
+  *signal = number;
+  return true;
+}
+
+bool ParseOptions(std::string_view text, Options* out, std::string* error) {
+  Options options;
+  bool interval_given = false;
+  bool wall_given = false;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) {
+      *error = "empty option in " + Quote(text) + "; separate key=value pairs with single commas";
+      return false;
+    }
+    const size_t equals = item.find('=');
+    if (equals == std::string_view::npos) {
+      *error = "option " + Quote(item) + " has no value; write it as key=value, e.g. interval=10ms";
+      return false;
+    }
+    if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options, &interval_given,
+                     &wall_given, error)) {
+      return false;
+    }
+    if (comma != std::string_view::npos && rest.empty()) {
+      *error = "option string " + Quote(text) + " ends with a comma; remove it";
+      return false;
+    }
+  }
+  // event=wall alone: interval= sets the wall interval unless wall= did.
+  if (options.cpu_engine == CpuEngineKind::kNone && interval_given && !wall_given) {
+    if (options.cpu_interval_ns < Options::kMinWallIntervalNs) {
+      *error =
+          Problem("interval", FormatNanos(options.cpu_interval_ns), "is too small for event=wall",
+                  "use a wall interval of at least " + FormatNanos(Options::kMinWallIntervalNs));
+      return false;
+    }
+    options.wall_interval_ns = options.cpu_interval_ns;
+  }
+  if (options.cpu_engine != CpuEngineKind::kNone && options.wall_enabled &&
+      options.signal == options.wall_signal) {
+    *error = Problem("wallsignal", std::to_string(options.wall_signal),
+                     "is also the CPU engine's signal",
+                     "give cpu and wall sampling different signals (defaults: signal=SIGPROF, "
+                     "wallsignal=SIGVTALRM)");
+    return false;
+  }
+  if (options.filter_context && !options.wall_enabled) {
+    *error = Problem("filter", "context", "applies only to wall sampling",
+                     "add wall to the events, e.g. event=cpu+wall or wall=20ms");
+    return false;
+  }
+  *out = std::move(options);
+  return true;
+}
+
+}  // namespace ctxprof

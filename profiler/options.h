@@ -1,0 +1,101 @@
+// Options: the one parser for "key=value,key=value" profiler option strings.
+//
+// The C API (ctxprof_start), the JVM agent (-agentpath:...=options) and the Java API all pass
+// the same string here. Parsing is all-or-nothing: on the first bad key or value ParseOptions
+// returns false and *error names the key, the value and how to fix it; *out is left untouched.
+//
+// Keys (durations take a unit: ns, us, ms or s; sizes take an optional k, m or g suffix):
+//   event=cpu|ctimer|itimer|wall, or a CPU engine and wall joined by '+' (cpu+wall)
+//                      CPU engine: cpu = perf_events cpu-clock, falling back to ctimer, itimer.
+//   interval=10ms      CPU sampling interval (for event=wall alone: the wall interval).
+//                      [100us, 1h].
+//   wall=50ms          enables wall sampling at this interval, [1ms, 1h].
+//   filter=context     wall samples only threads whose context block is non-empty.
+//   threads=16         wall: at most this many threads signalled per tick, [1, 4096].
+//   depth=128          native frames per sample, [1, kMaxStackDepth].
+//   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
+//                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
+//   clock=tsc|monotonic
+//   signal=SIGPROF     the CPU engines' signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
+//   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
+//                      a standard signal does not queue, so a pending wall signal would swallow
+//                      a perf overflow's signal and the one-shot event would never be re-armed.
+//   buffer=256         sample buffer slots, [16, 65536].
+//   file=path          where the recording goes at stop (the JFR writer); empty = in memory.
+//   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...
+//   JFR writer keys, validated here and consumed by the writer:
+//   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
+//   cpusamples=true|false.
+//
+// Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
+#ifndef CTXPROF_PROFILER_OPTIONS_H_
+#define CTXPROF_PROFILER_OPTIONS_H_
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/sample.h"
+
+namespace ctxprof {
+
+// Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
+enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
+enum class ClockKind : uint8_t { kTsc, kMonotonic };
+enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
+
+inline constexpr uint64_t kNanosPerMicro = 1000;
+inline constexpr uint64_t kNanosPerMilli = 1000 * 1000;
+inline constexpr uint64_t kNanosPerSecond = 1000 * 1000 * 1000;
+
+// Settings of the JFR writer (profiler/jfr/). 0 means "writer default".
+struct JfrOptions {
+  uint64_t chunk_size_bytes = 0;
+  uint64_t chunk_time_ns = 0;
+  uint64_t max_size_bytes = 0;
+  uint64_t max_age_ns = 0;
+  uint64_t flush_interval_ns = 0;
+  bool cpu_samples = true;
+};
+
+struct Options {
+  static constexpr uint64_t kMinCpuIntervalNs = 100 * kNanosPerMicro;
+  static constexpr uint64_t kMinWallIntervalNs = kNanosPerMilli;
+  static constexpr uint64_t kMaxIntervalNs = 3600 * kNanosPerSecond;
+  static constexpr uint32_t kMinBufferSlots = 16;
+  static constexpr uint32_t kMaxBufferSlots = 65536;
+  static constexpr int kMaxWallThreadsPerTick = 4096;
+
+  CpuEngineKind cpu_engine = CpuEngineKind::kPerf;
+  uint64_t cpu_interval_ns = 10 * kNanosPerMilli;
+  bool wall_enabled = false;
+  uint64_t wall_interval_ns = 50 * kNanosPerMilli;
+  bool filter_context = false;
+  int wall_threads_per_tick = 16;
+  int depth = kDefaultStackDepth;
+  UnwindKind unwind = UnwindKind::kDwarf;
+  ClockKind clock = ClockKind::kTsc;
+  int signal = SIGPROF;
+  int wall_signal = SIGVTALRM;
+  uint32_t buffer_slots = 256;
+  std::string file;
+  bool attributes_given = false;  // attributes= was present (possibly to clear them)
+  std::vector<std::string> attributes;
+  JfrOptions jfr;
+};
+
+bool ParseOptions(std::string_view text, Options* out, std::string* error);
+
+// Pieces of the parser, exposed for tests and for callers with single values.
+// "10ms" -> 10,000,000. A unit is required.
+bool ParseDuration(std::string_view text, uint64_t* nanos);
+// "64m" -> 67,108,864. Suffix k, m or g (powers of 1024, either case), or none for bytes.
+bool ParseBytes(std::string_view text, uint64_t* bytes);
+// "SIGPROF", "PROF", "27", "SIGRTMIN+3" -> the signal number.
+bool ParseSignal(std::string_view text, int* signal);
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_OPTIONS_H_

@@ -1,0 +1,337 @@
+#include "profiler/profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "profiler/ctimer_engine.h"
+#include "profiler/itimer_engine.h"
+#include "profiler/perf_engine.h"
+#include "profiler/signal_handler.h"
+#include "profiler/stack_walker.h"
+#include "profiler/tsc_clock.h"
+#include "profiler/wall_engine.h"
+
+namespace ctxprof {
+
+struct Profiler::Session {
+  Options options;
+  std::unique_ptr<Clock> clock;
+  std::unique_ptr<SampleBuffer> buffer;
+  std::shared_ptr<Aggregator> sink;
+  std::unique_ptr<SamplingEngine> cpu_engine;
+  std::unique_ptr<WallEngine> wall_engine;
+  std::unique_ptr<ThreadRegistry> registry;
+  std::thread background;
+  std::mutex background_mutex;
+  std::condition_variable background_wake;
+  bool stopping = false;  // guarded by background_mutex
+  pid_t background_tid = 0;
+};
+
+Profiler* Profiler::Global() {
+  static Profiler* const profiler = [] {
+    auto* created = new Profiler();
+    std::string error;
+    // Defaults are valid, so Create cannot fail; a nullptr would only disable attribute values.
+    created->dictionary_ = Dictionary::Create(Dictionary::Options(), &error);
+    return created;
+  }();
+  return profiler;
+}
+
+namespace {
+
+std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options) {
+  switch (kind) {
+    case CpuEngineKind::kPerf:
+      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal);
+    case CpuEngineKind::kCpuTimer:
+      return std::make_unique<CpuTimerEngine>(options.cpu_interval_ns, options.signal);
+    case CpuEngineKind::kITimer:
+      return std::make_unique<ITimerEngine>(options.cpu_interval_ns);
+    case CpuEngineKind::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+CpuEngineKind NextFallback(CpuEngineKind kind) {
+  switch (kind) {
+    case CpuEngineKind::kPerf:
+      return CpuEngineKind::kCpuTimer;
+    case CpuEngineKind::kCpuTimer:
+      return CpuEngineKind::kITimer;
+    default:
+      return CpuEngineKind::kNone;
+  }
+}
+
+// Starts the requested CPU engine or the first fallback that the system allows. Returns nullptr
+// with *error when none could start; appends one note per fallback to *notes.
+std::unique_ptr<SamplingEngine> StartCpuEngine(const Options& options, std::string* notes,
+                                               std::string* error) {
+  std::string reasons;
+  for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
+       kind = NextFallback(kind)) {
+    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options);
+    std::string reason;
+    bool refused = false;
+    if (engine->Start(&reason, &refused)) {
+      if (!reasons.empty()) {
+        *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
+      }
+      return engine;
+    }
+    if (!reasons.empty()) reasons += "; ";
+    reasons += std::string(engine->name()) + " refused (" + reason + ")";
+    if (!refused) break;
+  }
+  *error = "event: no CPU sampling engine could start: " + reasons +
+           "; check perf_event_paranoid, seccomp and timer limits, or use event=wall";
+  return nullptr;
+}
+
+}  // namespace
+
+Status Profiler::Start(const std::string& options_text, std::string* message) {
+  message->clear();
+  Options options;
+  if (!ParseOptions(options_text, &options, message)) return Status::kInvalidArgument;
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) {
+    *message = "the profiler is already running; call ctxprof_stop() before starting again";
+    return Status::kWrongState;
+  }
+  return StartLocked(options, message) ? Status::kOk : Status::kInvalidArgument;
+}
+
+bool Profiler::StartLocked(const Options& options, std::string* message) {
+  ContextMap* context_map = ContextMap::Global();
+  if (context_map == nullptr) {
+    *message = "cannot reserve the context map: " + ContextMap::GlobalError();
+    return false;
+  }
+  if (options.attributes_given && !attributes_.Register(options.attributes, message)) {
+    *message = "option 'attributes': " + *message;
+    return false;
+  }
+  attribute_count_.store(attributes_.size(), std::memory_order_release);
+  std::string error;
+  if (!StackWalker::Init(&error) ||
+      (options.cpu_engine != CpuEngineKind::kNone &&
+       !SignalHandler::Install(options.signal, &error)) ||
+      (options.wall_enabled && !SignalHandler::Install(options.wall_signal, &error))) {
+    *message = error;
+    return false;
+  }
+  auto session = std::make_unique<Session>();
+  session->options = options;
+  std::string notes;
+  std::string clock_note;
+  session->clock = CreateClock(options.clock, &clock_note);
+  if (!clock_note.empty()) notes += clock_note + ". ";
+  session->buffer = SampleBuffer::Create(options.buffer_slots, message);
+  if (session->buffer == nullptr) return false;
+  session->sink = std::make_shared<Aggregator>(attributes_.names(), dictionary_.get());
+  SignalHandler::Activate({session->buffer.get(), session->clock.get(), context_map, options.depth,
+                           options.unwind == UnwindKind::kFramePointer
+                               ? StackWalker::Method::kFramePointer
+                               : StackWalker::Method::kDwarf});
+
+  std::vector<SamplingEngine*> engines;
+  if (options.cpu_engine != CpuEngineKind::kNone) {
+    session->cpu_engine = StartCpuEngine(options, &notes, message);
+    if (session->cpu_engine == nullptr) {
+      SignalHandler::Deactivate();
+      return false;
+    }
+    engines.push_back(session->cpu_engine.get());
+  }
+  if (options.wall_enabled) {
+    session->wall_engine = std::make_unique<WallEngine>(
+        options.wall_interval_ns, options.wall_signal, options.wall_threads_per_tick,
+        options.filter_context, context_map);
+    bool refused = false;
+    session->wall_engine->Start(&error, &refused);
+    engines.push_back(session->wall_engine.get());
+  }
+  session->registry = std::make_unique<ThreadRegistry>(engines);
+  if (session->wall_engine != nullptr) {
+    session->registry->Exclude(session->wall_engine->sampler_tid());
+  }
+  Session* raw = session.get();
+  {
+    std::unique_lock<std::mutex> background_lock(raw->background_mutex);
+    raw->background = std::thread([this, raw] { BackgroundLoop(raw); });
+    raw->background_wake.wait(background_lock, [raw] { return raw->background_tid != 0; });
+  }
+  session->registry->Exclude(raw->background_tid);
+  // Arm every existing thread before returning, so sampling covers the caller's next line.
+  session->registry->Rescan();
+  last_sink_ = session->sink;
+  session_ = std::move(session);
+  SnapshotStatsLocked();
+  while (!notes.empty() && notes.back() == ' ') notes.pop_back();
+  *message = notes;
+  return true;
+}
+
+void Profiler::BackgroundLoop(Session* session) {
+  {
+    std::lock_guard<std::mutex> lock(session->background_mutex);
+    session->background_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  }
+  session->background_wake.notify_all();
+  Aggregator* sink = session->sink.get();
+  while (true) {
+    session->buffer->Drain([sink](const SampleRecord& record) { sink->Consume(record); });
+    session->registry->RescanIfChanged();
+    std::unique_lock<std::mutex> lock(session->background_mutex);
+    if (session->background_wake.wait_for(lock, kDrainInterval,
+                                          [session] { return session->stopping; })) {
+      return;
+    }
+  }
+}
+
+void Profiler::SnapshotStatsLocked() {
+  Session* session = session_.get();
+  SessionStats stats;
+  stats.running = true;
+  stats.cpu_engine = session->cpu_engine != nullptr ? session->cpu_engine->name() : "";
+  stats.wall = session->wall_engine != nullptr;
+  stats.clock = session->clock->Name();
+  stats.consumed = session->buffer->consumed();
+  stats.dropped = session->buffer->dropped();
+  stats.failed_threads = session->cpu_engine != nullptr ? session->cpu_engine->failed_threads() : 0;
+  stats.threads_seen = session->registry->threads_seen();
+  stats.wall_signals = session->wall_engine != nullptr ? session->wall_engine->signals_sent() : 0;
+  last_stats_ = stats;
+}
+
+Status Profiler::Stop(std::string* error) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ == nullptr) {
+    *error = "the profiler is not running; call ctxprof_start() first";
+    return Status::kWrongState;
+  }
+  StopLocked();
+  return Status::kOk;
+}
+
+void Profiler::StopLocked() {
+  Session* session = session_.get();
+  {
+    std::lock_guard<std::mutex> lock(session->background_mutex);
+    session->stopping = true;
+  }
+  session->background_wake.notify_all();
+  session->background.join();
+  // No new signals after this: per-thread events and timers are closed, wall and itimer stopped.
+  session->registry->RemoveAll();
+  if (session->wall_engine != nullptr) session->wall_engine->Stop();
+  if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
+  SignalHandler::Deactivate();
+  Aggregator* sink = session->sink.get();
+  session->buffer->Drain([sink](const SampleRecord& record) { sink->Consume(record); });
+  SnapshotStatsLocked();
+  last_stats_.running = false;
+  session_.reset();
+}
+
+Status Profiler::Dump(const std::string& path, std::string* error) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (last_sink_ == nullptr) {
+    *error =
+        "nothing to dump to '" + path + "': no profiling session has run; call ctxprof_start()";
+    return Status::kWrongState;
+  }
+  return last_sink_->WriteCollapsed(path, error) ? Status::kOk : Status::kIoError;
+}
+
+Status Profiler::RegisterAttributes(const std::vector<std::string>& names, std::string* error) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) {
+    *error =
+        "attributes cannot change while the profiler runs; register them before "
+        "ctxprof_start() or pass attributes= in its options";
+    return Status::kWrongState;
+  }
+  if (!attributes_.Register(names, error)) return Status::kInvalidArgument;
+  attribute_count_.store(attributes_.size(), std::memory_order_release);
+  return Status::kOk;
+}
+
+bool Profiler::SetAttribute(int slot, const char* value, std::string* error) {
+  const int registered = attribute_count_.load(std::memory_order_acquire);
+  if (slot < 0 || slot >= registered) {
+    *error = "attribute slot " + std::to_string(slot) + " is not registered (" +
+             std::to_string(registered) +
+             " registered); register names with ctxprof_register_attributes() first";
+    return false;
+  }
+  ContextBlock* block =
+      ContextMap::Global() != nullptr ? ContextMap::Global()->BlockFor(CurrentTid()) : nullptr;
+  if (block == nullptr) {
+    *error = "this thread has no context block (tid beyond the context map's capacity)";
+    return false;
+  }
+  const uint32_t id = value == nullptr || dictionary_ == nullptr ? Dictionary::kUnsetId
+                                                                 : dictionary_->Intern(value);
+  BlockWriter writer(block);
+  writer.SetAttribute(slot, id);
+  return true;
+}
+
+void Profiler::SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t span_id) {
+  ContextMap* map = ContextMap::Global();
+  ContextBlock* block = map != nullptr ? map->BlockFor(CurrentTid()) : nullptr;
+  if (block == nullptr) return;
+  BlockWriter writer(block);
+  writer.SetTraceId(trace_high, trace_low);
+  writer.SetSpanId(span_id);
+}
+
+void Profiler::ClearContext() {
+  ContextMap* map = ContextMap::Global();
+  ContextBlock* block = map != nullptr ? map->BlockFor(CurrentTid()) : nullptr;
+  if (block == nullptr) return;
+  BlockWriter writer(block);
+  writer.Clear();
+}
+
+void Profiler::OnThreadStart(pid_t tid) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) session_->registry->OnThreadStart(tid);
+}
+
+void Profiler::OnThreadEnd(pid_t tid) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) session_->registry->OnThreadEnd(tid);
+}
+
+SessionStats Profiler::Stats() {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) SnapshotStatsLocked();
+  return last_stats_;
+}
+
+std::vector<AggregatedStack> Profiler::Stacks() {
+  std::shared_ptr<Aggregator> sink;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    sink = last_sink_;
+  }
+  return sink != nullptr ? sink->Stacks() : std::vector<AggregatedStack>();
+}
+
+AggregatorCounters Profiler::Counters() {
+  std::shared_ptr<Aggregator> sink;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    sink = last_sink_;
+  }
+  return sink != nullptr ? sink->counters() : AggregatorCounters();
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,113 @@
+// The C API's contract: return codes, messages that name the input, serialisation of
+// start/stop, and the collapsed-stack dump format.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "profiler/ctxprof.h"
+#include "profiler/profiler.h"
+#include "tests/sampler/sampler_test_util.h"
+
+namespace ctxprof {
+namespace {
+
+std::atomic<uint64_t> g_sink{0};
+
+__attribute__((noinline)) void DumpedWork(uint64_t cpu_nanos) {
+  const uint64_t end = testing::ThreadCpuNanos() + cpu_nanos;
+  uint64_t value = 5;
+  while (testing::ThreadCpuNanos() < end) value = testing::Spin(100000, value);
+  g_sink += value;
+}
+
+TEST(ApiTest, BadOptionsAreRejectedWithTheKeyAndTheProcessKeepsRunning) {
+  char error[512];
+  EXPECT_EQ(ctxprof_start("interval=0ms", error, sizeof(error)), CTXPROF_EINVAL);
+  EXPECT_NE(std::string(error).find("'interval'"), std::string::npos) << error;
+  EXPECT_EQ(ctxprof_start("colour=blue", error, sizeof(error)), CTXPROF_EINVAL);
+  EXPECT_NE(std::string(error).find("'colour'"), std::string::npos) << error;
+  EXPECT_EQ(ctxprof_start("attributes=bad name", error, sizeof(error)), CTXPROF_EINVAL);
+  EXPECT_NE(std::string(error).find("'attributes'"), std::string::npos) << error;
+  // Truncation keeps the buffer NUL-terminated.
+  char tiny[8];
+  EXPECT_EQ(ctxprof_start("colour=blue", tiny, sizeof(tiny)), CTXPROF_EINVAL);
+  EXPECT_EQ(std::string(tiny).size(), 7u);
+  EXPECT_FALSE(Profiler::Global()->Stats().running);
+}
+
+TEST(ApiTest, StartStopAreSerialisedWithClearErrors) {
+  EXPECT_EQ(ctxprof_stop(), CTXPROF_ESTATE);
+  char error[512];
+  ASSERT_EQ(ctxprof_start("event=cpu,interval=5ms", error, sizeof(error)), 0) << error;
+  EXPECT_EQ(ctxprof_start("event=cpu", error, sizeof(error)), CTXPROF_ESTATE);
+  EXPECT_NE(std::string(error).find("already running"), std::string::npos) << error;
+  const char* names[] = {"tenant"};
+  EXPECT_EQ(ctxprof_register_attributes(names, 1), CTXPROF_ESTATE);
+  EXPECT_EQ(ctxprof_stop(), 0);
+  EXPECT_EQ(ctxprof_stop(), CTXPROF_ESTATE);
+}
+
+TEST(ApiTest, AttributeArgumentsAreValidated) {
+  const char* names[] = {"endpoint", "tenant"};
+  ASSERT_EQ(ctxprof_register_attributes(names, 2), 0);
+  EXPECT_EQ(ctxprof_set_attribute(1, "acme"), 0);
+  EXPECT_EQ(ctxprof_set_attribute(2, "x"), CTXPROF_EINVAL);  // not registered
+  EXPECT_EQ(ctxprof_set_attribute(-1, "x"), CTXPROF_EINVAL);
+  EXPECT_EQ(ctxprof_set_attribute(0, nullptr), 0);  // clears
+  const char* bad[] = {"no spaces allowed"};
+  EXPECT_EQ(ctxprof_register_attributes(bad, 1), CTXPROF_EINVAL);
+  EXPECT_EQ(ctxprof_register_attributes(nullptr, 1), CTXPROF_EINVAL);
+  ctxprof_clear_context();
+}
+
+void IgnoreSignal(int) {}
+
+TEST(ApiTest, ForeignSignalHandlerIsRefused) {
+  struct sigaction action = {};
+  action.sa_handler = IgnoreSignal;
+  ASSERT_EQ(sigaction(SIGUSR2, &action, nullptr), 0);
+  char error[512];
+  EXPECT_EQ(ctxprof_start("signal=SIGUSR2", error, sizeof(error)), CTXPROF_EINVAL);
+  EXPECT_NE(std::string(error).find("signal " + std::to_string(SIGUSR2)), std::string::npos)
+      << error;
+  EXPECT_NE(std::string(error).find("already has a handler"), std::string::npos) << error;
+  EXPECT_FALSE(Profiler::Global()->Stats().running);
+}
+
+TEST(ApiTest, DumpWritesCollapsedStacksWithContext) {
+  const char* names[] = {"endpoint"};
+  ASSERT_EQ(ctxprof_register_attributes(names, 1), 0);
+  char error[512];
+  ASSERT_EQ(ctxprof_start("event=ctimer,interval=10ms,signal=SIGRTMIN+3", error, sizeof(error)), 0)
+      << error;
+  ctxprof_set_trace_context(0x1, 0x2, 0x3);
+  ASSERT_EQ(ctxprof_set_attribute(0, "/pay;ment"), 0);  // ';' must not split the line
+  DumpedWork(300 * 1000 * 1000);
+  ctxprof_clear_context();
+  ASSERT_EQ(ctxprof_stop(), 0);
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/profile.collapsed";
+  ASSERT_EQ(ctxprof_dump(path.c_str()), 0);
+  std::ifstream in(path);
+  std::string line;
+  int matching = 0;
+  while (std::getline(in, line)) {
+    const size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    EXPECT_GT(std::stoull(line.substr(space + 1)), 0u) << line;
+    if (line.find("DumpedWork") == std::string::npos) continue;
+    ++matching;
+    EXPECT_EQ(line.rfind("[cpu];[running];[trace=00000000000000010000000000000002];"
+                         "[span=0000000000000003];[endpoint=/pay_ment];",
+                         0),
+              0u)
+        << line;
+  }
+  EXPECT_GT(matching, 0);
+  EXPECT_EQ(ctxprof_dump("/nonexistent-dir/x"), CTXPROF_EIO);
+}
+
+}  // namespace
+}  // namespace ctxprof

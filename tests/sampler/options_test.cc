@@ -1,0 +1,168 @@
+#include "profiler/options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ctxprof {
+namespace {
+
+Options ParseOk(const std::string& text) {
+  Options options;
+  std::string error;
+  EXPECT_TRUE(ParseOptions(text, &options, &error)) << text << ": " << error;
+  return options;
+}
+
+// Parsing fails, the message names `key` (and the offending value, when given), and the output
+// is untouched.
+void ExpectError(const std::string& text, const std::string& key, const std::string& value = "") {
+  Options options;
+  options.depth = 7;  // sentinel: a failed parse must not write *out
+  std::string error;
+  EXPECT_FALSE(ParseOptions(text, &options, &error)) << text;
+  EXPECT_NE(error.find("'" + key + "'"), std::string::npos) << text << " -> " << error;
+  if (!value.empty()) {
+    EXPECT_NE(error.find("'" + value + "'"), std::string::npos) << text << " -> " << error;
+  }
+  EXPECT_EQ(options.depth, 7) << text;
+}
+
+TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
+  const Options options = ParseOk("");
+  EXPECT_EQ(options.cpu_engine, CpuEngineKind::kPerf);
+  EXPECT_EQ(options.cpu_interval_ns, 10 * kNanosPerMilli);
+  EXPECT_FALSE(options.wall_enabled);
+  EXPECT_EQ(options.depth, kDefaultStackDepth);
+  EXPECT_EQ(options.signal, SIGPROF);
+  EXPECT_EQ(options.wall_signal, SIGVTALRM);
+  EXPECT_EQ(options.clock, ClockKind::kTsc);
+}
+
+TEST(OptionsTest, ParsesEveryKey) {
+  const Options options = ParseOk(
+      "event=ctimer+wall,interval=500us,wall=20ms,filter=context,threads=4,depth=64,unwind=fp,"
+      "clock=monotonic,signal=SIGRTMIN+2,buffer=1024,file=/tmp/x.jfr,attributes=endpoint;tenant,"
+      "chunksize=12m,chunktime=30s,maxsize=1g,maxage=2s,flush=1s,cpusamples=false");
+  EXPECT_EQ(options.cpu_engine, CpuEngineKind::kCpuTimer);
+  EXPECT_EQ(options.cpu_interval_ns, 500 * kNanosPerMicro);
+  EXPECT_TRUE(options.wall_enabled);
+  EXPECT_EQ(options.wall_interval_ns, 20 * kNanosPerMilli);
+  EXPECT_TRUE(options.filter_context);
+  EXPECT_EQ(options.wall_threads_per_tick, 4);
+  EXPECT_EQ(options.depth, 64);
+  EXPECT_EQ(options.unwind, UnwindKind::kFramePointer);
+  EXPECT_EQ(options.clock, ClockKind::kMonotonic);
+  EXPECT_EQ(options.signal, SIGRTMIN + 2);
+  EXPECT_EQ(options.buffer_slots, 1024u);
+  EXPECT_EQ(options.file, "/tmp/x.jfr");
+  ASSERT_TRUE(options.attributes_given);
+  EXPECT_EQ(options.attributes, (std::vector<std::string>{"endpoint", "tenant"}));
+  EXPECT_EQ(options.jfr.chunk_size_bytes, 12ull << 20);
+  EXPECT_EQ(options.jfr.chunk_time_ns, 30 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.max_size_bytes, 1ull << 30);
+  EXPECT_EQ(options.jfr.max_age_ns, 2 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.flush_interval_ns, kNanosPerSecond);
+  EXPECT_FALSE(options.jfr.cpu_samples);
+}
+
+TEST(OptionsTest, EventSelectsEngines) {
+  EXPECT_EQ(ParseOk("event=cpu").cpu_engine, CpuEngineKind::kPerf);
+  EXPECT_EQ(ParseOk("event=itimer").cpu_engine, CpuEngineKind::kITimer);
+  const Options wall_only = ParseOk("event=wall,interval=7ms");
+  EXPECT_EQ(wall_only.cpu_engine, CpuEngineKind::kNone);
+  EXPECT_TRUE(wall_only.wall_enabled);
+  EXPECT_EQ(wall_only.wall_interval_ns, 7 * kNanosPerMilli);
+  const Options both = ParseOk("event=cpu,wall=10ms");
+  EXPECT_EQ(both.cpu_engine, CpuEngineKind::kPerf);
+  EXPECT_TRUE(both.wall_enabled);
+  const Options plus = ParseOk("event=wall+cpu");
+  EXPECT_EQ(plus.cpu_engine, CpuEngineKind::kPerf);
+  EXPECT_TRUE(plus.wall_enabled);
+}
+
+TEST(OptionsTest, DurationsAndSizes) {
+  uint64_t value = 0;
+  EXPECT_TRUE(ParseDuration("1s", &value));
+  EXPECT_EQ(value, kNanosPerSecond);
+  EXPECT_TRUE(ParseDuration("250ns", &value));
+  EXPECT_EQ(value, 250u);
+  EXPECT_FALSE(ParseDuration("10", &value));  // a unit is required
+  EXPECT_FALSE(ParseDuration("-5ms", &value));
+  EXPECT_FALSE(ParseDuration("1.5ms", &value));
+  EXPECT_FALSE(ParseDuration("99999999999999999s", &value));  // overflows 64 bits
+  EXPECT_TRUE(ParseBytes("4k", &value));
+  EXPECT_EQ(value, 4096u);
+  EXPECT_TRUE(ParseBytes("100", &value));
+  EXPECT_EQ(value, 100u);
+  EXPECT_FALSE(ParseBytes("4kb", &value));
+  EXPECT_FALSE(ParseBytes("99999999999999999g", &value));
+}
+
+TEST(OptionsTest, Signals) {
+  int signal = 0;
+  EXPECT_TRUE(ParseSignal("SIGPROF", &signal));
+  EXPECT_EQ(signal, SIGPROF);
+  EXPECT_TRUE(ParseSignal("USR2", &signal));
+  EXPECT_EQ(signal, SIGUSR2);
+  EXPECT_TRUE(ParseSignal("27", &signal));
+  EXPECT_EQ(signal, 27);
+  EXPECT_TRUE(ParseSignal("SIGRTMIN", &signal));
+  EXPECT_EQ(signal, SIGRTMIN);
+  EXPECT_FALSE(ParseSignal("SIGSEGV", &signal));
+  EXPECT_FALSE(ParseSignal("9", &signal));
+  EXPECT_FALSE(ParseSignal("SIGNOPE", &signal));
+  EXPECT_FALSE(ParseSignal("SIGRTMIN+999", &signal));
+}
+
+TEST(OptionsTest, EveryErrorNamesTheKey) {
+  ExpectError("bogus=1", "bogus", "1");
+  ExpectError("event=gpu", "event", "gpu");
+  ExpectError("event=cpu+ctimer", "event", "cpu+ctimer");
+  ExpectError("event=wall+wall", "event", "wall+wall");
+  ExpectError("interval=0ms", "interval", "0ms");
+  ExpectError("interval=-1ms", "interval", "-1ms");
+  ExpectError("interval=50us", "interval", "50us");    // below 100us
+  ExpectError("interval=2h", "interval", "2h");        // not a unit we accept
+  ExpectError("interval=3601s", "interval", "3601s");  // above 1 hour
+  ExpectError("interval=10", "interval", "10");        // no unit
+  ExpectError("wall=500us", "wall", "500us");
+  ExpectError("wall=abc", "wall", "abc");
+  ExpectError("event=wall,interval=200us", "interval");
+  ExpectError("filter=threads", "filter", "threads");
+  ExpectError("event=cpu,filter=context", "filter");  // needs wall
+  ExpectError("threads=0", "threads", "0");
+  ExpectError("depth=0", "depth", "0");
+  ExpectError("depth=2049", "depth", "2049");
+  ExpectError("depth=x", "depth", "x");
+  ExpectError("clock=hpet", "clock", "hpet");
+  ExpectError("unwind=lbr", "unwind", "lbr");
+  ExpectError("signal=SIGKILL", "signal", "SIGKILL");
+  ExpectError("wallsignal=STOP", "wallsignal", "STOP");
+  ExpectError("event=cpu+wall,wallsignal=SIGPROF", "wallsignal");
+  ExpectError("buffer=8", "buffer", "8");
+  ExpectError("buffer=100000", "buffer", "100000");
+  ExpectError("file=", "file");
+  ExpectError("attributes=a;;b", "attributes", "a;;b");
+  ExpectError("attributes=a;", "attributes", "a;");
+  ExpectError("attributes=a;b;c;d;e;f;g;h;i", "attributes");
+  ExpectError("chunksize=12q", "chunksize", "12q");
+  ExpectError("maxsize=0", "maxsize", "0");
+  ExpectError("chunktime=1us", "chunktime", "1us");
+  ExpectError("maxage=forever", "maxage", "forever");
+  ExpectError("flush=1", "flush", "1");
+  ExpectError("cpusamples=maybe", "cpusamples", "maybe");
+  ExpectError("interval", "interval");  // no '='
+}
+
+TEST(OptionsTest, MalformedListsAreRejected) {
+  Options options;
+  std::string error;
+  EXPECT_FALSE(ParseOptions("event=cpu,,depth=3", &options, &error));
+  EXPECT_NE(error.find("empty option"), std::string::npos) << error;
+  EXPECT_FALSE(ParseOptions("event=cpu,", &options, &error));
+  EXPECT_NE(error.find("ends with a comma"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ctxprof
