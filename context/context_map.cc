@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -86,5 +87,22 @@ void ContextMap::OnThreadStart(pid_t tid) { ClearOwnBlock(tid); }
 void ContextMap::OnThreadEnd(pid_t tid) { ClearOwnBlock(tid); }
 
 pid_t CurrentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+namespace {
+
+__attribute__((tls_model("initial-exec"))) __thread pid_t cached_tid = 0;
+
+// In a fork child the forking thread keeps its TLS but has a new tid.
+void ForgetTidInChild() { cached_tid = 0; }
+
+// Registered when the library loads, so CachedTid() itself never takes a lock.
+const int fork_handler_registered = pthread_atfork(nullptr, nullptr, ForgetTidInChild);
+
+}  // namespace
+
+pid_t CachedTid() {
+  if (cached_tid == 0) cached_tid = CurrentTid();
+  return cached_tid;
+}
 
 }  // namespace ctxprof

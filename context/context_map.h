@@ -89,6 +89,12 @@ class ContextMap {
 // The calling thread's kernel tid, with a syscall (no TLS): safe in signal handlers.
 pid_t CurrentTid();
 
+// The calling thread's kernel tid from initial-exec TLS (a syscall only the first time in each
+// thread, and again in a fork child). For per-write paths such as the C API and JNI setters,
+// where a syscall would cost ~100x the write. Initial-exec TLS is allocated with the thread, so
+// this is async-signal-safe too.
+pid_t CachedTid();
+
 }  // namespace ctxprof
 
 #endif  // CTXPROF_CONTEXT_CONTEXT_MAP_H_

@@ -16,16 +16,6 @@
 namespace ctxprof {
 namespace {
 
-// The calling OS thread's tid, cached per thread: the *Jni0 setters run per write for virtual
-// threads, and a gettid syscall per write would cost ~100x the write. initial-exec TLS never
-// allocates lazily; these functions never run in a signal handler anyway.
-__attribute__((tls_model("initial-exec"))) thread_local pid_t cached_tid = 0;
-
-pid_t Tid() {
-  if (cached_tid == 0) cached_tid = CurrentTid();
-  return cached_tid;
-}
-
 // The process context store, or nullptr with an IllegalStateException pending.
 ProcessContext* Store(JNIEnv* env) {
   std::string error;
@@ -38,10 +28,11 @@ ProcessContext* Store(JNIEnv* env) {
 }
 
 // The calling thread's block; nullptr when the store is unavailable (exception pending) or the
-// tid is beyond the map (counted by the map; the write is dropped).
+// tid is beyond the map (counted by the map; the write is dropped). The tid is cached: the *Jni0
+// setters run per write for virtual threads (on the carrier, whose tid is the right one).
 ContextBlock* OwnBlock(JNIEnv* env) {
   ProcessContext* store = Store(env);
-  return store == nullptr ? nullptr : store->map().BlockFor(Tid());
+  return store == nullptr ? nullptr : store->map().BlockFor(CachedTid());
 }
 
 bool IsSlot(jint slot) { return slot >= 0 && slot < kAttributeSlots; }

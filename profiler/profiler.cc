@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "context/process_context.h"
 #include "profiler/ctimer_engine.h"
 #include "profiler/itimer_engine.h"
 #include "profiler/perf_engine.h"
@@ -29,14 +30,25 @@ struct Profiler::Session {
 };
 
 Profiler* Profiler::Global() {
-  static Profiler* const profiler = [] {
-    auto* created = new Profiler();
-    std::string error;
-    // Defaults are valid, so Create cannot fail; a nullptr would only disable attribute values.
-    created->dictionary_ = Dictionary::Create(Dictionary::Options(), &error);
-    return created;
-  }();
+  static Profiler* const profiler = new Profiler();
   return profiler;
+}
+
+namespace {
+
+// The process context store; nullptr (with *error) only if its map could not be reserved.
+ProcessContext* Store(std::string* error) { return ProcessContext::Get(error); }
+
+ProcessContext* Store() {
+  std::string ignored;
+  return ProcessContext::Get(&ignored);
+}
+
+}  // namespace
+
+const Dictionary* Profiler::dictionary() const {
+  ProcessContext* store = Store();
+  return store != nullptr ? &store->dictionary() : nullptr;
 }
 
 namespace {
@@ -106,16 +118,17 @@ Status Profiler::Start(const std::string& options_text, std::string* message) {
 }
 
 bool Profiler::StartLocked(const Options& options, std::string* message) {
-  ContextMap* context_map = ContextMap::Global();
-  if (context_map == nullptr) {
-    *message = "cannot reserve the context map: " + ContextMap::GlobalError();
+  std::string store_error;
+  ProcessContext* store = Store(&store_error);
+  if (store == nullptr) {
+    *message = "cannot create the context store: " + store_error;
     return false;
   }
-  if (options.attributes_given && !attributes_.Register(options.attributes, message)) {
+  ContextMap* context_map = &store->map();
+  if (options.attributes_given && !store->attributes().Register(options.attributes, message)) {
     *message = "option 'attributes': " + *message;
     return false;
   }
-  attribute_count_.store(attributes_.size(), std::memory_order_release);
   std::string error;
   if (!StackWalker::Init(&error) ||
       (options.cpu_engine != CpuEngineKind::kNone &&
@@ -132,7 +145,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   if (!clock_note.empty()) notes += clock_note + ". ";
   session->buffer = SampleBuffer::Create(options.buffer_slots, message);
   if (session->buffer == nullptr) return false;
-  session->sink = std::make_shared<Aggregator>(attributes_.names(), dictionary_.get());
+  session->sink = std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary());
   SignalHandler::Activate({session->buffer.get(), session->clock.get(), context_map, options.depth,
                            options.unwind == UnwindKind::kFramePointer
                                ? StackWalker::Method::kFramePointer
@@ -251,41 +264,62 @@ Status Profiler::Dump(const std::string& path, std::string* error) {
 
 Status Profiler::RegisterAttributes(const std::vector<std::string>& names, std::string* error) {
   std::lock_guard<std::mutex> lock(control_mutex_);
-  if (session_ != nullptr) {
+  ProcessContext* store = Store(error);
+  if (store == nullptr) return Status::kWrongState;
+  AttributeRegistry& registry = store->attributes();
+  const std::vector<std::string> registered = registry.names();
+  for (size_t slot = 0; slot < std::min(names.size(), registered.size()); slot++) {
+    if (names[slot] != registered[slot]) {
+      std::string list;
+      for (const std::string& name : registered) list += (list.empty() ? "" : ", ") + name;
+      *error = "attribute slot " + std::to_string(slot) + " is already bound to '" +
+               registered[slot] + "', not '" + names[slot] + "' (registered: " + list +
+               "); slots never move, so register names in the order used before";
+      return Status::kInvalidArgument;
+    }
+  }
+  if (names.size() > registered.size() && session_ != nullptr) {
     *error =
-        "attributes cannot change while the profiler runs; register them before "
+        "new attributes cannot be added while the profiler runs; register them before "
         "ctxprof_start() or pass attributes= in its options";
     return Status::kWrongState;
   }
-  if (!attributes_.Register(names, error)) return Status::kInvalidArgument;
-  attribute_count_.store(attributes_.size(), std::memory_order_release);
-  return Status::kOk;
+  return registry.Register(names, error) ? Status::kOk : Status::kInvalidArgument;
 }
 
+namespace {
+
+// The calling thread's block; nullptr when the store is unavailable or the tid is beyond the
+// map (counted there).
+ContextBlock* OwnBlock() {
+  ProcessContext* store = Store();
+  return store != nullptr ? store->map().BlockFor(CachedTid()) : nullptr;
+}
+
+}  // namespace
+
 bool Profiler::SetAttribute(int slot, const char* value, std::string* error) {
-  const int registered = attribute_count_.load(std::memory_order_acquire);
+  ProcessContext* store = Store(error);
+  if (store == nullptr) return false;
+  const int registered = store->attributes().size();
   if (slot < 0 || slot >= registered) {
     *error = "attribute slot " + std::to_string(slot) + " is not registered (" +
              std::to_string(registered) +
              " registered); register names with ctxprof_register_attributes() first";
     return false;
   }
-  ContextBlock* block =
-      ContextMap::Global() != nullptr ? ContextMap::Global()->BlockFor(CurrentTid()) : nullptr;
+  ContextBlock* block = store->map().BlockFor(CachedTid());
   if (block == nullptr) {
     *error = "this thread has no context block (tid beyond the context map's capacity)";
     return false;
   }
-  const uint32_t id = value == nullptr || dictionary_ == nullptr ? Dictionary::kUnsetId
-                                                                 : dictionary_->Intern(value);
-  BlockWriter writer(block);
-  writer.SetAttribute(slot, id);
+  const uint32_t id = value == nullptr ? Dictionary::kUnsetId : store->dictionary().Intern(value);
+  BlockWriter(block).SetAttribute(slot, id);
   return true;
 }
 
 void Profiler::SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t span_id) {
-  ContextMap* map = ContextMap::Global();
-  ContextBlock* block = map != nullptr ? map->BlockFor(CurrentTid()) : nullptr;
+  ContextBlock* block = OwnBlock();
   if (block == nullptr) return;
   BlockWriter writer(block);
   writer.SetTraceId(trace_high, trace_low);
@@ -293,11 +327,8 @@ void Profiler::SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t
 }
 
 void Profiler::ClearContext() {
-  ContextMap* map = ContextMap::Global();
-  ContextBlock* block = map != nullptr ? map->BlockFor(CurrentTid()) : nullptr;
-  if (block == nullptr) return;
-  BlockWriter writer(block);
-  writer.Clear();
+  ContextBlock* block = OwnBlock();
+  if (block != nullptr) BlockWriter(block).Clear();
 }
 
 void Profiler::OnThreadStart(pid_t tid) {

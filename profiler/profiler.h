@@ -26,7 +26,6 @@
 #include <thread>
 #include <vector>
 
-#include "context/attribute_registry.h"
 #include "context/context_map.h"
 #include "context/dictionary.h"
 #include "profiler/aggregator.h"
@@ -69,7 +68,10 @@ class Profiler {
   // Writes the current (or last) session's samples as collapsed stacks to `path`.
   Status Dump(const std::string& path, std::string* error);
 
-  // Attribute names bound to slots 0..n-1; refused while a session runs.
+  // The C API's registration: after it, names[i] is bound to slot i. The names are added to the
+  // process-wide registry (context/process_context.h), whose slots never move, so `names` must
+  // agree with what is already registered on their common prefix. New names are refused while
+  // a session runs (the session records the names registered when it started).
   Status RegisterAttributes(const std::vector<std::string>& names, std::string* error);
   // Context setters for the calling thread (lock-free, allocation-free except when a value is
   // interned the first time).
@@ -81,8 +83,9 @@ class Profiler {
   void OnThreadStart(pid_t tid);
   void OnThreadEnd(pid_t tid);
 
-  // The process-wide dictionary of attribute values (ids in samples resolve through it).
-  const Dictionary* dictionary() const { return dictionary_.get(); }
+  // The process-wide dictionary of attribute values (ids in samples resolve through it);
+  // nullptr only when the process context store could not be created.
+  const Dictionary* dictionary() const;
 
   SessionStats Stats();
   // The aggregated samples of the current or last session (empty before the first Start).
@@ -103,9 +106,6 @@ class Profiler {
   std::unique_ptr<Session> session_;       // guarded by control_mutex_
   std::shared_ptr<Aggregator> last_sink_;  // guarded by control_mutex_
   SessionStats last_stats_;                // guarded by control_mutex_
-  AttributeRegistry attributes_;           // changed only with no session running
-  std::atomic<int> attribute_count_{0};
-  std::unique_ptr<Dictionary> dictionary_;  // created once, never replaced
 };
 
 }  // namespace ctxprof

@@ -1,11 +1,13 @@
 #include "context/context_map.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace ctxprof {
 namespace {
@@ -102,6 +104,25 @@ TEST(ContextMapTest, GlobalMapIsCreatedOnceAndCoversThisThread) {
   ASSERT_NE(map, nullptr) << ContextMap::GlobalError();
   EXPECT_EQ(map, ContextMap::Global());
   EXPECT_NE(map->BlockFor(CurrentTid()), nullptr);
+}
+
+TEST(ContextMapTest, CachedTidIsPerThreadAndRenewedInAForkChild) {
+  EXPECT_EQ(CachedTid(), CurrentTid());
+  pid_t other = 0;
+  std::thread([&other] { other = CachedTid(); }).join();
+  EXPECT_NE(other, CachedTid());
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    const char ok = CachedTid() == CurrentTid() && CurrentTid() == getpid() ? 'y' : 'n';
+    (void)!write(pipe_fds[1], &ok, 1);
+    _exit(0);
+  }
+  char ok = 0;
+  ASSERT_EQ(read(pipe_fds[0], &ok, 1), 1);
+  EXPECT_EQ(ok, 'y') << "a fork child must not keep its parent thread's tid";
+  waitpid(child, nullptr, 0);
 }
 
 }  // namespace

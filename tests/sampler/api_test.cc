@@ -63,6 +63,19 @@ TEST(ApiTest, AttributeArgumentsAreValidated) {
   ctxprof_clear_context();
 }
 
+TEST(ApiTest, SlotsNeverMoveOnceBound) {
+  const char* names[] = {"endpoint", "tenant"};
+  ASSERT_EQ(ctxprof_register_attributes(names, 2), 0);
+  ASSERT_EQ(ctxprof_register_attributes(names, 1), 0) << "a prefix of the bound names is fine";
+  const char* swapped[] = {"tenant", "endpoint"};
+  EXPECT_EQ(ctxprof_register_attributes(swapped, 2), CTXPROF_EINVAL);
+  std::string error;
+  std::vector<std::string> list = {"tenant"};
+  EXPECT_EQ(Profiler::Global()->RegisterAttributes(list, &error), Status::kInvalidArgument);
+  EXPECT_NE(error.find("slot 0 is already bound to 'endpoint', not 'tenant'"), std::string::npos)
+      << error;
+}
+
 void IgnoreSignal(int) {}
 
 TEST(ApiTest, ForeignSignalHandlerIsRefused) {

@@ -90,8 +90,8 @@ TEST(SharedLibraryTest, ExportsOnlyEntryPoints) {
       continue;
     }
     // Besides the C API, only JVM entry points: JNI methods of io.ctxprof and agent hooks.
-    const bool jvm_entry = name.rfind("Java_io_ctxprof_", 0) == 0 ||
-                           name.rfind("JNI_On", 0) == 0 || name.rfind("Agent_On", 0) == 0;
+    const bool jvm_entry = name.rfind("Java_io_ctxprof_", 0) == 0 || name.rfind("JNI_On", 0) == 0 ||
+                           name.rfind("Agent_On", 0) == 0;
     EXPECT_TRUE(jvm_entry) << "unexpected export: " << name;
   }
   EXPECT_EQ(c_api, 7);
