@@ -386,7 +386,8 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
 
   if (buffer_.size() >= config_.write_buffer_bytes && !WriteBuffered(error)) return false;
   if (config_.chunk_size_bytes != 0 &&
-      file_.size() + buffer_.size() - chunk_offset_ >= config_.chunk_size_bytes) {
+      file_.size() + buffer_.size() - chunk_offset_ + pending_pool_bytes_ >=
+          config_.chunk_size_bytes) {
     return Rotate(error);
   }
   if (++samples_since_clock_check_ >= kClockCheckSamples) {
@@ -410,7 +411,9 @@ uint32_t JfrWriter::ThreadKey(int32_t tid) {
     }
     slot.resolved_in_chunk = chunk_number_;
   }
-  thread_pool_.Mark(slot.key, chunk_number_);
+  if (thread_pool_.Mark(slot.key, chunk_number_)) {
+    pending_pool_bytes_ += 16 + 2 * threads_[slot.key - 1].name.size();
+  }
   return slot.key;
 }
 
@@ -491,6 +494,7 @@ uint32_t JfrWriter::ClassKey(const std::string& class_name) {
 
 void JfrWriter::MarkStack(uint32_t stack_key) {
   const Stack& stack = stacks_[stack_key - 1];
+  pending_pool_bytes_ += 4 + 6 * stack.frame_count;
   for (uint32_t i = 0; i < stack.frame_count; i++) {
     MarkMethod(frames_[stack.first_frame + i].method_key);
   }
@@ -499,13 +503,22 @@ void JfrWriter::MarkStack(uint32_t stack_key) {
 void JfrWriter::MarkMethod(uint32_t method_key) {
   if (!method_pool_.Mark(method_key, chunk_number_)) return;
   const Method& method = methods_[method_key - 1];
-  symbol_pool_.Mark(method.name_symbol, chunk_number_);
-  symbol_pool_.Mark(method.descriptor_symbol, chunk_number_);
+  pending_pool_bytes_ += 8;
+  MarkSymbol(method.name_symbol);
+  MarkSymbol(method.descriptor_symbol);
   if (!class_pool_.Mark(method.class_key, chunk_number_)) return;
   const Class& klass = classes_[method.class_key - 1];
-  symbol_pool_.Mark(klass.name_symbol, chunk_number_);
+  pending_pool_bytes_ += 6;
+  MarkSymbol(klass.name_symbol);
   if (klass.package_key != 0 && package_pool_.Mark(klass.package_key, chunk_number_)) {
-    symbol_pool_.Mark(package_symbols_[klass.package_key - 1], chunk_number_);
+    pending_pool_bytes_ += 4;
+    MarkSymbol(package_symbols_[klass.package_key - 1]);
+  }
+}
+
+void JfrWriter::MarkSymbol(uint32_t symbol_key) {
+  if (symbol_pool_.Mark(symbol_key, chunk_number_)) {
+    pending_pool_bytes_ += 4 + symbols_.values[symbol_key - 1].size();
   }
 }
 
@@ -526,7 +539,9 @@ void JfrWriter::TrackContext(const SampleRecord& sample, uint32_t thread_key) {
   run.first_ticks = run.last_ticks = sample.ticks;
   for (size_t slot = 0; slot < attribute_names_.size(); slot++) {
     const uint32_t id = sample.context.attributes[slot];
-    if (id != Dictionary::kUnsetId) string_pool_.Mark(id, chunk_number_);
+    if (id != Dictionary::kUnsetId && string_pool_.Mark(id, chunk_number_)) {
+      pending_pool_bytes_ += 4 + inputs_.dictionary->ValueOf(id).size();
+    }
   }
 }
 
@@ -720,6 +735,7 @@ void JfrWriter::WriteCheckpoint(bool with_statics) {
     }
   }
   for (PoolState* pool : pools) pool->pending.clear();
+  pending_pool_bytes_ = 0;
   buffer_.PatchVarint(size_at, buffer_.size() - start);
   last_checkpoint_offset_ = offset;
 }

@@ -213,7 +213,7 @@ class JfrWriter {
   uint32_t ClassKey(const std::string& class_name);
   void MarkStack(uint32_t stack_key);
   void MarkMethod(uint32_t method_key);
-  void MarkAttributeValue(uint32_t dictionary_id);
+  void MarkSymbol(uint32_t symbol_key);
   void TrackContext(const SampleRecord& sample, uint32_t thread_key);
   // Emits `run`'s ctxprof.Context event; its end stays <= next_ticks when that allows it.
   void EndRun(ContextRun* run, uint64_t next_ticks);
@@ -249,6 +249,9 @@ class JfrWriter {
   uint64_t next_flush_ticks_ = 0;
   uint64_t chunk_end_ticks_ = 0;  // 0 = none
   uint32_t samples_since_clock_check_ = 0;
+  // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
+  // bounds whole chunks, not just their events.
+  uint64_t pending_pool_bytes_ = 0;
 
   // The JDK's tick -> time conversion of the first chunk (JDK 25 uses it for every chunk).
   uint64_t file_start_ticks_ = 0;
