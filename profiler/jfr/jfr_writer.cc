@@ -20,7 +20,6 @@ constexpr uint8_t kGenerationLocked = 255;
 constexpr uint16_t kFlagCompressedInts = 1;
 constexpr uint16_t kFlagFinalChunk = 2;
 constexpr uint8_t kCheckpointFlush = 1;
-constexpr uint32_t kClockCheckSamples = 256;
 
 void PutU64At(uint8_t* out, uint64_t value) {
   for (int i = 0; i < 8; i++) out[i] = static_cast<uint8_t>(value >> (56 - 8 * i));
@@ -390,11 +389,8 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
           config_.chunk_size_bytes) {
     return Rotate(error);
   }
-  if (++samples_since_clock_check_ >= kClockCheckSamples) {
-    samples_since_clock_check_ = 0;
-    return MaybeFlushOrRotate(inputs_.clock->Now(), error);
-  }
-  return true;
+  // A sample's ticks are a clock reading taken moments ago: deadlines cost no clock call.
+  return MaybeFlushOrRotate(sample.ticks, error);
 }
 
 uint32_t JfrWriter::ThreadKey(int32_t tid) {

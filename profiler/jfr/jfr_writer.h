@@ -248,7 +248,6 @@ class JfrWriter {
   uint64_t chunk_time_ticks_ = 0;      // 0 = no chunk_time limit
   uint64_t next_flush_ticks_ = 0;
   uint64_t chunk_end_ticks_ = 0;  // 0 = none
-  uint32_t samples_since_clock_check_ = 0;
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
