@@ -1,5 +1,7 @@
 // Writes a synthetic recording and its expectation, for the `jfr` tool test.
-// Usage: write_synthetic_recording <out.jfr> <expected.json> <jdk|ctxprof> [chunk_size_bytes]
+// Usage: write_synthetic_recording <out> <expected.json> <jdk|ctxprof> [chunk_size_bytes
+//        [repository]]
+// With "repository", <out> is a folder that receives one file per chunk.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +13,8 @@
 int main(int argc, char** argv) {
   using namespace ctxprof;
   if (argc < 4) {
-    fprintf(stderr, "usage: %s out.jfr expected.json jdk|ctxprof [chunk_size_bytes]\n", argv[0]);
+    fprintf(stderr, "usage: %s out expected.json jdk|ctxprof [chunk_size_bytes [repository]]\n",
+            argv[0]);
     return 2;
   }
   FakeClock clock;
@@ -20,7 +23,11 @@ int main(int argc, char** argv) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
   JfrWriterConfig config;
-  config.path = argv[1];
+  if (argc > 5 && strcmp(argv[5], "repository") == 0) {
+    config.repository = argv[1];
+  } else {
+    config.path = argv[1];
+  }
   config.cpu_samples =
       strcmp(argv[3], "ctxprof") == 0 ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
   config.chunk_size_bytes = argc > 4 ? strtoull(argv[4], nullptr, 10) : 0;
