@@ -1,24 +1,38 @@
 #include "profiler/jfr/jfr_buffer.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ctxprof {
 
+void JfrBuffer::Grow(size_t n) {
+  const size_t capacity = std::max(size_ + n, std::max<size_t>(2 * capacity_, 4096));
+  std::unique_ptr<uint8_t[]> bytes(new uint8_t[capacity]);
+  if (size_ != 0) memcpy(bytes.get(), bytes_.get(), size_);
+  bytes_ = std::move(bytes);
+  capacity_ = capacity;
+}
+
 void JfrBuffer::PutBytes(const void* data, size_t length) {
-  const uint8_t* begin = static_cast<const uint8_t*>(data);
-  bytes_.insert(bytes_.end(), begin, begin + length);
+  Reserve(length);
+  if (length != 0) memcpy(bytes_.get() + size_, data, length);
+  size_ += length;
 }
 
 void JfrBuffer::PutVarint(uint64_t value) {
+  Reserve(9);
+  uint8_t* out = bytes_.get() + size_;
   for (int i = 0; i < 8; i++) {
     if (value < 0x80) {
-      bytes_.push_back(static_cast<uint8_t>(value));
+      *out++ = static_cast<uint8_t>(value);
+      size_ = out - bytes_.get();
       return;
     }
-    bytes_.push_back(static_cast<uint8_t>(value | 0x80));
+    *out++ = static_cast<uint8_t>(value | 0x80);
     value >>= 7;
   }
-  bytes_.push_back(static_cast<uint8_t>(value));  // 9th byte: the top 8 bits, no continuation
+  *out++ = static_cast<uint8_t>(value);  // 9th byte: the top 8 bits, no continuation
+  size_ = out - bytes_.get();
 }
 
 size_t JfrBuffer::VarintLength(uint64_t value) {
@@ -39,23 +53,14 @@ void JfrBuffer::EncodePaddedVarint(uint64_t value, uint8_t* out) {
 }
 
 size_t JfrBuffer::ReservePaddedVarint() {
-  const size_t offset = bytes_.size();
-  bytes_.resize(offset + kPaddedVarintBytes);
+  Reserve(kPaddedVarintBytes);
+  const size_t offset = size_;
+  size_ += kPaddedVarintBytes;
   return offset;
 }
 
 void JfrBuffer::PatchVarint(size_t offset, uint64_t value) {
   EncodePaddedVarint(value, &bytes_[offset]);
-}
-
-void JfrBuffer::PutU16BigEndian(uint16_t value) {
-  bytes_.push_back(static_cast<uint8_t>(value >> 8));
-  bytes_.push_back(static_cast<uint8_t>(value));
-}
-
-void JfrBuffer::PutU64BigEndian(uint64_t value) {
-  for (int shift = 56; shift >= 0; shift -= 8)
-    bytes_.push_back(static_cast<uint8_t>(value >> shift));
 }
 
 void JfrBuffer::PutString(std::string_view value) {

@@ -76,6 +76,11 @@ uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
 
 }  // namespace
 
+size_t JfrWriter::FrameIdHash::operator()(const FrameId& id) const {
+  return Mix(id.id ^ (static_cast<uint64_t>(static_cast<uint32_t>(id.bci)) << 40) ^
+             (static_cast<uint64_t>(id.kind) << 32));
+}
+
 bool JfrWriter::PoolState::Mark(uint32_t key, uint32_t chunk) {
   if (key >= chunk_of_key.size()) chunk_of_key.resize(std::max<size_t>(key + 1, 2 * key), 0);
   if (chunk_of_key[key] == chunk) return false;
@@ -91,7 +96,10 @@ uint32_t JfrWriter::StringTable::Intern(const std::string& value) {
 }
 
 JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs)
-    : config_(config), inputs_(inputs), attribute_names_(inputs.attributes->names()) {}
+    : config_(config),
+      inputs_(inputs),
+      attribute_names_(inputs.attributes->names()),
+      stack_table_(4096) {}
 
 JfrWriter::~JfrWriter() {
   std::string ignored;
@@ -141,7 +149,7 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
   };
   writer->flush_interval_ticks_ = nanos_to_ticks(config.flush_interval_nanos);
   writer->chunk_time_ticks_ = nanos_to_ticks(config.chunk_time_nanos);
-  writer->buffer_.reserve(config.write_buffer_bytes + 4096);
+  writer->buffer_.Reserve(config.write_buffer_bytes + 4096);
   if (!writer->StartChunk(error)) {
     writer->closed_ = true;  // nothing to finish: the header says "unfinished"
     return nullptr;
@@ -373,7 +381,7 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   buffer_.PutVarint(stack_key);
   buffer_.PutVarint(state_key);
   if (!jdk_event) buffer_.PutVarint(sample.weight);
-  const_cast<uint8_t*>(buffer_.data())[start] = static_cast<uint8_t>(buffer_.size() - start);
+  buffer_.mutable_data()[start] = static_cast<uint8_t>(buffer_.size() - start);
 
   TrackContext(sample, thread_key);
   counters_.samples++;
@@ -422,12 +430,15 @@ uint32_t JfrWriter::StackKey(const SampleRecord& sample) {
     hash = Mix(hash ^ frame.id) + ((static_cast<uint64_t>(static_cast<uint32_t>(frame.bci)) << 8) |
                                    static_cast<uint8_t>(frame.kind));
   }
-  // Open addressing over the hash values: a collision moves on to hash + 1.
-  for (uint64_t probe = hash;; probe++) {
-    auto it = stack_index_.find(probe);
-    if (it == stack_index_.end()) break;
-    const Stack& stack = stacks_[it->second - 1];
-    if (stack.hash != hash || stack.frame_count != count || stack.truncated != truncated) continue;
+  // Open addressing with linear probing; the table stores the hash so that a probe touches
+  // the stack's frames only on a likely match.
+  const size_t mask = stack_table_.size() - 1;
+  size_t index = hash & mask;
+  for (; stack_table_[index].key != 0; index = (index + 1) & mask) {
+    const StackSlot& slot = stack_table_[index];
+    if (slot.hash != hash) continue;
+    const Stack& stack = stacks_[slot.key - 1];
+    if (stack.frame_count != count || stack.truncated != truncated) continue;
     bool same = true;
     for (uint32_t i = 0; i < count && same; i++) {
       const RawFrame& a = raw_frames_[stack.first_frame + i];
@@ -435,27 +446,46 @@ uint32_t JfrWriter::StackKey(const SampleRecord& sample) {
       same = a.id == b.id && a.bci == b.bci && a.kind == b.kind;
     }
     if (same) {
-      if (stack_pool_.Mark(it->second, chunk_number_)) MarkStack(it->second);
-      return it->second;
+      if (stack_pool_.Mark(slot.key, chunk_number_)) MarkStack(slot.key);
+      return slot.key;
     }
   }
 
-  Stack stack{hash, frames_.size(), count, truncated};
+  stacks_.push_back(Stack{hash, frames_.size(), count, truncated});
   for (uint32_t i = 0; i < count; i++) {
-    const RawFrame& raw = sample.frames[i];
-    resolved_frame_ = ResolvedFrame();
-    inputs_.frames->Resolve(raw, &resolved_frame_);
-    raw_frames_.push_back(raw);
-    frames_.push_back(Frame{MethodKey(resolved_frame_), resolved_frame_.line_number, raw.bci,
-                            resolved_frame_.type});
+    raw_frames_.push_back(sample.frames[i]);
+    frames_.push_back(ResolveFrame(sample.frames[i]));
   }
-  stacks_.push_back(stack);
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
-  uint64_t probe = hash;
-  while (stack_index_.count(probe) != 0) probe++;
-  stack_index_.emplace(probe, key);
+  stack_table_[index] = StackSlot{hash, key};
+  if (stacks_.size() * 2 > stack_table_.size()) GrowStackTable();
   if (stack_pool_.Mark(key, chunk_number_)) MarkStack(key);
   return key;
+}
+
+void JfrWriter::GrowStackTable() {
+  std::vector<StackSlot> table(stack_table_.size() * 2);
+  const size_t mask = table.size() - 1;
+  for (const StackSlot& slot : stack_table_) {
+    if (slot.key == 0) continue;
+    size_t index = slot.hash & mask;
+    while (table[index].key != 0) index = (index + 1) & mask;
+    table[index] = slot;
+  }
+  stack_table_.swap(table);
+}
+
+JfrWriter::Frame JfrWriter::ResolveFrame(const RawFrame& raw) {
+  // Frames recur across stacks: the resolver sees each (id, bci, kind) once per recording.
+  const FrameId id{raw.id, raw.bci, raw.kind};
+  auto it = frame_cache_.find(id);
+  if (it != frame_cache_.end()) return it->second;
+  resolved_frame_ = ResolvedFrame();
+  inputs_.frames->Resolve(raw, &resolved_frame_);
+  const Frame frame{MethodKey(resolved_frame_), resolved_frame_.line_number, raw.bci,
+                    resolved_frame_.type};
+  frame_cache_.emplace(id, frame);
+  return frame;
 }
 
 uint32_t JfrWriter::MethodKey(const ResolvedFrame& frame) {

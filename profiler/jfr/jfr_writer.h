@@ -174,6 +174,19 @@ class JfrWriter {
     uint32_t frame_count;
     bool truncated;
   };
+  struct StackSlot {
+    uint64_t hash = 0;
+    uint32_t key = 0;  // 0 = empty
+  };
+  struct FrameId {
+    uint64_t id;
+    int32_t bci;
+    FrameKind kind;
+    bool operator==(const FrameId& o) const { return id == o.id && bci == o.bci && kind == o.kind; }
+  };
+  struct FrameIdHash {
+    size_t operator()(const FrameId& id) const;
+  };
   struct Thread {
     std::string name;
     int32_t tid;
@@ -209,6 +222,8 @@ class JfrWriter {
 
   uint32_t ThreadKey(int32_t tid);
   uint32_t StackKey(const SampleRecord& sample);
+  void GrowStackTable();
+  Frame ResolveFrame(const RawFrame& raw);
   uint32_t MethodKey(const ResolvedFrame& frame);
   uint32_t ClassKey(const std::string& class_name);
   void MarkStack(uint32_t stack_key);
@@ -274,7 +289,8 @@ class JfrWriter {
   std::vector<Stack> stacks_;
   std::vector<RawFrame> raw_frames_;
   std::vector<Frame> frames_;
-  std::unordered_map<uint64_t, uint32_t> stack_index_;  // probe hash -> stack key
+  std::vector<StackSlot> stack_table_;  // open addressing, at most half full
+  std::unordered_map<FrameId, Frame, FrameIdHash> frame_cache_;
   std::vector<Thread> threads_;
   std::unordered_map<int32_t, ThreadSlot> thread_slots_;
   std::unordered_map<int32_t, ContextRun> runs_;
