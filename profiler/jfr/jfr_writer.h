@@ -122,7 +122,8 @@ class JfrWriter {
   bool Flush(std::string* error);
   // Ends the current chunk and starts the next one.
   bool Rotate(std::string* error);
-  // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent.
+  // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
+  // destructor calls it, so a writer never leaves a chunk unfinished on a normal shutdown.
   bool Close(std::string* error);
 
   // Totals, for tests and for the counters event.

@@ -39,14 +39,12 @@ std::vector<std::string> ListFolder(const std::string& folder) {
 }
 
 std::vector<std::string> InstalledJfrTools() {
-  std::vector<std::string> tools;
-  for (const char* tool : {"/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr",
-                           "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr"}) {
-    if (access(tool, X_OK) == 0) {
-      tools.push_back(tool);
-    } else {
-      printf("skipping %s: not installed\n", tool);
-    }
+  std::vector<std::string> tools = {"/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr"};
+  const char* jdk25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";
+  if (access(jdk25, X_OK) == 0) {
+    tools.push_back(jdk25);
+  } else {
+    printf("skipping JDK 25: not installed\n");
   }
   return tools;
 }

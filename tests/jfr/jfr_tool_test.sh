@@ -78,6 +78,10 @@ for bin in "${jdks[@]}"; do
     echo "chunks: $chunks"
   fi
   run_jfr "$bin" "$tmp/print.txt" print "$recording"
+  # N/A only where nothing was written: unset context fields.
+  if grep "N/A" "$tmp/print.txt" | grep -vE "(traceId|spanId|http_route|tenant_id|region) = N/A$"; then
+    fail "print shows N/A for a value that was written"
+  fi
   run_jfr "$bin" "$tmp/print.json" print --json --stack-depth 1000 "$recording"
   "$python" "$checker" json "$recording" "$expected" "$tmp/print.json" "$mode"
   run_jfr "$bin" "$tmp/metadata.txt" metadata "$recording"

@@ -243,6 +243,17 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
     }
   }
 
+  // jdk.ExecutionSample keeps exactly the JDK's fields (tools such as async-profiler's
+  // converter read them by position).
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample") continue;
+    std::vector<std::string> names;
+    for (const JfrField& field : event.type->fields) names.push_back(field.name);
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"startTime", "sampledThread", "stackTrace", "state"}));
+    break;
+  }
+
   // Self-description: settings at every chunk start, counters at every chunk end.
   int settings = 0;
   const JfrEvent* last_counters = nullptr;
