@@ -424,40 +424,36 @@ uint32_t JfrWriter::ThreadKey(int32_t tid) {
 uint32_t JfrWriter::StackKey(const SampleRecord& sample) {
   const uint32_t count = std::min<uint32_t>(sample.frame_count, kMaxStackDepth);
   const bool truncated = (sample.flags & kSampleTruncated) != 0;
+  // A 128-bit fingerprint from two independent hash chains identifies the stack, so a lookup
+  // touches one table slot and never the stored frames (a cache miss each on a big profile).
+  // Two different stacks collide with probability about n^2 / 2^129 for n distinct stacks.
   uint64_t hash = Mix(count * 2 + (truncated ? 1 : 0));
+  uint64_t check = 0x9E3779B97F4A7C15ULL ^ count ^ (truncated ? 1ULL << 63 : 0);
   for (uint32_t i = 0; i < count; i++) {
     const RawFrame& frame = sample.frames[i];
-    hash = Mix(hash ^ frame.id) + ((static_cast<uint64_t>(static_cast<uint32_t>(frame.bci)) << 8) |
-                                   static_cast<uint8_t>(frame.kind));
+    const uint64_t extra = (static_cast<uint64_t>(static_cast<uint32_t>(frame.bci)) << 8) |
+                           static_cast<uint8_t>(frame.kind);
+    hash = Mix(hash ^ frame.id) + extra;
+    check = ((check ^ frame.id) * 0xC2B2AE3D27D4EB4FULL + extra);
+    check = (check << 31) | (check >> 33);
   }
-  // Open addressing with linear probing; the table stores the hash so that a probe touches
-  // the stack's frames only on a likely match.
+  check = Mix(check);
+
+  // Open addressing with linear probing, at most half full.
   const size_t mask = stack_table_.size() - 1;
   size_t index = hash & mask;
   for (; stack_table_[index].key != 0; index = (index + 1) & mask) {
     const StackSlot& slot = stack_table_[index];
-    if (slot.hash != hash) continue;
-    const Stack& stack = stacks_[slot.key - 1];
-    if (stack.frame_count != count || stack.truncated != truncated) continue;
-    bool same = true;
-    for (uint32_t i = 0; i < count && same; i++) {
-      const RawFrame& a = raw_frames_[stack.first_frame + i];
-      const RawFrame& b = sample.frames[i];
-      same = a.id == b.id && a.bci == b.bci && a.kind == b.kind;
-    }
-    if (same) {
+    if (slot.hash == hash && slot.check == check) {
       if (stack_pool_.Mark(slot.key, chunk_number_)) MarkStack(slot.key);
       return slot.key;
     }
   }
 
-  stacks_.push_back(Stack{hash, frames_.size(), count, truncated});
-  for (uint32_t i = 0; i < count; i++) {
-    raw_frames_.push_back(sample.frames[i]);
-    frames_.push_back(ResolveFrame(sample.frames[i]));
-  }
+  stacks_.push_back(Stack{frames_.size(), count, truncated});
+  for (uint32_t i = 0; i < count; i++) frames_.push_back(ResolveFrame(sample.frames[i]));
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
-  stack_table_[index] = StackSlot{hash, key};
+  stack_table_[index] = StackSlot{hash, check, key};
   if (stacks_.size() * 2 > stack_table_.size()) GrowStackTable();
   if (stack_pool_.Mark(key, chunk_number_)) MarkStack(key);
   return key;
@@ -636,6 +632,8 @@ void JfrWriter::WriteSettingsEvent() {
 void JfrWriter::WriteCountersEvent() {
   const uint64_t dropped = inputs_.dropped_samples ? inputs_.dropped_samples() : 0;
   scratch_.clear();
+  // Stamped at the chunk's end, so a reader finds the last one by time too.
+  chunk_max_ticks_ = std::max(chunk_max_ticks_, inputs_.clock->Now());
   scratch_.PutVarint(kJfrTypeProfilerCounters);
   scratch_.PutVarint(chunk_max_ticks_);
   for (uint64_t value :

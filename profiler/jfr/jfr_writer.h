@@ -170,14 +170,14 @@ class JfrWriter {
     JfrFrameType type;
   };
   struct Stack {
-    uint64_t hash;
-    size_t first_frame;  // index into raw_frames_ and frames_
+    size_t first_frame;  // index into frames_
     uint32_t frame_count;
     bool truncated;
   };
   struct StackSlot {
-    uint64_t hash = 0;
-    uint32_t key = 0;  // 0 = empty
+    uint64_t hash = 0;   // places the slot
+    uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
+    uint32_t key = 0;    // 0 = empty
   };
   struct FrameId {
     uint64_t id;
@@ -288,7 +288,6 @@ class JfrWriter {
   StringTable method_names_;  // "class\0name\0descriptor" -> key
   std::vector<Method> methods_;
   std::vector<Stack> stacks_;
-  std::vector<RawFrame> raw_frames_;
   std::vector<Frame> frames_;
   std::vector<StackSlot> stack_table_;  // open addressing, at most half full
   std::unordered_map<FrameId, Frame, FrameIdHash> frame_cache_;
