@@ -27,7 +27,8 @@
 //    conversion, with one nanosecond of margin for per-chunk rounding), so [start, end) covers
 //    exactly the run's samples. A run also ends at a flush and at a chunk end (every segment and
 //    every chunk carries the contexts of its own samples), and when a thread's samples arrive
-//    out of tick order.
+//    out of tick order (then the intervals around that sample may overlap: keep samples of one
+//    thread in tick order).
 //
 // Keys of every constant pool are stable for the whole recording (JFR readers cache pool
 // entries across chunks by key), and every chunk re-emits the entries its events use.

@@ -315,6 +315,61 @@ TEST(JfrWriterTest, PathAndRepositoryAreExclusive) {
   EXPECT_NE(error.find("exactly one of path"), std::string::npos) << error;
 }
 
+// Pool keys denote one value for the whole file (readers cache entries across chunks by key):
+// a thread renamed between chunks, or a reused tid, gets a new key, not a changed entry.
+TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
+  struct RenamingResolver : ThreadResolver {
+    std::string name = "before";
+    void Resolve(int32_t, ResolvedThread* out) override { out->name = name; }
+  } renaming;
+  Recorder recorder(1, 4);
+  recorder.config.path = TempPath("rename.jfr");
+  JfrWriterInputs inputs = recorder.Inputs();
+  inputs.threads = &renaming;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  static SampleRecord sample;
+  for (size_t i = 0; i < 4; i++) {
+    if (i == 2) {
+      renaming.name = "after";
+      ASSERT_TRUE(writer->Rotate(&error)) << error;
+    }
+    recorder.workload.Fill(i, &sample);
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  std::vector<std::pair<uint32_t, std::string>> names;  // (chunk, thread name) per sample
+  int events_after = 0;                                 // events of any type on "after"
+  for (const JfrEvent& event : reader.events()) {
+    const JfrValue& thread = event.type_name() == "jdk.ExecutionSample"
+                                 ? event.Field("sampledThread")
+                                 : event.Field("eventThread");
+    if (event.type_name() == "jdk.ExecutionSample" ||
+        event.type_name() == "ctxprof.WallClockSample") {
+      names.emplace_back(event.chunk, thread.Field("osName").string());
+    }
+    events_after += thread.Field("osName").string() == "after" ? 1 : 0;
+  }
+  EXPECT_EQ(names, (std::vector<std::pair<uint32_t, std::string>>{
+                       {0, "before"}, {0, "before"}, {1, "after"}, {1, "after"}}));
+
+  // JfrReader resolves pools per chunk; the JDK would show a reused key's first value.
+  const std::string command =
+      "timeout 60 /usr/lib/jvm/java-17-openjdk-amd64/bin/jfr print --json '" +
+      recorder.config.path + "' | grep -c '\"osName\": \"after\"'";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[32] = {};
+  ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
+  pclose(pipe);
+  EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
+}
+
 // The in-progress chunk: unreadable as finished, readable up to the last flush.
 TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   Recorder recorder(4, 50);
