@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -725,7 +726,40 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
     ChunkParser parser(this, name, options, error);
     if (!parser.Parse(start, &start)) return false;
   } while (start != 0);
+
+  contexts_.clear();
+  for (size_t i = 0; i < events_.size(); i++) {
+    const JfrEvent& event = events_[i];
+    if (event.type_name() != "ctxprof.Context") continue;
+    const int64_t start_ticks = event.start_ticks();
+    contexts_[event.thread().Field("osThreadId").integer()].push_back(
+        ContextInterval{start_ticks, start_ticks + event.Field("duration").integer(), i});
+  }
+  for (auto& [tid, intervals] : contexts_) {
+    std::stable_sort(intervals.begin(), intervals.end(),
+                     [](const ContextInterval& a, const ContextInterval& b) {
+                       return a.start_ticks < b.start_ticks;
+                     });
+  }
   return true;
+}
+
+const JfrEvent* JfrReader::ContextAt(int64_t os_thread_id, int64_t ticks) const {
+  auto it = contexts_.find(os_thread_id);
+  if (it == contexts_.end()) return nullptr;
+  const std::vector<ContextInterval>& intervals = it->second;
+  // The last interval starting at or before `ticks`.
+  auto after = std::upper_bound(
+      intervals.begin(), intervals.end(), ticks,
+      [](int64_t t, const ContextInterval& interval) { return t < interval.start_ticks; });
+  if (after == intervals.begin()) return nullptr;
+  const ContextInterval& candidate = *(after - 1);
+  return ticks < candidate.end_ticks ? &events_[candidate.event] : nullptr;
+}
+
+const JfrValue& JfrEvent::thread() const {
+  const JfrValue& event_thread = Field("eventThread");
+  return event_thread.is_null() ? Field("sampledThread") : event_thread;
 }
 
 int64_t JfrReader::EpochNanosOf(int64_t ticks) const {

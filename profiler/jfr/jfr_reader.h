@@ -20,6 +20,7 @@
 #define CTXPROF_PROFILER_JFR_JFR_READER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -103,6 +104,8 @@ struct JfrEvent {
   const std::string& type_name() const { return type->name; }
   int64_t start_ticks() const { return value.items().empty() ? 0 : value.items()[0].integer(); }
   const JfrValue& Field(std::string_view name) const { return value.Field(name); }
+  // The event's thread: `eventThread`, or `sampledThread` (jdk.ExecutionSample); null if none.
+  const JfrValue& thread() const;
 };
 
 // A frame of a jdk.types.StackTrace, flattened.
@@ -141,6 +144,11 @@ class JfrReader {
   // The frames of a stack trace value (leaf first).
   static std::vector<JfrFrame> FramesOf(const JfrValue& stack_trace);
 
+  // The ctxprof.Context event of thread `os_thread_id` whose [startTime, startTime + duration)
+  // contains `ticks`, or nullptr: the join of a sample to its context. Intervals of a thread do
+  // not overlap (docs/JFR.md); if a file has overlapping ones, the latest-starting wins.
+  const JfrEvent* ContextAt(int64_t os_thread_id, int64_t ticks) const;
+
  private:
   class ChunkParser;
 
@@ -149,6 +157,13 @@ class JfrReader {
   std::vector<std::unique_ptr<std::vector<JfrClass>>> metadata_;  // stable JfrClass pointers
   std::vector<JfrEvent> events_;
   uint64_t unknown_records_ = 0;
+  struct ContextInterval {
+    int64_t start_ticks;
+    int64_t end_ticks;
+    size_t event;  // index into events_
+  };
+  // os thread id -> its ctxprof.Context intervals, sorted by start.
+  std::map<int64_t, std::vector<ContextInterval>> contexts_;
 };
 
 }  // namespace ctxprof

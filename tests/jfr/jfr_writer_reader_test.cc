@@ -163,11 +163,14 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
       EXPECT_EQ(in_ticks, in_nanos) << "sample " << i << ": tick and time joins disagree";
       if (in_ticks) covering.push_back(&interval);
     }
+    const JfrEvent* joined = reader.ContextAt(want.tid, ticks);
     if (want.context < 0) {
       EXPECT_TRUE(covering.empty()) << "sample " << i << " has no context but is covered";
+      EXPECT_EQ(joined, nullptr) << "sample " << i;
       continue;
     }
     ASSERT_EQ(covering.size(), 1u) << "sample " << i;
+    EXPECT_EQ(joined, covering[0]->event) << "JfrReader::ContextAt, sample " << i;
     covering[0]->samples++;
     std::map<std::string, std::string> got;
     for (const char* field : {"traceId", "spanId"}) {
