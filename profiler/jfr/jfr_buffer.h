@@ -18,7 +18,6 @@ class JfrBuffer {
   // String encodings (the first byte of a JFR string value).
   static constexpr uint8_t kStringNull = 0;
   static constexpr uint8_t kStringEmpty = 1;
-  static constexpr uint8_t kStringPoolRef = 2;
   static constexpr uint8_t kStringUtf8 = 3;
 
   // Width of a padded varint: 5 bytes hold up to 2^35 - 1, more than any chunk we write.

@@ -1,4 +1,5 @@
-// Writes a recording in batches for the streaming test: after each batch it flushes and waits
+// Writes a recording in batches for the streaming test: after each batch the periodic flush
+// publishes it (the flush interval passes and Tick() runs), then the writer waits
 // until the consumer (StreamConsumer.java) reports, through <ack file>, that it has read every
 // sample so far, so the consumer provably reads the chunk while it is unfinished.
 // Usage: stream_writer <out.jfr> <ack file> <batches> <samples per batch>
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   FakeThreadResolver threads;
   JfrWriterConfig config;
   config.path = argv[1];
-  config.flush_interval_nanos = 0;  // flushes are explicit here
+  config.flush_interval_nanos = 100000000;  // 100 ms of (fake) recording time
   config.engine = "wall";
   JfrWriterInputs inputs;
   inputs.clock = &clock;
@@ -62,7 +63,10 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    if (!writer->Flush(&error)) {
+    // The periodic flush: the flush interval passes without samples, and the writer thread's
+    // idle call publishes the batch.
+    clock.Advance(clock.TicksPerSecond() / 10);
+    if (!writer->Tick(&error)) {
       fprintf(stderr, "%s\n", error.c_str());
       return 1;
     }
