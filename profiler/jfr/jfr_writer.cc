@@ -198,11 +198,17 @@ bool JfrWriter::StartChunk(std::string* error) {
   }
 
   const Clock& clock = *inputs_.clock;
-  uint64_t start_ticks = chunk_number_ == 1 ? file_start_ticks_ : clock.Now();
+  uint64_t start_ticks = file_start_ticks_;
   if (chunk_number_ > 1) {
-    // JMC drops a chunk whose start time equals an earlier chunk's: keep start times distinct.
+    // A chunk starts where the previous one ended, or later: the JDK's repository stream looks
+    // for the next chunk file at or after start + duration of the current one (it skipped
+    // chunks that started earlier), and JMC drops chunks whose start times are equal.
+    start_ticks = std::max(clock.Now(), previous_chunk_end_ticks_);
     const uint64_t one_nano = static_cast<uint64_t>(std::ceil(ticks_per_nano_));
-    while (clock.EpochNanosAt(start_ticks) <= chunk_start_nanos_) start_ticks += one_nano;
+    while (clock.EpochNanosAt(start_ticks) < previous_chunk_end_nanos_ ||
+           clock.EpochNanosAt(start_ticks) <= chunk_start_nanos_) {
+      start_ticks += one_nano;
+    }
   }
   chunk_start_ticks_ = start_ticks;
   chunk_start_nanos_ = clock.EpochNanosAt(start_ticks);
@@ -244,6 +250,8 @@ bool JfrWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* e
   header.metadata_offset = metadata_offset_;
   header.start_nanos = chunk_start_nanos_;
   header.duration_nanos = static_cast<uint64_t>(clock.EpochNanosAt(end_ticks) - chunk_start_nanos_);
+  previous_chunk_end_ticks_ = end_ticks;
+  previous_chunk_end_nanos_ = chunk_start_nanos_ + static_cast<int64_t>(header.duration_nanos);
   header.start_ticks = chunk_start_ticks_;
   header.ticks_per_second = clock.TicksPerSecond();
   header.generation = generation;

@@ -259,6 +259,9 @@ class JfrWriter {
   uint64_t metadata_offset_ = 0;         // chunk-relative
   uint64_t last_checkpoint_offset_ = 0;  // chunk-relative, 0 = none yet
   uint8_t generation_ = 1;
+  // End of the chunk as last published in its header (the next chunk starts no earlier).
+  uint64_t previous_chunk_end_ticks_ = 0;
+  int64_t previous_chunk_end_nanos_ = 0;
   JfrBuffer buffer_;  // chunk bytes not yet in file_, starting at file_.size()
   JfrBuffer scratch_;
   uint64_t flush_interval_ticks_ = 0;  // 0 = no periodic flush

@@ -3,7 +3,10 @@
 // far in <ack file>, which the writer waits for before it writes the next batch: that proves
 // the samples were read from the unfinished chunk. Prints the totals when the chunk is done.
 //
-// Usage: java StreamConsumer <recording> <ack file>
+// With a third argument "repository", <recording> is a folder of chunk files read with
+// EventStream.openRepository from the beginning; the stream ends at the chunk with the final flag.
+//
+// Usage: java StreamConsumer <recording> <ack file> [repository]
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -30,7 +33,12 @@ public class StreamConsumer {
     Path recording = Paths.get(args[0]);
     Path ack = Paths.get(args[1]);
     Path ackTemp = Paths.get(args[1] + ".tmp");
-    try (EventStream stream = EventStream.openFile(recording)) {
+    boolean repository = args.length > 2 && args[2].equals("repository");
+    try (EventStream stream =
+        repository ? EventStream.openRepository(recording) : EventStream.openFile(recording)) {
+      if (repository) {
+        stream.setStartTime(java.time.Instant.EPOCH);  // every chunk, not only new ones
+      }
       stream.onEvent("jdk.ExecutionSample", StreamConsumer::sample);
       stream.onEvent("ctxprof.WallClockSample", StreamConsumer::sample);
       stream.onEvent("ctxprof.Context", event -> {

@@ -2,9 +2,12 @@
 # Repository mode: every chunk file, on its own, passes `jfr summary` and `jfr print` of JDK 17
 # (and JDK 25 when installed), and together they hold every sample written.
 #
-# Usage: jfr_repository_tool_test.sh <generator>
+# Also: the JDK's EventStream.openRepository streams every chunk file in order.
+#
+# Usage: jfr_repository_tool_test.sh <generator> <StreamConsumer.class>
 set -euo pipefail
 generator=$1
+classes=$(dirname "$2")
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 repository=$tmp/repository
 
@@ -41,5 +44,10 @@ for home in "${homes[@]}"; do
   done
   [[ $total == "$want" ]] || fail "$home: $total samples in ${#files[@]} chunk files, wrote $want"
   echo "ok: $home: ${#files[@]} chunk files, $total samples"
+  timeout 120 "$home/bin/java" -cp "$classes" StreamConsumer "$repository" "$tmp/ack" repository \
+    > "$tmp/consumer.log" 2>&1 || { cat "$tmp/consumer.log"; fail "$home: openRepository"; }
+  grep -q "^samples $want " "$tmp/consumer.log" ||
+    { cat "$tmp/consumer.log"; fail "$home: EventStream.openRepository missed samples"; }
+  echo "ok: $home: EventStream.openRepository streamed all $want samples"
 done
 echo PASS
