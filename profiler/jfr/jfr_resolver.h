@@ -3,9 +3,9 @@
 // The writer knows neither the JVM nor ELF files. The JVM layer (JVMTI) and the native
 // symbolizer implement these interfaces; tests implement them with fixed tables.
 //
-// Thread safety: the writer calls resolvers only from its own (single) thread, and only for
-// stacks and threads it has not seen before in the current chunk, so implementations need no
-// locking against the writer and may be slow-ish (they are off the hot path).
+// Thread safety: the writer calls resolvers only from its own (single) thread, so
+// implementations need no locking against the writer. They are off the hot path: a frame is
+// resolved once per distinct (id, bci, kind) per recording, a thread once per chunk.
 #ifndef CTXPROF_PROFILER_JFR_JFR_RESOLVER_H_
 #define CTXPROF_PROFILER_JFR_JFR_RESOLVER_H_
 
