@@ -41,6 +41,8 @@ struct Recorder {
                               clock.TicksPerSecond() / 1000, 7)) {
     config.engine = "perf_cpu_clock";
     config.interval_nanos = 1000000;
+    // Longer than 127 bytes: the settings event needs a multi-byte record size.
+    config.fallbacks = std::string(150, 'x') + " -> ctimer (perf_event_open: EACCES)";
   }
   JfrWriterInputs Inputs() {
     JfrWriterInputs inputs;
@@ -268,6 +270,7 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
       EXPECT_EQ(event.Field("clock").string(), "fake-tsc");
       EXPECT_EQ(event.Field("ticksPerSecond").integer(), 2400000000LL);
       EXPECT_EQ(event.Field("attributes").string(), "http.route,tenant-id,region");
+      EXPECT_EQ(event.Field("fallbacks").string(), recorder.config.fallbacks);
     } else if (event.type_name() == "ctxprof.ProfilerCounters") {
       last_counters = &event;
     }

@@ -156,7 +156,7 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
   Workload workload;
   std::string error;
   Dictionary::Options options;
-  options.max_value_bytes = 256;
+  options.max_value_bytes = Dictionary::kMaxValueBytesLimit;
   workload.dictionary = Dictionary::Create(options, &error);
   if (!workload.attributes.Register({"http.route", "tenant-id", "region"}, &error)) abort();
 
@@ -188,7 +188,8 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
     workload.stack_truncated.push_back(depth == 300);
   }
 
-  // Values: ASCII, non-ASCII, and one of exactly the maximum length (256 bytes, multi-byte).
+  // Values: ASCII, non-ASCII, and one of exactly the largest length a dictionary allows
+  // (4,096 bytes, multi-byte characters).
   std::vector<uint32_t> values;
   for (const std::string& value :
        {std::string("/api/v1/orders"), std::string("/api/v1/größe/ä"), std::string("tenant-42"),
@@ -196,7 +197,7 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
     values.push_back(workload.dictionary->Intern(value));
   }
   std::string longest;
-  while (longest.size() + 2 <= 256) longest += "é";  // 2 bytes each: exactly 256
+  while (longest.size() + 2 <= Dictionary::kMaxValueBytesLimit) longest += "é";  // 2 bytes each
   values.push_back(workload.dictionary->Intern(longest));
 
   for (int c = 0; c < 30; c++) {
