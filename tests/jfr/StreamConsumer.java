@@ -24,7 +24,7 @@ public class StreamConsumer {
     samples++;
     if (event.getThread() == null && event.getThread("sampledThread") == null) {
       problem = "sample without thread: " + event;
-    } else if (event.getStackTrace() == null || event.getStackTrace().getFrames().isEmpty()) {
+    } else if (event.getStackTrace() == null) {
       problem = "sample without stack: " + event;
     }
   }

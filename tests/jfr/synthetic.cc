@@ -181,6 +181,9 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
     workload.stacks.push_back(stack);
     workload.stack_truncated.push_back(false);
   }
+  // A sample whose stack walk produced nothing (an empty stack trace).
+  workload.stacks.push_back({});
+  workload.stack_truncated.push_back(false);
   for (int depth : {250, 300}) {
     std::vector<RawFrame> stack;
     for (int f = 0; f < depth; f++) stack.push_back(java_frame(1 + (f * 7) % 500));
@@ -226,7 +229,7 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
       sample.kind = (t + i / 3) % 2 == 0 ? SampleKind::kCpu : SampleKind::kWall;
       sample.tid = 100 + t;
       sample.ticks = ticks;
-      sample.stack = random() % 10 == 0 ? static_cast<uint32_t>(40 + random() % 2)
+      sample.stack = random() % 10 == 0 ? static_cast<uint32_t>(40 + random() % 3)
                                         : static_cast<uint32_t>(random() % 40);
       sample.context = run_context[t];
       workload.samples.push_back(sample);
