@@ -198,6 +198,9 @@ bool JfrWriter::StartChunk(std::string* error) {
   }
 
   const Clock& clock = *inputs_.clock;
+  if (chunk_number_ > 1 && frames_.size() * sizeof(Frame) > config_.stack_cache_bytes) {
+    DropUnusedStacks(chunk_number_ - 1);
+  }
   uint64_t start_ticks = file_start_ticks_;
   if (chunk_number_ > 1) {
     // A chunk starts where the previous one ended, or later: the JDK's repository stream looks
@@ -458,25 +461,48 @@ uint32_t JfrWriter::StackKey(const SampleRecord& sample) {
     }
   }
 
-  stacks_.push_back(Stack{frames_.size(), count, truncated});
+  stacks_.push_back(Stack{hash, check, frames_.size(), count, truncated, false});
   for (uint32_t i = 0; i < count; i++) frames_.push_back(ResolveFrame(sample.frames[i]));
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
   stack_table_[index] = StackSlot{hash, check, key};
-  if (stacks_.size() * 2 > stack_table_.size()) GrowStackTable();
+  if (++live_stacks_ * 2 > stack_table_.size()) RebuildStackTable(stack_table_.size() * 2);
   if (stack_pool_.Mark(key, chunk_number_)) MarkStack(key);
   return key;
 }
 
-void JfrWriter::GrowStackTable() {
-  std::vector<StackSlot> table(stack_table_.size() * 2);
-  const size_t mask = table.size() - 1;
-  for (const StackSlot& slot : stack_table_) {
-    if (slot.key == 0) continue;
-    size_t index = slot.hash & mask;
+void JfrWriter::RebuildStackTable(size_t slots) {
+  std::vector<StackSlot> table(slots);
+  const size_t mask = slots - 1;
+  for (size_t k = 0; k < stacks_.size(); k++) {
+    const Stack& stack = stacks_[k];
+    if (stack.dropped) continue;
+    size_t index = stack.hash & mask;
     while (table[index].key != 0) index = (index + 1) & mask;
-    table[index] = slot;
+    table[index] = StackSlot{stack.hash, stack.check, static_cast<uint32_t>(k + 1)};
   }
   stack_table_.swap(table);
+}
+
+void JfrWriter::DropUnusedStacks(uint32_t chunk) {
+  std::vector<Frame> kept;
+  live_stacks_ = 0;
+  for (size_t k = 0; k < stacks_.size(); k++) {
+    Stack& stack = stacks_[k];
+    if (stack.dropped) continue;
+    if (stack_pool_.chunk_of_key[k + 1] != chunk) {
+      stack.dropped = true;
+      continue;
+    }
+    const size_t first = kept.size();
+    kept.insert(kept.end(), frames_.begin() + stack.first_frame,
+                frames_.begin() + stack.first_frame + stack.frame_count);
+    stack.first_frame = first;
+    live_stacks_++;
+  }
+  frames_.swap(kept);  // the old, larger allocation goes away with `kept`
+  size_t slots = 4096;
+  while (slots < 4 * live_stacks_) slots *= 2;
+  RebuildStackTable(slots);
 }
 
 JfrWriter::Frame JfrWriter::ResolveFrame(const RawFrame& raw) {

@@ -85,6 +85,10 @@ struct JfrWriterConfig {
   uint64_t max_size_bytes = 0;          // repository mode: total of finished chunk files; 0 = none
   uint64_t max_age_nanos = 0;           // repository mode: age of a finished chunk's end; 0 = none
   size_t write_buffer_bytes = 1 << 20;  // events are appended to the file in blocks this large
+  // Stack deduplication keeps every stack's frames. When they exceed this at a rotation, the
+  // stacks the finished chunk did not use are dropped (seen again, such a stack gets a new key;
+  // keys are never reused). Without rotation nothing is dropped.
+  uint64_t stack_cache_bytes = 64 << 20;
 
   // Self-description, written as ctxprof.ProfilerSettings at the start of every chunk.
   std::string engine;  // the engine really used, e.g. "perf_cpu_clock"
@@ -130,6 +134,8 @@ class JfrWriter {
   // Totals, for tests and for the counters event.
   uint64_t samples_written() const { return counters_.samples; }
   uint64_t chunks_finished() const { return chunks_finished_; }
+  // Frames kept for stack deduplication (see stack_cache_bytes).
+  size_t cached_stack_frames() const { return frames_.size(); }
   // Repository mode: the finished chunk files still present, oldest first.
   std::vector<std::string> finished_chunk_files() const;
 
@@ -171,9 +177,12 @@ class JfrWriter {
     JfrFrameType type;
   };
   struct Stack {
+    uint64_t hash;
+    uint64_t check;
     size_t first_frame;  // index into frames_
     uint32_t frame_count;
     bool truncated;
+    bool dropped;  // frames released by DropUnusedStacks; the key is retired
   };
   struct StackSlot {
     uint64_t hash = 0;   // places the slot
@@ -224,7 +233,10 @@ class JfrWriter {
 
   uint32_t ThreadKey(int32_t tid);
   uint32_t StackKey(const SampleRecord& sample);
-  void GrowStackTable();
+  // Rebuilds the stack table for `slots` slots (a power of two) from the live stacks.
+  void RebuildStackTable(size_t slots);
+  // Releases the frames of stacks that chunk `chunk` did not use.
+  void DropUnusedStacks(uint32_t chunk);
   Frame ResolveFrame(const RawFrame& raw);
   uint32_t MethodKey(const ResolvedFrame& frame);
   uint32_t ClassKey(const std::string& class_name);
@@ -293,7 +305,8 @@ class JfrWriter {
   std::vector<Method> methods_;
   std::vector<Stack> stacks_;
   std::vector<Frame> frames_;
-  std::vector<StackSlot> stack_table_;  // open addressing, at most half full
+  std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
+  size_t live_stacks_ = 0;
   std::unordered_map<FrameId, Frame, FrameIdHash> frame_cache_;
   std::vector<Thread> threads_;
   std::unordered_map<int32_t, ThreadSlot> thread_slots_;

@@ -220,6 +220,8 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
   Recorder recorder(12, 100);
   recorder.config.cpu_samples = std::get<0>(GetParam());
   recorder.config.chunk_size_bytes = std::get<1>(GetParam());
+  // With several chunks, also drop unused stacks at every rotation.
+  if (recorder.config.chunk_size_bytes != 0) recorder.config.stack_cache_bytes = 1;
   recorder.config.path = TempPath("roundtrip.jfr");
   ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
 
@@ -374,6 +376,61 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
   pclose(pipe);
   EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
+}
+
+// Bounded memory: at a rotation over stack_cache_bytes, stacks the finished chunk did not use
+// are dropped; one that comes back gets a new key and resolves correctly in every reader.
+TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
+  Recorder recorder(1, 1);
+  recorder.config.path = TempPath("dropped.jfr");
+  recorder.config.stack_cache_bytes = 1;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const std::vector<RawFrame>& a = recorder.workload.stacks[41];  // 250 frames
+  const std::vector<RawFrame>& b = recorder.workload.stacks[0];
+  static SampleRecord sample;
+  recorder.workload.Fill(0, &sample);
+  sample.kind = SampleKind::kCpu;
+  std::string error;
+  // Chunks: A | B | A. Starting chunk 3, A was not used by chunk 2 and is gone.
+  const std::vector<const std::vector<RawFrame>*> order = {&a, &b, &a};
+  for (size_t c = 0; c < order.size(); c++) {
+    if (c > 0) ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+    if (c == 2) EXPECT_EQ(recorder.writer->cached_stack_frames(), b.size());
+    sample.frame_count = static_cast<uint32_t>(order[c]->size());
+    std::copy(order[c]->begin(), order[c]->end(), sample.frames);
+    sample.flags = 0;
+    sample.ticks += recorder.clock.TicksPerSecond() / 100;
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(recorder.writer->Add(sample, &error)) << error;
+  }
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  std::vector<size_t> depths;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample") {
+      depths.push_back(JfrReader::FramesOf(event.Field("stackTrace")).size());
+    }
+  }
+  EXPECT_EQ(depths, (std::vector<size_t>{a.size(), b.size(), a.size()}));
+
+  // The JDK caches pool entries across chunks by key: with a reused key it would show B's
+  // frames (or none) for the third sample.
+  const std::string command =
+      "timeout 60 /usr/lib/jvm/java-17-openjdk-amd64/bin/jfr print "
+      "--events jdk.ExecutionSample --stack-depth 300 '" +
+      recorder.config.path + "' | grep -c '^    com\\.'";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[32] = {};
+  ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
+  pclose(pipe);
+  size_t java_frames = 0;
+  for (const std::vector<RawFrame>* stack : order) {
+    for (const RawFrame& frame : *stack) java_frames += frame.kind != FrameKind::kNative ? 1 : 0;
+  }
+  EXPECT_EQ(static_cast<size_t>(atoi(line)), java_frames);
 }
 
 // The in-progress chunk: unreadable as finished, readable up to the last flush.

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   config.cpu_samples =
       strcmp(argv[3], "ctxprof") == 0 ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
   config.chunk_size_bytes = argc > 4 ? strtoull(argv[4], nullptr, 10) : 0;
+  // With several chunks, drop unused stacks at every rotation, so the JDK sees stacks that
+  // come back under new keys.
+  if (config.chunk_size_bytes != 0) config.stack_cache_bytes = 1;
   config.engine = "perf_cpu_clock";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";
