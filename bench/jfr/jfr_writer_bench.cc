@@ -1,0 +1,151 @@
+// JfrWriter throughput and size on a steady profiling workload:
+//  * 16 threads sampled every 10 ms (ticks of a 2.4 GHz TSC-like clock advance accordingly);
+//  * 32-frame Java stacks; a fraction of samples (argument 1, in percent) hit a stack never
+//    seen before (a new combination of known methods), the rest repeat a stack seen before:
+//    with argument 2 = 0 any of them uniformly (worst case for caches: every lookup misses),
+//    with 1 the way profiles look, 90 % of repeats from the 1,000 hottest stacks;
+//  * every thread runs under a context (trace id, span id, 3 attributes) that changes every
+//    20 samples on average; flushes every second of recording time.
+// Reports samples/s (items_per_second) and bytes_per_sample (file size / samples).
+//
+// Run: bazel run -c opt //bench/jfr:jfr_writer_bench
+#include <benchmark/benchmark.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr int kThreads = 16;
+constexpr int kDepth = 32;
+constexpr int kMethods = 2000;
+
+uint64_t NextRandom(uint64_t* state) {  // xorshift64: cheap, deterministic
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+void BM_WriterSteadyState(benchmark::State& state) {
+  const int new_stack_percent = static_cast<int>(state.range(0));
+  const bool hot_stacks = state.range(1) != 0;
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string path =
+      std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/jfr_writer_bench.jfr";
+
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  std::string error;
+  std::unique_ptr<Dictionary> dictionary = Dictionary::Create(Dictionary::Options(), &error);
+  AttributeRegistry attributes;
+  if (!attributes.Register({"http.route", "tenant", "region"}, &error)) abort();
+  std::vector<uint32_t> values;
+  for (int i = 0; i < 200; i++) values.push_back(dictionary->Intern("value-" + std::to_string(i)));
+
+  JfrWriterConfig config;
+  config.path = path;
+  config.engine = "perf_cpu_clock";
+  config.interval_nanos = 10000000;
+  JfrWriterInputs inputs;
+  inputs.clock = &clock;
+  inputs.frames = &frames;
+  inputs.threads = &threads;
+  inputs.dictionary = dictionary.get();
+  inputs.attributes = &attributes;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+  if (writer == nullptr) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+
+  uint64_t random = 88172645463325252ULL;
+  // Stacks seen so far, as frame arrays; repeated samples pick one of them.
+  std::vector<std::vector<RawFrame>> stacks;
+  auto new_stack = [&]() {
+    std::vector<RawFrame> stack(kDepth);
+    for (RawFrame& frame : stack) {
+      frame = RawFrame{1 + NextRandom(&random) % kMethods,
+                       static_cast<int32_t>(NextRandom(&random) % 8), FrameKind::kJavaJit};
+    }
+    stacks.push_back(std::move(stack));
+  };
+  for (int i = 0; i < 100; i++) new_stack();
+  ContextSnapshot contexts[kThreads] = {};
+  static SampleRecord sample;
+  sample.kind = SampleKind::kCpu;
+  sample.engine = Engine::kPerfCpuClock;
+  sample.state = ThreadState::kRunning;
+  sample.weight = 1;
+  sample.frame_count = kDepth;
+  const uint64_t spacing = clock.TicksPerSecond() / 100 / kThreads;  // 10 ms per thread
+  uint64_t ticks = clock.Now();
+  int thread = 0;
+
+  for (auto _ : state) {
+    ticks += spacing;
+    thread = (thread + 1) % kThreads;
+    ContextSnapshot& context = contexts[thread];
+    if (NextRandom(&random) % 20 == 0 || context.span_id == 0) {
+      context.trace_id_high = NextRandom(&random);
+      context.trace_id_low = NextRandom(&random);
+      context.span_id = NextRandom(&random);
+      for (int slot = 0; slot < 3; slot++)
+        context.attributes[slot] = values[NextRandom(&random) % values.size()];
+    }
+    size_t pick;
+    if (static_cast<int>(NextRandom(&random) % 100) < new_stack_percent) {
+      new_stack();
+      pick = stacks.size() - 1;
+    } else {
+      const size_t pool = hot_stacks && NextRandom(&random) % 10 != 0
+                              ? std::min<size_t>(1000, stacks.size())
+                              : stacks.size();
+      pick = NextRandom(&random) % pool;
+    }
+    const std::vector<RawFrame>& stack = stacks[pick];
+    std::copy(stack.begin(), stack.end(), sample.frames);
+    sample.ticks = ticks;
+    sample.tid = 1000 + thread;
+    sample.context = context;
+    if (!writer->Add(sample, &error)) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+  }
+  clock.Set(ticks + spacing);
+  if (!writer->Close(&error)) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  struct stat st;
+  stat(path.c_str(), &st);
+  state.SetItemsProcessed(state.iterations());
+  state.counters["bytes_per_sample"] =
+      static_cast<double>(st.st_size) / static_cast<double>(state.iterations());
+  state.counters["distinct_stacks"] = static_cast<double>(stacks.size());
+  unlink(path.c_str());
+}
+
+// Arguments: percent of samples whose stack was never seen before; hot stacks (1) or uniform (0).
+BENCHMARK(BM_WriterSteadyState)
+    ->ArgNames({"new_stack_percent", "hot"})
+    ->Args({10, 1})
+    ->Args({10, 0})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->Unit(benchmark::kNanosecond)
+    ->MinTime(2.0);
+
+}  // namespace
+}  // namespace ctxprof
+
+BENCHMARK_MAIN();

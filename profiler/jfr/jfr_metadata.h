@@ -1,0 +1,112 @@
+// JfrMetadata: the type ids and the metadata record (JFR type id 0) of a ctxprof recording.
+//
+// The metadata declares the JDK types a profiler recording needs (threads, stack traces,
+// frames, methods, classes, packages, symbols, frame types, thread states), the annotation
+// types it uses, and these event types:
+//
+//   jdk.ExecutionSample        startTime, sampledThread, stackTrace, state (exactly the JDK's)
+//   ctxprof.WallClockSample    startTime, eventThread, stackTrace, state, weight
+//   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight
+//   ctxprof.Context            startTime, duration, eventThread, traceId, spanId, <attributes>
+//   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
+//                              cpuSamples, stackDepth, attributes
+//   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
+//                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
+//                              truncatedValues
+//
+// ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
+// `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
+// interval. Attribute fields are java.lang.String fields with constantPool: the value is a key
+// into the String pool, and the key is the attribute's Dictionary id (stable for the whole
+// recording, so it obeys JFR's cross-chunk key rule).
+//
+// The metadata depends only on the attribute names, which are fixed for a recording, so every
+// chunk of a recording carries identical metadata under the same metadata id.
+//
+// Thread safety: the functions are pure; call them from any thread.
+#ifndef CTXPROF_PROFILER_JFR_JFR_METADATA_H_
+#define CTXPROF_PROFILER_JFR_JFR_METADATA_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/jfr/jfr_buffer.h"
+
+namespace ctxprof {
+
+// Type ids. 0 and 1 are the metadata and checkpoint record types and are never class ids.
+enum JfrTypeId : uint32_t {
+  kJfrTypeBoolean = 4,
+  kJfrTypeChar = 5,
+  kJfrTypeFloat = 6,
+  kJfrTypeDouble = 7,
+  kJfrTypeByte = 8,
+  kJfrTypeShort = 9,
+  kJfrTypeInt = 10,
+  kJfrTypeLong = 11,
+  kJfrTypeString = 20,
+  kJfrTypeThread = 21,
+  kJfrTypeClass = 22,
+  kJfrTypeClassLoader = 23,
+  kJfrTypeFrameType = 24,
+  kJfrTypeThreadState = 25,
+  kJfrTypeStackTrace = 26,
+  kJfrTypeStackFrame = 27,
+  kJfrTypeMethod = 28,
+  kJfrTypePackage = 29,
+  kJfrTypeSymbol = 30,
+  kJfrTypeExecutionSample = 101,
+  kJfrTypeWallClockSample = 102,
+  kJfrTypeCpuSample = 103,
+  kJfrTypeContext = 104,
+  kJfrTypeProfilerSettings = 105,
+  kJfrTypeProfilerCounters = 106,
+  kJfrTypeLabel = 200,
+  kJfrTypeCategory = 201,
+  kJfrTypeTimestamp = 202,
+  kJfrTypeTimespan = 203,
+  kJfrTypeContentType = 204,
+  kJfrTypeContextual = 205,
+  kJfrTypeDescription = 206,
+  kJfrTypeUnsigned = 207,
+};
+
+// Frame types: keys of the jdk.types.FrameType pool (the same in every chunk).
+enum class JfrFrameType : uint8_t {
+  kInterpreted = 1,
+  kJitCompiled = 2,
+  kInlined = 3,
+  kNative = 4,
+  kCpp = 5,
+  kKernel = 6,
+};
+inline constexpr int kJfrFrameTypeCount = 6;
+// The JFR name of a frame type ("Interpreted", "JIT compiled", "Inlined", "Native", "C++",
+// "Kernel").
+const char* JfrFrameTypeName(JfrFrameType type);
+
+// Thread states: keys of the jdk.types.ThreadState pool. Key = 1 + profiler/sample.h's
+// ThreadState value.
+inline constexpr int kJfrThreadStateCount = 3;
+const char* JfrThreadStateName(int key);  // "STATE_RUNNABLE", "STATE_SLEEPING", "STATE_DEFAULT"
+
+class JfrMetadata {
+ public:
+  // The metadata id of every chunk we write. Large, so it cannot clash with the small ids of
+  // HotSpot-written chunks if files are concatenated.
+  static constexpr uint64_t kMetadataId = 0x7C7C0001;
+
+  // The ctxprof.Context field name for an attribute name: '.' and '-' become '_'.
+  static std::string FieldNameOf(std::string_view attribute_name);
+
+  // Appends the whole metadata record (size, type 0, start ticks, duration 0, id, string table,
+  // element tree) to `out`. `attribute_names` are the registered attribute names, in slot order.
+  static void Write(const std::vector<std::string>& attribute_names, uint64_t start_ticks,
+                    JfrBuffer* out);
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_JFR_JFR_METADATA_H_

@@ -1,0 +1,171 @@
+// JfrReader: parses JFR recordings (ours and the JDK's) into events with resolved values.
+//
+// The reader is for tests and for the ctxprof tools (report, flame graph, pprof): it loads a
+// whole file into memory, walks every chunk (header, metadata, the checkpoint chain, then the
+// records), and resolves constant-pool references, so an event's `stackTrace` field is the
+// stack-trace object with its frames, methods, classes and strings.
+//
+// Robustness contract: any input (truncated, corrupt, random) yields either a parse or an
+// error message that names the file and the offset, never a crash, hang or an allocation that
+// is not bounded by the input size: every count and size is checked against the bytes that
+// remain, every loop advances, nesting is limited.
+//
+// Unfinished chunks (generation byte != 0, e.g. a writer killed mid-recording) are rejected
+// unless Options::allow_unfinished_chunks is set; then the reader takes the header as last
+// published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there.
+//
+// Thread safety: a JfrReader is immutable after Read() returns; values share immutable
+// objects, so const access from several threads is safe.
+#ifndef CTXPROF_PROFILER_JFR_JFR_READER_H_
+#define CTXPROF_PROFILER_JFR_JFR_READER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxprof {
+
+struct JfrField {
+  std::string name;
+  uint32_t type_id = 0;
+  bool pooled = false;      // constantPool attribute present
+  bool array = false;       // dimension="1"
+  bool contextual = false;  // @jdk.jfr.Contextual
+};
+
+struct JfrClass {
+  uint32_t id = 0;
+  std::string name;
+  std::string super_type;
+  bool simple = false;  // simpleType attribute present
+  std::vector<JfrField> fields;
+
+  bool is_event() const { return super_type == "jdk.jfr.Event"; }
+  int FieldIndex(std::string_view field_name) const;  // -1 when absent
+};
+
+class JfrValue {
+ public:
+  enum class Kind : uint8_t { kNull, kInteger, kFloat, kString, kObject, kArray };
+
+  JfrValue() = default;
+  static JfrValue Integer(int64_t value);
+  static JfrValue Float(double value);
+  static JfrValue String(std::string value);
+  static JfrValue Object(const JfrClass* type, std::vector<JfrValue> fields);
+  static JfrValue Array(std::vector<JfrValue> elements);
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::kNull; }
+  int64_t integer() const { return kind_ == Kind::kInteger ? integer_ : 0; }
+  double floating() const { return kind_ == Kind::kFloat ? floating_ : 0; }
+  // "" for anything but a string.
+  const std::string& string() const;
+  // The object's class; nullptr for non-objects.
+  const JfrClass* type() const { return kind_ == Kind::kObject ? type_ : nullptr; }
+  // An object's field by name; a null value when absent or not an object.
+  const JfrValue& Field(std::string_view name) const;
+  // An object's fields in declaration order, or an array's elements.
+  const std::vector<JfrValue>& items() const;
+
+ private:
+  friend class JfrReader;
+  Kind kind_ = Kind::kNull;
+  int64_t integer_ = 0;
+  double floating_ = 0;
+  const JfrClass* type_ = nullptr;
+  std::shared_ptr<const std::string> string_;
+  std::shared_ptr<const std::vector<JfrValue>> items_;
+  // Unresolved constant-pool reference (only while a chunk is being parsed).
+  bool reference_ = false;
+};
+
+struct JfrChunkInfo {
+  uint64_t file_offset = 0;
+  uint64_t size = 0;
+  int64_t start_nanos = 0;
+  uint64_t duration_nanos = 0;
+  uint64_t start_ticks = 0;
+  uint64_t ticks_per_second = 0;
+  uint8_t generation = 0;
+  uint16_t flags = 0;
+  uint64_t metadata_id = 0;
+};
+
+struct JfrEvent {
+  const JfrClass* type = nullptr;
+  uint32_t chunk = 0;        // index into JfrReader::chunks()
+  uint64_t file_offset = 0;  // of the record
+  JfrValue value;            // object of `type`: fields in declaration order
+
+  const std::string& type_name() const { return type->name; }
+  int64_t start_ticks() const { return value.items().empty() ? 0 : value.items()[0].integer(); }
+  const JfrValue& Field(std::string_view name) const { return value.Field(name); }
+  // The event's thread: `eventThread`, or `sampledThread` (jdk.ExecutionSample); null if none.
+  const JfrValue& thread() const;
+};
+
+// A frame of a jdk.types.StackTrace, flattened.
+struct JfrFrame {
+  std::string class_name;  // as written (HotSpot: internal form with '/')
+  std::string method_name;
+  std::string descriptor;
+  int32_t line_number = 0;
+  int32_t bytecode_index = 0;
+  std::string type;  // "Interpreted", "JIT compiled", "Native", ...
+};
+
+class JfrReader {
+ public:
+  struct Options {
+    bool allow_unfinished_chunks = false;
+  };
+
+  // Reads and parses `path`. On failure returns false and *error names the path and offset.
+  bool Read(const std::string& path, const Options& options, std::string* error);
+  // Parses bytes in memory; `name` is used in error messages.
+  bool Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options,
+             std::string* error);
+
+  const std::vector<JfrChunkInfo>& chunks() const { return chunks_; }
+  const std::vector<JfrEvent>& events() const { return events_; }
+  // Records whose type the chunk's metadata does not declare (skipped, like the JDK does).
+  uint64_t unknown_records() const { return unknown_records_; }
+
+  // Converts ticks to nanoseconds since the epoch like JDK 25 does: with the first chunk's
+  // header for every chunk.
+  int64_t EpochNanosOf(int64_t ticks) const;
+  // Converts a tick duration to nanoseconds (JDK rule: truncation).
+  int64_t NanosOf(int64_t ticks) const;
+
+  // The frames of a stack trace value (leaf first).
+  static std::vector<JfrFrame> FramesOf(const JfrValue& stack_trace);
+
+  // The ctxprof.Context event of thread `os_thread_id` whose [startTime, startTime + duration)
+  // contains `ticks`, or nullptr: the join of a sample to its context. Intervals of a thread do
+  // not overlap (docs/JFR.md); if a file has overlapping ones, the latest-starting wins.
+  const JfrEvent* ContextAt(int64_t os_thread_id, int64_t ticks) const;
+
+ private:
+  class ChunkParser;
+
+  std::vector<uint8_t> bytes_;
+  std::vector<JfrChunkInfo> chunks_;
+  std::vector<std::unique_ptr<std::vector<JfrClass>>> metadata_;  // stable JfrClass pointers
+  std::vector<JfrEvent> events_;
+  uint64_t unknown_records_ = 0;
+  struct ContextInterval {
+    int64_t start_ticks;
+    int64_t end_ticks;
+    size_t event;  // index into events_
+  };
+  // os thread id -> its ctxprof.Context intervals, sorted by start.
+  std::map<int64_t, std::vector<ContextInterval>> contexts_;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_JFR_JFR_READER_H_

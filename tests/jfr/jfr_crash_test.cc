@@ -1,0 +1,256 @@
+// Crash safety and write errors: a writer killed with SIGKILL at several moments leaves every
+// finished chunk readable and the chunk in progress readable up to its last flush, and never a
+// file that makes `jfr` hang; a full disk (RLIMIT_FSIZE) or a bad path is an error naming the
+// path, and the unfinished chunk is never presented as finished.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "profiler/jfr/jfr_reader.h"
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+namespace ctxprof {
+namespace {
+
+std::string FreshPath(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  EXPECT_EQ(system(("rm -rf '" + path + "'").c_str()), 0);
+  return path;
+}
+
+std::vector<std::string> ListFolder(const std::string& folder) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(folder.c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') names.push_back(folder + "/" + entry->d_name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> InstalledJfrTools() {
+  std::vector<std::string> tools = {"/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr"};
+  const char* jdk25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";
+  if (access(jdk25, X_OK) == 0) {
+    tools.push_back(jdk25);
+  } else {
+    printf("skipping JDK 25: not installed\n");
+  }
+  return tools;
+}
+
+// Runs `jfr <command> <file>` under a timeout; returns its exit status (124 = timed out).
+int RunJfr(const std::string& tool, const std::string& command, const std::string& file) {
+  const std::string line =
+      "timeout 60 " + tool + " " + command + " '" + file + "' > /dev/null 2>&1";
+  const int status = system(line.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The child: writes samples forever in repository mode, flushing after every batch. It reports
+// the open and each flush with one byte on `report_fd`.
+[[noreturn]] void WriteUntilKilled(const std::string& repository, int report_fd) {
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;
+  Workload workload = MakeWorkload(4, 100, clock.Now() + spacing, spacing, 3);
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  JfrWriterConfig config;
+  config.repository = repository;
+  config.chunk_size_bytes = 40000;
+  config.flush_interval_nanos = 0;
+  config.write_buffer_bytes = 512;  // unpublished bytes reach the file between flushes
+  JfrWriterInputs inputs;
+  inputs.clock = &clock;
+  inputs.frames = &frames;
+  inputs.threads = &threads;
+  inputs.dictionary = workload.dictionary.get();
+  inputs.attributes = &workload.attributes;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+  if (writer == nullptr) _exit(3);
+  const char opened = 'o';
+  if (write(report_fd, &opened, 1) != 1) _exit(6);
+  static SampleRecord sample;
+  const uint64_t period = workload.samples.size() * spacing;
+  for (uint64_t round = 0;; round++) {
+    for (size_t i = 0; i < workload.samples.size(); i++) {
+      workload.Fill(i, &sample);
+      sample.ticks += round * period;
+      clock.Set(sample.ticks);
+      if (!writer->Add(sample, &error)) _exit(4);
+      if (i % 100 == 99) {
+        if (!writer->Flush(&error)) _exit(5);
+        const char flushed = 'f';
+        if (write(report_fd, &flushed, 1) != 1) _exit(6);
+      }
+    }
+  }
+}
+
+class CrashTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CrashTest, KilledWriterLeavesReadableChunks) {
+  const int flushes_before_kill = GetParam();
+  const std::string repository = FreshPath("crash-" + std::to_string(flushes_before_kill));
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    WriteUntilKilled(repository, report[1]);
+  }
+  close(report[1]);
+  for (int i = 0; i <= flushes_before_kill; i++) {  // the open, then the flushes
+    char byte;
+    ASSERT_EQ(read(report[0], &byte, 1), 1) << "writer died after " << i << " reports";
+  }
+  // Killed while it writes the next batch (its bytes already go to the file unpublished).
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "writer exited with " << status;
+  close(report[0]);
+
+  const std::vector<std::string> files = ListFolder(repository);
+  ASSERT_FALSE(files.empty());
+  if (flushes_before_kill >= 9) EXPECT_GT(files.size(), 1u) << "no rotation before the kill";
+  size_t samples = 0;
+  for (size_t f = 0; f < files.size(); f++) {
+    const bool in_progress = f + 1 == files.size();
+    JfrReader reader;
+    std::string error;
+    if (!in_progress) {
+      ASSERT_TRUE(reader.Read(files[f], {}, &error)) << error;
+    } else {
+      EXPECT_FALSE(reader.Read(files[f], {}, &error)) << "in-progress chunk read as finished";
+      JfrReader::Options options;
+      options.allow_unfinished_chunks = true;
+      if (!reader.Read(files[f], options, &error)) {
+        // Only a chunk with nothing published yet may be unreadable: killed between creating
+        // the file and writing its header (empty), or before its first flush.
+        EXPECT_TRUE(error.find("published no data yet") != std::string::npos ||
+                    error.find("offset 0: empty file") != std::string::npos)
+            << error;
+        continue;
+      }
+    }
+    for (const JfrEvent& event : reader.events()) {
+      if (event.type_name() == "jdk.ExecutionSample" ||
+          event.type_name() == "ctxprof.WallClockSample") {
+        samples++;
+      }
+    }
+  }
+  // Every flushed sample is readable.
+  EXPECT_GE(samples, static_cast<size_t>(flushes_before_kill) * 100);
+
+  // The JDK never hangs on what is left: finished chunks parse, the one in progress either
+  // parses (JDK 17) or fails with "stuck in locked stream state" (JDK 25).
+  for (const std::string& tool : InstalledJfrTools()) {
+    for (const char* command : {"summary", "print"}) {
+      if (files.size() > 1) EXPECT_EQ(RunJfr(tool, command, files.front()), 0) << tool;
+      const int last = RunJfr(tool, command, files.back());
+      EXPECT_NE(last, 124) << tool << " " << command << " hung on " << files.back();
+      EXPECT_LT(last, 128) << tool << " " << command << " crashed";
+    }
+  }
+}
+
+// 0: killed after the open, before the first flush; 1, 4: inside the first chunk; 9: after
+// rotations.
+INSTANTIATE_TEST_SUITE_P(Moments, CrashTest, ::testing::Values(0, 1, 4, 9));
+
+TEST(WriteErrorTest, FullDiskIsAnErrorAndTheChunkStaysUnfinished) {
+  const std::string path = FreshPath("full-disk.jfr");
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    signal(SIGXFSZ, SIG_IGN);  // get EFBIG instead of being killed
+    const rlimit limit = {30000, 30000};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(2);
+    FakeClock clock;
+    const uint64_t spacing = clock.TicksPerSecond() / 1000;
+    Workload workload = MakeWorkload(4, 500, clock.Now() + spacing, spacing, 9);
+    FakeFrameResolver frames;
+    FakeThreadResolver threads;
+    JfrWriterConfig config;
+    config.path = path;
+    config.flush_interval_nanos = 100000000;
+    config.write_buffer_bytes = 4096;
+    JfrWriterInputs inputs{
+        &clock, &frames, &threads, workload.dictionary.get(), &workload.attributes, {}};
+    std::string error;
+    std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+    static SampleRecord sample;
+    bool failed = writer == nullptr;
+    for (size_t i = 0; !failed && i < workload.samples.size(); i++) {
+      workload.Fill(i, &sample);
+      clock.Set(sample.ticks);
+      failed = !writer->Add(sample, &error);
+    }
+    if (!failed) failed = !writer->Close(&error);
+    // Later calls keep failing with the first error.
+    std::string again;
+    if (failed && writer != nullptr && (writer->Close(&again) || again != error)) _exit(7);
+    if (write(report[1], error.data(), error.size()) < 0) _exit(8);
+    _exit(failed ? 0 : 1);
+  }
+  close(report[1]);
+  std::string error;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(report[0], buffer, sizeof(buffer))) > 0) error.append(buffer, n);
+  close(report[0]);
+  int status;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "writer did not report the full disk (status " << status << "): " << error;
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_NE(error.find("File too large"), std::string::npos) << error;
+
+  JfrReader reader;
+  std::string read_error;
+  EXPECT_FALSE(reader.Read(path, {}, &read_error)) << "a cut-off file was presented as finished";
+  EXPECT_NE(read_error.find("unfinished"), std::string::npos) << read_error;
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  EXPECT_TRUE(reader.Read(path, options, &read_error)) << read_error;  // up to the last flush
+}
+
+TEST(WriteErrorTest, UnwritablePathNamesThePath) {
+  FakeClock clock;
+  Workload workload = MakeWorkload(1, 1, clock.Now(), 1, 1);
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  JfrWriterConfig config;
+  config.path = "/proc/version/recording.jfr";  // a file, not a folder: fails even for root
+  JfrWriterInputs inputs{&clock, &frames, &threads, workload.dictionary.get(), &workload.attributes,
+                         {}};
+  std::string error;
+  EXPECT_EQ(JfrWriter::Open(config, inputs, &error), nullptr);
+  EXPECT_NE(error.find("cannot create recording file /proc/version/recording.jfr"),
+            std::string::npos)
+      << error;
+  config.path.clear();
+  config.repository = "/proc/version/repository";
+  EXPECT_EQ(JfrWriter::Open(config, inputs, &error), nullptr);
+  EXPECT_NE(error.find("/proc/version/repository"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ctxprof

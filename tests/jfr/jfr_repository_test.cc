@@ -1,0 +1,208 @@
+// Repository mode: one file per chunk, rotation by size and time, retention by size and age.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "profiler/jfr/jfr_reader.h"
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+namespace ctxprof {
+namespace {
+
+std::string FreshFolder(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  std::string command = "rm -rf '" + path + "'";
+  EXPECT_EQ(system(command.c_str()), 0);
+  return path;
+}
+
+std::vector<std::string> ListFolder(const std::string& folder) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(folder.c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') names.push_back(folder + "/" + entry->d_name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+class RepositoryTest : public ::testing::Test {
+ protected:
+  RepositoryTest() : workload_(MakeWorkload(6, 200, clock_.Now() + kMilli, kMilli, 11)) {
+    config_.engine = "wall";
+  }
+  JfrWriterInputs Inputs() {
+    JfrWriterInputs inputs;
+    inputs.clock = &clock_;
+    inputs.frames = &frames_;
+    inputs.threads = &threads_;
+    inputs.dictionary = workload_.dictionary.get();
+    inputs.attributes = &workload_.attributes;
+    return inputs;
+  }
+  // Writes the workload; returns the number of samples written.
+  size_t WriteAll() {
+    std::string error;
+    std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config_, Inputs(), &error);
+    EXPECT_NE(writer, nullptr) << error;
+    if (writer == nullptr) return 0;
+    static SampleRecord sample;
+    for (size_t i = 0; i < workload_.samples.size(); i++) {
+      workload_.Fill(i, &sample);
+      clock_.Set(sample.ticks);
+      EXPECT_TRUE(writer->Add(sample, &error)) << error;
+    }
+    clock_.Advance(kMilli);
+    EXPECT_TRUE(writer->Close(&error)) << error;
+    chunks_finished_ = writer->chunks_finished();
+    finished_files_ = writer->finished_chunk_files();
+    return workload_.samples.size();
+  }
+  // Reads one chunk file on its own; returns its sample count.
+  static size_t SamplesIn(const std::string& path) {
+    JfrReader reader;
+    std::string error;
+    EXPECT_TRUE(reader.Read(path, {}, &error)) << error;
+    EXPECT_EQ(reader.chunks().size(), 1u) << path;
+    size_t samples = 0;
+    for (const JfrEvent& event : reader.events()) {
+      const std::string& type = event.type_name();
+      if (type == "jdk.ExecutionSample" || type == "ctxprof.WallClockSample") {
+        samples++;
+        // Every stack resolves within the chunk file alone (the workload has one empty stack).
+        const JfrValue& stack = event.Field("stackTrace");
+        EXPECT_FALSE(stack.is_null()) << path;
+        for (const JfrFrame& frame : JfrReader::FramesOf(stack)) {
+          EXPECT_FALSE(frame.method_name.empty()) << path;
+        }
+      }
+    }
+    return samples;
+  }
+
+  static constexpr uint64_t kMilli = 2400000;  // ticks of the 2.4 GHz fake clock
+  FakeClock clock_;
+  FakeFrameResolver frames_;
+  FakeThreadResolver threads_;
+  Workload workload_;
+  JfrWriterConfig config_;
+  uint64_t chunks_finished_ = 0;
+  std::vector<std::string> finished_files_;
+};
+
+TEST_F(RepositoryTest, ChunkSizeRotationWritesSelfContainedChunkFiles) {
+  config_.repository = FreshFolder("repo-size");
+  config_.chunk_size_bytes = 16384;
+  const size_t written = WriteAll();
+  const std::vector<std::string> files = ListFolder(config_.repository);
+  ASSERT_GT(files.size(), 3u);
+  EXPECT_EQ(files.size(), chunks_finished_);
+  EXPECT_EQ(files, finished_files_);
+  size_t samples = 0;
+  for (const std::string& file : files) {
+    samples += SamplesIn(file);
+    struct stat st;
+    ASSERT_EQ(stat(file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+  }
+  EXPECT_EQ(samples, written);
+  struct stat st;
+  ASSERT_EQ(stat(config_.repository.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(RepositoryTest, ChunkTimeRotation) {
+  config_.repository = FreshFolder("repo-time");
+  config_.chunk_time_nanos = 300000000;  // 0.3 s; the workload spans 1.2 s
+  WriteAll();
+  const std::vector<std::string> files = ListFolder(config_.repository);
+  // Samples at 1 ms .. 1200 ms in 0.3 s chunks. A chunk starts where the previous one ended,
+  // 2 ns after its last sample (the end of its last context interval), so the rotations happen
+  // at the samples of 300, 601 and 902 ms: four chunks.
+  EXPECT_EQ(files.size(), 4u);
+  for (const std::string& file : files) {
+    JfrReader reader;
+    std::string error;
+    ASSERT_TRUE(reader.Read(file, {}, &error)) << error;
+    // A chunk ends with the first sample at or after its deadline.
+    EXPECT_LE(reader.chunks()[0].duration_nanos, 300000000u + 1000000u) << file;
+  }
+}
+
+TEST_F(RepositoryTest, MaxSizeDeletesOldestChunksFirst) {
+  config_.repository = FreshFolder("repo-maxsize");
+  config_.chunk_size_bytes = 16384;
+  config_.max_size_bytes = 60000;
+  WriteAll();
+  const std::vector<std::string> files = ListFolder(config_.repository);
+  ASSERT_FALSE(files.empty());
+  EXPECT_LT(files.size(), chunks_finished_);
+  EXPECT_EQ(files, finished_files_);
+  uint64_t total = 0;
+  for (const std::string& file : files) {
+    total += FileSize(file);
+    SamplesIn(file);
+  }
+  EXPECT_LE(total, config_.max_size_bytes);
+  // What remains are the newest chunks: the last sequence number, contiguous.
+  char last[32];
+  snprintf(last, sizeof(last), "ctxprof-%06llu.jfr",
+           static_cast<unsigned long long>(chunks_finished_));
+  EXPECT_EQ(files.back(), config_.repository + "/" + last);
+  char first[32];
+  snprintf(first, sizeof(first), "ctxprof-%06llu.jfr",
+           static_cast<unsigned long long>(chunks_finished_ - files.size() + 1));
+  EXPECT_EQ(files.front(), config_.repository + "/" + first);
+}
+
+TEST_F(RepositoryTest, MaxAgeDeletesChunksThatEndedTooLongAgo) {
+  config_.repository = FreshFolder("repo-maxage");
+  config_.chunk_time_nanos = 200000000;
+  config_.max_age_nanos = 500000000;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config_, Inputs(), &error);
+  ASSERT_NE(writer, nullptr) << error;
+  static SampleRecord sample;
+  for (size_t i = 0; i < workload_.samples.size(); i++) {
+    workload_.Fill(i, &sample);
+    clock_.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  ASSERT_TRUE(writer->Rotate(&error)) << error;
+  const size_t before = ListFolder(config_.repository).size();
+  // 0.6 s later only chunks that ended after now - 0.5 s survive. The Tick itself ends the
+  // chunk opened by Rotate (its chunk_time passed): that one ends now and stays, beside the new
+  // chunk in progress.
+  clock_.Advance(600000 * kMilli / 1000);
+  ASSERT_TRUE(writer->Tick(&error)) << error;
+  const std::vector<std::string> files = ListFolder(config_.repository);
+  EXPECT_LT(files.size(), before);
+  ASSERT_EQ(writer->finished_chunk_files().size(), 1u);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0], writer->finished_chunk_files()[0]);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+  for (const std::string& file : files) SamplesIn(file);
+}
+
+TEST_F(RepositoryTest, RepositoryThatIsAFileIsAnError) {
+  config_.repository = FreshFolder("repo-file");
+  ASSERT_EQ(system(("touch '" + config_.repository + "'").c_str()), 0);
+  std::string error;
+  EXPECT_EQ(JfrWriter::Open(config_, Inputs(), &error), nullptr);
+  EXPECT_NE(error.find(config_.repository + " is not a folder"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ctxprof

@@ -1,0 +1,538 @@
+// Round trips of synthetic samples through JfrWriter and JfrReader, the writer's chunk and
+// context guarantees, and the reader's behaviour on truncated and corrupt input.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+
+#include "profiler/jfr/jfr_buffer.h"
+#include "profiler/jfr/jfr_reader.h"
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+namespace ctxprof {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+}
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Recorder {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  Workload workload;
+  JfrWriterConfig config;
+  std::unique_ptr<JfrWriter> writer;
+
+  Recorder(int threads_count, int samples_per_thread)
+      : workload(MakeWorkload(threads_count, samples_per_thread,
+                              clock.Now() + clock.TicksPerSecond() / 1000,
+                              clock.TicksPerSecond() / 1000, 7)) {
+    config.engine = "perf_cpu_clock";
+    config.interval_nanos = 1000000;
+    // Longer than 127 bytes: the settings event needs a multi-byte record size.
+    config.fallbacks = std::string(150, 'x') + " -> ctimer (perf_event_open: EACCES)";
+  }
+  JfrWriterInputs Inputs() {
+    JfrWriterInputs inputs;
+    inputs.clock = &clock;
+    inputs.frames = &frames;
+    inputs.threads = &threads;
+    inputs.dictionary = workload.dictionary.get();
+    inputs.attributes = &workload.attributes;
+    inputs.dropped_samples = [] { return uint64_t{3}; };
+    return inputs;
+  }
+  void Open() {
+    std::string error;
+    writer = JfrWriter::Open(config, Inputs(), &error);
+    ASSERT_NE(writer, nullptr) << error;
+  }
+  void Add(size_t begin, size_t end) {
+    static SampleRecord sample;
+    std::string error;
+    for (size_t i = begin; i < end; i++) {
+      workload.Fill(i, &sample);
+      clock.Set(sample.ticks);
+      ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    }
+  }
+  void WriteAll() {
+    Open();
+    Add(0, workload.samples.size());
+    clock.Advance(clock.TicksPerSecond() / 1000);
+    std::string error;
+    ASSERT_TRUE(writer->Close(&error)) << error;
+  }
+};
+
+std::string Hex(uint64_t value, int digits) {
+  char buffer[17];
+  snprintf(buffer, sizeof(buffer), "%0*llx", digits, static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+struct Interval {
+  int64_t start_ticks;
+  int64_t end_ticks;
+  const JfrEvent* event;
+  int samples = 0;
+};
+
+// Checks every sample of `recorder` against what `reader` found.
+void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_t sample_count) {
+  const Workload& workload = recorder.workload;
+  const bool jdk_mode = recorder.config.cpu_samples == CpuSampleEvent::kJdk;
+  std::map<std::pair<int64_t, int64_t>, const JfrEvent*> samples;  // (tid, ticks) -> event
+  std::map<int64_t, std::vector<Interval>> intervals;              // tid -> intervals
+  for (const JfrEvent& event : reader.events()) {
+    const std::string& type = event.type_name();
+    if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample" ||
+        type == "ctxprof.WallClockSample") {
+      const JfrValue& thread =
+          event.Field(type == "jdk.ExecutionSample" ? "sampledThread" : "eventThread");
+      const auto key = std::make_pair(thread.Field("osThreadId").integer(), event.start_ticks());
+      EXPECT_TRUE(samples.emplace(key, &event).second) << "two samples at one time";
+    } else if (type == "ctxprof.Context") {
+      const int64_t start = event.start_ticks();
+      intervals[event.Field("eventThread").Field("osThreadId").integer()].push_back(
+          Interval{start, start + event.Field("duration").integer(), &event});
+    }
+  }
+  ASSERT_EQ(samples.size(), sample_count);
+  for (auto& [tid, list] : intervals) {
+    std::sort(list.begin(), list.end(),
+              [](const Interval& a, const Interval& b) { return a.start_ticks < b.start_ticks; });
+    for (size_t i = 1; i < list.size(); i++) {
+      ASSERT_LE(list[i - 1].end_ticks, list[i].start_ticks) << "overlap on thread " << tid;
+      ASSERT_LE(reader.EpochNanosOf(list[i - 1].end_ticks),
+                reader.EpochNanosOf(list[i].start_ticks));
+    }
+  }
+
+  for (size_t i = 0; i < sample_count; i++) {
+    const ExpectedSample& want = workload.samples[i];
+    const auto it = samples.find({want.tid, static_cast<int64_t>(want.ticks)});
+    ASSERT_NE(it, samples.end()) << "sample " << i << " missing";
+    const JfrEvent& event = *it->second;
+    const bool wall = want.kind == SampleKind::kWall;
+    EXPECT_EQ(event.type_name(), wall       ? "ctxprof.WallClockSample"
+                                 : jdk_mode ? "jdk.ExecutionSample"
+                                            : "ctxprof.CpuSample");
+    const JfrValue& thread = event.Field(jdk_mode && !wall ? "sampledThread" : "eventThread");
+    EXPECT_EQ(thread.Field("osName").string(), FakeThreadResolver::NameOf(want.tid));
+    EXPECT_EQ(thread.Field("javaThreadId").integer(), FakeThreadResolver::JavaIdOf(want.tid));
+    EXPECT_EQ(thread.Field("javaName").is_null(), FakeThreadResolver::JavaIdOf(want.tid) == 0);
+    EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_RUNNABLE");
+    if (!jdk_mode || wall) EXPECT_EQ(event.Field("weight").integer(), 1);
+
+    const std::vector<RawFrame>& stack = workload.stacks[want.stack];
+    EXPECT_EQ(event.Field("stackTrace").Field("truncated").integer(),
+              workload.stack_truncated[want.stack] ? 1 : 0);
+    const std::vector<JfrFrame> frames = JfrReader::FramesOf(event.Field("stackTrace"));
+    ASSERT_EQ(frames.size(), stack.size()) << "sample " << i;
+    for (size_t f = 0; f < stack.size(); f++) {
+      ResolvedFrame resolved;
+      FakeFrameResolver().Resolve(stack[f], &resolved);
+      EXPECT_EQ(frames[f].class_name, resolved.class_name);
+      EXPECT_EQ(frames[f].method_name, resolved.method_name);
+      EXPECT_EQ(frames[f].descriptor, resolved.descriptor);
+      EXPECT_EQ(frames[f].line_number, resolved.line_number);
+      EXPECT_EQ(frames[f].bytecode_index, stack[f].bci);
+      EXPECT_EQ(frames[f].type, JfrFrameTypeName(resolved.type));
+    }
+
+    // Join by thread and time, the way a JDK 17 user must, in ticks and in JDK nanoseconds.
+    const int64_t ticks = static_cast<int64_t>(want.ticks);
+    const int64_t nanos = reader.EpochNanosOf(ticks);
+    std::vector<Interval*> covering;
+    for (Interval& interval : intervals[want.tid]) {
+      const bool in_ticks = interval.start_ticks <= ticks && ticks < interval.end_ticks;
+      const bool in_nanos = reader.EpochNanosOf(interval.start_ticks) <= nanos &&
+                            nanos < reader.EpochNanosOf(interval.start_ticks) +
+                                        reader.NanosOf(interval.end_ticks - interval.start_ticks);
+      EXPECT_EQ(in_ticks, in_nanos) << "sample " << i << ": tick and time joins disagree";
+      if (in_ticks) covering.push_back(&interval);
+    }
+    const JfrEvent* joined = reader.ContextAt(want.tid, ticks);
+    if (want.context < 0) {
+      EXPECT_TRUE(covering.empty()) << "sample " << i << " has no context but is covered";
+      EXPECT_EQ(joined, nullptr) << "sample " << i;
+      continue;
+    }
+    ASSERT_EQ(covering.size(), 1u) << "sample " << i;
+    EXPECT_EQ(joined, covering[0]->event) << "JfrReader::ContextAt, sample " << i;
+    covering[0]->samples++;
+    std::map<std::string, std::string> got;
+    for (const char* field : {"traceId", "spanId"}) {
+      const JfrValue& value = covering[0]->event->Field(field);
+      if (!value.is_null()) got[field] = value.string();
+    }
+    for (const std::string& name : workload.attributes.names()) {
+      const JfrValue& value = covering[0]->event->Field(JfrMetadata::FieldNameOf(name));
+      if (!value.is_null()) got[JfrMetadata::FieldNameOf(name)] = value.string();
+    }
+    EXPECT_EQ(got, workload.ContextFields(want.context)) << "sample " << i;
+  }
+  for (const auto& [tid, list] : intervals) {
+    for (const Interval& interval : list) EXPECT_GT(interval.samples, 0) << "empty interval";
+  }
+}
+
+TEST(JfrBufferTest, VarintsMatchTheFormatNote) {
+  const std::vector<std::pair<uint64_t, std::vector<uint8_t>>> cases = {
+      {0, {0x00}},
+      {127, {0x7F}},
+      {128, {0x80, 0x01}},
+      {4242, {0x92, 0x21}},
+      {50000000, {0x80, 0xE1, 0xEB, 0x17}},
+      {0x7F0000001000ULL, {0x80, 0xA0, 0x80, 0x80, 0x80, 0xE0, 0x1F}},
+      {static_cast<uint64_t>(-260), {0xFC, 0xFD, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}},
+      {0x8000000000000000ULL, {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80}},
+  };
+  for (const auto& [value, bytes] : cases) {
+    JfrBuffer buffer;
+    buffer.PutVarint(value);
+    EXPECT_EQ(std::vector<uint8_t>(buffer.data(), buffer.data() + buffer.size()), bytes) << value;
+    EXPECT_EQ(JfrBuffer::VarintLength(value), bytes.size());
+  }
+  JfrBuffer padded;
+  const size_t at = padded.ReservePaddedVarint();
+  padded.PatchVarint(at, 3493);
+  EXPECT_EQ(std::vector<uint8_t>(padded.data(), padded.data() + padded.size()),
+            (std::vector<uint8_t>{0xA5, 0x9B, 0x80, 0x80, 0x00}));
+}
+
+class RoundTripTest : public ::testing::TestWithParam<std::tuple<CpuSampleEvent, uint64_t>> {};
+
+TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
+  Recorder recorder(12, 100);
+  recorder.config.cpu_samples = std::get<0>(GetParam());
+  recorder.config.chunk_size_bytes = std::get<1>(GetParam());
+  // With several chunks, also drop unused stacks at every rotation.
+  if (recorder.config.chunk_size_bytes != 0) recorder.config.stack_cache_bytes = 1;
+  recorder.config.path = TempPath("roundtrip.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
+
+  JfrReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  EXPECT_EQ(reader.unknown_records(), 0u);
+  ExpectSamplesMatch(recorder, reader, recorder.workload.samples.size());
+
+  // Chunks: finished, final flag only on the last, distinct increasing start times, one clock.
+  const std::vector<JfrChunkInfo>& chunks = reader.chunks();
+  ASSERT_EQ(chunks.size(), recorder.writer->chunks_finished());
+  if (recorder.config.chunk_size_bytes != 0) {
+    EXPECT_GT(chunks.size(), 2u);
+    // The limit bounds whole chunks (events and pools) up to the record that crossed it.
+    for (const JfrChunkInfo& chunk : chunks)
+      EXPECT_LT(chunk.size, 2 * recorder.config.chunk_size_bytes);
+  }
+  for (size_t c = 0; c < chunks.size(); c++) {
+    EXPECT_EQ(chunks[c].generation, 0);
+    EXPECT_EQ(chunks[c].flags, c + 1 == chunks.size() ? 3 : 1);
+    EXPECT_EQ(chunks[c].ticks_per_second, 2400000000ULL);
+    if (c > 0) {
+      EXPECT_GT(chunks[c].start_nanos, chunks[c - 1].start_nanos);
+      EXPECT_EQ(chunks[c].start_nanos, recorder.clock.EpochNanosAt(chunks[c].start_ticks));
+    }
+  }
+
+  // jdk.ExecutionSample keeps exactly the JDK's fields (tools such as async-profiler's
+  // converter read them by position).
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample") continue;
+    std::vector<std::string> names;
+    for (const JfrField& field : event.type->fields) names.push_back(field.name);
+    EXPECT_EQ(names,
+              (std::vector<std::string>{"startTime", "sampledThread", "stackTrace", "state"}));
+    break;
+  }
+
+  // Self-description: settings at every chunk start, counters at every chunk end.
+  int settings = 0;
+  const JfrEvent* last_counters = nullptr;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.ProfilerSettings") {
+      settings++;
+      EXPECT_EQ(event.Field("engine").string(), "perf_cpu_clock");
+      EXPECT_EQ(event.Field("interval").integer(), 1000000);
+      EXPECT_EQ(event.Field("clock").string(), "fake-tsc");
+      EXPECT_EQ(event.Field("ticksPerSecond").integer(), 2400000000LL);
+      EXPECT_EQ(event.Field("attributes").string(), "http.route,tenant-id,region");
+      EXPECT_EQ(event.Field("fallbacks").string(), recorder.config.fallbacks);
+    } else if (event.type_name() == "ctxprof.ProfilerCounters") {
+      last_counters = &event;
+    }
+  }
+  EXPECT_EQ(settings, static_cast<int>(chunks.size()));
+  ASSERT_NE(last_counters, nullptr);
+  int64_t truncated = 0, wall = 0;
+  for (const ExpectedSample& s : recorder.workload.samples) {
+    truncated += recorder.workload.stack_truncated[s.stack] ? 1 : 0;
+    wall += s.kind == SampleKind::kWall ? 1 : 0;
+  }
+  EXPECT_EQ(last_counters->Field("samples").integer(), 1200);
+  EXPECT_EQ(last_counters->Field("wallSamples").integer(), wall);
+  EXPECT_EQ(last_counters->Field("cpuSamples").integer(), 1200 - wall);
+  EXPECT_EQ(last_counters->Field("droppedSamples").integer(), 3);
+  EXPECT_EQ(last_counters->Field("truncatedStacks").integer(), truncated);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RoundTripTest,
+                         ::testing::Values(std::make_tuple(CpuSampleEvent::kJdk, uint64_t{0}),
+                                           std::make_tuple(CpuSampleEvent::kCtxprof, uint64_t{0}),
+                                           std::make_tuple(CpuSampleEvent::kJdk, uint64_t{20000}),
+                                           std::make_tuple(CpuSampleEvent::kCtxprof,
+                                                           uint64_t{20000})));
+
+TEST(JfrWriterTest, RecordingFileHasMode0600) {
+  Recorder recorder(1, 3);
+  recorder.config.path = TempPath("mode.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
+  struct stat st;
+  ASSERT_EQ(stat(recorder.config.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(JfrWriterTest, MissingFolderIsAnErrorNamingThePath) {
+  Recorder recorder(1, 1);
+  recorder.config.path = TempPath("no/such/folder/x.jfr");
+  std::string error;
+  EXPECT_EQ(JfrWriter::Open(recorder.config, recorder.Inputs(), &error), nullptr);
+  EXPECT_NE(error.find(recorder.config.path), std::string::npos) << error;
+  EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
+}
+
+TEST(JfrWriterTest, PathAndRepositoryAreExclusive) {
+  Recorder recorder(1, 1);
+  std::string error;
+  EXPECT_EQ(JfrWriter::Open(recorder.config, recorder.Inputs(), &error), nullptr);
+  EXPECT_NE(error.find("exactly one of path"), std::string::npos) << error;
+}
+
+// Pool keys denote one value for the whole file (readers cache entries across chunks by key):
+// a thread renamed between chunks, or a reused tid, gets a new key, not a changed entry.
+TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
+  struct RenamingResolver : ThreadResolver {
+    std::string name = "before";
+    void Resolve(int32_t, ResolvedThread* out) override { out->name = name; }
+  } renaming;
+  Recorder recorder(1, 4);
+  recorder.config.path = TempPath("rename.jfr");
+  JfrWriterInputs inputs = recorder.Inputs();
+  inputs.threads = &renaming;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  static SampleRecord sample;
+  for (size_t i = 0; i < 4; i++) {
+    if (i == 2) {
+      renaming.name = "after";
+      ASSERT_TRUE(writer->Rotate(&error)) << error;
+    }
+    recorder.workload.Fill(i, &sample);
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  std::vector<std::pair<uint32_t, std::string>> names;  // (chunk, thread name) per sample
+  int events_after = 0;                                 // events of any type on "after"
+  for (const JfrEvent& event : reader.events()) {
+    const JfrValue& thread = event.type_name() == "jdk.ExecutionSample"
+                                 ? event.Field("sampledThread")
+                                 : event.Field("eventThread");
+    if (event.type_name() == "jdk.ExecutionSample" ||
+        event.type_name() == "ctxprof.WallClockSample") {
+      names.emplace_back(event.chunk, thread.Field("osName").string());
+    }
+    events_after += thread.Field("osName").string() == "after" ? 1 : 0;
+  }
+  EXPECT_EQ(names, (std::vector<std::pair<uint32_t, std::string>>{
+                       {0, "before"}, {0, "before"}, {1, "after"}, {1, "after"}}));
+
+  // JfrReader resolves pools per chunk; the JDK would show a reused key's first value.
+  const std::string command =
+      "timeout 60 /usr/lib/jvm/java-17-openjdk-amd64/bin/jfr print --json '" +
+      recorder.config.path + "' | grep -c '\"osName\": \"after\"'";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[32] = {};
+  ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
+  pclose(pipe);
+  EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
+}
+
+// Bounded memory: at a rotation over stack_cache_bytes, stacks the finished chunk did not use
+// are dropped; one that comes back gets a new key and resolves correctly in every reader.
+TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
+  Recorder recorder(1, 1);
+  recorder.config.path = TempPath("dropped.jfr");
+  recorder.config.stack_cache_bytes = 1;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const std::vector<RawFrame>& a = recorder.workload.stacks[41];  // 250 frames
+  const std::vector<RawFrame>& b = recorder.workload.stacks[0];
+  static SampleRecord sample;
+  recorder.workload.Fill(0, &sample);
+  sample.kind = SampleKind::kCpu;
+  std::string error;
+  // Chunks: A | B | A. Starting chunk 3, A was not used by chunk 2 and is gone.
+  const std::vector<const std::vector<RawFrame>*> order = {&a, &b, &a};
+  for (size_t c = 0; c < order.size(); c++) {
+    if (c > 0) ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+    if (c == 2) EXPECT_EQ(recorder.writer->cached_stack_frames(), b.size());
+    sample.frame_count = static_cast<uint32_t>(order[c]->size());
+    std::copy(order[c]->begin(), order[c]->end(), sample.frames);
+    sample.flags = 0;
+    sample.ticks += recorder.clock.TicksPerSecond() / 100;
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(recorder.writer->Add(sample, &error)) << error;
+  }
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  std::vector<size_t> depths;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample") {
+      depths.push_back(JfrReader::FramesOf(event.Field("stackTrace")).size());
+    }
+  }
+  EXPECT_EQ(depths, (std::vector<size_t>{a.size(), b.size(), a.size()}));
+
+  // The JDK caches pool entries across chunks by key: with a reused key it would show B's
+  // frames (or none) for the third sample.
+  const std::string command =
+      "timeout 60 /usr/lib/jvm/java-17-openjdk-amd64/bin/jfr print "
+      "--events jdk.ExecutionSample --stack-depth 300 '" +
+      recorder.config.path + "' | grep -c '^    com\\.'";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[32] = {};
+  ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
+  pclose(pipe);
+  size_t java_frames = 0;
+  for (const std::vector<RawFrame>* stack : order) {
+    for (const RawFrame& frame : *stack) java_frames += frame.kind != FrameKind::kNative ? 1 : 0;
+  }
+  EXPECT_EQ(static_cast<size_t>(atoi(line)), java_frames);
+}
+
+// The in-progress chunk: unreadable as finished, readable up to the last flush.
+TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
+  Recorder recorder(4, 50);
+  recorder.config.path = TempPath("unfinished.jfr");
+  recorder.config.write_buffer_bytes = 1;  // bytes reach the file before they are published
+  recorder.config.flush_interval_nanos = 0;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, 120));
+  std::string error;
+  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
+  const std::vector<uint8_t> snapshot = ReadBytes(recorder.config.path);
+
+  JfrReader strict;
+  EXPECT_FALSE(strict.Parse("snapshot", snapshot, {}, &error));
+  EXPECT_NE(error.find("offset 64: chunk is unfinished"), std::string::npos) << error;
+
+  JfrReader lenient;
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  ASSERT_TRUE(lenient.Parse("snapshot", snapshot, options, &error)) << error;
+  ExpectSamplesMatch(recorder, lenient, 120);
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+}
+
+TEST(JfrWriterTest, FreshlyOpenedRecordingSaysUnfinishedNotEmpty) {
+  Recorder recorder(1, 1);
+  recorder.config.path = TempPath("fresh.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  JfrReader reader;
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  std::string error;
+  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.path), options, &error));
+  EXPECT_NE(error.find("unfinished chunk published no data yet"), std::string::npos) << error;
+}
+
+// Truncated and corrupt input: an error naming an offset, never a crash or a hang.
+class CorruptInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Recorder recorder(3, 12);
+    recorder.config.path = TempPath("small.jfr");
+    ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
+    bytes_ = ReadBytes(recorder.config.path);
+    JfrReader reader;
+    std::string error;
+    ASSERT_TRUE(reader.Parse("small", bytes_, {}, &error)) << error;
+  }
+  static void ExpectErrorOrSuccess(const std::vector<uint8_t>& bytes, const char* what) {
+    JfrReader reader;
+    std::string error;
+    if (!reader.Parse("input", bytes, {}, &error)) {
+      EXPECT_EQ(error.rfind("input: offset ", 0), 0u) << what << ": " << error;
+    }
+  }
+  std::vector<uint8_t> bytes_;
+};
+
+TEST_F(CorruptInputTest, EveryTruncationIsAnError) {
+  for (size_t length = 0; length < bytes_.size(); length++) {
+    JfrReader reader;
+    std::string error;
+    std::vector<uint8_t> prefix(bytes_.begin(), bytes_.begin() + length);
+    ASSERT_FALSE(reader.Parse("input", prefix, {}, &error)) << "prefix " << length;
+    ASSERT_EQ(error.rfind("input: offset ", 0), 0u) << error;
+  }
+}
+
+TEST_F(CorruptInputTest, RandomByteChangesNeverCrash) {
+  std::mt19937 random(1234);
+  for (int round = 0; round < 1500; round++) {
+    std::vector<uint8_t> mutated = bytes_;
+    const int changes = 1 + static_cast<int>(random() % 4);
+    for (int c = 0; c < changes; c++) {
+      // Half of the changes hit the header and metadata, where sizes and offsets live.
+      const size_t at = random() % 2 == 0 ? random() % std::min<size_t>(mutated.size(), 600)
+                                          : random() % mutated.size();
+      mutated[at] = static_cast<uint8_t>(random());
+    }
+    ExpectErrorOrSuccess(mutated, "mutation");
+  }
+}
+
+TEST_F(CorruptInputTest, RandomDataAfterAValidHeaderIsAnError) {
+  std::mt19937 random(99);
+  for (int round = 0; round < 500; round++) {
+    std::vector<uint8_t> garbage = bytes_;
+    for (size_t i = 68 + random() % 200; i < garbage.size(); i++) {
+      garbage[i] = static_cast<uint8_t>(random());
+    }
+    ExpectErrorOrSuccess(garbage, "garbage");
+  }
+  std::vector<uint8_t> trailing = bytes_;
+  trailing.resize(trailing.size() + 16, 0);
+  JfrReader reader;
+  std::string error;
+  EXPECT_FALSE(reader.Parse("input", trailing, {}, &error));
+  EXPECT_NE(error.find("offset " + std::to_string(bytes_.size())), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ctxprof

@@ -1,0 +1,84 @@
+// Writes a recording in batches for the streaming test: after each batch the periodic flush
+// publishes it (the flush interval passes and Tick() runs), then the writer waits
+// until the consumer (StreamConsumer.java) reports, through <ack file>, that it has read every
+// sample so far, so the consumer provably reads the chunk while it is unfinished.
+// Usage: stream_writer <out.jfr> <ack file> <batches> <samples per batch>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+namespace {
+
+long ReadAck(const char* path) {
+  std::ifstream in(path);
+  long value = -1;
+  in >> value;
+  return in ? value : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ctxprof;
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s out.jfr ack-file batches samples-per-batch\n", argv[0]);
+    return 2;
+  }
+  const int batches = atoi(argv[3]);
+  const int per_batch = atoi(argv[4]);
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;
+  Workload workload = MakeWorkload(4, batches * per_batch / 4, clock.Now() + spacing, spacing, 5);
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  JfrWriterConfig config;
+  config.path = argv[1];
+  config.flush_interval_nanos = 100000000;  // 100 ms of (fake) recording time
+  config.engine = "wall";
+  JfrWriterInputs inputs;
+  inputs.clock = &clock;
+  inputs.frames = &frames;
+  inputs.threads = &threads;
+  inputs.dictionary = workload.dictionary.get();
+  inputs.attributes = &workload.attributes;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+  if (writer == nullptr) {
+    fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  static SampleRecord sample;
+  size_t next = 0;
+  for (int batch = 1; batch <= batches; batch++) {
+    for (int i = 0; i < per_batch && next < workload.samples.size(); i++, next++) {
+      workload.Fill(next, &sample);
+      clock.Set(sample.ticks);
+      if (!writer->Add(sample, &error)) {
+        fprintf(stderr, "%s\n", error.c_str());
+        return 1;
+      }
+    }
+    // The periodic flush: the flush interval passes without samples, and the writer thread's
+    // idle call publishes the batch.
+    clock.Advance(clock.TicksPerSecond() / 10);
+    if (!writer->Tick(&error)) {
+      fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+    // The consumer polls about once per second; the test's timeout bounds the wait.
+    while (ReadAck(argv[2]) < static_cast<long>(next)) usleep(20000);
+    printf("batch %d: consumer has read %zu samples of the unfinished chunk\n", batch, next);
+    fflush(stdout);
+  }
+  clock.Advance(spacing);
+  if (!writer->Close(&error)) {
+    fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,95 @@
+// Deterministic synthetic inputs for JFR writer tests: a fake clock, fake resolvers and a
+// workload of samples (many threads, deep stacks, contexts with non-ASCII and maximum-length
+// values) together with what a reader must find for each sample.
+#ifndef CTXPROF_TESTS_JFR_SYNTHETIC_H_
+#define CTXPROF_TESTS_JFR_SYNTHETIC_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "context/attribute_registry.h"
+#include "context/dictionary.h"
+#include "profiler/clock.h"
+#include "profiler/jfr/jfr_resolver.h"
+#include "profiler/sample.h"
+
+namespace ctxprof {
+
+// A clock whose Now() is set by the test. Default: a 2.4 GHz "TSC" so tests prove that ticks
+// are converted, not taken as nanoseconds.
+class FakeClock : public Clock {
+ public:
+  explicit FakeClock(uint64_t ticks_per_second = 2400000000ULL,
+                     uint64_t anchor_ticks = 1000000000000ULL,
+                     int64_t anchor_epoch_nanos = 1795300000000000000LL)
+      : ticks_per_second_(ticks_per_second),
+        anchor_ticks_(anchor_ticks),
+        anchor_epoch_nanos_(anchor_epoch_nanos),
+        now_(anchor_ticks) {}
+  uint64_t Now() const override { return now_; }
+  uint64_t TicksPerSecond() const override { return ticks_per_second_; }
+  const char* Name() const override { return "fake-tsc"; }
+  uint64_t AnchorTicks() const override { return anchor_ticks_; }
+  int64_t AnchorEpochNanos() const override { return anchor_epoch_nanos_; }
+  void Set(uint64_t ticks) { now_ = ticks; }
+  void Advance(uint64_t ticks) { now_ += ticks; }
+
+ private:
+  const uint64_t ticks_per_second_;
+  const uint64_t anchor_ticks_;
+  const int64_t anchor_epoch_nanos_;
+  uint64_t now_;
+};
+
+// Java frames: id = method number; native frames: id = 0x7f0000000000 + function number * 16.
+class FakeFrameResolver : public FrameResolver {
+ public:
+  void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
+  // "class.method" as `jfr` shows it, for the expectation of `frame`.
+  static std::string DisplayName(const RawFrame& frame);
+  static int32_t LineOf(const RawFrame& frame);
+};
+
+class FakeThreadResolver : public ThreadResolver {
+ public:
+  void Resolve(int32_t tid, ResolvedThread* out) override;
+  static std::string NameOf(int32_t tid);
+  static int64_t JavaIdOf(int32_t tid);  // odd tids are Java threads
+};
+
+// One sample plus its expectation, kept in a compact form.
+struct ExpectedSample {
+  SampleKind kind;
+  int32_t tid;
+  uint64_t ticks;
+  uint32_t stack;  // index into Workload::stacks
+  int context;     // index into Workload::contexts, -1 = none
+};
+
+struct Workload {
+  std::unique_ptr<Dictionary> dictionary;
+  AttributeRegistry attributes;
+  std::vector<std::vector<RawFrame>> stacks;
+  std::vector<bool> stack_truncated;
+  std::vector<ContextSnapshot> contexts;
+  std::vector<ExpectedSample> samples;  // in the order given to the writer
+
+  // Builds the sample for samples[i] into `out`.
+  void Fill(size_t i, SampleRecord* out) const;
+  // Writes a JSON description of the expectation (see jfr_tool_check.py).
+  std::string ExpectationJson() const;
+  // Context field values ("traceId", "spanId", attribute field names) of contexts[index].
+  std::map<std::string, std::string> ContextFields(int index) const;
+};
+
+// `threads` threads x `samples_per_thread` samples, interleaved across threads, ticks starting
+// at `first_ticks` and `spacing_ticks` apart. Deterministic for a given seed.
+Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
+                      uint64_t spacing_ticks, uint32_t seed);
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_TESTS_JFR_SYNTHETIC_H_

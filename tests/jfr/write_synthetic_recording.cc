@@ -1,0 +1,70 @@
+// Writes a synthetic recording and its expectation, for the `jfr` tool test.
+// Usage: write_synthetic_recording <out> <expected.json> <jdk|ctxprof> [chunk_size_bytes
+//        [repository]]
+// With "repository", <out> is a folder that receives one file per chunk.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "profiler/jfr/jfr_writer.h"
+#include "tests/jfr/synthetic.h"
+
+int main(int argc, char** argv) {
+  using namespace ctxprof;
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s out expected.json jdk|ctxprof [chunk_size_bytes [repository]]\n",
+            argv[0]);
+    return 2;
+  }
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;  // 1 ms
+  Workload workload = MakeWorkload(12, 120, clock.Now() + spacing, spacing, 42);
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  JfrWriterConfig config;
+  if (argc > 5 && strcmp(argv[5], "repository") == 0) {
+    config.repository = argv[1];
+  } else {
+    config.path = argv[1];
+  }
+  config.cpu_samples =
+      strcmp(argv[3], "ctxprof") == 0 ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.chunk_size_bytes = argc > 4 ? strtoull(argv[4], nullptr, 10) : 0;
+  // With several chunks, drop unused stacks at every rotation, so the JDK sees stacks that
+  // come back under new keys.
+  if (config.chunk_size_bytes != 0) config.stack_cache_bytes = 1;
+  config.engine = "perf_cpu_clock";
+  config.interval_nanos = 1000000;
+  config.fallbacks = "none";
+  JfrWriterInputs inputs;
+  inputs.clock = &clock;
+  inputs.frames = &frames;
+  inputs.threads = &threads;
+  inputs.dictionary = workload.dictionary.get();
+  inputs.attributes = &workload.attributes;
+  inputs.dropped_samples = [] { return uint64_t{7}; };
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+  if (writer == nullptr) {
+    fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  static SampleRecord sample;
+  for (size_t i = 0; i < workload.samples.size(); i++) {
+    workload.Fill(i, &sample);
+    clock.Set(sample.ticks);
+    if (!writer->Add(sample, &error)) {
+      fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+  }
+  clock.Advance(spacing);
+  if (!writer->Close(&error)) {
+    fprintf(stderr, "%s\n", error.c_str());
+    return 1;
+  }
+  std::ofstream expected(argv[2]);
+  expected << workload.ExpectationJson();
+  return expected.good() ? 0 : 1;
+}
