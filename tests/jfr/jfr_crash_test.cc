@@ -75,7 +75,7 @@ int RunJfr(const std::string& tool, const std::string& command, const std::strin
   inputs.frames = &frames;
   inputs.threads = &threads;
   inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = &workload.attributes;
+  inputs.attributes = workload.attributes.get();
   std::string error;
   std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
   if (writer == nullptr) _exit(3);
@@ -193,7 +193,7 @@ TEST(WriteErrorTest, FullDiskIsAnErrorAndTheChunkStaysUnfinished) {
     config.flush_interval_nanos = 100000000;
     config.write_buffer_bytes = 4096;
     JfrWriterInputs inputs{
-        &clock, &frames, &threads, workload.dictionary.get(), &workload.attributes, {}};
+        &clock, &frames, &threads, workload.dictionary.get(), workload.attributes.get(), {}};
     std::string error;
     std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
     static SampleRecord sample;
@@ -239,8 +239,8 @@ TEST(WriteErrorTest, UnwritablePathNamesThePath) {
   FakeThreadResolver threads;
   JfrWriterConfig config;
   config.path = "/proc/version/recording.jfr";  // a file, not a folder: fails even for root
-  JfrWriterInputs inputs{&clock, &frames, &threads, workload.dictionary.get(), &workload.attributes,
-                         {}};
+  JfrWriterInputs inputs{
+      &clock, &frames, &threads, workload.dictionary.get(), workload.attributes.get(), {}};
   std::string error;
   EXPECT_EQ(JfrWriter::Open(config, inputs, &error), nullptr);
   EXPECT_NE(error.find("cannot create recording file /proc/version/recording.jfr"),

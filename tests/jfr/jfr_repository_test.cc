@@ -49,7 +49,7 @@ class RepositoryTest : public ::testing::Test {
     inputs.frames = &frames_;
     inputs.threads = &threads_;
     inputs.dictionary = workload_.dictionary.get();
-    inputs.attributes = &workload_.attributes;
+    inputs.attributes = workload_.attributes.get();
     return inputs;
   }
   // Writes the workload; returns the number of samples written.

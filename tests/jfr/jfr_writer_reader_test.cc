@@ -50,7 +50,7 @@ struct Recorder {
     inputs.frames = &frames;
     inputs.threads = &threads;
     inputs.dictionary = workload.dictionary.get();
-    inputs.attributes = &workload.attributes;
+    inputs.attributes = workload.attributes.get();
     inputs.dropped_samples = [] { return uint64_t{3}; };
     return inputs;
   }
@@ -179,7 +179,7 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
       const JfrValue& value = covering[0]->event->Field(field);
       if (!value.is_null()) got[field] = value.string();
     }
-    for (const std::string& name : workload.attributes.names()) {
+    for (const std::string& name : workload.attributes->names()) {
       const JfrValue& value = covering[0]->event->Field(JfrMetadata::FieldNameOf(name));
       if (!value.is_null()) got[JfrMetadata::FieldNameOf(name)] = value.string();
     }

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   inputs.frames = &frames;
   inputs.threads = &threads;
   inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = &workload.attributes;
+  inputs.attributes = workload.attributes.get();
   std::string error;
   std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
   if (writer == nullptr) {

@@ -104,9 +104,9 @@ std::map<std::string, std::string> Workload::ContextFields(int index) const {
     fields["traceId"] = Hex(context.trace_id_high, 16) + Hex(context.trace_id_low, 16);
   }
   if (context.span_id != 0) fields["spanId"] = Hex(context.span_id, 16);
-  for (int slot = 0; slot < attributes.size(); slot++) {
+  for (int slot = 0; slot < attributes->size(); slot++) {
     if (context.attributes[slot] != 0) {
-      fields[JfrMetadata::FieldNameOf(attributes.NameOf(slot))] =
+      fields[JfrMetadata::FieldNameOf(attributes->NameOf(slot))] =
           std::string(dictionary->ValueOf(context.attributes[slot]));
     }
   }
@@ -158,7 +158,7 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
   Dictionary::Options options;
   options.max_value_bytes = Dictionary::kMaxValueBytesLimit;
   workload.dictionary = Dictionary::Create(options, &error);
-  if (!workload.attributes.Register({"http.route", "tenant-id", "region"}, &error)) abort();
+  if (!workload.attributes->Register({"http.route", "tenant-id", "region"}, &error)) abort();
 
   std::mt19937 random(seed);
   // Stacks: shallow Java stacks, mixed native/Java stacks, one 250-frame stack and one

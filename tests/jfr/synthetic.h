@@ -71,7 +71,8 @@ struct ExpectedSample {
 
 struct Workload {
   std::unique_ptr<Dictionary> dictionary;
-  AttributeRegistry attributes;
+  // Behind a pointer: a registry is neither copyable nor movable (it owns a mutex).
+  std::unique_ptr<AttributeRegistry> attributes = std::make_unique<AttributeRegistry>();
   std::vector<std::vector<RawFrame>> stacks;
   std::vector<bool> stack_truncated;
   std::vector<ContextSnapshot> contexts;

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   inputs.frames = &frames;
   inputs.threads = &threads;
   inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = &workload.attributes;
+  inputs.attributes = workload.attributes.get();
   inputs.dropped_samples = [] { return uint64_t{7}; };
   std::string error;
   std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
