@@ -161,18 +161,6 @@ bool ParseAttributes(std::string_view value, Options* options, std::string* erro
   return true;
 }
 
-bool ParseBool(std::string_view key, std::string_view value, bool* out, std::string* error) {
-  if (value == "true" || value == "yes" || value == "1") {
-    *out = true;
-  } else if (value == "false" || value == "no" || value == "0") {
-    *out = false;
-  } else {
-    *error = Problem(key, value, "is not a boolean", "use true or false");
-    return false;
-  }
-  return true;
-}
-
 bool ApplyOption(std::string_view key, std::string_view value, Options* options,
                  bool* interval_given, bool* wall_given, std::string* error) {
   int64_t number = 0;
@@ -248,12 +236,14 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->buffer_slots = static_cast<uint32_t>(number);
     return true;
   }
-  if (key == "file") {
+  if (key == "file" || key == "repository") {
     if (value.empty()) {
-      *error = Problem(key, value, "is empty", "give a path, e.g. file=/tmp/profile.jfr");
+      *error = Problem(key, value, "is empty",
+                       key == "file" ? "give a path, e.g. file=/tmp/profile.jfr"
+                                     : "give a folder, e.g. repository=/var/tmp/ctxprof");
       return false;
     }
-    options->file = std::string(value);
+    (key == "file" ? options->file : options->repository) = std::string(value);
     return true;
   }
   if (key == "attributes") return ParseAttributes(value, options, error);
@@ -267,11 +257,20 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     return ParseDurationOption(key, value, kNanosPerMilli, 365ull * 24 * 3600 * kNanosPerSecond,
                                target, error);
   }
-  if (key == "cpusamples") return ParseBool(key, value, &options->jfr.cpu_samples, error);
+  if (key == "cpusamples") {
+    if (value != "jdk" && value != "ctxprof") {
+      *error = Problem(key, value, "is not a CPU sample event",
+                       "use cpusamples=jdk (jdk.ExecutionSample) or cpusamples=ctxprof");
+      return false;
+    }
+    options->jfr.cpu_samples_as_ctxprof = value == "ctxprof";
+    return true;
+  }
   *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
            "); known options: event, interval, wall, filter, threads, depth, unwind, clock, "
            "signal, wallsignal, "
-           "buffer, file, attributes, chunksize, chunktime, maxsize, maxage, flush, cpusamples";
+           "buffer, file, repository, attributes, chunksize, chunktime, maxsize, maxage, flush, "
+           "cpusamples";
   return false;
 }
 
@@ -399,6 +398,12 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
                      "is also the CPU engine's signal",
                      "give cpu and wall sampling different signals (defaults: signal=SIGPROF, "
                      "wallsignal=SIGVTALRM)");
+    return false;
+  }
+  if (!options.file.empty() && !options.repository.empty()) {
+    *error = Problem("repository", options.repository, "conflicts with file=" + options.file,
+                     "write one recording file (file=) or a chunk repository (repository=), "
+                     "not both");
     return false;
   }
   if (options.filter_context && !options.wall_enabled) {

@@ -21,11 +21,15 @@
 //                      a standard signal does not queue, so a pending wall signal would swallow
 //                      a perf overflow's signal and the one-shot event would never be re-armed.
 //   buffer=256         sample buffer slots, [16, 65536].
-//   file=path          where the recording goes at stop (the JFR writer); empty = in memory.
+//   file=path          write a JFR recording to this file (chunks appended, streamable while
+//                      it grows); without file= or repository= samples stay in memory.
+//   repository=dir     continuous mode: one JFR file per chunk in this folder (created 0700),
+//                      oldest deleted first under maxsize=/maxage=. Exclusive with file=.
 //   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...
 //   JFR writer keys, validated here and consumed by the writer:
 //   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
-//   cpusamples=true|false.
+//   cpusamples=jdk|ctxprof: CPU samples as jdk.ExecutionSample (every JFR tool reads them) or
+//                      as ctxprof.CpuSample (has eventThread: JDK 25 prints Context lines).
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -57,7 +61,7 @@ struct JfrOptions {
   uint64_t max_size_bytes = 0;
   uint64_t max_age_ns = 0;
   uint64_t flush_interval_ns = 0;
-  bool cpu_samples = true;
+  bool cpu_samples_as_ctxprof = false;  // cpusamples=ctxprof
 };
 
 struct Options {
@@ -81,6 +85,7 @@ struct Options {
   int wall_signal = SIGVTALRM;
   uint32_t buffer_slots = 256;
   std::string file;
+  std::string repository;
   bool attributes_given = false;  // attributes= was present (possibly to clear them)
   std::vector<std::string> attributes;
   JfrOptions jfr;

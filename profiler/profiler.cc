@@ -7,6 +7,7 @@
 #include "profiler/ctimer_engine.h"
 #include "profiler/itimer_engine.h"
 #include "profiler/perf_engine.h"
+#include "profiler/recording.h"
 #include "profiler/signal_handler.h"
 #include "profiler/stack_walker.h"
 #include "profiler/tsc_clock.h"
@@ -19,6 +20,7 @@ struct Profiler::Session {
   std::unique_ptr<Clock> clock;
   std::unique_ptr<SampleBuffer> buffer;
   std::shared_ptr<Aggregator> sink;
+  std::unique_ptr<Recording> recording;  // file= or repository=; else null
   std::unique_ptr<SamplingEngine> cpu_engine;
   std::unique_ptr<WallEngine> wall_engine;
   std::unique_ptr<ThreadRegistry> registry;
@@ -168,6 +170,27 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     session->wall_engine->Start(&error, &refused);
     engines.push_back(session->wall_engine.get());
   }
+  if (!options.file.empty() || !options.repository.empty()) {
+    RecordingSettings settings;
+    settings.engine = session->cpu_engine != nullptr ? session->cpu_engine->name() : "";
+    if (session->wall_engine != nullptr)
+      settings.engine += settings.engine.empty() ? "wall" : "+wall";
+    settings.interval_nanos =
+        session->cpu_engine != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
+    settings.fallbacks = notes;
+    SampleBuffer* buffer = session->buffer.get();
+    session->recording = Recording::Open(
+        options, settings, session->clock.get(), &store->dictionary(), &store->attributes(),
+        [buffer] { return buffer->dropped(); }, &error);
+    if (session->recording == nullptr) {
+      if (session->wall_engine != nullptr) session->wall_engine->Stop();
+      if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
+      SignalHandler::Deactivate();
+      *message =
+          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error;
+      return false;
+    }
+  }
   session->registry = std::make_unique<ThreadRegistry>(engines);
   if (session->wall_engine != nullptr) {
     session->registry->Exclude(session->wall_engine->sampler_tid());
@@ -195,9 +218,9 @@ void Profiler::BackgroundLoop(Session* session) {
     session->background_tid = static_cast<pid_t>(syscall(SYS_gettid));
   }
   session->background_wake.notify_all();
-  Aggregator* sink = session->sink.get();
   while (true) {
-    session->buffer->Drain([sink](const SampleRecord& record) { sink->Consume(record); });
+    DrainSamples(session);
+    if (session->recording != nullptr) session->recording->Tick();
     session->registry->RescanIfChanged();
     std::unique_lock<std::mutex> lock(session->background_mutex);
     if (session->background_wake.wait_for(lock, kDrainInterval,
@@ -219,6 +242,12 @@ void Profiler::SnapshotStatsLocked() {
   stats.failed_threads = session->cpu_engine != nullptr ? session->cpu_engine->failed_threads() : 0;
   stats.threads_seen = session->registry->threads_seen();
   stats.wall_signals = session->wall_engine != nullptr ? session->wall_engine->signals_sent() : 0;
+  stats.recording =
+      session->options.file.empty() ? session->options.repository : session->options.file;
+  if (session->recording != nullptr) {
+    stats.recorded_samples = session->recording->samples_written();
+    stats.recording_error = session->recording->error();
+  }
   last_stats_ = stats;
 }
 
@@ -229,6 +258,10 @@ Status Profiler::Stop(std::string* error) {
     return Status::kWrongState;
   }
   StopLocked();
+  if (!last_stats_.recording_error.empty()) {
+    *error = "the recording " + last_stats_.recording + " failed: " + last_stats_.recording_error;
+    return Status::kIoError;
+  }
   return Status::kOk;
 }
 
@@ -245,11 +278,22 @@ void Profiler::StopLocked() {
   if (session->wall_engine != nullptr) session->wall_engine->Stop();
   if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
   SignalHandler::Deactivate();
-  Aggregator* sink = session->sink.get();
-  session->buffer->Drain([sink](const SampleRecord& record) { sink->Consume(record); });
+  DrainSamples(session);
+  std::string recording_error;
+  if (session->recording != nullptr) session->recording->Close(&recording_error);
   SnapshotStatsLocked();
   last_stats_.running = false;
+  last_stats_.recording_error = recording_error;
   session_.reset();
+}
+
+void Profiler::DrainSamples(Session* session) {
+  Aggregator* sink = session->sink.get();
+  Recording* recording = session->recording.get();
+  session->buffer->Drain([sink, recording](const SampleRecord& record) {
+    sink->Consume(record);
+    if (recording != nullptr) recording->Consume(record);
+  });
 }
 
 Status Profiler::Dump(const std::string& path, std::string* error) {
@@ -349,6 +393,7 @@ SessionStats Profiler::Stats() {
 
 std::vector<AggregatedStack> Profiler::Stacks() {
   std::shared_ptr<Aggregator> sink;
+  std::unique_ptr<Recording> recording;  // file= or repository=; else null
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
     sink = last_sink_;
@@ -358,6 +403,7 @@ std::vector<AggregatedStack> Profiler::Stacks() {
 
 AggregatorCounters Profiler::Counters() {
   std::shared_ptr<Aggregator> sink;
+  std::unique_ptr<Recording> recording;  // file= or repository=; else null
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
     sink = last_sink_;

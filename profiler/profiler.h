@@ -48,6 +48,9 @@ struct SessionStats {
   uint64_t failed_threads = 0;  // threads an engine could not arm (not counting exited ones)
   uint64_t threads_seen = 0;    // distinct tids armed during the session
   uint64_t wall_signals = 0;
+  std::string recording;  // the JFR file or repository ("" when samples stay in memory)
+  uint64_t recorded_samples = 0;
+  std::string recording_error;  // the recording's first I/O failure, if any
 };
 
 // Outcome of a control call; the C API maps these to its CTXPROF_E* codes.
@@ -64,6 +67,8 @@ class Profiler {
   // running. On success *message holds notes for the caller to print once (e.g. an engine
   // fallback) or is empty.
   Status Start(const std::string& options, std::string* message);
+  // Stops sampling and finishes the JFR recording, if any. kIoError (with *error naming the
+  // file) when the recording failed at some point; sampling stopped either way.
   Status Stop(std::string* error);
   // Writes the current (or last) session's samples as collapsed stacks to `path`.
   Status Dump(const std::string& path, std::string* error);
@@ -99,6 +104,9 @@ class Profiler {
   bool StartLocked(const Options& options, std::string* message);
   void StopLocked();
   void BackgroundLoop(Session* session);
+  // Moves buffered samples into the aggregator and the recording. Called by the background
+  // thread, or by Stop after it has been joined.
+  static void DrainSamples(Session* session);
   // Fills *stats_ from the running session before it is torn down.
   void SnapshotStatsLocked();
 

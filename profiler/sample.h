@@ -26,9 +26,15 @@ enum class FrameKind : uint8_t {
   kKernel = 5,           // id = kernel address (reserved; not captured today)
 };
 
+// Native frames use `bci` to say what the pc is: the interrupted instruction (the leaf), or a
+// return address, which symbolizers look up at pc - 1 so that a call ending a function is not
+// attributed to the next function.
+inline constexpr int32_t kNativeInterruptedPc = 0;
+inline constexpr int32_t kNativeReturnAddress = -1;
+
 struct RawFrame {
   uint64_t id;
-  int32_t bci;  // Java bytecode index; -1 when not applicable
+  int32_t bci;  // Java: bytecode index (-1 unknown); native: one of the kNative* above
   FrameKind kind;
 };
 

@@ -52,7 +52,8 @@ void FollowFramePointers(uintptr_t frame, uintptr_t low, RawFrame* frames, int m
       *truncated = true;
       break;
     }
-    frames[index] = {static_cast<uint64_t>(return_address), -1, FrameKind::kNative};
+    frames[index] = {static_cast<uint64_t>(return_address), kNativeReturnAddress,
+                     FrameKind::kNative};
     *count = index + 1;
     if (next <= frame) break;
     low = frame + 2 * sizeof(uintptr_t);
@@ -68,7 +69,8 @@ int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_dep
   volatile int count = 0;
   *truncated = false;
   if (max_depth < 1) return 0;
-  frames[0] = {static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), -1, FrameKind::kNative};
+  frames[0] = {static_cast<uint64_t>(context->uc_mcontext.gregs[REG_RIP]), kNativeInterruptedPc,
+               FrameKind::kNative};
   count = 1;
   sigjmp_buf jump;
   sigjmp_buf* const outer = FaultGuard::Current();
@@ -112,7 +114,7 @@ int StackWalker::WalkDwarf(void* ucontext, RawFrame* frames, int max_depth, bool
     }
     const int index = count;
     frames[index].id = pc;
-    frames[index].bci = -1;
+    frames[index].bci = index == 0 ? kNativeInterruptedPc : kNativeReturnAddress;
     frames[index].kind = FrameKind::kNative;
     count = index + 1;
     const int step = unw_step(&cursor);

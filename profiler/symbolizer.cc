@@ -200,6 +200,13 @@ std::string Symbolizer::Lookup(uint64_t address, bool* cacheable) {
   return "[" + module->path.substr(slash + 1) + offset_text;
 }
 
+std::string Symbolizer::ModuleName(uint64_t pc) const {
+  const Module* module = FindModule(pc);
+  if (module == nullptr) return "";
+  const size_t slash = module->path.rfind('/');
+  return slash == std::string::npos ? module->path : module->path.substr(slash + 1);
+}
+
 const std::string& Symbolizer::Resolve(uint64_t pc, bool is_return_address) {
   const uint64_t address = is_return_address && pc > 0 ? pc - 1 : pc;
   auto found = cache_.find(address);

@@ -33,6 +33,10 @@ class Symbolizer {
   // `is_return_address` so the call instruction, not the next one, is looked up.
   const std::string& Resolve(uint64_t pc, bool is_return_address);
 
+  // The file name (without folder) of the object mapped at `pc`, or "" when none is; for the
+  // JFR "class" of a native frame. Call after Resolve() for the same pc, which refreshes maps.
+  std::string ModuleName(uint64_t pc) const;
+
   // "Foo::bar(int)" for "_ZN3Foo3barEi"; the input when it is not a mangled name.
   static std::string Demangle(const char* name);
 

@@ -43,7 +43,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   const Options options = ParseOk(
       "event=ctimer+wall,interval=500us,wall=20ms,filter=context,threads=4,depth=64,unwind=fp,"
       "clock=monotonic,signal=SIGRTMIN+2,buffer=1024,file=/tmp/x.jfr,attributes=endpoint;tenant,"
-      "chunksize=12m,chunktime=30s,maxsize=1g,maxage=2s,flush=1s,cpusamples=false");
+      "chunksize=12m,chunktime=30s,maxsize=1g,maxage=2s,flush=1s,cpusamples=ctxprof");
   EXPECT_EQ(options.cpu_engine, CpuEngineKind::kCpuTimer);
   EXPECT_EQ(options.cpu_interval_ns, 500 * kNanosPerMicro);
   EXPECT_TRUE(options.wall_enabled);
@@ -63,7 +63,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_EQ(options.jfr.max_size_bytes, 1ull << 30);
   EXPECT_EQ(options.jfr.max_age_ns, 2 * kNanosPerSecond);
   EXPECT_EQ(options.jfr.flush_interval_ns, kNanosPerSecond);
-  EXPECT_FALSE(options.jfr.cpu_samples);
+  EXPECT_TRUE(options.jfr.cpu_samples_as_ctxprof);
 }
 
 TEST(OptionsTest, EventSelectsEngines) {
@@ -152,6 +152,8 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
   ExpectError("maxage=forever", "maxage", "forever");
   ExpectError("flush=1", "flush", "1");
   ExpectError("cpusamples=maybe", "cpusamples", "maybe");
+  ExpectError("repository=", "repository", "");
+  ExpectError("file=a.jfr,repository=/tmp/r", "repository", "/tmp/r");
   ExpectError("interval", "interval");  // no '='
 }
 

@@ -1,0 +1,75 @@
+#include "profiler/recording.h"
+
+namespace ctxprof {
+
+std::unique_ptr<Recording> Recording::Open(const Options& options,
+                                           const RecordingSettings& settings, const Clock* clock,
+                                           const Dictionary* dictionary,
+                                           const AttributeRegistry* attributes,
+                                           std::function<uint64_t()> dropped_samples,
+                                           std::string* error) {
+  JfrWriterConfig config;
+  config.path = options.file;
+  config.repository = options.repository;
+  config.cpu_samples =
+      options.jfr.cpu_samples_as_ctxprof ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.chunk_size_bytes = options.jfr.chunk_size_bytes;
+  config.chunk_time_nanos = options.jfr.chunk_time_ns;
+  if (options.jfr.flush_interval_ns != 0)
+    config.flush_interval_nanos = options.jfr.flush_interval_ns;
+  config.max_size_bytes = options.jfr.max_size_bytes;
+  config.max_age_nanos = options.jfr.max_age_ns;
+  config.engine = settings.engine;
+  config.interval_nanos = settings.interval_nanos;
+  config.fallbacks = settings.fallbacks;
+  config.stack_depth = options.depth;
+
+  std::unique_ptr<Recording> recording(new Recording());
+  JfrWriterInputs inputs;
+  inputs.clock = clock;
+  inputs.frames = &recording->frames_;
+  inputs.threads = &recording->threads_;
+  inputs.dictionary = dictionary;
+  inputs.attributes = attributes;
+  inputs.dropped_samples = std::move(dropped_samples);
+  recording->writer_ = JfrWriter::Open(config, inputs, error);
+  if (recording->writer_ == nullptr) return nullptr;
+  return recording;
+}
+
+void Recording::ReleaseWriter() {
+  samples_written_ = writer_->samples_written();
+  writer_.reset();
+}
+
+void Recording::Fail(const std::string& error) {
+  error_ = error;
+  ReleaseWriter();  // the writer already stopped itself; nothing more is written
+}
+
+void Recording::Consume(const SampleRecord& record) {
+  if (writer_ == nullptr) return;
+  std::string error;
+  if (!writer_->Add(record, &error)) Fail(error);
+}
+
+void Recording::Tick() {
+  if (writer_ == nullptr) return;
+  std::string error;
+  if (!writer_->Tick(&error)) Fail(error);
+}
+
+bool Recording::Close(std::string* error) {
+  if (writer_ != nullptr) {
+    std::string close_error;
+    if (writer_->Close(&close_error)) {
+      ReleaseWriter();
+    } else {
+      Fail(close_error);
+    }
+  }
+  if (!error_.empty()) *error = error_;
+  return error_.empty();
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,74 @@
+// Recording: the SampleSink that writes a session's samples as JFR (file= or repository=).
+//
+// It owns the JFR writer and the resolvers it names frames and threads with, and isolates the
+// session from I/O failure: the first write error (disk full, folder deleted, file size limit)
+// is kept as the recording's error and later samples are no longer written, while sampling and
+// the in-memory aggregation go on. Everything the writer finished before the error stays valid;
+// the chunk in progress keeps a header that marks it unfinished (docs/JFR.md).
+//
+// Thread safety: not thread-safe. Open() runs on the thread that starts the session; every
+// later call comes from the session's background thread, or from the stopping thread after the
+// background thread has been joined.
+#ifndef CTXPROF_PROFILER_RECORDING_H_
+#define CTXPROF_PROFILER_RECORDING_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "context/attribute_registry.h"
+#include "context/dictionary.h"
+#include "profiler/clock.h"
+#include "profiler/jfr/jfr_writer.h"
+#include "profiler/native_resolvers.h"
+#include "profiler/options.h"
+#include "profiler/sample_sink.h"
+
+namespace ctxprof {
+
+// What the recording says about the session that produced it (ctxprof.ProfilerSettings).
+struct RecordingSettings {
+  std::string engine;  // the engines really running, e.g. "perf_cpu_clock+wall"
+  uint64_t interval_nanos = 0;
+  std::string fallbacks;  // notes about engine fallbacks; may be empty
+};
+
+class Recording : public SampleSink {
+ public:
+  // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
+  // *error (naming the path) on failure.
+  static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
+                                         const Clock* clock, const Dictionary* dictionary,
+                                         const AttributeRegistry* attributes,
+                                         std::function<uint64_t()> dropped_samples,
+                                         std::string* error);
+
+  void Consume(const SampleRecord& record) override;
+  // Periodic work without samples: flushes on the flush interval, rotates on chunktime=.
+  void Tick();
+  // Finishes the recording. Returns false when the recording failed at any point; *error says
+  // how (the first failure).
+  bool Close(std::string* error);
+
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+  uint64_t samples_written() const {
+    return writer_ != nullptr ? writer_->samples_written() : samples_written_;
+  }
+
+ private:
+  Recording() = default;
+  void Fail(const std::string& error);
+  void ReleaseWriter();
+
+  NativeFrameResolver frames_;
+  NativeThreadResolver threads_;
+  std::unique_ptr<JfrWriter> writer_;  // null after a failure
+  std::string error_;                  // the first failure
+  uint64_t samples_written_ = 0;       // kept when the writer is released
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_H_
