@@ -1,5 +1,6 @@
 #include "profiler/jfr/jfr_writer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -140,6 +141,22 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
     }
   }
   std::unique_ptr<JfrWriter> writer(new JfrWriter(config, inputs));
+  if (!config.repository.empty()) {
+    // Continue after the chunk files an earlier session left, never overwriting them.
+    DIR* dir = ::opendir(config.repository.c_str());
+    if (dir == nullptr) {
+      *error = "cannot list repository folder " + config.repository + ": " + strerror(errno);
+      return nullptr;
+    }
+    while (const dirent* entry = ::readdir(dir)) {
+      unsigned sequence;
+      char end;
+      if (sscanf(entry->d_name, "ctxprof-%u.jf%c", &sequence, &end) == 2 && end == 'r') {
+        writer->repository_sequence_ = std::max(writer->repository_sequence_, sequence);
+      }
+    }
+    ::closedir(dir);
+  }
   const Clock& clock = *inputs.clock;
   writer->file_start_ticks_ = clock.Now();
   writer->file_start_nanos_ = clock.EpochNanosAt(writer->file_start_ticks_);

@@ -36,8 +36,10 @@
 //
 // Rotation: a chunk ends when it reaches `chunk_size_bytes` or `chunk_time_nanos`. In file
 // mode chunks are appended to one file; in repository mode each chunk is its own file
-// (`<repository>/ctxprof-<sequence>.jfr`, mode 0600, folder 0700) and finished chunk files are
-// deleted oldest first to respect `max_size_bytes` and `max_age_nanos`.
+// (`<repository>/ctxprof-<sequence>.jfr`, mode 0600, folder 0700; the sequence continues after
+// files an earlier session left there, which are never overwritten nor deleted) and this
+// session's finished chunk files are deleted oldest first to respect `max_size_bytes` and
+// `max_age_nanos`.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished" (generation
