@@ -191,14 +191,13 @@ class JfrWriter {
     uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
     uint32_t key = 0;    // 0 = empty
   };
-  struct FrameId {
-    uint64_t id;
-    int32_t bci;
-    FrameKind kind;
-    bool operator==(const FrameId& o) const { return id == o.id && bci == o.bci && kind == o.kind; }
-  };
-  struct FrameIdHash {
-    size_t operator()(const FrameId& id) const;
+  // A resolved frame, cached by its raw identity.
+  struct FrameSlot {
+    uint64_t id = 0;
+    int32_t bci = 0;
+    FrameKind kind = FrameKind::kNative;
+    bool used = false;
+    Frame frame{};
   };
   struct Thread {
     std::string name;
@@ -309,7 +308,8 @@ class JfrWriter {
   std::vector<Frame> frames_;
   std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
   size_t live_stacks_ = 0;
-  std::unordered_map<FrameId, Frame, FrameIdHash> frame_cache_;
+  std::vector<FrameSlot> frame_cache_;  // open addressing, at most half full
+  size_t cached_frames_ = 0;
   std::vector<Thread> threads_;
   std::unordered_map<int32_t, ThreadSlot> thread_slots_;
   std::unordered_map<int32_t, ContextRun> runs_;
