@@ -1,5 +1,6 @@
 #include "profiler/jfr/jfr_writer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,12 +75,12 @@ void PutHex(uint64_t value, int digits, char* out) {
 // A signed 32-bit field as the JDK encodes it: the two's complement masked to 32 bits.
 uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
 
-}  // namespace
-
-size_t JfrWriter::FrameIdHash::operator()(const FrameId& id) const {
-  return Mix(id.id ^ (static_cast<uint64_t>(static_cast<uint32_t>(id.bci)) << 40) ^
-             (static_cast<uint64_t>(id.kind) << 32));
+uint64_t FrameHash(uint64_t id, int32_t bci, FrameKind kind) {
+  return Mix(id ^ (static_cast<uint64_t>(static_cast<uint32_t>(bci)) << 40) ^
+             (static_cast<uint64_t>(kind) << 32));
 }
+
+}  // namespace
 
 bool JfrWriter::PoolState::Mark(uint32_t key, uint32_t chunk) {
   if (key >= chunk_of_key.size()) chunk_of_key.resize(std::max<size_t>(key + 1, 2 * key), 0);
@@ -99,7 +100,8 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
     : config_(config),
       inputs_(inputs),
       attribute_names_(inputs.attributes->names()),
-      stack_table_(4096) {}
+      stack_table_(4096),
+      frame_cache_(4096) {}
 
 JfrWriter::~JfrWriter() {
   std::string ignored;
@@ -140,6 +142,22 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
     }
   }
   std::unique_ptr<JfrWriter> writer(new JfrWriter(config, inputs));
+  if (!config.repository.empty()) {
+    // Continue after the chunk files an earlier session left, never overwriting them.
+    DIR* dir = ::opendir(config.repository.c_str());
+    if (dir == nullptr) {
+      *error = "cannot list repository folder " + config.repository + ": " + strerror(errno);
+      return nullptr;
+    }
+    while (const dirent* entry = ::readdir(dir)) {
+      unsigned sequence;
+      char end;
+      if (sscanf(entry->d_name, "ctxprof-%u.jf%c", &sequence, &end) == 2 && end == 'r') {
+        writer->repository_sequence_ = std::max(writer->repository_sequence_, sequence);
+      }
+    }
+    ::closedir(dir);
+  }
   const Clock& clock = *inputs.clock;
   writer->file_start_ticks_ = clock.Now();
   writer->file_start_nanos_ = clock.EpochNanosAt(writer->file_start_ticks_);
@@ -507,14 +525,28 @@ void JfrWriter::DropUnusedStacks(uint32_t chunk) {
 
 JfrWriter::Frame JfrWriter::ResolveFrame(const RawFrame& raw) {
   // Frames recur across stacks: the resolver sees each (id, bci, kind) once per recording.
-  const FrameId id{raw.id, raw.bci, raw.kind};
-  auto it = frame_cache_.find(id);
-  if (it != frame_cache_.end()) return it->second;
+  size_t mask = frame_cache_.size() - 1;
+  size_t index = FrameHash(raw.id, raw.bci, raw.kind) & mask;
+  for (; frame_cache_[index].used; index = (index + 1) & mask) {
+    const FrameSlot& slot = frame_cache_[index];
+    if (slot.id == raw.id && slot.bci == raw.bci && slot.kind == raw.kind) return slot.frame;
+  }
   resolved_frame_ = ResolvedFrame();
   inputs_.frames->Resolve(raw, &resolved_frame_);
   const Frame frame{MethodKey(resolved_frame_), resolved_frame_.line_number, raw.bci,
                     resolved_frame_.type};
-  frame_cache_.emplace(id, frame);
+  frame_cache_[index] = FrameSlot{raw.id, raw.bci, raw.kind, true, frame};
+  if (++cached_frames_ * 2 > frame_cache_.size()) {
+    std::vector<FrameSlot> table(frame_cache_.size() * 2);
+    mask = table.size() - 1;
+    for (const FrameSlot& slot : frame_cache_) {
+      if (!slot.used) continue;
+      size_t at = FrameHash(slot.id, slot.bci, slot.kind) & mask;
+      while (table[at].used) at = (at + 1) & mask;
+      table[at] = slot;
+    }
+    frame_cache_.swap(table);
+  }
   return frame;
 }
 

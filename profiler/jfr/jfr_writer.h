@@ -36,8 +36,10 @@
 //
 // Rotation: a chunk ends when it reaches `chunk_size_bytes` or `chunk_time_nanos`. In file
 // mode chunks are appended to one file; in repository mode each chunk is its own file
-// (`<repository>/ctxprof-<sequence>.jfr`, mode 0600, folder 0700) and finished chunk files are
-// deleted oldest first to respect `max_size_bytes` and `max_age_nanos`.
+// (`<repository>/ctxprof-<sequence>.jfr`, mode 0600, folder 0700; the sequence continues after
+// files an earlier session left there, which are never overwritten nor deleted) and this
+// session's finished chunk files are deleted oldest first to respect `max_size_bytes` and
+// `max_age_nanos`.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished" (generation
@@ -189,14 +191,13 @@ class JfrWriter {
     uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
     uint32_t key = 0;    // 0 = empty
   };
-  struct FrameId {
-    uint64_t id;
-    int32_t bci;
-    FrameKind kind;
-    bool operator==(const FrameId& o) const { return id == o.id && bci == o.bci && kind == o.kind; }
-  };
-  struct FrameIdHash {
-    size_t operator()(const FrameId& id) const;
+  // A resolved frame, cached by its raw identity.
+  struct FrameSlot {
+    uint64_t id = 0;
+    int32_t bci = 0;
+    FrameKind kind = FrameKind::kNative;
+    bool used = false;
+    Frame frame{};
   };
   struct Thread {
     std::string name;
@@ -307,7 +308,8 @@ class JfrWriter {
   std::vector<Frame> frames_;
   std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
   size_t live_stacks_ = 0;
-  std::unordered_map<FrameId, Frame, FrameIdHash> frame_cache_;
+  std::vector<FrameSlot> frame_cache_;  // open addressing, at most half full
+  size_t cached_frames_ = 0;
   std::vector<Thread> threads_;
   std::unordered_map<int32_t, ThreadSlot> thread_slots_;
   std::unordered_map<int32_t, ContextRun> runs_;

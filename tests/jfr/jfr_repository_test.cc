@@ -196,6 +196,19 @@ TEST_F(RepositoryTest, MaxAgeDeletesChunksThatEndedTooLongAgo) {
   for (const std::string& file : files) SamplesIn(file);
 }
 
+TEST_F(RepositoryTest, SecondSessionContinuesTheSequence) {
+  config_.repository = FreshFolder("repo-twice");
+  config_.chunk_size_bytes = 16384;
+  WriteAll();
+  const std::vector<std::string> first = ListFolder(config_.repository);
+  workload_ = MakeWorkload(6, 20, clock_.Now() + kMilli, kMilli, 12);
+  WriteAll();
+  const std::vector<std::string> both = ListFolder(config_.repository);
+  ASSERT_EQ(both.size(), first.size() + finished_files_.size());
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), both.begin()));  // untouched, still first
+  for (const std::string& file : both) SamplesIn(file);
+}
+
 TEST_F(RepositoryTest, RepositoryThatIsAFileIsAnError) {
   config_.repository = FreshFolder("repo-file");
   ASSERT_EQ(system(("touch '" + config_.repository + "'").c_str()), 0);
