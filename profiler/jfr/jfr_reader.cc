@@ -372,7 +372,12 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     *id = value;
     return true;
   };
-  std::vector<std::vector<uint32_t>> field_annotations;  // per class, flattened per field
+  struct FieldAnnotation {
+    size_t class_index;
+    size_t field_index;
+    uint32_t annotation_id;
+  };
+  std::vector<FieldAnnotation> field_annotations;  // resolved once all classes are known
   for (const Element& section : root.children) {
     if (strings[section.name] != "metadata") continue;
     for (const Element& element : section.children) {
@@ -401,10 +406,8 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
           uint32_t annotation_id;
           if (strings[annotation.name] == "annotation" &&
               parse_id(attribute(annotation, "class"), &annotation_id)) {
-            // Resolved to a name once all classes are known; remember the id for now.
-            field_annotations.emplace_back();
-            field_annotations.back() = {static_cast<uint32_t>(classes_->size()),
-                                        static_cast<uint32_t>(klass.fields.size()), annotation_id};
+            field_annotations.push_back(
+                FieldAnnotation{classes_->size(), klass.fields.size(), annotation_id});
           }
         }
         klass.fields.push_back(std::move(field));
@@ -423,10 +426,10 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     }
     if (klass.name == "java.lang.String") string_type_id_ = klass.id;
   }
-  for (const std::vector<uint32_t>& a : field_annotations) {
-    auto it = class_by_id_.find(a[2]);
+  for (const FieldAnnotation& a : field_annotations) {
+    auto it = class_by_id_.find(a.annotation_id);
     if (it != class_by_id_.end() && it->second->name == "jdk.jfr.Contextual") {
-      (*classes_)[a[0]].fields[a[1]].contextual = true;
+      (*classes_)[a.class_index].fields[a.field_index].contextual = true;
     }
   }
   for (const JfrClass& klass : *classes_) {

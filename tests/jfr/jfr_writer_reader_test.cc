@@ -261,6 +261,18 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
     break;
   }
 
+  // ctxprof.Context: the context fields, and only they, are @Contextual.
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    std::vector<std::string> contextual;
+    for (const JfrField& field : event.type->fields) {
+      if (field.contextual) contextual.push_back(field.name);
+    }
+    EXPECT_EQ(contextual,
+              (std::vector<std::string>{"traceId", "spanId", "http_route", "tenant_id", "region"}));
+    break;
+  }
+
   // Self-description: settings at every chunk start, counters at every chunk end.
   int settings = 0;
   const JfrEvent* last_counters = nullptr;
