@@ -234,6 +234,11 @@ TEST(WriteErrorTest, FullDiskIsAnErrorAndTheChunkStaysUnfinished) {
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   EXPECT_TRUE(reader.Read(path, options, &read_error)) << read_error;  // up to the last flush
+  for (const std::string& tool : InstalledJfrTools()) {
+    const int status = RunJfr(tool, "summary", path);
+    EXPECT_NE(status, 124) << tool << " hung on the cut-off file";
+    EXPECT_LT(status, 128) << tool << " crashed";
+  }
 }
 
 TEST(WriteErrorTest, UnwritablePathNamesThePath) {
