@@ -17,16 +17,6 @@ namespace {
 constexpr uint64_t kHeaderSize = 68;
 constexpr int kMaxNesting = 64;
 
-const std::vector<JfrValue>& EmptyItems() {
-  static const std::vector<JfrValue>* empty = new std::vector<JfrValue>();
-  return *empty;
-}
-
-const JfrValue& NullValue() {
-  static const JfrValue* null = new JfrValue();
-  return *null;
-}
-
 void AppendUtf8(uint32_t code_point, std::string* out) {
   if (code_point < 0x80) {
     out->push_back(static_cast<char>(code_point));
@@ -46,65 +36,6 @@ void AppendUtf8(uint32_t code_point, std::string* out) {
 }
 
 }  // namespace
-
-int JfrClass::FieldIndex(std::string_view field_name) const {
-  for (size_t i = 0; i < fields.size(); i++) {
-    if (fields[i].name == field_name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-JfrValue JfrValue::Integer(int64_t value) {
-  JfrValue v;
-  v.kind_ = Kind::kInteger;
-  v.integer_ = value;
-  return v;
-}
-
-JfrValue JfrValue::Float(double value) {
-  JfrValue v;
-  v.kind_ = Kind::kFloat;
-  v.floating_ = value;
-  return v;
-}
-
-JfrValue JfrValue::String(std::string value) {
-  JfrValue v;
-  v.kind_ = Kind::kString;
-  v.string_ = std::make_shared<const std::string>(std::move(value));
-  return v;
-}
-
-JfrValue JfrValue::Object(const JfrClass* type, std::vector<JfrValue> fields) {
-  JfrValue v;
-  v.kind_ = Kind::kObject;
-  v.type_ = type;
-  v.items_ = std::make_shared<const std::vector<JfrValue>>(std::move(fields));
-  return v;
-}
-
-JfrValue JfrValue::Array(std::vector<JfrValue> elements) {
-  JfrValue v;
-  v.kind_ = Kind::kArray;
-  v.items_ = std::make_shared<const std::vector<JfrValue>>(std::move(elements));
-  return v;
-}
-
-const std::string& JfrValue::string() const {
-  static const std::string* empty = new std::string();
-  return kind_ == Kind::kString ? *string_ : *empty;
-}
-
-const JfrValue& JfrValue::Field(std::string_view name) const {
-  if (kind_ != Kind::kObject) return NullValue();
-  const int index = type_->FieldIndex(name);
-  if (index < 0 || static_cast<size_t>(index) >= items_->size()) return NullValue();
-  return (*items_)[index];
-}
-
-const std::vector<JfrValue>& JfrValue::items() const {
-  return (kind_ == Kind::kObject || kind_ == Kind::kArray) ? *items_ : EmptyItems();
-}
 
 // Parses one chunk: header, metadata, checkpoint chain, then the event records.
 class JfrReader::ChunkParser {
@@ -372,7 +303,12 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     *id = value;
     return true;
   };
-  std::vector<std::vector<uint32_t>> field_annotations;  // per class, flattened per field
+  struct FieldAnnotation {
+    size_t class_index;
+    size_t field_index;
+    uint32_t annotation_id;
+  };
+  std::vector<FieldAnnotation> field_annotations;  // resolved once all classes are known
   for (const Element& section : root.children) {
     if (strings[section.name] != "metadata") continue;
     for (const Element& element : section.children) {
@@ -401,10 +337,8 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
           uint32_t annotation_id;
           if (strings[annotation.name] == "annotation" &&
               parse_id(attribute(annotation, "class"), &annotation_id)) {
-            // Resolved to a name once all classes are known; remember the id for now.
-            field_annotations.emplace_back();
-            field_annotations.back() = {static_cast<uint32_t>(classes_->size()),
-                                        static_cast<uint32_t>(klass.fields.size()), annotation_id};
+            field_annotations.push_back(
+                FieldAnnotation{classes_->size(), klass.fields.size(), annotation_id});
           }
         }
         klass.fields.push_back(std::move(field));
@@ -423,10 +357,10 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     }
     if (klass.name == "java.lang.String") string_type_id_ = klass.id;
   }
-  for (const std::vector<uint32_t>& a : field_annotations) {
-    auto it = class_by_id_.find(a[2]);
+  for (const FieldAnnotation& a : field_annotations) {
+    auto it = class_by_id_.find(a.annotation_id);
     if (it != class_by_id_.end() && it->second->name == "jdk.jfr.Contextual") {
-      (*classes_)[a[0]].fields[a[1]].contextual = true;
+      (*classes_)[a.class_index].fields[a.field_index].contextual = true;
     }
   }
   for (const JfrClass& klass : *classes_) {

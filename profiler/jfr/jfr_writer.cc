@@ -392,7 +392,8 @@ void JfrWriter::AppendRecord() {
 
 bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
-  const uint32_t thread_key = ThreadKey(sample.tid);
+  ThreadSlot& thread = thread_slots_[sample.tid];
+  const uint32_t thread_key = ThreadKey(sample.tid, &thread);
   const uint32_t stack_key = StackKey(sample);
   const bool wall = sample.kind == SampleKind::kWall;
   const bool jdk_event = !wall && config_.cpu_samples == CpuSampleEvent::kJdk;
@@ -412,7 +413,7 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   if (!jdk_event) buffer_.PutVarint(sample.weight);
   buffer_.mutable_data()[start] = static_cast<uint8_t>(buffer_.size() - start);
 
-  TrackContext(sample, thread_key);
+  TrackContext(sample, thread_key, &thread.run);
   counters_.samples++;
   (wall ? counters_.wall_samples : counters_.cpu_samples)++;
   if (sample.flags & kSampleContextBusy) counters_.context_busy++;
@@ -430,8 +431,8 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   return MaybeFlushOrRotate(sample.ticks, error);
 }
 
-uint32_t JfrWriter::ThreadKey(int32_t tid) {
-  ThreadSlot& slot = thread_slots_[tid];
+uint32_t JfrWriter::ThreadKey(int32_t tid, ThreadSlot* thread) {
+  ThreadSlot& slot = *thread;
   if (slot.resolved_in_chunk != chunk_number_) {
     // Resolved once per chunk: a thread may be renamed, and a tid may be reused by a new
     // thread. A changed name gets a new key, so a key always denotes one (tid, name) pair.
@@ -610,8 +611,8 @@ void JfrWriter::MarkSymbol(uint32_t symbol_key) {
   }
 }
 
-void JfrWriter::TrackContext(const SampleRecord& sample, uint32_t thread_key) {
-  ContextRun& run = runs_[sample.tid];
+void JfrWriter::TrackContext(const SampleRecord& sample, uint32_t thread_key, ContextRun* current) {
+  ContextRun& run = *current;
   if (run.open && (run.context != sample.context || run.thread_key != thread_key ||
                    sample.ticks < run.last_ticks)) {
     EndRun(&run, sample.ticks);
@@ -670,8 +671,8 @@ void JfrWriter::EndRun(ContextRun* run, uint64_t next_ticks) {
 }
 
 void JfrWriter::EndAllRuns() {
-  for (auto& [tid, run] : runs_) {
-    if (run.open) EndRun(&run, UINT64_MAX);
+  for (auto& [tid, thread] : thread_slots_) {
+    if (thread.run.open) EndRun(&thread.run, UINT64_MAX);
   }
 }
 

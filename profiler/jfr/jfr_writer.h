@@ -204,10 +204,6 @@ class JfrWriter {
     int32_t tid;
     int64_t java_thread_id;
   };
-  struct ThreadSlot {
-    uint32_t key = 0;
-    uint32_t resolved_in_chunk = 0;
-  };
   // An open run of samples of one thread under one context.
   struct ContextRun {
     bool open = false;
@@ -215,6 +211,12 @@ class JfrWriter {
     uint32_t thread_key = 0;
     uint64_t first_ticks = 0;
     uint64_t last_ticks = 0;
+  };
+  // What the writer knows about one kernel thread id.
+  struct ThreadSlot {
+    uint32_t key = 0;  // Thread pool key
+    uint32_t resolved_in_chunk = 0;
+    ContextRun run;
   };
   struct ChunkFile {
     std::string path;
@@ -232,7 +234,7 @@ class JfrWriter {
   bool ApplyRetention(std::string* error);
   bool MaybeFlushOrRotate(uint64_t now_ticks, std::string* error);
 
-  uint32_t ThreadKey(int32_t tid);
+  uint32_t ThreadKey(int32_t tid, ThreadSlot* slot);
   uint32_t StackKey(const SampleRecord& sample);
   // Rebuilds the stack table for `slots` slots (a power of two) from the live stacks.
   void RebuildStackTable(size_t slots);
@@ -244,7 +246,7 @@ class JfrWriter {
   void MarkStack(uint32_t stack_key);
   void MarkMethod(uint32_t method_key);
   void MarkSymbol(uint32_t symbol_key);
-  void TrackContext(const SampleRecord& sample, uint32_t thread_key);
+  void TrackContext(const SampleRecord& sample, uint32_t thread_key, ContextRun* current);
   // Emits `run`'s ctxprof.Context event; its end stays <= next_ticks when that allows it.
   void EndRun(ContextRun* run, uint64_t next_ticks);
   void EndAllRuns();
@@ -311,8 +313,7 @@ class JfrWriter {
   std::vector<FrameSlot> frame_cache_;  // open addressing, at most half full
   size_t cached_frames_ = 0;
   std::vector<Thread> threads_;
-  std::unordered_map<int32_t, ThreadSlot> thread_slots_;
-  std::unordered_map<int32_t, ContextRun> runs_;
+  std::unordered_map<int32_t, ThreadSlot> thread_slots_;  // by kernel tid
 
   PoolState symbol_pool_, package_pool_, class_pool_, method_pool_, stack_pool_, thread_pool_,
       string_pool_;

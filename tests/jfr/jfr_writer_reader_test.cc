@@ -77,12 +77,6 @@ struct Recorder {
   }
 };
 
-std::string Hex(uint64_t value, int digits) {
-  char buffer[17];
-  snprintf(buffer, sizeof(buffer), "%0*llx", digits, static_cast<unsigned long long>(value));
-  return buffer;
-}
-
 struct Interval {
   int64_t start_ticks;
   int64_t end_ticks;
@@ -135,7 +129,9 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
     EXPECT_EQ(thread.Field("javaThreadId").integer(), FakeThreadResolver::JavaIdOf(want.tid));
     EXPECT_EQ(thread.Field("javaName").is_null(), FakeThreadResolver::JavaIdOf(want.tid) == 0);
     EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_RUNNABLE");
-    if (!jdk_mode || wall) EXPECT_EQ(event.Field("weight").integer(), 1);
+    if (!jdk_mode || wall) {
+      EXPECT_EQ(event.Field("weight").integer(), 1);
+    }
 
     const std::vector<RawFrame>& stack = workload.stacks[want.stack];
     EXPECT_EQ(event.Field("stackTrace").Field("truncated").integer(),
@@ -258,6 +254,18 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
     for (const JfrField& field : event.type->fields) names.push_back(field.name);
     EXPECT_EQ(names,
               (std::vector<std::string>{"startTime", "sampledThread", "stackTrace", "state"}));
+    break;
+  }
+
+  // ctxprof.Context: the context fields, and only they, are @Contextual.
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    std::vector<std::string> contextual;
+    for (const JfrField& field : event.type->fields) {
+      if (field.contextual) contextual.push_back(field.name);
+    }
+    EXPECT_EQ(contextual,
+              (std::vector<std::string>{"traceId", "spanId", "http_route", "tenant_id", "region"}));
     break;
   }
 
@@ -394,8 +402,12 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
   // Chunks: A | B | A. Starting chunk 3, A was not used by chunk 2 and is gone.
   const std::vector<const std::vector<RawFrame>*> order = {&a, &b, &a};
   for (size_t c = 0; c < order.size(); c++) {
-    if (c > 0) ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
-    if (c == 2) EXPECT_EQ(recorder.writer->cached_stack_frames(), b.size());
+    if (c > 0) {
+      ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+    }
+    if (c == 2) {
+      EXPECT_EQ(recorder.writer->cached_stack_frames(), b.size());
+    }
     sample.frame_count = static_cast<uint32_t>(order[c]->size());
     std::copy(order[c]->begin(), order[c]->end(), sample.frames);
     sample.flags = 0;
