@@ -207,9 +207,11 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
   });
   printf("wall: A=%lu (sleeping %lu) B1=%lu B2=%lu C=%lu (running %lu)\n", in_a, a_sleeping, in_b1,
          in_b2, in_c, c_running);
-  // 2 s at 5 ms = 400 ticks per thread.
-  ASSERT_GE(in_a, 200u);
-  ASSERT_GE(in_c, 50u);
+  // 2 s at 5 ms = 400 ticks per thread. The floors only make sure the shares below rest on
+  // enough samples; they are far below 400 because a loaded machine delays the wall sampler
+  // thread (155 of 400 were seen at load 8), and no test may fail because a machine is slow.
+  ASSERT_GE(in_a, 80u);
+  ASSERT_GE(in_c, 20u);
   EXPECT_NEAR(static_cast<double>(in_a) / static_cast<double>(in_a + in_b1 + in_b2), 0.5, 0.07);
   EXPECT_NEAR(static_cast<double>(in_b1) / static_cast<double>(in_b1 + in_b2), 0.25, 0.07);
   EXPECT_GE(a_sleeping, in_a * 9 / 10);
