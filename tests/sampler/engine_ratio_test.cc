@@ -67,6 +67,11 @@ struct EngineCase {
 class CpuRatioTest : public ::testing::TestWithParam<EngineCase> {};
 
 TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan defers signals and lets pending ones merge; for the process-directed ITIMER_PROF signal
+  // that skews shares between threads (seen: 0.83).
+  if (std::string(GetParam().name) == "itimer") GTEST_SKIP() << "itimer shares skew under TSan";
+#endif
   ASSERT_NO_FATAL_FAILURE(StartProfiler(GetParam().options));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
   EXPECT_EQ(Profiler::Global()->Stats().cpu_engine, GetParam().expected_engine);
