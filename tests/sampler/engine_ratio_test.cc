@@ -62,6 +62,13 @@ struct EngineCase {
   const char* name;
   const char* options;
   const char* expected_engine;
+  // Run A, then B, instead of both at once. For itimer: its signal is process-directed, so when
+  // the thread whose tick fired it is preempted before taking it (common on a loaded machine),
+  // another running thread of the process takes it and the sample is misattributed (seen: 0.82
+  // with both running under load average 6). With one burner at a time there is no other
+  // running thread to take it. Per-thread engines (cpu, ctimer) signal the thread itself and
+  // run concurrently.
+  bool sequential;
 };
 
 class CpuRatioTest : public ::testing::TestWithParam<EngineCase> {};
@@ -79,8 +86,11 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
     BurnA(kBurnANanos);
     cpu_a = ThreadCpuNanos() - before;
   });
+  std::promise<void> a_done;
+  std::shared_future<void> b_may_start =
+      GetParam().sequential ? a_done.get_future().share() : started;
   std::thread b([&] {
-    started.wait();
+    b_may_start.wait();
     const uint64_t before = ThreadCpuNanos();
     BurnB(kBurnBNanos);
     cpu_b = ThreadCpuNanos() - before;
@@ -88,6 +98,7 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
   AwaitThreadsArmed(seen_before, 2);
   go.set_value();
   a.join();
+  if (GetParam().sequential) a_done.set_value();
   b.join();
   ASSERT_EQ(ctxprof_stop(), 0);
 
@@ -113,10 +124,10 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
 
 INSTANTIATE_TEST_SUITE_P(
     Engines, CpuRatioTest,
-    ::testing::Values(EngineCase{"cpu", "event=cpu,interval=10ms", "cpu"},
-                      EngineCase{"cpu_fp", "event=cpu,interval=10ms,unwind=fp", "cpu"},
-                      EngineCase{"ctimer", "event=ctimer,interval=10ms", "ctimer"},
-                      EngineCase{"itimer", "event=itimer,interval=10ms", "itimer"}),
+    ::testing::Values(EngineCase{"cpu", "event=cpu,interval=10ms", "cpu", false},
+                      EngineCase{"cpu_fp", "event=cpu,interval=10ms,unwind=fp", "cpu", false},
+                      EngineCase{"ctimer", "event=ctimer,interval=10ms", "ctimer", false},
+                      EngineCase{"itimer", "event=itimer,interval=10ms", "itimer", true}),
     [](const auto& info) { return std::string(info.param.name); });
 
 void SleepUntil(const timespec& deadline) {
@@ -133,10 +144,6 @@ timespec After(const timespec& start, uint64_t nanos) {
   return result;
 }
 
-bool Before(const timespec& a, const timespec& b) {
-  return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
-}
-
 timespec Now() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -147,16 +154,17 @@ __attribute__((noinline)) void SleepInA(const timespec& deadline) { SleepUntil(d
 __attribute__((noinline)) void SleepInB1(const timespec& deadline) { SleepUntil(deadline); }
 __attribute__((noinline)) void SleepInB2(const timespec& deadline) { SleepUntil(deadline); }
 
-__attribute__((noinline)) void BurnUntil(const timespec& deadline) {
+__attribute__((noinline)) void BurnUntil(const std::atomic<bool>* stop) {
   uint64_t value = 3;
-  while (Before(Now(), deadline)) value = Spin(100000, value);
+  while (!stop->load(std::memory_order_relaxed)) value = Spin(100000, value);
   g_sink += value;
 }
 
 // Wall sampling signals every thread each tick whatever its state, so a thread's samples follow
 // the wall time it exists, and a function's share follows the wall time spent in it:
 //  * A sleeps all the time, B alternates 10 ms in SleepInB1 and 30 ms in SleepInB2: A and B get
-//    equal counts, and SleepInB1 gets 25 % of B's.
+//    equal counts, and SleepInB1 gets 25 % of B's. The run lasts until the sampler has sent a
+//    fixed number of signals, not a fixed wall time, so a starved sampler only makes it longer.
 //  * States: sleeping threads are reported sleeping, a CPU-bound thread running.
 TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
 #if defined(__SANITIZE_THREAD__)
@@ -168,22 +176,38 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
   EXPECT_EQ(Profiler::Global()->Stats().cpu_engine, "");
   EXPECT_TRUE(Profiler::Global()->Stats().wall);
-  std::promise<timespec> go;
-  std::shared_future<timespec> deadline = go.get_future().share();
-  std::thread a([&] { SleepInA(deadline.get()); });
+  std::promise<void> go;
+  std::shared_future<void> started = go.get_future().share();
+  std::atomic<bool> stop{false};
+  constexpr uint64_t kMillis = 1000 * 1000;
+  std::thread a([&] {
+    started.wait();
+    while (!stop) SleepInA(After(Now(), 10 * kMillis));
+  });
   std::thread b([&] {
-    const timespec end = deadline.get();
+    started.wait();
     timespec phase = Now();
-    while (Before(phase, end)) {
-      phase = After(phase, 10 * 1000 * 1000);
+    while (!stop) {
+      phase = After(phase, 10 * kMillis);
       SleepInB1(phase);
-      phase = After(phase, 30 * 1000 * 1000);
+      phase = After(phase, 30 * kMillis);
       SleepInB2(phase);
     }
   });
-  std::thread c([&] { BurnUntil(deadline.get()); });
+  std::thread c([&] {
+    started.wait();
+    BurnUntil(&stop);
+  });
   AwaitThreadsArmed(seen_before, 3);
-  go.set_value(After(Now(), 2000 * 1000 * 1000ull));
+  // Run until the sampler has sent enough signals (the main thread, A, B and C: ~500 ticks
+  // each), however long a loaded machine makes that; bounded at 60 s.
+  const uint64_t signals_before = Profiler::Global()->Stats().wall_signals;
+  go.set_value();
+  for (int i = 0; i < 600 && Profiler::Global()->Stats().wall_signals < signals_before + 2000;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
   a.join();
   b.join();
   c.join();
@@ -207,11 +231,10 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
   });
   printf("wall: A=%lu (sleeping %lu) B1=%lu B2=%lu C=%lu (running %lu)\n", in_a, a_sleeping, in_b1,
          in_b2, in_c, c_running);
-  // 2 s at 5 ms = 400 ticks per thread. The floors only make sure the shares below rest on
-  // enough samples; they are far below 400 because a loaded machine delays the wall sampler
-  // thread (155 of 400 were seen at load 8), and no test may fail because a machine is slow.
-  ASSERT_GE(in_a, 80u);
-  ASSERT_GE(in_c, 20u);
+  // ~500 signals per thread were sent; C, runnable but not always running under load, may
+  // merge some (a standard signal does not queue).
+  ASSERT_GE(in_a, 250u);
+  ASSERT_GE(in_c, 50u);
   EXPECT_NEAR(static_cast<double>(in_a) / static_cast<double>(in_a + in_b1 + in_b2), 0.5, 0.07);
   EXPECT_NEAR(static_cast<double>(in_b1) / static_cast<double>(in_b1 + in_b2), 0.25, 0.07);
   EXPECT_GE(a_sleeping, in_a * 9 / 10);
@@ -229,6 +252,12 @@ namespace {
 // overflow signals, and a one-shot perf event whose signal is lost is never re-armed. Hence
 // the separate wallsignal=.)
 TEST(CpuAndWallTest, CpuSamplingSurvivesConcurrentWallSignals) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan runs our handler only when the thread reaches one of its interception points, so the
+  // one-shot perf event stays disarmed for a while after each overflow: CPU time then passes
+  // unsampled (69 of ~200 once), which is TSan's doing, not the engine's.
+  GTEST_SKIP() << "signal deferral under TSan delays the perf re-arm";
+#endif
   ASSERT_NO_FATAL_FAILURE(StartProfiler("event=cpu,interval=5ms,wall=1ms"));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
   std::promise<void> go;
