@@ -12,8 +12,6 @@
 
 #include "profiler/utf8.h"
 
-#include "profiler/utf8.h"
-
 namespace ctxprof {
 
 namespace {
