@@ -37,9 +37,12 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
   size_t i = 0;
   for (; i < args.size() && args[i] != "--"; i++) {
     const std::string& flag = args[i];
+    if (flag.empty() || flag[0] != '-') {
+      *error = "record: unexpected \"" + flag + "\"; the java command goes after \"--\"";
+      return false;
+    }
     if (i + 1 >= args.size() || args[i + 1] == "--") {
-      *error = "record: " + flag + " needs a value" +
-               (flag.rfind("-", 0) == 0 ? "" : " (the java command goes after \"--\")");
+      *error = "record: " + flag + " needs a value";
       return false;
     }
     const std::string& value = args[++i];
