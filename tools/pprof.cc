@@ -77,7 +77,10 @@ std::string StringLabel(StringTable* strings, const std::string& key, const std:
 std::string EncodePprof(const Profile& profile) {
   StringTable strings;
   ProtoWriter out;
-  const bool with_cpu_time = profile.cpu_interval_nanos() > 0;
+  // With wall samples alone the settings' interval is the wall interval: no CPU time then.
+  bool has_cpu_samples = false;
+  for (const Sample& sample : profile.samples()) has_cpu_samples |= sample.kind == SampleKind::kCpu;
+  const bool with_cpu_time = has_cpu_samples && profile.cpu_interval_nanos() > 0;
   out.BytesField(1, ValueType(&strings, "samples", "count"));
   if (with_cpu_time) out.BytesField(1, ValueType(&strings, "cpu", "nanoseconds"));
 

@@ -30,4 +30,13 @@ for mode in jdk ctxprof; do
     fail "$mode: protoc cannot decode the profile"
   /usr/bin/python3 "$checker" "$tmp/$mode.txt"
 done
+
+# Wall samples alone: no CPU time column (the settings' interval is not a wall interval).
+timeout 60 "$ctxprof" convert --to pprof --events wall "$tmp/jdk.jfr" -o "$tmp/wall.pb.gz" --quiet
+gzip -dc "$tmp/wall.pb.gz" | timeout 60 protoc --proto_path="$(dirname "$proto")" \
+  --decode=perftools.profiles.Profile "$(basename "$proto")" > "$tmp/wall.txt" ||
+  fail "wall: protoc cannot decode the profile"
+[[ $(grep -c '^sample_type {' "$tmp/wall.txt") == 1 && $(grep -c '^sample {' "$tmp/wall.txt") == 4 ]] ||
+  fail "wall only: want 1 sample type and 4 samples: $(head -20 "$tmp/wall.txt")"
+grep -q '^period:' "$tmp/wall.txt" && fail "wall only: a CPU period was written"
 echo "PASS"
