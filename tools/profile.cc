@@ -133,7 +133,14 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
 
   std::unordered_map<std::string, uint32_t> frame_index;
   std::map<std::vector<uint32_t>, uint32_t> stack_index;
+  // Events that reference one pool entry share its resolved value, so the address of its
+  // frame list identifies the stack without looking at the frames again (a pure cache: other
+  // entries with equal frames still meet in stack_index).
+  std::unordered_map<const void*, uint32_t> stack_of_entry;
   auto intern_stack = [&](const JfrValue& stack_trace) -> uint32_t {
+    const void* entry = &stack_trace.items();
+    auto cached = stack_of_entry.find(entry);
+    if (cached != stack_of_entry.end()) return cached->second;
     std::vector<uint32_t> stack;
     for (JfrFrame& raw : JfrReader::FramesOf(stack_trace)) {
       Frame frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
@@ -146,6 +153,7 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     }
     auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
     if (inserted.second) stacks_.push_back(std::move(stack));
+    stack_of_entry.emplace(entry, inserted.first->second);
     return inserted.first->second;
   };
 

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct MethodCounts {
 struct Section {
   std::string title;
   int64_t samples = 0;
+  // Samples are summed per stack first: methods are then counted once per distinct stack,
+  // not once per sample.
+  std::unordered_map<uint32_t, int64_t> stack_samples;
   std::map<std::string, MethodCounts> methods;
 };
 
@@ -28,16 +32,28 @@ std::string Share(int64_t part, int64_t whole) {
   return buffer;
 }
 
-void Count(const Profile& profile, const Sample& sample, Section* section) {
+void Count(const Sample& sample, Section* section) {
   section->samples += sample.weight;
-  const std::vector<uint32_t>& stack = profile.stacks()[sample.stack];
-  if (stack.empty()) return;
+  section->stack_samples[sample.stack] += sample.weight;
+}
+
+// The distinct method names of a stack (each once, however often it recurses), leaf first.
+std::vector<std::string> MethodsOf(const Profile& profile, uint32_t stack) {
+  std::vector<std::string> names;
   std::unordered_set<std::string> seen;
-  for (uint32_t frame : stack) {
+  for (uint32_t frame : profile.stacks()[stack]) {
     std::string name = profile.frames()[frame].Name();
-    if (seen.insert(name).second) section->methods[name].total += sample.weight;
+    if (seen.insert(name).second) names.push_back(std::move(name));
   }
-  section->methods[profile.frames()[stack.front()].Name()].self += sample.weight;
+  return names;
+}
+
+void CountMethods(const std::vector<std::vector<std::string>>& methods_of_stack, Section* section) {
+  for (const auto& [stack, samples] : section->stack_samples) {
+    const std::vector<std::string>& names = methods_of_stack[stack];
+    for (const std::string& name : names) section->methods[name].total += samples;
+    if (!names.empty()) section->methods[names.front()].self += samples;
+  }
 }
 
 void WriteSection(const Section& section, int64_t all, size_t top, std::string* out) {
@@ -97,18 +113,26 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   for (const Sample& sample : profile.samples()) {
     (sample.kind == SampleKind::kCpu ? cpu : wall) += sample.weight;
     if (sample.context < 0) {
-      Count(profile, sample, &no_context);
+      Count(sample, &no_context);
       continue;
     }
     const std::string& value = profile.ValueOf(sample, options.attribute);
     if (value.empty()) {
-      Count(profile, sample, &unset);
+      Count(sample, &unset);
     } else {
       Section& section = by_value[value];
       if (section.title.empty()) section.title = attribute + " = " + QuoteJson(value);
-      Count(profile, sample, &section);
+      Count(sample, &section);
     }
   }
+
+  std::vector<std::vector<std::string>> methods_of_stack;
+  for (uint32_t stack = 0; stack < profile.stacks().size(); stack++) {
+    methods_of_stack.push_back(MethodsOf(profile, stack));
+  }
+  for (auto& [value, section] : by_value) CountMethods(methods_of_stack, &section);
+  CountMethods(methods_of_stack, &unset);
+  CountMethods(methods_of_stack, &no_context);
 
   *out += "samples: " + std::to_string(all) + " (cpu " + std::to_string(cpu) + ", wall " +
           std::to_string(wall) + ")\n";
