@@ -57,8 +57,10 @@ struct Sample {
 
 class Profile {
  public:
-  // Reads `path` and keeps the samples `selection` asks for. On failure returns false and
-  // *error names the file and, for bad content, the offset (JfrReader's message).
+  // Reads `path` and keeps the samples `selection` asks for; call once per Profile. The whole
+  // file is parsed in memory (JfrReader), then only the interned model is kept. On failure
+  // returns false and *error names the file and, for bad content, the offset (JfrReader's
+  // message).
   bool Load(const std::string& path, EventSelection selection, std::string* error);
 
   const std::vector<Frame>& frames() const { return frames_; }
