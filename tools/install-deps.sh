@@ -9,6 +9,7 @@ packages=(
   clang-format                                       # the format check
   openjdk-17-jdk-headless junit5                     # the JDK (jfr tool, javac) and JUnit 5
   python3
+  zlib1g-dev protobuf-compiler chromium              # ctxprof tool: gzip (pprof), its decode test, the flame page test
 )
 
 missing=()

@@ -239,4 +239,28 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
   return workload;
 }
 
+bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
+                   const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
+                   std::string* error) {
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  JfrWriterInputs inputs;
+  inputs.clock = clock;
+  inputs.frames = &frames;
+  inputs.threads = &threads;
+  inputs.dictionary = workload.dictionary.get();
+  inputs.attributes = workload.attributes.get();
+  inputs.dropped_samples = std::move(dropped_samples);
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, error);
+  if (writer == nullptr) return false;
+  static SampleRecord sample;  // large (kMaxStackDepth frames): not on the stack
+  for (size_t i = 0; i < workload.samples.size(); i++) {
+    workload.Fill(i, &sample);
+    clock->Set(sample.ticks);
+    if (!writer->Add(sample, error)) return false;
+  }
+  clock->Advance(spacing_ticks);
+  return writer->Close(error);
+}
+
 }  // namespace ctxprof

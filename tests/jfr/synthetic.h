@@ -5,6 +5,7 @@
 #define CTXPROF_TESTS_JFR_SYNTHETIC_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "context/dictionary.h"
 #include "profiler/clock.h"
 #include "profiler/jfr/jfr_resolver.h"
+#include "profiler/jfr/jfr_writer.h"
 #include "profiler/sample.h"
 
 namespace ctxprof {
@@ -90,6 +92,13 @@ struct Workload {
 // at `first_ticks` and `spacing_ticks` apart. Deterministic for a given seed.
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed);
+
+// Writes every sample of `workload` in order with a JfrWriter (fake resolvers, `clock` set to
+// each sample's ticks, then one `spacing_ticks` past the last before Close). `config` gives the
+// output; `inputs` fields other than dropped_samples are filled here. False + *error on failure.
+bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
+                   const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
+                   std::string* error);
 
 }  // namespace ctxprof
 

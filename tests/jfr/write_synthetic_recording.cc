@@ -20,8 +20,6 @@ int main(int argc, char** argv) {
   FakeClock clock;
   const uint64_t spacing = clock.TicksPerSecond() / 1000;  // 1 ms
   Workload workload = MakeWorkload(12, 120, clock.Now() + spacing, spacing, 42);
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
   JfrWriterConfig config;
   if (argc > 5 && strcmp(argv[5], "repository") == 0) {
     config.repository = argv[1];
@@ -37,30 +35,9 @@ int main(int argc, char** argv) {
   config.engine = "perf_cpu_clock";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";
-  JfrWriterInputs inputs;
-  inputs.clock = &clock;
-  inputs.frames = &frames;
-  inputs.threads = &threads;
-  inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = workload.attributes.get();
-  inputs.dropped_samples = [] { return uint64_t{7}; };
   std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
-  if (writer == nullptr) {
-    fprintf(stderr, "%s\n", error.c_str());
-    return 1;
-  }
-  static SampleRecord sample;
-  for (size_t i = 0; i < workload.samples.size(); i++) {
-    workload.Fill(i, &sample);
-    clock.Set(sample.ticks);
-    if (!writer->Add(sample, &error)) {
-      fprintf(stderr, "%s\n", error.c_str());
-      return 1;
-    }
-  }
-  clock.Advance(spacing);
-  if (!writer->Close(&error)) {
+  if (!WriteWorkload(
+          workload, &clock, spacing, config, [] { return uint64_t{7}; }, &error)) {
     fprintf(stderr, "%s\n", error.c_str());
     return 1;
   }

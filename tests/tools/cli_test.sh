@@ -1,0 +1,107 @@
+#!/bin/bash
+# The ctxprof binary's surface: --help everywhere, exit codes (0 ok, 1 bad input, 2 usage),
+# errors for missing, empty, truncated and random-bytes inputs that name the file and (from
+# JfrReader) the offset, progress on stderr, collapsed output to a file and stdout, and
+# `record` driving a stand-in "java" (a script that prints its arguments and exits 7) with a
+# stand-in library: the real agent is not built yet. Every run is under a timeout.
+#
+# Usage: cli_test.sh <ctxprof> <write_tools_recording>
+set -uo pipefail
+
+ctxprof=$1
+generator=$2
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect <exit code> <text stderr must contain ("" = anything)> <ctxprof arguments...>
+expect() {
+  local want=$1 text=$2
+  shift 2
+  timeout 30 "$ctxprof" "$@" > "$tmp/out" 2> "$tmp/err"
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    fail "ctxprof $*: exit $got, want $want; stderr: $(head -c 300 "$tmp/err")"
+  elif [[ -n $text ]] && ! grep -qF -- "$text" "$tmp/err"; then
+    fail "ctxprof $*: stderr lacks \"$text\": $(head -c 300 "$tmp/err")"
+  fi
+}
+
+"$generator" "$tmp/good.jfr" ctxprof || { echo "FAIL: generator" >&2; exit 1; }
+size=$(stat -c %s "$tmp/good.jfr")
+
+# Help: exit 0, usage on stdout.
+for command in "" report flame convert record; do
+  expect 0 "" $command --help
+  grep -q "^usage: ctxprof" "$tmp/out" || fail "ctxprof $command --help: no usage on stdout"
+done
+expect 0 "" help
+expect 0 "" record --lib x -h
+
+# Usage errors: exit 2.
+expect 2 "usage: ctxprof COMMAND"
+expect 2 'unknown command "frob"' frob
+expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
+expect 2 "no input file" report
+expect 2 "one input file only" report "$tmp/good.jfr" "$tmp/good.jfr"
+expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
+expect 2 "--events wants cpu, wall or all" report "$tmp/good.jfr" --events heap
+expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
+  report "$tmp/good.jfr" --by nope
+expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
+expect 2 "--to wants collapsed or pprof" convert "$tmp/good.jfr" -o "$tmp/x"
+expect 2 "-o OUT is required" convert --to pprof "$tmp/good.jfr"
+expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
+expect 2 "no command" record -o "$tmp/r.jfr"
+
+# Bad input: exit 1, the file named, the offset where JfrReader stopped.
+expect 1 "cannot open $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
+expect 1 "cannot read $tmp: Is a directory" report "$tmp"
+: > "$tmp/empty.jfr"
+expect 1 "$tmp/empty.jfr: offset 0: empty file" report "$tmp/empty.jfr"
+head -c 20000 /dev/urandom > "$tmp/random.jfr"
+expect 1 "$tmp/random.jfr: offset 0: not a JFR chunk" report "$tmp/random.jfr"
+{ printf 'FLR\0'; head -c 20000 /dev/urandom; } > "$tmp/random-flr.jfr"
+expect 1 "$tmp/random-flr.jfr: offset " flame "$tmp/random-flr.jfr" -o "$tmp/x.html"
+for cut in 10 100 $((size / 2)) $((size - 1)); do
+  head -c $cut "$tmp/good.jfr" > "$tmp/cut$cut.jfr"
+  expect 1 "$tmp/cut$cut.jfr: offset " convert --to pprof "$tmp/cut$cut.jfr" -o "$tmp/x.pb.gz"
+done
+[[ -e $tmp/x.html || -e $tmp/x.pb.gz ]] && fail "an output file was written for bad input"
+expect 1 "cannot write $tmp/no/such/dir/x" convert --to collapsed "$tmp/good.jfr" \
+  -o "$tmp/no/such/dir/x"
+
+# Success: progress on stderr, the same collapsed stacks in a file and on stdout.
+expect 0 "reading $tmp/good.jfr: " convert --to collapsed "$tmp/good.jfr" -o "$tmp/c.txt"
+grep -qF "$tmp/good.jfr: 1 chunks, 12 samples, 5 contexts, 6 stacks" "$tmp/err" ||
+  fail "no sample summary on stderr: $(cat "$tmp/err")"
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet
+cmp -s "$tmp/out" "$tmp/c.txt" || fail "collapsed on stdout differs from the file"
+[[ -s $tmp/err ]] && fail "--quiet still wrote to stderr: $(cat "$tmp/err")"
+[[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c.txt") == 12 ]] ||
+  fail "collapsed counts do not add up to 12 samples"
+
+# record: the command line reaches "java" and its exit status comes back.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" > "%s/java-args"\nexit 7\n' "$tmp" > "$tmp/bin/java"
+chmod +x "$tmp/bin/java"
+: > "$tmp/libctxprof.so"
+PATH=$tmp/bin:$PATH expect 7 "recording to $tmp/r.jfr" record --lib "$tmp/libctxprof.so" \
+  --event cpu --interval 10ms --wall 20ms --attributes 'endpoint;tenant' -o "$tmp/r.jfr" \
+  -- java -Xmx64m Main arg
+printf '%s\n' "-agentpath:$tmp/libctxprof.so=start,event=cpu,interval=10ms,wall=20ms,attributes=endpoint;tenant,file=$tmp/r.jfr" \
+  -Xmx64m Main arg > "$tmp/want-args"
+cmp -s "$tmp/java-args" "$tmp/want-args" ||
+  fail "java got: $(cat "$tmp/java-args" 2> /dev/null), want: $(cat "$tmp/want-args")"
+expect 1 "--lib $tmp/nope.so: no such file" record --lib "$tmp/nope.so" -- java Main
+expect 127 "cannot run $tmp/bin/absent" record --lib "$tmp/libctxprof.so" -- "$tmp/bin/absent"
+
+if [[ $failures -gt 0 ]]; then
+  echo "$failures checks failed" >&2
+  exit 1
+fi
+echo "PASS"

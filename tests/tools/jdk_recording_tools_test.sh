@@ -1,0 +1,56 @@
+#!/bin/bash
+# The tool on recordings the JDK wrote (JDK 17, and JDK 25 when installed; no ctxprof events,
+# so no context): report, collapsed and pprof all see exactly the jdk.ExecutionSample events
+# `jfr summary` counts, and the report has the busy loop's methods.
+#
+# Usage: jdk_recording_tools_test.sh <ctxprof> <BusyLoop.class> <profile.proto>
+set -euo pipefail
+
+ctxprof=$1
+busy_class=$2
+proto=$3
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+check_jdk() {  # $1 = JDK home
+  local home=$1 name recording samples
+  name=$(basename "$home")
+  recording=$tmp/$name.jfr
+  timeout 120 "$home/bin/java" -XX:StartFlightRecording:filename="$recording",settings=profile \
+    -cp "$(dirname "$busy_class")" BusyLoop 3000 > "$tmp/java.log" 2>&1 ||
+    { cat "$tmp/java.log"; fail "$name: java failed"; }
+  samples=$(timeout 120 "$home/bin/jfr" summary "$recording" |
+    awk '$1 == "jdk.ExecutionSample" { print $2 }')
+  [[ ${samples:-0} -gt 0 ]] || fail "$name: the JDK recorded no execution samples"
+
+  timeout 60 "$ctxprof" report "$recording" --quiet > "$tmp/report.txt" ||
+    fail "$name: report failed"
+  grep -qx "samples: $samples (cpu $samples, wall 0)" "$tmp/report.txt" ||
+    fail "$name: report header $(head -1 "$tmp/report.txt"), jfr summary counts $samples"
+  grep -qx "== (no context): $samples samples (100.00% of all)" "$tmp/report.txt" ||
+    fail "$name: not every sample is without context"
+  grep -q " BusyLoop.square$" "$tmp/report.txt" || fail "$name: BusyLoop.square not reported"
+
+  timeout 60 "$ctxprof" convert --to collapsed "$recording" -o "$tmp/c.txt" --quiet
+  [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c.txt") == "$samples" ]] ||
+    fail "$name: collapsed counts do not add up to $samples"
+
+  timeout 60 "$ctxprof" convert --to pprof "$recording" -o "$tmp/p.pb.gz" --quiet
+  gzip -dc "$tmp/p.pb.gz" | timeout 60 protoc --proto_path="$(dirname "$proto")" \
+    --decode=perftools.profiles.Profile "$(basename "$proto")" > "$tmp/p.txt" ||
+    fail "$name: protoc cannot decode the profile"
+  [[ $(grep -c '^sample {' "$tmp/p.txt") == "$samples" ]] || fail "$name: pprof sample count"
+  echo "ok: $name: $samples execution samples in report, collapsed and pprof"
+}
+
+check_jdk /usr/lib/jvm/java-17-openjdk-amd64
+if [[ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr ]]; then
+  check_jdk /usr/lib/jvm/temurin-25-jdk-amd64
+else
+  echo "skipping JDK 25: not installed"
+fi
+echo "PASS"

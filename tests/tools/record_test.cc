@@ -1,0 +1,108 @@
+// `ctxprof record`: argument parsing, the agent option string, the JVM command line, the
+// library search and the exit status of the child. The run with the real agent waits for the
+// JVMTI agent (jni/), which does not exist yet.
+#include "tools/record.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace ctxprof::tools {
+namespace {
+
+using Args = std::vector<std::string>;
+
+TEST(RecordTest, MapsFlagsToAgentKeysInOrder) {
+  RecordOptions options;
+  std::string error;
+  ASSERT_TRUE(ParseRecordArguments(
+      {"--event", "cpu", "--interval", "10ms", "--wall", "20ms", "--attributes", "endpoint;tenant",
+       "-o", "out.jfr", "--option", "buffer=1024", "--", "java", "-Xmx1g", "-jar", "app.jar",
+       "--port", "8080"},
+      &options, &error))
+      << error;
+  std::string agent;
+  ASSERT_TRUE(AgentOptionString(options, &agent, &error)) << error;
+  EXPECT_EQ(agent,
+            "start,event=cpu,interval=10ms,wall=20ms,attributes=endpoint;tenant,buffer=1024,"
+            "file=out.jfr");
+  std::vector<std::string> command;
+  ASSERT_TRUE(JvmCommand(options, "/opt/ctxprof/libctxprof.so", agent, &command, &error));
+  // The agent goes before the JVM's other options; the program's own "--port" stays after.
+  EXPECT_EQ(command, (Args{"java",
+                           "-agentpath:/opt/ctxprof/libctxprof.so=start,event=cpu,interval=10ms,"
+                           "wall=20ms,attributes=endpoint;tenant,buffer=1024,file=out.jfr",
+                           "-Xmx1g", "-jar", "app.jar", "--port", "8080"}));
+}
+
+TEST(RecordTest, DefaultsToCtxprofJfr) {
+  RecordOptions options;
+  std::string error, agent;
+  ASSERT_TRUE(ParseRecordArguments({"--", "java", "Main"}, &options, &error)) << error;
+  ASSERT_TRUE(AgentOptionString(options, &agent, &error));
+  EXPECT_EQ(agent, "start,file=ctxprof.jfr");
+  EXPECT_EQ(options.command, (Args{"java", "Main"}));
+}
+
+TEST(RecordTest, UsageErrorsNameTheProblem) {
+  struct Case {
+    Args args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"--event", "cpu"}, "no command"},
+      {{"--event", "cpu", "--"}, "no command"},
+      {{"--frobnicate", "1", "--", "java"}, "unknown option \"--frobnicate\""},
+      {{"--interval", "--", "java"}, "--interval needs a value"},
+      {{"--option", "novalue", "--", "java"}, "--option wants key=value"},
+      {{"java", "Main"}, "unexpected \"java\"; the java command goes after \"--\""},
+  };
+  for (const Case& c : cases) {
+    RecordOptions options;
+    std::string error;
+    EXPECT_FALSE(ParseRecordArguments(c.args, &options, &error)) << c.message;
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+  }
+  RecordOptions options;
+  std::string error, agent;
+  ASSERT_TRUE(ParseRecordArguments({"-o", "a,b.jfr", "--", "java"}, &options, &error));
+  EXPECT_FALSE(AgentOptionString(options, &agent, &error));
+  EXPECT_NE(error.find("file=\"a,b.jfr\""), std::string::npos) << error;
+  std::vector<std::string> command;
+  EXPECT_FALSE(JvmCommand(options, "/tmp/a=b/libctxprof.so", "start", &command, &error));
+  EXPECT_NE(error.find("holds '='"), std::string::npos) << error;
+}
+
+TEST(RecordTest, FindsTheLibraryNextToTheBinaryOrInBazelsJniFolder) {
+  const std::string root = std::string(getenv("TEST_TMPDIR")) + "/find";
+  ASSERT_EQ(system(("rm -rf " + root + " && mkdir -p " + root + "/tools " + root + "/jni").c_str()),
+            0);
+  std::string library, error;
+  EXPECT_FALSE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error));
+  EXPECT_NE(error.find("--lib"), std::string::npos) << error;
+  std::ofstream(root + "/jni/libctxprof.so") << "x";
+  ASSERT_TRUE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error)) << error;
+  EXPECT_EQ(library, root + "/tools/../jni/libctxprof.so");
+  std::ofstream(root + "/tools/libctxprof.so") << "x";
+  ASSERT_TRUE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error)) << error;
+  EXPECT_EQ(library, root + "/tools/libctxprof.so");
+  ASSERT_TRUE(FindAgentLibrary(root + "/jni/libctxprof.so", "ctxprof", &library, &error));
+  EXPECT_EQ(library, root + "/jni/libctxprof.so");
+  EXPECT_FALSE(FindAgentLibrary(root + "/missing.so", "ctxprof", &library, &error));
+  EXPECT_NE(error.find(root + "/missing.so: no such file"), std::string::npos) << error;
+}
+
+TEST(RecordTest, PropagatesTheChildsExitStatus) {
+  std::string error;
+  EXPECT_EQ(RunCommand({"/bin/sh", "-c", "exit 0"}, &error), 0);
+  EXPECT_EQ(RunCommand({"sh", "-c", "exit 3"}, &error), 3);  // PATH lookup
+  EXPECT_EQ(RunCommand({"/bin/sh", "-c", "kill -KILL $$"}, &error), 128 + 9);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_EQ(RunCommand({"/nonexistent/java", "-version"}, &error), 127);
+  EXPECT_NE(error.find("cannot run /nonexistent/java: No such file"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace ctxprof::tools

@@ -1,0 +1,212 @@
+// The ctxprof tool's analysis on the hand-checkable recording of tools_workload.h: the context
+// join, the collapsed stacks and the report, each compared with values derived by hand from the
+// table there (not from the tool's output); and the flame page's data escaping.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/jfr/synthetic.h"
+#include "tests/tools/tools_workload.h"
+#include "tools/collapsed.h"
+#include "tools/flame.h"
+#include "tools/profile.h"
+#include "tools/report.h"
+
+namespace ctxprof::tools {
+namespace {
+
+// Writes the tools workload (jdk.ExecutionSample or ctxprof.CpuSample for CPU samples).
+std::string WriteRecording(CpuSampleEvent cpu_samples, const std::string& name) {
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + name;
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;
+  Workload workload = MakeToolsWorkload(clock.Now() + spacing, spacing);
+  JfrWriterConfig config;
+  config.path = path;
+  config.cpu_samples = cpu_samples;
+  config.engine = "perf_cpu_clock";
+  config.interval_nanos = 10000000;
+  std::string error;
+  EXPECT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+  return path;
+}
+
+class ToolsTest : public ::testing::TestWithParam<CpuSampleEvent> {
+ protected:
+  void SetUp() override {
+    path_ = WriteRecording(GetParam(), GetParam() == CpuSampleEvent::kJdk ? "jdk.jfr" : "ctx.jfr");
+  }
+  Profile Load(EventSelection selection) {
+    Profile profile;
+    std::string error;
+    EXPECT_TRUE(profile.Load(path_, selection, &error)) << error;
+    return profile;
+  }
+  std::string path_;
+};
+
+TEST_P(ToolsTest, JoinsEverySampleToItsContext) {
+  Profile profile = Load(EventSelection::kAll);
+  ASSERT_EQ(profile.attribute_names(), (std::vector<std::string>{"endpoint", "tenant"}));
+  EXPECT_EQ(profile.AttributeIndex("tenant"), 1);
+  EXPECT_EQ(profile.AttributeIndex("nope"), -1);
+  EXPECT_EQ(profile.cpu_interval_nanos(), 10000000);
+  ASSERT_EQ(profile.samples().size(), 12u);
+  // Columns of the table in tools_workload.h.
+  const char* endpoints[] = {"/checkout", "/checkout", "/checkout", "/search",
+                             "/search",   "/search",   "/checkout", "",
+                             "",          "",          "/checkout", "/search"};
+  const char* tenants[] = {"acme",   "acme", "acme", "acme", "acme",   "a b;c=[x]%",
+                           "globex", "",     "",     "acme", "globex", "acme"};
+  const int64_t tids[] = {101, 101, 101, 102, 102, 102, 101, 101, 102, 102, 101, 102};
+  const bool wall[] = {false, false, true,  false, false, true,
+                       false, false, false, true,  true,  false};
+  const int contexts[] = {0, 0, 0, 2, 2, 3, 1, -1, -1, 4, 1, 2};
+  for (size_t i = 0; i < 12; i++) {
+    const Sample& sample = profile.samples()[i];
+    SCOPED_TRACE("sample " + std::to_string(i + 1));
+    EXPECT_EQ(sample.thread_id, tids[i]);
+    EXPECT_EQ(sample.kind, wall[i] ? SampleKind::kWall : SampleKind::kCpu);
+    EXPECT_EQ(sample.weight, 1);
+    EXPECT_EQ(profile.ValueOf(sample, 0), endpoints[i]);
+    EXPECT_EQ(profile.ValueOf(sample, 1), tenants[i]);
+    EXPECT_EQ(sample.context < 0, contexts[i] < 0);
+    if (sample.context >= 0) {
+      char trace[33], span[17];
+      snprintf(trace, sizeof(trace), "%016x%016x", 0x1000 + contexts[i], 0x2000 + contexts[i]);
+      snprintf(span, sizeof(span), "%016x", 0x3000 + contexts[i]);
+      EXPECT_EQ(profile.contexts()[sample.context].trace_id, trace);
+      EXPECT_EQ(profile.contexts()[sample.context].span_id, span);
+    }
+  }
+  // Samples 1, 2 share a context value set; 7 and 11 another: 5 distinct contexts.
+  EXPECT_EQ(profile.contexts().size(), 5u);
+  EXPECT_EQ(profile.stacks().size(), 6u);
+  EXPECT_EQ(Load(EventSelection::kCpu).samples().size(), 8u);
+  EXPECT_EQ(Load(EventSelection::kWall).samples().size(), 4u);
+}
+
+TEST_P(ToolsTest, CollapsedStacksAreExactlyTheHandDerivedLines) {
+  const std::string h = "com.example.svc.Handler";
+  const std::string checkout = "[endpoint=/checkout];";
+  const std::string search = "[endpoint=/search];";
+  const std::string expected =
+      checkout + "[tenant=acme];" + h + "1.method1;" + h + "2.method2;" + h + "4.method4 2\n" +
+      checkout + "[tenant=acme];" + h + "1.method1;" + h + "2.method2;" + h + "5.method5 1\n" +
+      checkout + "[tenant=globex];" + h + "1.method1;" + h + "2.method2;" + h + "4.method4 1\n" +
+      checkout + "[tenant=globex];" + h + "1.method1;" + h + "2.method2;" + h + "5.method5 1\n" +
+      search + "[tenant=a%20b%3Bc%3D%5Bx%5D%25];" + h + "1.method1;" + h + "3.method3;" + h +
+      "6.method6 1\n" + search + "[tenant=acme];" + h + "1.method1;" + h + "3.method3;" + h +
+      "1.method8;libfake.so.native_function_3 1\n" + search + "[tenant=acme];" + h + "1.method1;" +
+      h + "3.method3;" + h + "6.method6 2\n" + "[no frames] 1\n" + "[tenant=acme];" + h +
+      "1.method1;" + h + "3.method3;" + h + "1.method8;libfake.so.native_function_3 1\n" + h +
+      "1.method1;" + h + "1.größe_22 1\n";
+  std::string collapsed;
+  WriteCollapsed(Load(EventSelection::kAll), &collapsed);
+  EXPECT_EQ(collapsed, expected);
+
+  // CPU only: samples 1, 2, 4, 5, 7, 8, 9, 12.
+  const std::string expected_cpu =
+      checkout + "[tenant=acme];" + h + "1.method1;" + h + "2.method2;" + h + "4.method4 2\n" +
+      checkout + "[tenant=globex];" + h + "1.method1;" + h + "2.method2;" + h + "5.method5 1\n" +
+      search + "[tenant=acme];" + h + "1.method1;" + h + "3.method3;" + h +
+      "1.method8;libfake.so.native_function_3 1\n" + search + "[tenant=acme];" + h + "1.method1;" +
+      h + "3.method3;" + h + "6.method6 2\n" + "[no frames] 1\n" + h + "1.method1;" + h +
+      "1.größe_22 1\n";
+  collapsed.clear();
+  WriteCollapsed(Load(EventSelection::kCpu), &collapsed);
+  EXPECT_EQ(collapsed, expected_cpu);
+}
+
+std::string Row(const char* self, const char* self_share, const char* self_all, const char* total,
+                const char* total_share, const char* total_all, const std::string& method) {
+  char line[256];
+  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", self, self_share, self_all, total,
+           total_share, total_all, method.c_str());
+  return line;
+}
+
+TEST_P(ToolsTest, ReportIsTheHandDerivedTable) {
+  const std::string h = "com.example.svc.Handler";
+  const std::string header = Row("self", "self%", "all%", "total", "total%", "all%", "method");
+  const std::string expected =
+      "samples: 12 (cpu 8, wall 4)\nby: endpoint\n"
+      "\n== endpoint = \"/checkout\": 5 samples (41.67% of all)\n" +
+      header + Row("3", "60.00%", "25.00%", "3", "60.00%", "25.00%", h + "4.method4") +
+      Row("2", "40.00%", "16.67%", "2", "40.00%", "16.67%", h + "5.method5") +
+      Row("0", "0.00%", "0.00%", "5", "100.00%", "41.67%", h + "1.method1") +
+      Row("0", "0.00%", "0.00%", "5", "100.00%", "41.67%", h + "2.method2") +
+      "\n== endpoint = \"/search\": 4 samples (33.33% of all)\n" + header +
+      Row("3", "75.00%", "25.00%", "3", "75.00%", "25.00%", h + "6.method6") +
+      Row("1", "25.00%", "8.33%", "1", "25.00%", "8.33%", "libfake.so.native_function_3") +
+      Row("0", "0.00%", "0.00%", "4", "100.00%", "33.33%", h + "1.method1") +
+      Row("0", "0.00%", "0.00%", "4", "100.00%", "33.33%", h + "3.method3") +
+      Row("0", "0.00%", "0.00%", "1", "25.00%", "8.33%", h + "1.method8") +
+      "\n== endpoint (unset): 1 samples (8.33% of all)\n" + header +
+      Row("1", "100.00%", "8.33%", "1", "100.00%", "8.33%", "libfake.so.native_function_3") +
+      Row("0", "0.00%", "0.00%", "1", "100.00%", "8.33%", h + "1.method1") +
+      Row("0", "0.00%", "0.00%", "1", "100.00%", "8.33%", h + "1.method8") +
+      Row("0", "0.00%", "0.00%", "1", "100.00%", "8.33%", h + "3.method3") +
+      "\n== (no context): 2 samples (16.67% of all)\n" + header +
+      Row("1", "50.00%", "8.33%", "1", "50.00%", "8.33%", h + "1.größe_22") +
+      Row("0", "0.00%", "0.00%", "1", "50.00%", "8.33%", h + "1.method1");
+  Profile profile = Load(EventSelection::kAll);
+  std::string report;
+  WriteReport(profile, ReportOptions{profile.AttributeIndex("endpoint"), 10}, &report);
+  EXPECT_EQ(report, expected);
+
+  // --top 1 --by tenant: acme has samples 1-5, 10, 12 (7), globex 7, 11, the odd value 6.
+  report.clear();
+  WriteReport(profile, ReportOptions{1, 1}, &report);
+  const std::string expected_tenant =
+      "samples: 12 (cpu 8, wall 4)\nby: tenant\n"
+      "\n== tenant = \"acme\": 7 samples (58.33% of all)\n" +
+      header + Row("2", "28.57%", "16.67%", "2", "28.57%", "16.67%", h + "4.method4") +
+      "\n== tenant = \"globex\": 2 samples (16.67% of all)\n" + header +
+      Row("1", "50.00%", "8.33%", "1", "50.00%", "8.33%", h + "4.method4") +
+      "\n== tenant = \"a b;c=[x]%\": 1 samples (8.33% of all)\n" + header +
+      Row("1", "100.00%", "8.33%", "1", "100.00%", "8.33%", h + "6.method6") +
+      "\n== (no context): 2 samples (16.67% of all)\n" + header +
+      Row("1", "50.00%", "8.33%", "1", "50.00%", "8.33%", h + "1.größe_22");
+  EXPECT_EQ(report, expected_tenant);
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuEvents, ToolsTest,
+                         ::testing::Values(CpuSampleEvent::kJdk, CpuSampleEvent::kCtxprof));
+
+TEST(FlameTest, ScriptDataIsAsciiAndCannotCloseTheScriptElement) {
+  EXPECT_EQ(JsonStringForScript("a\"b\\c</script>&"),
+            "\"a\\\"b\\\\c\\u003c/script\\u003e\\u0026\"");
+  EXPECT_EQ(JsonStringForScript("größe"), "\"gr\\u00f6\\u00dfe\"");
+  EXPECT_EQ(JsonStringForScript("テ"), "\"\\u30c6\"");
+  EXPECT_EQ(JsonStringForScript("\xF0\x9F\x98\x80"), "\"\\ud83d\\ude00\"");  // U+1F600
+  EXPECT_EQ(JsonStringForScript("\n\x01"), "\"\\u000a\\u0001\"");
+  // Invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong '/'.
+  EXPECT_EQ(JsonStringForScript("\x80x\xE3\x83"), "\"\\ufffdx\\ufffd\\ufffd\"");
+  EXPECT_EQ(JsonStringForScript("\xC0\xAF"), "\"\\ufffd\\ufffd\"");
+}
+
+TEST(FlameTest, PageIsSelfContained) {
+  Profile profile;
+  std::string error;
+  ASSERT_TRUE(
+      profile.Load(WriteRecording(CpuSampleEvent::kJdk, "flame.jfr"), EventSelection::kAll, &error))
+      << error;
+  std::string page;
+  WriteFlameGraph(profile, 1, "title </script><b>", &page);
+  for (const char* remote : {"http:", "https:", "src=", "href=", "@import", "url("}) {
+    EXPECT_EQ(page.find(remote), std::string::npos) << remote;
+  }
+  for (unsigned char c : page) ASSERT_LT(c, 0x80) << "non-ASCII byte in the page";
+  EXPECT_EQ(page.find("</script><b>"), std::string::npos);
+  EXPECT_NE(page.find("title &lt;/script&gt;&lt;b&gt;"), std::string::npos);
+  // Groups: tenant values in byte order, then the two fixed groups.
+  EXPECT_NE(
+      page.find("\"groups\":[\"a b;c=[x]%\",\"acme\",\"globex\",\"(unset)\",\"(no context)\"]"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace ctxprof::tools

@@ -1,0 +1,332 @@
+// ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input or failed
+// output, 2 usage error; `record` exits with the JVM's status.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/collapsed.h"
+#include "tools/flame.h"
+#include "tools/pprof.h"
+#include "tools/profile.h"
+#include "tools/record.h"
+#include "tools/report.h"
+
+namespace ctxprof::tools {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kBadInput = 1;
+constexpr int kUsage = 2;
+
+constexpr const char* kMainHelp = R"help(usage: ctxprof COMMAND [options]
+
+Commands:
+  report   hottest methods per context attribute value, as text
+  flame    a self-contained HTML flame graph with a selector per attribute value
+  convert  collapsed stacks or gzipped pprof
+  record   run a JVM with the ctxprof agent and write a JFR recording
+
+Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
+Exit status: 0 ok, 1 bad input or unwritable output, 2 usage error.
+)help";
+
+constexpr const char* kReportHelp =
+    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
+
+Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
+methods: self and total samples, each as a share of the value's samples and of all samples,
+then sections for samples whose context lacks the attribute and for samples without context.
+  --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
+  --top N          rows per section (default 10)
+  --events E       cpu, wall or all samples (default all)
+  --quiet          no progress on stderr
+)help";
+
+constexpr const char* kFlameHelp =
+    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+
+Writes one self-contained HTML page (no network resources): an icicle graph with a selector
+("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
+The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
+  -o FILE          the page to write (required)
+  --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
+  --events E       cpu, wall or all samples (default all)
+  --quiet          no progress on stderr
+)help";
+
+constexpr const char* kConvertHelp =
+    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events cpu|wall|all] [--quiet]
+
+  --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
+                   [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
+  --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
+                   and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
+  -o OUT           the file to write (required; "-" = stdout)
+  --events E       cpu, wall or all samples (default all)
+  --quiet          no progress on stderr
+)help";
+
+constexpr const char* kRecordHelp =
+    R"help(usage: ctxprof record [options] -- java [JVM options] MAIN|-jar APP [args]
+
+Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exits with its status.
+  -o OUT               recording to write (default ctxprof.jfr)
+  --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --event E            cpu, ctimer, itimer, wall, cpu+wall (agent key event)
+  --interval D         CPU interval, e.g. 10ms (interval)
+  --wall D             wall-clock interval, e.g. 20ms (wall)
+  --attributes A;B     context attribute names (attributes)
+  --depth N            frames per sample (depth)
+  --filter context     wall samples only threads with a context (filter)
+  --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
+  --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
+)help";
+
+// Flags of the analysis commands, parsed the same way for each.
+struct AnalysisArguments {
+  std::string input;
+  std::string output;
+  std::string by;
+  std::string to;
+  size_t top = 10;
+  EventSelection events = EventSelection::kAll;
+  bool quiet = false;
+};
+
+// Parses `args` (after the command); `allowed` lists the flags the command takes.
+bool ParseAnalysisArguments(const std::string& command, const std::vector<std::string>& args,
+                            const std::vector<std::string>& allowed, AnalysisArguments* out,
+                            std::string* error) {
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& arg = args[i];
+    const bool known = std::find(allowed.begin(), allowed.end(), arg) != allowed.end();
+    if (arg.size() > 1 && arg[0] == '-') {
+      if (!known) {
+        *error = command + ": unknown option \"" + arg + "\" (see ctxprof " + command + " --help)";
+        return false;
+      }
+      if (arg == "--quiet") {
+        out->quiet = true;
+        continue;
+      }
+      if (i + 1 >= args.size()) {
+        *error = command + ": " + arg + " needs a value";
+        return false;
+      }
+      const std::string& value = args[++i];
+      if (arg == "-o") {
+        out->output = value;
+      } else if (arg == "--by") {
+        out->by = value;
+      } else if (arg == "--to") {
+        out->to = value;
+      } else if (arg == "--top") {
+        char* end = nullptr;
+        const long top = strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || top < 1 || top > 1000000) {
+          *error = command + ": --top wants a number from 1 to 1000000, got \"" + value + "\"";
+          return false;
+        }
+        out->top = static_cast<size_t>(top);
+      } else if (arg == "--events") {
+        if (!ParseEventSelection(value, &out->events)) {
+          *error = command + ": --events wants cpu, wall or all, got \"" + value + "\"";
+          return false;
+        }
+      }
+    } else if (out->input.empty()) {
+      out->input = arg;
+    } else {
+      *error = command + ": one input file only (got \"" + out->input + "\" and \"" + arg + "\")";
+      return false;
+    }
+  }
+  if (out->input.empty()) {
+    *error = command + ": no input file (see ctxprof " + command + " --help)";
+    return false;
+  }
+  return true;
+}
+
+bool LoadProfile(const AnalysisArguments& arguments, Profile* profile) {
+  struct stat info;
+  if (!arguments.quiet && stat(arguments.input.c_str(), &info) == 0) {
+    fprintf(stderr, "reading %s: %.1f MiB\n", arguments.input.c_str(),
+            static_cast<double>(info.st_size) / (1 << 20));
+  }
+  std::string error;
+  if (!profile->Load(arguments.input, arguments.events, &error)) {
+    fprintf(stderr, "ctxprof: %s\n", error.c_str());
+    return false;
+  }
+  if (!arguments.quiet) {
+    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n",
+            arguments.input.c_str(), profile->chunk_count(), profile->samples().size(),
+            profile->contexts().size(), profile->stacks().size());
+  }
+  return true;
+}
+
+// --by, or "endpoint", or the first attribute; -1 when the recording has none.
+bool ChooseAttribute(const Profile& profile, const std::string& by, int* attribute) {
+  if (!by.empty()) {
+    *attribute = profile.AttributeIndex(by);
+    if (*attribute < 0) {
+      std::string names;
+      for (const std::string& name : profile.attribute_names()) names += " " + name;
+      fprintf(stderr, "ctxprof: --by %s: the recording has no such attribute (it has:%s)\n",
+              by.c_str(), names.empty() ? " none" : names.c_str());
+      return false;
+    }
+    return true;
+  }
+  *attribute = profile.AttributeIndex("endpoint");
+  if (*attribute < 0 && !profile.attribute_names().empty()) *attribute = 0;
+  return true;
+}
+
+bool WriteOutput(const std::string& path, const std::string& bytes, bool quiet) {
+  if (path == "-") {
+    return fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size() && fflush(stdout) == 0;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  if (!file) {
+    fprintf(stderr, "ctxprof: cannot write %s: %s\n", path.c_str(), strerror(errno));
+    return false;
+  }
+  if (!quiet) fprintf(stderr, "wrote %s: %zu bytes\n", path.c_str(), bytes.size());
+  return true;
+}
+
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") return false;
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
+int Usage(const std::string& error) {
+  fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  return kUsage;
+}
+
+int Report(const std::vector<std::string>& args) {
+  AnalysisArguments arguments;
+  std::string error;
+  if (!ParseAnalysisArguments("report", args, {"--by", "--top", "--events", "--quiet"}, &arguments,
+                              &error)) {
+    return Usage(error);
+  }
+  Profile profile;
+  ReportOptions options;
+  options.top = arguments.top;
+  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
+  std::string text;
+  WriteReport(profile, options, &text);
+  return WriteOutput("-", text, true) ? kOk : kBadInput;
+}
+
+int Flame(const std::vector<std::string>& args) {
+  AnalysisArguments arguments;
+  std::string error;
+  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--events", "--quiet"}, &arguments,
+                              &error)) {
+    return Usage(error);
+  }
+  if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
+  Profile profile;
+  int attribute = -1;
+  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  if (!ChooseAttribute(profile, arguments.by, &attribute)) return kUsage;
+  std::string page;
+  WriteFlameGraph(profile, attribute, "ctxprof: " + arguments.input, &page);
+  return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
+}
+
+int Convert(const std::vector<std::string>& args) {
+  AnalysisArguments arguments;
+  std::string error;
+  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--quiet"}, &arguments,
+                              &error)) {
+    return Usage(error);
+  }
+  if (arguments.to != "collapsed" && arguments.to != "pprof") {
+    return Usage("convert: --to wants collapsed or pprof" +
+                 (arguments.to.empty() ? std::string() : ", got \"" + arguments.to + "\""));
+  }
+  if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
+  Profile profile;
+  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  std::string bytes;
+  if (arguments.to == "collapsed") {
+    WriteCollapsed(profile, &bytes);
+  } else if (!Gzip(EncodePprof(profile), &bytes, &error)) {
+    fprintf(stderr, "ctxprof: %s\n", error.c_str());
+    return kBadInput;
+  }
+  return WriteOutput(arguments.output, bytes, arguments.quiet) ? kOk : kBadInput;
+}
+
+int Record(const std::vector<std::string>& args, const std::string& executable) {
+  RecordOptions options;
+  std::string error, agent_options, library;
+  std::vector<std::string> command;
+  if (!ParseRecordArguments(args, &options, &error) ||
+      !AgentOptionString(options, &agent_options, &error)) {
+    return Usage(error);
+  }
+  if (!FindAgentLibrary(options.library, executable, &library, &error)) {
+    fprintf(stderr, "ctxprof: %s\n", error.c_str());
+    return kBadInput;
+  }
+  if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
+  fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const int status = RunCommand(command, &error);
+  if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  return status;
+}
+
+}  // namespace
+}  // namespace ctxprof::tools
+
+int main(int argc, char** argv) {
+  using namespace ctxprof::tools;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    fputs(kMainHelp, stderr);
+    return kUsage;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "--help" || command == "-h" || command == "help") {
+    fputs(kMainHelp, stdout);
+    return kOk;
+  }
+  const std::map<std::string, const char*> helps = {{"report", kReportHelp},
+                                                    {"flame", kFlameHelp},
+                                                    {"convert", kConvertHelp},
+                                                    {"record", kRecordHelp}};
+  auto help = helps.find(command);
+  if (help == helps.end()) {
+    return Usage("unknown command \"" + command + "\" (commands: report, flame, convert, record)");
+  }
+  if (WantsHelp(args)) {
+    fputs(help->second, stdout);
+    return kOk;
+  }
+  if (command == "report") return Report(args);
+  if (command == "flame") return Flame(args);
+  if (command == "convert") return Convert(args);
+  return Record(args, argv[0]);
+}

@@ -1,0 +1,189 @@
+#include "tools/profile.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "profiler/jfr/jfr_metadata.h"
+#include "profiler/jfr/jfr_reader.h"
+
+namespace ctxprof::tools {
+
+namespace {
+
+// ctxprof.Context fields that are not attributes.
+bool IsFixedContextField(const std::string& name) {
+  return name == "startTime" || name == "duration" || name == "eventThread" ||
+         name == "stackTrace" || name == "traceId" || name == "spanId";
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', start);
+    const size_t end = comma == std::string::npos ? text.size() : comma;
+    parts.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+std::string DottedClassName(std::string name) {
+  for (char& c : name) {
+    if (c == '/') c = '.';
+  }
+  return name;
+}
+
+}  // namespace
+
+bool ParseEventSelection(const std::string& text, EventSelection* out) {
+  if (text == "cpu") {
+    *out = EventSelection::kCpu;
+  } else if (text == "wall") {
+    *out = EventSelection::kWall;
+  } else if (text == "all") {
+    *out = EventSelection::kAll;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int Profile::AttributeIndex(const std::string& name) const {
+  for (size_t i = 0; i < attribute_names_.size(); i++) {
+    if (attribute_names_[i] == name || attribute_fields_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const std::string& Profile::ValueOf(const Sample& sample, int attribute) const {
+  static const std::string kUnset;
+  if (sample.context < 0 || attribute < 0) return kUnset;
+  const std::vector<std::string>& values = contexts_[sample.context].values;
+  return static_cast<size_t>(attribute) < values.size() ? values[attribute] : kUnset;
+}
+
+bool Profile::Load(const std::string& path, EventSelection selection, std::string* error) {
+  JfrReader reader;
+  if (!reader.Read(path, JfrReader::Options{}, error)) return false;
+  chunk_count_ = reader.chunks().size();
+
+  // Registered attribute names, to show "http.route" rather than the field name "http_route".
+  std::map<std::string, std::string> name_of_field;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.ProfilerSettings") {
+      if (cpu_interval_nanos_ == 0) cpu_interval_nanos_ = event.Field("interval").integer();
+      for (const std::string& name : SplitCommas(event.Field("attributes").string())) {
+        name_of_field.emplace(JfrMetadata::FieldNameOf(name), name);
+      }
+    }
+  }
+  // Attribute fields in declaration order. Chunks of one recording share one metadata; taking
+  // the union keeps a file concatenated from several recordings readable.
+  std::unordered_map<const JfrClass*, std::vector<int>> attribute_slots;  // field -> attribute
+  auto slots_of = [&](const JfrClass* type) -> const std::vector<int>& {
+    auto found = attribute_slots.find(type);
+    if (found != attribute_slots.end()) return found->second;
+    std::vector<int> slots(type->fields.size(), -1);
+    for (size_t f = 0; f < type->fields.size(); f++) {
+      const std::string& field = type->fields[f].name;
+      if (IsFixedContextField(field)) continue;
+      int index = -1;
+      for (size_t a = 0; a < attribute_fields_.size(); a++) {
+        if (attribute_fields_[a] == field) index = static_cast<int>(a);
+      }
+      if (index < 0) {
+        index = static_cast<int>(attribute_fields_.size());
+        attribute_fields_.push_back(field);
+        auto name = name_of_field.find(field);
+        attribute_names_.push_back(name == name_of_field.end() ? field : name->second);
+      }
+      slots[f] = index;
+    }
+    return attribute_slots.emplace(type, std::move(slots)).first->second;
+  };
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.Context") slots_of(event.type);
+  }
+
+  std::unordered_map<const JfrEvent*, int32_t> context_of_event;
+  std::map<std::vector<std::string>, int32_t> context_index;  // trace, span, values...
+  auto intern_context = [&](const JfrEvent* event) -> int32_t {
+    auto known = context_of_event.find(event);
+    if (known != context_of_event.end()) return known->second;
+    Context context;
+    context.trace_id = event->Field("traceId").string();
+    context.span_id = event->Field("spanId").string();
+    context.values.assign(attribute_names_.size(), "");
+    const std::vector<int>& slots = slots_of(event->type);
+    const std::vector<JfrValue>& fields = event->value.items();
+    for (size_t f = 0; f < slots.size() && f < fields.size(); f++) {
+      if (slots[f] >= 0) context.values[slots[f]] = fields[f].string();
+    }
+    std::vector<std::string> key = context.values;
+    key.push_back(context.trace_id);
+    key.push_back(context.span_id);
+    auto inserted = context_index.emplace(std::move(key), static_cast<int32_t>(contexts_.size()));
+    if (inserted.second) contexts_.push_back(std::move(context));
+    context_of_event.emplace(event, inserted.first->second);
+    return inserted.first->second;
+  };
+
+  std::unordered_map<std::string, uint32_t> frame_index;
+  std::map<std::vector<uint32_t>, uint32_t> stack_index;
+  // Events that reference one pool entry share its resolved value, so the address of its
+  // frame list identifies the stack without looking at the frames again (a pure cache: other
+  // entries with equal frames still meet in stack_index).
+  std::unordered_map<const void*, uint32_t> stack_of_entry;
+  auto intern_stack = [&](const JfrValue& stack_trace) -> uint32_t {
+    const void* entry = &stack_trace.items();
+    auto cached = stack_of_entry.find(entry);
+    if (cached != stack_of_entry.end()) return cached->second;
+    std::vector<uint32_t> stack;
+    for (JfrFrame& raw : JfrReader::FramesOf(stack_trace)) {
+      Frame frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
+                  std::move(raw.descriptor), raw.line_number, std::move(raw.type)};
+      std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor +
+                        '\0' + std::to_string(frame.line) + '\0' + frame.type;
+      auto inserted = frame_index.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
+      if (inserted.second) frames_.push_back(std::move(frame));
+      stack.push_back(inserted.first->second);
+    }
+    auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+    if (inserted.second) stacks_.push_back(std::move(stack));
+    stack_of_entry.emplace(entry, inserted.first->second);
+    return inserted.first->second;
+  };
+
+  for (const JfrEvent& event : reader.events()) {
+    const std::string& type = event.type_name();
+    SampleKind kind;
+    if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
+      kind = SampleKind::kCpu;
+    } else if (type == "ctxprof.WallClockSample") {
+      kind = SampleKind::kWall;
+    } else {
+      continue;
+    }
+    if ((kind == SampleKind::kCpu && selection == EventSelection::kWall) ||
+        (kind == SampleKind::kWall && selection == EventSelection::kCpu)) {
+      continue;
+    }
+    Sample sample;
+    sample.kind = kind;
+    sample.thread_id = event.thread().Field("osThreadId").integer();
+    sample.ticks = event.start_ticks();
+    const JfrValue& weight = event.Field("weight");
+    sample.weight = weight.is_null() ? 1 : weight.integer();
+    sample.stack = intern_stack(event.Field("stackTrace"));
+    const JfrEvent* context = reader.ContextAt(sample.thread_id, sample.ticks);
+    sample.context = context == nullptr ? -1 : intern_context(context);
+    total_weight_ += sample.weight;
+    samples_.push_back(sample);
+  }
+  return true;
+}
+
+}  // namespace ctxprof::tools

@@ -1,0 +1,100 @@
+// Profile: the samples of a JFR recording, with stacks and contexts resolved, for the ctxprof
+// command-line tool (report, flame, convert).
+//
+// A sample is one jdk.ExecutionSample / ctxprof.CpuSample (kind cpu) or ctxprof.WallClockSample
+// (kind wall) event. Its context is the ctxprof.Context interval of the same thread (osThreadId)
+// whose [startTime, startTime + duration) contains the sample's startTime, found with
+// JfrReader::ContextAt (per-thread intervals sorted by start, binary search); a sample no
+// interval covers has no context. Other event types (e.g. jdk.NativeMethodSample) are ignored.
+//
+// Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
+// or context is an integer comparison.
+//
+// Thread safety: immutable after Load().
+#ifndef CTXPROF_TOOLS_PROFILE_H_
+#define CTXPROF_TOOLS_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ctxprof::tools {
+
+enum class SampleKind : uint8_t { kCpu, kWall };
+
+// Which sample events to load.
+enum class EventSelection : uint8_t { kCpu, kWall, kAll };
+
+// Parses "cpu", "wall" or "all"; false for anything else.
+bool ParseEventSelection(const std::string& text, EventSelection* out);
+
+struct Frame {
+  std::string class_name;  // Java: '.'-separated ("com.example.Handler"); native: the library
+  std::string method_name;
+  std::string descriptor;
+  int32_t line = 0;
+  std::string type;  // "Interpreted", "JIT compiled", "Inlined", "Native", ...
+
+  // "class.method": the name reports and graphs show (overloads are merged).
+  std::string Name() const { return class_name + "." + method_name; }
+};
+
+struct Context {
+  std::string trace_id;  // 32 hex digits, "" when unset
+  std::string span_id;   // 16 hex digits, "" when unset
+  // Parallel to Profile::attribute_names(); "" = unset.
+  std::vector<std::string> values;
+};
+
+struct Sample {
+  int64_t thread_id = 0;  // OS thread id
+  int64_t ticks = 0;      // startTime in the recording's ticks
+  SampleKind kind = SampleKind::kCpu;
+  int64_t weight = 1;    // sampling intervals this sample stands for (1 for jdk.ExecutionSample)
+  uint32_t stack = 0;    // index into Profile::stacks()
+  int32_t context = -1;  // index into Profile::contexts(), -1 = no context
+};
+
+class Profile {
+ public:
+  // Reads `path` and keeps the samples `selection` asks for; call once per Profile. The whole
+  // file is parsed in memory (JfrReader), then only the interned model is kept. On failure
+  // returns false and *error names the file and, for bad content, the offset (JfrReader's
+  // message).
+  bool Load(const std::string& path, EventSelection selection, std::string* error);
+
+  const std::vector<Frame>& frames() const { return frames_; }
+  // Each stack lists frame indices leaf first (as JFR stores them); may be empty.
+  const std::vector<std::vector<uint32_t>>& stacks() const { return stacks_; }
+  const std::vector<Context>& contexts() const { return contexts_; }
+  const std::vector<Sample>& samples() const { return samples_; }
+  // Attribute names as registered (from ctxprof.ProfilerSettings; else the JFR field names),
+  // in the ctxprof.Context field order.
+  const std::vector<std::string>& attribute_names() const { return attribute_names_; }
+  // Index of `name` in attribute_names(), also accepting the JFR field name ("http_route" for
+  // "http.route"); -1 when absent.
+  int AttributeIndex(const std::string& name) const;
+  // The CPU sampling interval from ctxprof.ProfilerSettings, 0 when the recording has none.
+  int64_t cpu_interval_nanos() const { return cpu_interval_nanos_; }
+  size_t chunk_count() const { return chunk_count_; }
+  // Total sample weight.
+  int64_t total_weight() const { return total_weight_; }
+
+  // The value of attribute `attribute` in `sample`'s context; "" when unset or no context.
+  const std::string& ValueOf(const Sample& sample, int attribute) const;
+
+ private:
+  std::vector<Frame> frames_;
+  std::vector<std::vector<uint32_t>> stacks_;
+  std::vector<Context> contexts_;
+  std::vector<Sample> samples_;
+  std::vector<std::string> attribute_names_;
+  std::vector<std::string> attribute_fields_;  // JFR field names, parallel to attribute_names_
+  int64_t cpu_interval_nanos_ = 0;
+  size_t chunk_count_ = 0;
+  int64_t total_weight_ = 0;
+};
+
+}  // namespace ctxprof::tools
+
+#endif  // CTXPROF_TOOLS_PROFILE_H_

@@ -1,0 +1,186 @@
+#include "tools/record.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ctxprof::tools {
+
+namespace {
+
+// Flags that map one-to-one to an agent key.
+struct FlagKey {
+  const char* flag;
+  const char* key;
+};
+constexpr FlagKey kFlagKeys[] = {
+    {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
+    {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
+    {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
+    {"--unwind", "unwind"},
+};
+
+bool IsFile(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+}  // namespace
+
+bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
+                          std::string* error) {
+  size_t i = 0;
+  for (; i < args.size() && args[i] != "--"; i++) {
+    const std::string& flag = args[i];
+    if (flag.empty() || flag[0] != '-') {
+      *error = "record: unexpected \"" + flag + "\"; the java command goes after \"--\"";
+      return false;
+    }
+    if (i + 1 >= args.size() || args[i + 1] == "--") {
+      *error = "record: " + flag + " needs a value";
+      return false;
+    }
+    const std::string& value = args[++i];
+    const FlagKey* mapped = nullptr;
+    for (const FlagKey& candidate : kFlagKeys) {
+      if (flag == candidate.flag) mapped = &candidate;
+    }
+    if (mapped != nullptr) {
+      out->agent_options.emplace_back(mapped->key, value);
+    } else if (flag == "--lib") {
+      out->library = value;
+    } else if (flag == "-o" || flag == "--output") {
+      out->output = value;
+    } else if (flag == "--option") {
+      const size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        *error = "record: --option wants key=value, got \"" + value + "\"";
+        return false;
+      }
+      out->agent_options.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    } else {
+      *error = "record: unknown option \"" + flag + "\" (see ctxprof record --help)";
+      return false;
+    }
+  }
+  if (i + 1 >= args.size()) {
+    *error =
+        "record: no command; write it after \"--\", e.g. ctxprof record -o out.jfr -- java "
+        "-jar app.jar";
+    return false;
+  }
+  out->command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+  return true;
+}
+
+bool AgentOptionString(const RecordOptions& options, std::string* out, std::string* error) {
+  std::string text = "start";
+  auto append = [&](const std::string& key, const std::string& value) {
+    if (value.empty() || value.find(',') != std::string::npos) {
+      *error = "record: " + key + "=\"" + value + "\": " +
+               (value.empty() ? "empty value" : "the agent splits its options at ','; use ';'") +
+               " (docs/SAMPLER.md)";
+      return false;
+    }
+    text += "," + key + "=" + value;
+    return true;
+  };
+  for (const auto& [key, value] : options.agent_options) {
+    if (!append(key, value)) return false;
+  }
+  if (!append("file", options.output)) return false;
+  *out = text;
+  return true;
+}
+
+bool JvmCommand(const RecordOptions& options, const std::string& library,
+                const std::string& agent_options, std::vector<std::string>* out,
+                std::string* error) {
+  if (library.find('=') != std::string::npos) {
+    *error = "record: the agent path \"" + library +
+             "\" holds '=', which -agentpath cannot take; copy the library elsewhere";
+    return false;
+  }
+  out->clear();
+  out->push_back(options.command[0]);
+  out->push_back("-agentpath:" + library + "=" + agent_options);
+  out->insert(out->end(), options.command.begin() + 1, options.command.end());
+  return true;
+}
+
+bool FindAgentLibrary(const std::string& explicit_path, const std::string& executable,
+                      std::string* out, std::string* error) {
+  if (!explicit_path.empty()) {
+    if (!IsFile(explicit_path)) {
+      *error = "record: --lib " + explicit_path + ": no such file";
+      return false;
+    }
+    *out = explicit_path;
+    return true;
+  }
+  const size_t slash = executable.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : executable.substr(0, slash);
+  const std::string candidates[] = {folder + "/libctxprof.so", folder + "/../jni/libctxprof.so"};
+  for (const std::string& candidate : candidates) {
+    if (IsFile(candidate)) {
+      *out = candidate;
+      return true;
+    }
+  }
+  *error = "record: libctxprof.so is not in " + candidates[0] + " nor " + candidates[1] +
+           "; pass --lib PATH (bazel build -c opt //jni:libctxprof.so)";
+  return false;
+}
+
+int RunCommand(const std::vector<std::string>& command, std::string* error) {
+  // The child reports a failed exec through a close-on-exec pipe: EOF means exec succeeded.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    *error = std::string("record: pipe: ") + strerror(errno);
+    return 127;
+  }
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  std::vector<char*> argv;
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    execvp(argv[0], argv.data());
+    const int failure = errno;
+    (void)!write(report[1], &failure, sizeof(failure));
+    _exit(127);
+  }
+  close(report[1]);
+  int status = 0;
+  int exec_errno = 0;
+  if (child < 0) {
+    exec_errno = errno;
+  } else {
+    while (read(report[0], &exec_errno, sizeof(exec_errno)) < 0 && errno == EINTR) {
+    }
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(report[0]);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (exec_errno != 0) {
+    *error = "record: cannot run " + command[0] + ": " + strerror(exec_errno);
+    return 127;
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace ctxprof::tools

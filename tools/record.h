@@ -1,0 +1,54 @@
+// `ctxprof record [options] -- java ARGS...`: runs the JVM with the ctxprof agent,
+//
+//   java -agentpath:<libctxprof.so>=start,<key=value,...>,file=<out> ARGS...
+//
+// The agent option string is the one ParseOptions reads (docs/SAMPLER.md): the tool maps its
+// flags to keys and leaves the validation of values to the agent, which refuses to start with a
+// message naming the key. The agent argument goes right after the java executable because the
+// JVM only takes options before the main class.
+#ifndef CTXPROF_TOOLS_RECORD_H_
+#define CTXPROF_TOOLS_RECORD_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ctxprof::tools {
+
+struct RecordOptions {
+  std::string library;                 // --lib; "" = look next to the ctxprof binary
+  std::string output = "ctxprof.jfr";  // -o
+  // Agent keys in the order given (--event -> event, --option key=value -> key, ...).
+  std::vector<std::pair<std::string, std::string>> agent_options;
+  std::vector<std::string> command;  // after "--": the java executable and its arguments
+};
+
+// Parses the arguments after "record". False + *error (a usage error) for an unknown flag, a
+// flag without value, or no command after "--".
+bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
+                          std::string* error);
+
+// "start,key=value,...,file=<output>". False + *error if a value holds a ',' (the agent splits
+// options at commas) or is empty.
+bool AgentOptionString(const RecordOptions& options, std::string* out, std::string* error);
+
+// The command to exec: command[0], "-agentpath:<library>=<agent_options>", command[1..].
+// False + *error if the library path holds '=' (the JVM splits -agentpath at the first '=').
+bool JvmCommand(const RecordOptions& options, const std::string& library,
+                const std::string& agent_options, std::vector<std::string>* out,
+                std::string* error);
+
+// The agent library: `explicit_path` if given (it must exist), else libctxprof.so in the
+// folder of `executable` or, for Bazel's output tree, in ../jni/ from there. False + *error
+// naming the places searched and the --lib fix.
+bool FindAgentLibrary(const std::string& explicit_path, const std::string& executable,
+                      std::string* out, std::string* error);
+
+// Runs `command` (PATH lookup) and waits for it; SIGINT/SIGQUIT are ignored meanwhile so ^C
+// reaches the JVM, which stops the recording itself. Returns the child's exit status, 128 +
+// signal if it was killed, or 127 + *error if it could not be started.
+int RunCommand(const std::vector<std::string>& command, std::string* error);
+
+}  // namespace ctxprof::tools
+
+#endif  // CTXPROF_TOOLS_RECORD_H_

@@ -1,0 +1,153 @@
+#include "tools/report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace ctxprof::tools {
+
+namespace {
+
+struct MethodCounts {
+  int64_t self = 0;
+  int64_t total = 0;
+};
+
+struct Section {
+  std::string title;
+  int64_t samples = 0;
+  // Samples are summed per stack first: methods are then counted once per distinct stack,
+  // not once per sample.
+  std::unordered_map<uint32_t, int64_t> stack_samples;
+  std::map<std::string, MethodCounts> methods;
+};
+
+std::string Share(int64_t part, int64_t whole) {
+  char buffer[32];
+  snprintf(buffer, sizeof(buffer), "%.2f%%", whole == 0 ? 0.0 : 100.0 * part / whole);
+  return buffer;
+}
+
+void Count(const Sample& sample, Section* section) {
+  section->samples += sample.weight;
+  section->stack_samples[sample.stack] += sample.weight;
+}
+
+// The distinct method names of a stack (each once, however often it recurses), leaf first.
+std::vector<std::string> MethodsOf(const Profile& profile, uint32_t stack) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (uint32_t frame : profile.stacks()[stack]) {
+    std::string name = profile.frames()[frame].Name();
+    if (seen.insert(name).second) names.push_back(std::move(name));
+  }
+  return names;
+}
+
+void CountMethods(const std::vector<std::vector<std::string>>& methods_of_stack, Section* section) {
+  for (const auto& [stack, samples] : section->stack_samples) {
+    const std::vector<std::string>& names = methods_of_stack[stack];
+    for (const std::string& name : names) section->methods[name].total += samples;
+    if (!names.empty()) section->methods[names.front()].self += samples;
+  }
+}
+
+void WriteSection(const Section& section, int64_t all, size_t top, std::string* out) {
+  char line[256];
+  *out += "\n== " + section.title + ": " + std::to_string(section.samples) + " samples (" +
+          Share(section.samples, all) + " of all)\n";
+  std::vector<std::pair<std::string, MethodCounts>> rows(section.methods.begin(),
+                                                         section.methods.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    if (a.second.self != b.second.self) return a.second.self > b.second.self;
+    if (a.second.total != b.second.total) return a.second.total > b.second.total;
+    return a.first < b.first;
+  });
+  if (rows.size() > top) rows.resize(top);
+  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", "self", "self%", "all%", "total",
+           "total%", "all%", "method");
+  *out += line;
+  for (const auto& [name, counts] : rows) {
+    snprintf(line, sizeof(line), "%10" PRId64 " %8s %8s %10" PRId64 " %8s %8s  ", counts.self,
+             Share(counts.self, section.samples).c_str(), Share(counts.self, all).c_str(),
+             counts.total, Share(counts.total, section.samples).c_str(),
+             Share(counts.total, all).c_str());
+    *out += line + name + "\n";
+  }
+}
+
+}  // namespace
+
+std::string QuoteJson(const std::string& value) {
+  std::string quoted = "\"";
+  for (unsigned char c : value) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      quoted += escaped;
+    } else {
+      quoted += static_cast<char>(c);
+    }
+  }
+  return quoted + "\"";
+}
+
+void WriteReport(const Profile& profile, const ReportOptions& options, std::string* out) {
+  const int64_t all = profile.total_weight();
+  const bool by_attribute = options.attribute >= 0;
+  const std::string attribute = by_attribute ? profile.attribute_names()[options.attribute] : "";
+
+  std::map<std::string, Section> by_value;
+  Section unset;
+  unset.title = by_attribute ? attribute + " (unset)" : "(context)";
+  Section no_context;
+  no_context.title = "(no context)";
+  int64_t cpu = 0, wall = 0;
+  for (const Sample& sample : profile.samples()) {
+    (sample.kind == SampleKind::kCpu ? cpu : wall) += sample.weight;
+    if (sample.context < 0) {
+      Count(sample, &no_context);
+      continue;
+    }
+    const std::string& value = profile.ValueOf(sample, options.attribute);
+    if (value.empty()) {
+      Count(sample, &unset);
+    } else {
+      Section& section = by_value[value];
+      if (section.title.empty()) section.title = attribute + " = " + QuoteJson(value);
+      Count(sample, &section);
+    }
+  }
+
+  std::vector<std::vector<std::string>> methods_of_stack;
+  for (uint32_t stack = 0; stack < profile.stacks().size(); stack++) {
+    methods_of_stack.push_back(MethodsOf(profile, stack));
+  }
+  for (auto& [value, section] : by_value) CountMethods(methods_of_stack, &section);
+  CountMethods(methods_of_stack, &unset);
+  CountMethods(methods_of_stack, &no_context);
+
+  *out += "samples: " + std::to_string(all) + " (cpu " + std::to_string(cpu) + ", wall " +
+          std::to_string(wall) + ")\n";
+  *out +=
+      "by: " + (by_attribute ? attribute : std::string("(the recording has no attributes)")) + "\n";
+  std::vector<const Section*> sections;
+  for (const auto& [value, section] : by_value) sections.push_back(&section);
+  // by_value iterates in value order; a stable sort by samples keeps that as the tie-break.
+  std::stable_sort(sections.begin(), sections.end(),
+                   [](const Section* a, const Section* b) { return a->samples > b->samples; });
+  sections.push_back(&unset);
+  sections.push_back(&no_context);
+  for (const Section* section : sections) {
+    if (section->samples > 0) WriteSection(*section, all, options.top, out);
+  }
+}
+
+}  // namespace ctxprof::tools

@@ -1,0 +1,33 @@
+// The `ctxprof report` text: per value of one context attribute, the hottest methods.
+//
+// Sections, in this order: one per value of the attribute (most samples first, ties by value
+// bytes), "(unset)" for samples whose context lacks the attribute, "(no context)" for samples
+// without context. Sections with no samples are left out. Samples = sum of sample weights.
+// Per method ("class.method", overloads merged): self = samples whose leaf frame is the method,
+// total = samples whose stack contains it (once per sample, however often it recurses). Rows
+// are the top N by self, then total, then name; shares are printed with two decimals of the
+// section's samples and of all samples. Values are quoted JSON-style (\" \\ \uXXXX for control
+// characters), so any value, however odd, stays on one line and parses back.
+#ifndef CTXPROF_TOOLS_REPORT_H_
+#define CTXPROF_TOOLS_REPORT_H_
+
+#include <string>
+
+#include "tools/profile.h"
+
+namespace ctxprof::tools {
+
+struct ReportOptions {
+  int attribute = 0;  // index into Profile::attribute_names(); -1 when the file has none
+  size_t top = 10;    // rows per section
+};
+
+// Appends the report of `profile` to *out.
+void WriteReport(const Profile& profile, const ReportOptions& options, std::string* out);
+
+// `value` as a JSON string literal (quotes included), non-ASCII bytes kept as they are.
+std::string QuoteJson(const std::string& value);
+
+}  // namespace ctxprof::tools
+
+#endif  // CTXPROF_TOOLS_REPORT_H_
