@@ -79,7 +79,10 @@ bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callba
     *error = std::string("the JVM has no extension event ") + id;
     return false;
   }
-  if (jvmti->SetExtensionEventCallback(index, callback) != JVMTI_ERROR_NONE) {
+  // HotSpot posts an extension event only when it has a callback and is enabled.
+  if (jvmti->SetExtensionEventCallback(index, callback) != JVMTI_ERROR_NONE ||
+      jvmti->SetEventNotificationMode(JVMTI_ENABLE, static_cast<jvmtiEvent>(index), nullptr) !=
+          JVMTI_ERROR_NONE) {
     *error = std::string("cannot enable the extension event ") + id;
     return false;
   }

@@ -161,7 +161,9 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   if (!clock_note.empty()) notes += clock_note + ". ";
   session->buffer = SampleBuffer::Create(options.buffer_slots, message);
   if (session->buffer == nullptr) return false;
-  session->sink = std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary());
+  session->sink =
+      std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
+                                   hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr);
   HandlerSession handler_session{
       session->buffer.get(), session->clock.get(), context_map, options.depth,
       options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
