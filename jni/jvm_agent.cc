@@ -22,7 +22,7 @@ namespace {
 // SampledObjectAlloc (event 86); 87 and 88 are VirtualThreadStart and VirtualThreadEnd.
 struct EventCallbacks {
   jvmtiEventCallbacks base;
-  void* virtual_thread_start;
+  jvmtiEventThreadStart virtual_thread_start;
   jvmtiEventThreadEnd virtual_thread_end;
 };
 
@@ -214,7 +214,10 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   callbacks.base.ClassPrepare = OnClassPrepare;
   callbacks.base.CompiledMethodLoad = OnCompiledMethodLoad;
   callbacks.base.DynamicCodeGenerated = OnDynamicCodeGenerated;
-  if (has_virtual_threads) callbacks.virtual_thread_end = VirtualThreads::OnEnd;
+  if (has_virtual_threads) {
+    callbacks.virtual_thread_start = VirtualThreads::OnStart;
+    callbacks.virtual_thread_end = VirtualThreads::OnEnd;
+  }
   if (!Check(jvmti->SetEventCallbacks(
                  &callbacks.base, has_virtual_threads ? sizeof(callbacks) : sizeof(callbacks.base)),
              "SetEventCallbacks")) {

@@ -92,21 +92,30 @@ bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callba
 }  // namespace
 
 bool VirtualThreads::Enable(jvmtiEnv* jvmti, std::string* error) {
-  // JVMTI_EVENT_VIRTUAL_THREAD_END (JDK 21+; not in the JDK 17 headers we build with).
+  // JVMTI_EVENT_VIRTUAL_THREAD_START/END (JDK 21+; not in the JDK 17 headers we build with).
+  constexpr auto kVirtualThreadStart = static_cast<jvmtiEvent>(87);
   constexpr auto kVirtualThreadEnd = static_cast<jvmtiEvent>(88);
   if (!EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadMount", OnMount, error) ||
       !EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount", OnUnmount, error)) {
     return false;
   }
-  if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, kVirtualThreadEnd, nullptr) !=
-      JVMTI_ERROR_NONE) {
-    *error = "cannot enable VirtualThreadEnd";
-    return false;
+  for (jvmtiEvent event : {kVirtualThreadStart, kVirtualThreadEnd}) {
+    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE) {
+      *error = "cannot enable VirtualThreadStart/VirtualThreadEnd";
+      return false;
+    }
   }
   return true;
 }
 
+void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv*, jthread) {
+  ContextBlock* block = CarrierBlock();
+  if (block != nullptr) BlockWriter(block).Clear();
+}
+
 void JNICALL VirtualThreads::OnEnd(jvmtiEnv* jvmti, JNIEnv*, jthread) {
+  ContextBlock* block = CarrierBlock();
+  if (block != nullptr) BlockWriter(block).Clear();
   ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot == nullptr) return;
   jvmti->SetThreadLocalStorage(nullptr, nullptr);

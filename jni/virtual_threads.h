@@ -10,10 +10,13 @@
 //    of the carrier (and of the next virtual thread it runs) carry no context of this one;
 //  * mount: the snapshot, if any, is written into the new carrier's block, so the context
 //    follows the virtual thread to whichever carrier runs it next;
-//  * VirtualThreadEnd frees the snapshot.
+//  * a virtual thread's first mount and its last unmount are not mount/unmount events but
+//    VirtualThreadStart and VirtualThreadEnd: both clear the carrier's block (a new virtual
+//    thread has no context; an ending one must not leave its context behind), and End frees
+//    the snapshot.
 // Limits: samples taken between a mount and the callback (or the unmount callback and the
-// unmount) may show the carrier's previous content, which after this scheme is empty; the
-// events make every mount/unmount slower (HotSpot takes a slow path while they are enabled).
+// unmount) see the carrier's block as the previous callback left it: empty. The events make
+// every mount/unmount slower (HotSpot takes a slow path while they are enabled).
 //
 // Thread safety: Enable() once, from JvmAgent::Init; the callbacks run on the carrier threads.
 #ifndef CTXPROF_JNI_VIRTUAL_THREADS_H_
@@ -30,7 +33,8 @@ class VirtualThreads {
   // Finds and enables the mount/unmount extension events and VirtualThreadEnd. False with
   // *error naming what is missing.
   static bool Enable(jvmtiEnv* jvmti, std::string* error);
-  // The VirtualThreadEnd callback (installed by JvmAgent with its other callbacks).
+  // The VirtualThreadStart/End callbacks (installed by JvmAgent with its other callbacks).
+  static void JNICALL OnStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL OnEnd(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
 };
 

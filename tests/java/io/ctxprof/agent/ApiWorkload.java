@@ -1,6 +1,10 @@
 package io.ctxprof.agent;
 
 import io.ctxprof.Profiler;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 
 /**
  * The Java API's control calls in a JVM without the agent: each step prints one line
@@ -27,10 +31,27 @@ public final class ApiWorkload {
     step("double-start", profiler, "start,event=cpu,file=" + args[0]);
     apiWork(800);
     step("status", profiler, "status");
-    step("dump", profiler, "dump,file=" + args[1]);
+    // The drain runs every 20 ms but may be starved on a loaded machine: dump until the dump
+    // shows the work (at most ~10 s), and report how many dumps that took.
+    for (int attempt = 1; attempt <= 50; attempt++) {
+      step("dump", profiler, "dump,file=" + args[1]);
+      if (readOrEmpty(args[1]).contains("ApiWorkload.apiWork")) {
+        System.out.println("dump-attempts: " + attempt);
+        break;
+      }
+      apiWork(200);
+    }
     step("bad-dump", profiler, "dump,path=" + args[1]);
     step("stop", profiler, "stop");
     step("stop-again", profiler, "stop");
+  }
+
+  static String readOrEmpty(String file) {
+    try {
+      return new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   static void step(String name, Profiler profiler, String command) {

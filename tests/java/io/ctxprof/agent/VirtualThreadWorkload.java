@@ -11,7 +11,9 @@ import java.util.List;
  * yield (unmount) every few milliseconds; "vt-none" never sets a context and works in
  * vtWorkNone. Without the agent's unmount/mount handling, vt-none would run with whatever
  * context the previous virtual thread left in the carrier's block. Built with Java 17, so
- * virtual threads are created through reflection (JDK 21+ only). Args: seconds.
+ * virtual threads are created through reflection (JDK 21+ only). Args: seconds, and optionally a
+ * JFR file: then the workload loads libctxprof through the Java API and starts and stops the
+ * session itself (no agent).
  */
 public final class VirtualThreadWorkload {
   static final long A_TRACE_HIGH = 0xAAAAL;
@@ -22,7 +24,11 @@ public final class VirtualThreadWorkload {
 
   public static void main(String[] args) throws Exception {
     long seconds = Long.parseLong(args[0]);
-    ContextSetter setter = new ContextSetter(Profiler.getInstance(), List.of("endpoint", "tenant"));
+    Profiler profiler = Profiler.getInstance();
+    if (args.length > 1) {
+      profiler.execute("start,interval=2ms,attributes=endpoint;tenant,file=" + args[1]);
+    }
+    ContextSetter setter = new ContextSetter(profiler, List.of("endpoint", "tenant"));
     long end = System.nanoTime() + seconds * 1_000_000_000L;
     List<Thread> threads = new ArrayList<>();
     threads.add(
@@ -61,6 +67,9 @@ public final class VirtualThreadWorkload {
     }
     for (Thread thread : threads) {
       thread.join();
+    }
+    if (args.length > 1) {
+      profiler.execute("stop");
     }
   }
 
