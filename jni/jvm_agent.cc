@@ -245,7 +245,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   } else {
     Print(walker_error);
   }
-  hooks.frame_resolver = [jvmti] { return std::make_unique<JvmFrameResolver>(jvmti); };
+  hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
   hooks.background_start = AttachBackgroundThread;
   hooks.background_end = DetachBackgroundThread;

@@ -56,6 +56,7 @@ void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   if (method == nullptr || jvmti_->GetMethodName(method, &name, &descriptor, nullptr) != 0 ||
       jvmti_->GetMethodDeclaringClass(method, &holder) != 0 ||
       jvmti_->GetClassSignature(holder, &class_signature, nullptr) != 0) {
+    ReleaseLocal(holder);
     Take(jvmti_, name);
     Take(jvmti_, descriptor);
     char placeholder[48];
@@ -69,7 +70,15 @@ void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   out->method_name = Take(jvmti_, name);
   out->descriptor = Take(jvmti_, descriptor);
   out->class_name = InternalName(Take(jvmti_, class_signature));
+  ReleaseLocal(holder);
   out->line_number = LineOf(method, frame.bci);
+}
+
+void JvmFrameResolver::ReleaseLocal(jobject object) {
+  JNIEnv* jni = nullptr;
+  if (object != nullptr && vm_->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+    jni->DeleteLocalRef(object);
+  }
 }
 
 int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {

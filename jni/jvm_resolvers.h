@@ -25,13 +25,18 @@ namespace ctxprof {
 
 class JvmFrameResolver : public FrameResolver {
  public:
-  explicit JvmFrameResolver(jvmtiEnv* jvmti) : jvmti_(jvmti) {}
+  // `vm` gives the calling thread's JNIEnv to release the local class references JVMTI returns
+  // (the writer thread never returns to Java, so they would otherwise pile up).
+  JvmFrameResolver(jvmtiEnv* jvmti, JavaVM* vm) : jvmti_(jvmti), vm_(vm) {}
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
 
  private:
   int32_t LineOf(jmethodID method, int32_t bci);
 
+  void ReleaseLocal(jobject object);
+
   jvmtiEnv* jvmti_;
+  JavaVM* vm_;
   NativeFrameResolver native_;
 };
 
