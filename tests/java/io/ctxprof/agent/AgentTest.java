@@ -69,9 +69,14 @@ class AgentTest {
       assertTrue(threadIds.containsKey(thread.getJavaName()), "thread " + thread.getJavaName());
       assertEquals(
           (long) threadIds.get(thread.getJavaName()), thread.getJavaThreadId(), "Java thread id");
-      RecordedEvent context = recording.contextOf(sample);
-      int[] count = counts.computeIfAbsent(handler, h -> new int[3]);
+      List<RecordedEvent> joined = recording.contextsOf(sample);
+      int[] count = counts.computeIfAbsent(handler, h -> new int[4]);
       count[0]++;
+      if (joined.size() > 1) {
+        count[3]++;
+        continue;
+      }
+      RecordedEvent context = joined.isEmpty() ? null : joined.get(0);
       String endpoint = context == null ? null : context.getString("endpoint");
       String tenant = context == null ? null : context.getString("tenant");
       String trace = context == null ? null : context.getString("traceId");
@@ -93,7 +98,7 @@ class AgentTest {
     System.out.println(
         "service workload: "
             + recording.samples.size()
-            + " samples; per handler {samples, own context, other context}: "
+            + " samples; per handler {samples, own context, other context, ambiguous}: "
             + counts.entrySet().stream()
                 .map(e -> e.getKey() + "=" + java.util.Arrays.toString(e.getValue()))
                 .collect(Collectors.joining(", ")));
@@ -102,6 +107,7 @@ class AgentTest {
       assertTrue(count != null && count[0] >= 20, handler + ": too few samples to judge");
       assertTrue(count[1] >= 0.95 * count[0], handler + ": own context on < 95%");
       assertEquals(0, count[2], handler + ": samples with another handler's context");
+      assertTrue(count[3] <= 0.01 * count[0], handler + ": too many ambiguous samples");
     }
   }
 
@@ -268,6 +274,7 @@ class AgentTest {
   void virtualThreadContextStaysWithTheVirtualThread(String loading) throws Exception {
     Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
     Path jfr = dir.resolve("virtual.jfr");
+    Path dump = dir.resolve("virtual.txt");
     Result result =
         loading.equals("agent")
             ? runJava(
@@ -275,7 +282,8 @@ class AgentTest {
                     "-Djdk.virtualThreadScheduler.parallelism=1",
                     agent("start,interval=2ms,file=" + jfr + ",attributes=endpoint;tenant")),
                 "VirtualThreadWorkload",
-                "3")
+                "3",
+                dump.toString())
             : runJava(
                 List.of(
                     "-Djdk.virtualThreadScheduler.parallelism=1",
@@ -283,52 +291,82 @@ class AgentTest {
                     "-Dctxprof.library=" + LIBRARY),
                 "VirtualThreadWorkload",
                 "3",
+                dump.toString(),
                 jfr.toString());
     assertEquals(0, result.exit, result.toString());
-    Recording recording = Recording.read(jfr);
-    Map<String, int[]> counts = new HashMap<>(); // method -> {samples, A, B, none}
-    for (RecordedEvent sample : recording.samples) {
-      RecordedStackTrace stack = sample.getStackTrace();
-      if (stack == null) {
-        continue;
-      }
+
+    // Exact: the collapsed dump keeps each sample's own context next to its stack.
+    Map<String, long[]> exact = new HashMap<>(); // method -> {samples, /a, /b, none}
+    for (String line : Files.readAllLines(dump, StandardCharsets.UTF_8)) {
+      int space = line.lastIndexOf(' ');
+      List<String> frames = List.of(line.substring(0, space).split(";"));
+      long samples = Long.parseLong(line.substring(space + 1));
       String method =
-          stack.getFrames().stream()
-              .map(f -> f.getMethod().getName())
-              .filter(n -> n.startsWith("vtWork"))
+          frames.stream()
+              .filter(f -> f.startsWith(VirtualThreadWorkload.class.getName() + ".vtWork"))
+              .map(f -> f.substring(f.lastIndexOf('.') + 1))
               .findFirst()
               .orElse(null);
       if (method == null) {
         continue;
       }
-      RecordedEvent context = recording.contextOf(sample);
-      String endpoint = context == null ? null : context.getString("endpoint");
-      int[] count = counts.computeIfAbsent(method, m -> new int[4]);
-      count[0]++;
-      count["/a".equals(endpoint) ? 1 : "/b".equals(endpoint) ? 2 : endpoint == null ? 3 : 0]++;
+      long[] count = exact.computeIfAbsent(method, m -> new long[4]);
+      count[0] += samples;
+      count[frames.contains("[endpoint=/a]") ? 1 : frames.contains("[endpoint=/b]") ? 2 : 3] +=
+          samples;
+      if (frames.stream().noneMatch(f -> f.startsWith("[endpoint="))
+          && frames.stream().anyMatch(f -> f.startsWith("[trace="))) {
+        count[3] -= samples; // a trace id without an endpoint is someone's context too
+      }
     }
     System.out.println(
         "virtual threads ("
             + loading
-            + ") {samples, /a, /b, none}: "
-            + counts.entrySet().stream()
+            + ", dump) {samples, /a, /b, none}: "
+            + exact.entrySet().stream()
                 .map(e -> e.getKey() + "=" + java.util.Arrays.toString(e.getValue()))
                 .collect(Collectors.joining(", ")));
-    int[] a = counts.get("vtWorkA");
-    int[] b = counts.get("vtWorkB");
-    int[] none = counts.get("vtWorkNone");
-    for (int[] count : new int[][] {a, b, none}) {
+    long[] a = exact.get("vtWorkA");
+    long[] b = exact.get("vtWorkB");
+    long[] none = exact.get("vtWorkNone");
+    for (long[] count : new long[][] {a, b, none}) {
       assertTrue(count != null && count[0] >= 20, "too few samples in a virtual thread");
     }
-    // Not 0: in ~1 of 10 runs one sample (of ~250) of a virtual thread shows another's context
-    // (docs/JAVA.md, "Virtual threads"); without the mount/unmount handling it is ~100 %.
-    assertTrue(a[2] <= 0.01 * a[0], "vt-a samples with vt-b's context: " + a[2]);
-    assertTrue(b[1] <= 0.01 * b[0], "vt-b samples with vt-a's context: " + b[1]);
-    assertTrue(
-        none[1] + none[2] <= 0.01 * none[0],
-        "vt-none samples with another virtual thread's context: " + (none[1] + none[2]));
+    assertEquals(0, a[2], "vt-a samples with vt-b's context");
+    assertEquals(0, b[1], "vt-b samples with vt-a's context");
+    assertEquals(none[0], none[3], "vt-none samples with another virtual thread's context");
     assertTrue(a[1] >= 0.95 * a[0], "vt-a's own context on < 95%");
     assertTrue(b[2] >= 0.95 * b[0], "vt-b's own context on < 95%");
+
+    // The JFR recording says the same through the Context-interval join, except for samples
+    // that reached the writer out of tick order (docs/JAVA.md): bounded, not exact.
+    Recording recording = Recording.read(jfr);
+    int joined = 0;
+    int misjoined = 0;
+    for (RecordedEvent sample : recording.samples) {
+      RecordedStackTrace stack = sample.getStackTrace();
+      String method =
+          stack == null
+              ? null
+              : stack.getFrames().stream()
+                  .map(f -> f.getMethod().getName())
+                  .filter(n -> n.startsWith("vtWork"))
+                  .findFirst()
+                  .orElse(null);
+      if (method == null) {
+        continue;
+      }
+      List<RecordedEvent> contexts = recording.contextsOf(sample);
+      String expected = method.equals("vtWorkA") ? "/a" : method.equals("vtWorkB") ? "/b" : null;
+      String endpoint = contexts.size() == 1 ? contexts.get(0).getString("endpoint") : null;
+      joined++;
+      if (contexts.size() > 1 || !java.util.Objects.equals(expected, endpoint)) {
+        misjoined++;
+      }
+    }
+    System.out.println(
+        "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
+    assertTrue(misjoined <= 0.03 * joined, "JFR join off for " + misjoined + " of " + joined);
   }
 
   // ---- harness
@@ -413,15 +451,21 @@ class AgentTest {
       return recording;
     }
 
-    RecordedEvent contextOf(RecordedEvent sample) {
+    /**
+     * The context intervals of the sample's OS thread that contain it: none (no context), one, or
+     * several. The writer's intervals overlap only when a thread's samples reached it out of tick
+     * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
+     */
+    List<RecordedEvent> contextsOf(RecordedEvent sample) {
       long tid = sample.getThread("sampledThread").getOSThreadId();
       Instant time = sample.getStartTime();
+      List<RecordedEvent> found = new ArrayList<>();
       for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
         if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
-          return context;
+          found.add(context);
         }
       }
-      return null;
+      return found;
     }
   }
 }

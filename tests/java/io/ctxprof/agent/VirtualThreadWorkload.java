@@ -11,8 +11,9 @@ import java.util.List;
  * yield (unmount) every few milliseconds; "vt-none" never sets a context and works in
  * vtWorkNone. Without the agent's unmount/mount handling, vt-none would run with whatever
  * context the previous virtual thread left in the carrier's block. Built with Java 17, so
- * virtual threads are created through reflection (JDK 21+ only). Args: seconds, and optionally a
- * JFR file: then the workload loads libctxprof through the Java API and starts and stops the
+ * virtual threads are created through reflection (JDK 21+ only). Args: seconds, a file for the
+ * collapsed dump written at the end (every sample with its own context, no join), and optionally
+ * a JFR file: then the workload loads libctxprof through the Java API and starts and stops the
  * session itself (no agent).
  */
 public final class VirtualThreadWorkload {
@@ -25,8 +26,8 @@ public final class VirtualThreadWorkload {
   public static void main(String[] args) throws Exception {
     long seconds = Long.parseLong(args[0]);
     Profiler profiler = Profiler.getInstance();
-    if (args.length > 1) {
-      profiler.execute("start,interval=2ms,attributes=endpoint;tenant,file=" + args[1]);
+    if (args.length > 2) {
+      profiler.execute("start,interval=2ms,attributes=endpoint;tenant,file=" + args[2]);
     }
     ContextSetter setter = new ContextSetter(profiler, List.of("endpoint", "tenant"));
     long end = System.nanoTime() + seconds * 1_000_000_000L;
@@ -68,7 +69,8 @@ public final class VirtualThreadWorkload {
     for (Thread thread : threads) {
       thread.join();
     }
-    if (args.length > 1) {
+    profiler.execute("dump,file=" + args[1]);
+    if (args.length > 2) {
       profiler.execute("stop");
     }
   }
