@@ -1,6 +1,11 @@
 // JNI methods of io.ctxprof.Native: the Java API's bridge to the process context store.
 //
-// None of these is on the platform-thread write path (Java writes its block directly); they
+// execute0 is the Java API's control call (Profiler.execute): "start[,options]", "stop",
+// "dump,file=<path>" and "status" map to Profiler::Start/Stop/Dump/Stats. A malformed command
+// or option throws IllegalArgumentException naming it; a command that does not fit the state
+// (double start, stop or dump without a session) or fails (I/O) throws IllegalStateException.
+//
+// None of the others is on the platform-thread write path (Java writes its block directly); they
 // run once per thread (threadBlock0), once per distinct value (intern0), once per setter
 // (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters).
 #include <jni.h>
@@ -12,6 +17,8 @@
 #include "context/context_block.h"
 #include "context/process_context.h"
 #include "jni/java_strings.h"
+#include "jni/jvm_agent.h"
+#include "profiler/profiler.h"
 
 namespace ctxprof {
 namespace {
@@ -37,6 +44,79 @@ ContextBlock* OwnBlock(JNIEnv* env) {
 
 bool IsSlot(jint slot) { return slot >= 0 && slot < kAttributeSlots; }
 
+void Throw(JNIEnv* env, const char* exception, const std::string& message) {
+  jclass type = env->FindClass(exception);
+  if (type != nullptr) env->ThrowNew(type, ("ctxprof: " + message).c_str());
+}
+
+std::string StatusText(const SessionStats& stats) {
+  std::string text = stats.running ? "running" : "not running";
+  text += "; engine=" + (stats.cpu_engine.empty() ? std::string("none") : stats.cpu_engine);
+  if (stats.wall) text += "+wall";
+  text += "; samples=" + std::to_string(stats.consumed);
+  text += "; drops=" + std::to_string(stats.dropped);
+  text += "; recording=" + (stats.recording.empty() ? std::string("none") : stats.recording);
+  if (!stats.recording.empty()) text += "; recorded=" + std::to_string(stats.recorded_samples);
+  if (!stats.recording_error.empty()) text += "; recording error: " + stats.recording_error;
+  return text;
+}
+
+// Runs one command; returns the result string, or nullptr with an exception pending.
+jstring Execute(JNIEnv* env, const std::string& command) {
+  const std::string verb = command.substr(0, command.find(','));
+  const std::string args = verb.size() < command.size() ? command.substr(verb.size() + 1) : "";
+  Profiler* profiler = Profiler::Global();
+  std::string message;
+  if (verb == "start") {
+    const Status status = profiler->Start(args, &message);
+    if (status == Status::kWrongState) {
+      Throw(env, "java/lang/IllegalStateException",
+            "start: the profiler is already running; call stop first");
+      return nullptr;
+    }
+    if (status != Status::kOk) {
+      Throw(env, "java/lang/IllegalArgumentException", "start: " + message);
+      return nullptr;
+    }
+    return ToJavaString(env, message.empty() ? "started" : "started; " + message);
+  }
+  if (verb != "stop" && verb != "dump" && verb != "status") {
+    Throw(env, "java/lang/IllegalArgumentException",
+          "unknown command '" + verb + "': use start,<options>, stop, dump,file=<path> or status");
+    return nullptr;
+  }
+  if (verb == "dump") {
+    if (args.rfind("file=", 0) != 0 || args.size() == 5 || args.find(',', 5) != std::string::npos) {
+      Throw(env, "java/lang/IllegalArgumentException",
+            "dump: '" + args + "' is not file=<path>; use dump,file=/path/profile.txt");
+      return nullptr;
+    }
+    const std::string path = args.substr(5);
+    if (profiler->Dump(path, &message) != Status::kOk) {
+      Throw(env, "java/lang/IllegalStateException", "dump: " + message);
+      return nullptr;
+    }
+    return ToJavaString(env, "dumped collapsed stacks to " + path);
+  }
+  if (!args.empty()) {
+    Throw(env, "java/lang/IllegalArgumentException",
+          verb + ": takes no arguments, got '" + args + "'");
+    return nullptr;
+  }
+  if (verb == "status") return ToJavaString(env, StatusText(profiler->Stats()));
+  const Status status = profiler->Stop(&message);
+  if (status == Status::kWrongState) {
+    Throw(env, "java/lang/IllegalStateException",
+          "stop: the profiler is not running; start it with start,<options> first");
+    return nullptr;
+  }
+  if (status != Status::kOk) {
+    Throw(env, "java/lang/IllegalStateException", "stop: " + message);
+    return nullptr;
+  }
+  return ToJavaString(env, "stopped; " + StatusText(profiler->Stats()));
+}
+
 }  // namespace
 }  // namespace ctxprof
 
@@ -59,6 +139,7 @@ JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_layout0(JNIEnv* env, jclass) 
 }
 
 JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclass) {
+  ctxprof::JvmAgent::SeeCurrentThread(env);
   ContextBlock* block = ctxprof::OwnBlock(env);
   if (block == nullptr) return nullptr;
   return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
@@ -132,6 +213,11 @@ JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAllJni0(JNIEnv* env, jclass, jl
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_clearJni0(JNIEnv* env, jclass) {
   ContextBlock* block = ctxprof::OwnBlock(env);
   if (block != nullptr) BlockWriter(block).Clear();
+}
+
+JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_execute0(JNIEnv* env, jclass, jstring command) {
+  ctxprof::JvmAgent::SeeCurrentThread(env);
+  return ctxprof::Execute(env, ctxprof::FromJavaString(env, command));
 }
 
 }  // extern "C"

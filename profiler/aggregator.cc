@@ -41,6 +41,7 @@ void Aggregator::Consume(const SampleRecord& record) {
   key.append(reinterpret_cast<const char*>(&record.context), sizeof(record.context));
   for (uint32_t i = 0; i < record.frame_count; ++i) {
     key.append(reinterpret_cast<const char*>(&record.frames[i].id), sizeof(uint64_t));
+    key.push_back(static_cast<char>(record.frames[i].kind));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, inserted] = entries_.try_emplace(std::move(key));
@@ -49,8 +50,7 @@ void Aggregator::Consume(const SampleRecord& record) {
     entry.kind = record.kind;
     entry.state = record.state;
     entry.context = record.context;
-    entry.pcs.reserve(record.frame_count);
-    for (uint32_t i = 0; i < record.frame_count; ++i) entry.pcs.push_back(record.frames[i].id);
+    entry.frames.assign(record.frames, record.frames + record.frame_count);
     entry.samples = 0;
     entry.weight = 0;
   }
@@ -66,11 +66,29 @@ void Aggregator::Consume(const SampleRecord& record) {
 
 std::vector<std::string> Aggregator::SymbolizeLocked(const Entry& entry) {
   std::vector<std::string> frames;
-  frames.reserve(entry.pcs.size());
-  for (size_t i = 0; i < entry.pcs.size(); ++i) {
-    frames.push_back(symbolizer_.Resolve(entry.pcs[i], /*is_return_address=*/i > 0));
+  frames.reserve(entry.frames.size());
+  for (size_t i = 0; i < entry.frames.size(); ++i) {
+    const RawFrame& frame = entry.frames[i];
+    frames.push_back(frame.kind == FrameKind::kNative
+                         ? symbolizer_.Resolve(frame.id, /*is_return_address=*/i > 0)
+                         : JavaFrameLocked(frame));
   }
   return frames;
+}
+
+std::string Aggregator::JavaFrameLocked(const RawFrame& frame) {
+  if (java_frames_ == nullptr) {
+    char text[48];
+    snprintf(text, sizeof(text), "[java 0x%" PRIx64 "]", frame.id);
+    return text;
+  }
+  ResolvedFrame resolved;
+  java_frames_->Resolve(frame, &resolved);
+  std::string name = resolved.class_name;
+  for (char& c : name) {
+    if (c == '/') c = '.';
+  }
+  return name + "." + resolved.method_name;
 }
 
 std::vector<AggregatedStack> Aggregator::Stacks() {

@@ -1,5 +1,6 @@
-// Aggregator: counts samples per (kind, thread state, context, native stack) in memory, and
-// renders them symbolized: as AggregatedStack values (for tests and tools) or as a collapsed-
+// Aggregator: counts samples per (kind, thread state, context, stack) in memory, and renders
+// them symbolized (native frames with the Symbolizer, Java frames with the runtime's resolver as
+// "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
 // stack text file (docs/SAMPLER.md, "Dump format").
 //
 // Thread safety: all methods are thread-safe (one mutex). Consume() runs on the background
@@ -9,12 +10,14 @@
 #define CTXPROF_PROFILER_AGGREGATOR_H_
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "context/dictionary.h"
+#include "profiler/jfr/jfr_resolver.h"
 #include "profiler/sample_sink.h"
 #include "profiler/symbolizer.h"
 
@@ -41,8 +44,13 @@ class Aggregator : public SampleSink {
  public:
   // `attribute_names[slot]` names a context slot in the output (the session's registration);
   // `dictionary` maps value ids to strings and must outlive the Aggregator (may be nullptr).
-  Aggregator(std::vector<std::string> attribute_names, const Dictionary* dictionary)
-      : attribute_names_(std::move(attribute_names)), dictionary_(dictionary) {}
+  // `java_frames` names Java frames (the JVM layer's resolver, used under the mutex); without it
+  // they render as "[java 0x<jmethodID>]".
+  Aggregator(std::vector<std::string> attribute_names, const Dictionary* dictionary,
+             std::unique_ptr<FrameResolver> java_frames = nullptr)
+      : attribute_names_(std::move(attribute_names)),
+        dictionary_(dictionary),
+        java_frames_(std::move(java_frames)) {}
 
   void Consume(const SampleRecord& record) override;
 
@@ -56,11 +64,12 @@ class Aggregator : public SampleSink {
     SampleKind kind;
     ThreadState state;
     ContextSnapshot context;
-    std::vector<uint64_t> pcs;
+    std::vector<RawFrame> frames;  // bci of Java frames: the first sample's
     uint64_t samples;
     uint64_t weight;
   };
   std::vector<std::string> SymbolizeLocked(const Entry& entry);
+  std::string JavaFrameLocked(const RawFrame& frame);
   std::string ContextFramesLocked(const ContextSnapshot& context);
 
   const std::vector<std::string> attribute_names_;
@@ -69,6 +78,7 @@ class Aggregator : public SampleSink {
   std::unordered_map<std::string, Entry> entries_;  // guarded; key = the entry's bytes
   AggregatorCounters counters_;                     // guarded
   Symbolizer symbolizer_;                           // guarded
+  std::unique_ptr<FrameResolver> java_frames_;      // guarded; may be null
 };
 
 }  // namespace ctxprof

@@ -208,6 +208,20 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     }
     return true;
   }
+  if (key == "cstack") {
+    if (value == "no") {
+      options->cstack = CStackKind::kNo;
+    } else if (value == "native") {
+      options->cstack = CStackKind::kNative;
+    } else if (value == "java+native") {
+      options->cstack = CStackKind::kJavaAndNative;
+    } else {
+      *error = Problem(key, value, "is not a native stack mode",
+                       "use cstack=no, cstack=native or cstack=java+native");
+      return false;
+    }
+    return true;
+  }
   if (key == "clock") {
     if (value == "tsc") {
       options->clock = ClockKind::kTsc;
@@ -267,7 +281,8 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     return true;
   }
   *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
-           "); known options: event, interval, wall, filter, threads, depth, unwind, clock, "
+           "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
+           "clock, "
            "signal, wallsignal, "
            "buffer, file, repository, attributes, chunksize, chunktime, maxsize, maxage, flush, "
            "cpusamples";

@@ -15,6 +15,12 @@
 //   depth=128          native frames per sample, [1, kMaxStackDepth].
 //   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
 //                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
+//   cstack=native      in a JVM (the agent installed a Java stack walker), which native frames
+//                      a sample gets: no = Java frames only (a thread with no walkable Java
+//                      stack gets an empty stack); native (default) = Java frames, or the
+//                      native stack when the thread has no walkable Java frames (VM threads,
+//                      native threads, a thread in VM code); java+native = the native stack
+//                      followed by the Java frames. Outside a JVM every mode walks natively.
 //   clock=tsc|monotonic
 //   signal=SIGPROF     the CPU engines' signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
 //   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
@@ -49,6 +55,7 @@ namespace ctxprof {
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
 enum class ClockKind : uint8_t { kTsc, kMonotonic };
 enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
+enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
 
 inline constexpr uint64_t kNanosPerMicro = 1000;
 inline constexpr uint64_t kNanosPerMilli = 1000 * 1000;
@@ -80,6 +87,7 @@ struct Options {
   int wall_threads_per_tick = 16;
   int depth = kDefaultStackDepth;
   UnwindKind unwind = UnwindKind::kDwarf;
+  CStackKind cstack = CStackKind::kNative;
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
   int wall_signal = SIGVTALRM;

@@ -27,6 +27,7 @@ struct Profiler::Session {
   std::thread background;
   std::mutex background_mutex;
   std::condition_variable background_wake;
+  RuntimeHooks hooks;     // copied at Start: the background thread reads them unlocked
   bool stopping = false;  // guarded by background_mutex
   pid_t background_tid = 0;
 };
@@ -67,6 +68,18 @@ std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options&
       break;
   }
   return nullptr;
+}
+
+MixedStack MixedStackOf(CStackKind cstack) {
+  switch (cstack) {
+    case CStackKind::kNo:
+      return MixedStack::kJavaOnly;
+    case CStackKind::kNative:
+      return MixedStack::kJavaElseNative;
+    case CStackKind::kJavaAndNative:
+      return MixedStack::kNativeThenJava;
+  }
+  return MixedStack::kJavaElseNative;
 }
 
 CpuEngineKind NextFallback(CpuEngineKind kind) {
@@ -141,17 +154,23 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   }
   auto session = std::make_unique<Session>();
   session->options = options;
+  session->hooks = hooks_;
   std::string notes;
   std::string clock_note;
   session->clock = CreateClock(options.clock, &clock_note);
   if (!clock_note.empty()) notes += clock_note + ". ";
   session->buffer = SampleBuffer::Create(options.buffer_slots, message);
   if (session->buffer == nullptr) return false;
-  session->sink = std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary());
-  SignalHandler::Activate({session->buffer.get(), session->clock.get(), context_map, options.depth,
-                           options.unwind == UnwindKind::kFramePointer
-                               ? StackWalker::Method::kFramePointer
-                               : StackWalker::Method::kDwarf});
+  session->sink =
+      std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
+                                   hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr);
+  HandlerSession handler_session{
+      session->buffer.get(), session->clock.get(), context_map, options.depth,
+      options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
+                                                  : StackWalker::Method::kDwarf};
+  handler_session.java_walk = hooks_.java_walk;
+  handler_session.mixed = MixedStackOf(options.cstack);
+  SignalHandler::Activate(handler_session);
 
   std::vector<SamplingEngine*> engines;
   if (options.cpu_engine != CpuEngineKind::kNone) {
@@ -181,7 +200,9 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     SampleBuffer* buffer = session->buffer.get();
     session->recording = Recording::Open(
         options, settings, session->clock.get(), &store->dictionary(), &store->attributes(),
-        [buffer] { return buffer->dropped(); }, &error);
+        [buffer] { return buffer->dropped(); },
+        hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr,
+        hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr, &error);
     if (session->recording == nullptr) {
       if (session->wall_engine != nullptr) session->wall_engine->Stop();
       if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
@@ -218,6 +239,7 @@ void Profiler::BackgroundLoop(Session* session) {
     session->background_tid = static_cast<pid_t>(syscall(SYS_gettid));
   }
   session->background_wake.notify_all();
+  if (session->hooks.background_start) session->hooks.background_start();
   while (true) {
     DrainSamples(session);
     if (session->recording != nullptr) session->recording->Tick();
@@ -225,9 +247,15 @@ void Profiler::BackgroundLoop(Session* session) {
     std::unique_lock<std::mutex> lock(session->background_mutex);
     if (session->background_wake.wait_for(lock, kDrainInterval,
                                           [session] { return session->stopping; })) {
-      return;
+      break;
     }
   }
+  if (session->hooks.background_end) session->hooks.background_end();
+}
+
+void Profiler::SetRuntimeHooks(RuntimeHooks hooks) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  hooks_ = std::move(hooks);
 }
 
 void Profiler::SnapshotStatsLocked() {

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,8 +32,10 @@
 #include "profiler/aggregator.h"
 #include "profiler/clock.h"
 #include "profiler/engine.h"
+#include "profiler/jfr/jfr_resolver.h"
 #include "profiler/options.h"
 #include "profiler/sample_buffer.h"
+#include "profiler/signal_handler.h"
 #include "profiler/thread_registry.h"
 
 namespace ctxprof {
@@ -51,6 +54,21 @@ struct SessionStats {
   std::string recording;  // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any
+};
+
+// What a runtime (the JVM layer, jni/jvm_agent.h) plugs into sessions. Every member is optional;
+// an empty RuntimeHooks is a native program.
+struct RuntimeHooks {
+  // Java frames in the signal handler (signal_handler.h); combined with native frames as the
+  // session's cstack= option says.
+  JavaStackWalk java_walk = nullptr;
+  // Resolvers for a session's JFR recording, made on the thread that starts the session.
+  std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
+  std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;
+  // Run on the session's background thread first thing and last thing (the JVM layer attaches
+  // it to the VM so that the resolvers may call JVMTI, and detaches it).
+  std::function<void()> background_start;
+  std::function<void()> background_end;
 };
 
 // Outcome of a control call; the C API maps these to its CTXPROF_E* codes.
@@ -84,6 +102,10 @@ class Profiler {
   void SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t span_id);
   void ClearContext();
 
+  // Installs the runtime's hooks for sessions started afterwards (a running session keeps the
+  // hooks it started with).
+  void SetRuntimeHooks(RuntimeHooks hooks);
+
   // JVM hooks (and for native code that knows its threads): arm/disarm a thread now.
   void OnThreadStart(pid_t tid);
   void OnThreadEnd(pid_t tid);
@@ -114,6 +136,7 @@ class Profiler {
   std::unique_ptr<Session> session_;       // guarded by control_mutex_
   std::shared_ptr<Aggregator> last_sink_;  // guarded by control_mutex_
   SessionStats last_stats_;                // guarded by control_mutex_
+  RuntimeHooks hooks_;                     // guarded by control_mutex_
 };
 
 }  // namespace ctxprof

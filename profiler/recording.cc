@@ -2,12 +2,11 @@
 
 namespace ctxprof {
 
-std::unique_ptr<Recording> Recording::Open(const Options& options,
-                                           const RecordingSettings& settings, const Clock* clock,
-                                           const Dictionary* dictionary,
-                                           const AttributeRegistry* attributes,
-                                           std::function<uint64_t()> dropped_samples,
-                                           std::string* error) {
+std::unique_ptr<Recording> Recording::Open(
+    const Options& options, const RecordingSettings& settings, const Clock* clock,
+    const Dictionary* dictionary, const AttributeRegistry* attributes,
+    std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
+    std::unique_ptr<ThreadResolver> threads, std::string* error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -25,10 +24,14 @@ std::unique_ptr<Recording> Recording::Open(const Options& options,
   config.stack_depth = options.depth;
 
   std::unique_ptr<Recording> recording(new Recording());
+  recording->frames_ =
+      frames != nullptr ? std::move(frames) : std::make_unique<NativeFrameResolver>();
+  recording->threads_ =
+      threads != nullptr ? std::move(threads) : std::make_unique<NativeThreadResolver>();
   JfrWriterInputs inputs;
   inputs.clock = clock;
-  inputs.frames = &recording->frames_;
-  inputs.threads = &recording->threads_;
+  inputs.frames = recording->frames_.get();
+  inputs.threads = recording->threads_.get();
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);

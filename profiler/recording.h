@@ -37,11 +37,14 @@ struct RecordingSettings {
 class Recording : public SampleSink {
  public:
   // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
-  // *error (naming the path) on failure.
+  // *error (naming the path) on failure. `frames`/`threads` name frames and threads (the JVM
+  // layer's resolvers); null means the native resolvers.
   static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
                                          const Clock* clock, const Dictionary* dictionary,
                                          const AttributeRegistry* attributes,
                                          std::function<uint64_t()> dropped_samples,
+                                         std::unique_ptr<FrameResolver> frames,
+                                         std::unique_ptr<ThreadResolver> threads,
                                          std::string* error);
 
   void Consume(const SampleRecord& record) override;
@@ -62,8 +65,8 @@ class Recording : public SampleSink {
   void Fail(const std::string& error);
   void ReleaseWriter();
 
-  NativeFrameResolver frames_;
-  NativeThreadResolver threads_;
+  std::unique_ptr<FrameResolver> frames_;
+  std::unique_ptr<ThreadResolver> threads_;
   std::unique_ptr<JfrWriter> writer_;  // null after a failure
   std::string error_;                  // the first failure
   uint64_t samples_written_ = 0;       // kept when the writer is released

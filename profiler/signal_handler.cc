@@ -42,6 +42,29 @@ ThreadState StateOf(const ucontext_t* context) {
   return ThreadState::kRunning;
 }
 
+// Fills frames[0..depth) as g_session says; returns the frame count.
+int WalkStack(void* ucontext, RawFrame* frames, bool* truncated) {
+  const int depth = g_session.depth;
+  const JavaStackWalk java_walk = g_session.java_walk;
+  if (java_walk == nullptr) {
+    return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+  }
+  switch (g_session.mixed) {
+    case MixedStack::kJavaOnly:
+      return java_walk(ucontext, frames, depth);
+    case MixedStack::kJavaElseNative: {
+      const int java = java_walk(ucontext, frames, depth);
+      if (java > 0) return java;
+      return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+    }
+    case MixedStack::kNativeThenJava: {
+      const int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+      return native + java_walk(ucontext, frames + native, depth - native);
+    }
+  }
+  return 0;
+}
+
 void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   SampleKind kind = SampleKind::kCpu;
   Engine engine = Engine::kPerfCpuClock;
@@ -94,8 +117,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
     memset(&record->context, 0, sizeof(record->context));
   }
   bool truncated = false;
-  record->frame_count = static_cast<uint32_t>(
-      StackWalker::Walk(ucontext, record->frames, g_session.depth, &truncated, g_session.unwind));
+  record->frame_count = static_cast<uint32_t>(WalkStack(ucontext, record->frames, &truncated));
   if (truncated) record->flags |= kSampleTruncated;
   HandlerCostRecorder* recorder = g_cost_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {

@@ -39,12 +39,28 @@
 
 namespace ctxprof {
 
+// The JVM layer's Java stack walker (jni/java_stack_walker.h: AsyncGetCallTrace). Called in the
+// signal handler on the interrupted thread with the signal's ucontext; it must be
+// async-signal-safe. Writes at most `max_depth` Java frames (leaf first) into `frames` and
+// returns how many; 0 when the thread has no walkable Java stack (not a Java thread, in VM
+// code, no Java frames).
+using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
+
+// Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
+enum class MixedStack : uint8_t {
+  kJavaOnly,        // cstack=no: Java frames, or an empty stack
+  kJavaElseNative,  // cstack=native: Java frames, or native frames when there are none
+  kNativeThenJava,  // cstack=java+native: native frames, then the Java frames
+};
+
 struct HandlerSession {
   SampleBuffer* buffer;
   const Clock* clock;
   ContextMap* context_map;
   int depth;
   StackWalker::Method unwind;
+  JavaStackWalk java_walk = nullptr;  // nullptr: native frames only (native programs)
+  MixedStack mixed = MixedStack::kJavaElseNative;
 };
 
 // Optional instrumentation for benchmarks: the handler stores (publish ticks - entry ticks) of

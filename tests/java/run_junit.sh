@@ -11,6 +11,7 @@ status=0
 for jdk in $(ctxprof_jdks); do
   echo "== JUnit on $("$jdk/bin/java" -version 2>&1 | head -1)"
   "$jdk/bin/java" -Dctxprof.library="$library" -Dctxprof.test.support="$support" \
+    -Dctxprof.test.classpath="$api_jar:$tests_jar" \
     -jar "$console" --disable-banner --details=summary --fail-if-no-tests \
     --class-path "$api_jar:$tests_jar" --select-package io.ctxprof || status=1
 done

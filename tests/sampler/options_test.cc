@@ -42,6 +42,7 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
 TEST(OptionsTest, ParsesEveryKey) {
   const Options options = ParseOk(
       "event=ctimer+wall,interval=500us,wall=20ms,filter=context,threads=4,depth=64,unwind=fp,"
+      "cstack=java+native,"
       "clock=monotonic,signal=SIGRTMIN+2,buffer=1024,file=/tmp/x.jfr,attributes=endpoint;tenant,"
       "chunksize=12m,chunktime=30s,maxsize=1g,maxage=2s,flush=1s,cpusamples=ctxprof");
   EXPECT_EQ(options.cpu_engine, CpuEngineKind::kCpuTimer);
@@ -52,6 +53,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_EQ(options.wall_threads_per_tick, 4);
   EXPECT_EQ(options.depth, 64);
   EXPECT_EQ(options.unwind, UnwindKind::kFramePointer);
+  EXPECT_EQ(options.cstack, CStackKind::kJavaAndNative);
   EXPECT_EQ(options.clock, ClockKind::kMonotonic);
   EXPECT_EQ(options.signal, SIGRTMIN + 2);
   EXPECT_EQ(options.buffer_slots, 1024u);
@@ -137,6 +139,7 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
   ExpectError("depth=x", "depth", "x");
   ExpectError("clock=hpet", "clock", "hpet");
   ExpectError("unwind=lbr", "unwind", "lbr");
+  ExpectError("cstack=java", "cstack", "java");
   ExpectError("signal=SIGKILL", "signal", "SIGKILL");
   ExpectError("wallsignal=STOP", "wallsignal", "STOP");
   ExpectError("event=cpu+wall,wallsignal=SIGPROF", "wallsignal");

@@ -1,0 +1,47 @@
+// JavaStackWalker: Java frames of the interrupted thread with HotSpot's AsyncGetCallTrace
+// (ASGCT), for the signal handler (profiler/signal_handler.h, JavaStackWalk).
+//
+// ASGCT is an unexported-in-headers but exported-from-libjvm function found with dlsym
+// (RTLD_DEFAULT). It needs the interrupted thread's JNIEnv, which the handler cannot ask the VM
+// for: the JVM layer stores it with SetCurrentThreadEnv() into an initial-exec TLS slot, on the
+// thread itself (JVMTI ThreadStart, VMInit, and every JNI call into libctxprof for threads that
+// started before the library was loaded). A thread without a stored JNIEnv gets no Java frames.
+// ASGCT also needs a jmethodID for every method it reports; jvm_agent.cc creates them (class
+// preparation) and keeps CompiledMethodLoad enabled.
+//
+// Frame kinds: ASGCT reports a native method with lineno -3 (kJavaNative). It does not say
+// whether a Java frame is interpreted, compiled or inlined. Every method the JIT compiled (or
+// inlined into compiled code) is noted by CompiledMethodLoad (NoteCompiled); a frame of a method
+// with no compiled code yet is certainly interpreted (kJavaInterpreted). A frame of a method that
+// has been compiled is reported kJavaJit, though the frame may still be an interpreted or an
+// inlined activation: that is not distinguished.
+//
+// Thread safety: Walk is async-signal-safe (no allocation, locks or lazy TLS; the compiled set
+// is a fixed lock-free table). NoteCompiled may be called from any thread.
+#ifndef CTXPROF_JNI_JAVA_STACK_WALKER_H_
+#define CTXPROF_JNI_JAVA_STACK_WALKER_H_
+
+#include <jni.h>
+
+#include <string>
+
+#include "profiler/sample.h"
+
+namespace ctxprof {
+
+class JavaStackWalker {
+ public:
+  // Finds AsyncGetCallTrace. False with *error when the JVM does not export it.
+  static bool Init(std::string* error);
+  // Stores (or, with nullptr, forgets) the calling thread's JNIEnv for the handler.
+  static void SetCurrentThreadEnv(JNIEnv* env);
+  static JNIEnv* CurrentThreadEnv();
+  // Records that `method` has compiled code (CompiledMethodLoad, including inlined methods).
+  static void NoteCompiled(jmethodID method);
+  // A JavaStackWalk: see profiler/signal_handler.h.
+  static int Walk(void* ucontext, RawFrame* frames, int max_depth);
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_JAVA_STACK_WALKER_H_

@@ -1,0 +1,356 @@
+#include "jni/jvm_agent.h"
+
+#include <jvmticmlr.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "context/process_context.h"
+#include "jni/java_stack_walker.h"
+#include "jni/jvm_resolvers.h"
+#include "jni/jvm_threads.h"
+#include "jni/virtual_threads.h"
+#include "profiler/options.h"
+#include "profiler/profiler.h"
+
+namespace ctxprof {
+namespace {
+
+// jvmtiEventCallbacks as JDK 21+ declares it: the JDK 17 headers we build with end at
+// SampledObjectAlloc (event 86); 87 and 88 are VirtualThreadStart and VirtualThreadEnd.
+struct EventCallbacks {
+  jvmtiEventCallbacks base;
+  jvmtiEventThreadStart virtual_thread_start;
+  jvmtiEventThreadEnd virtual_thread_end;
+};
+
+JavaVM* g_vm = nullptr;
+jvmtiEnv* g_jvmti = nullptr;
+std::mutex g_init_mutex;
+std::string g_start_options;  // the agent's start options; run at VMInit
+bool g_start_at_init = false;
+
+// Set on the session's background thread: its attach and detach post ThreadStart/ThreadEnd,
+// whose callbacks must not take the Profiler's lock (the stopping thread holds it while it
+// joins this thread).
+__thread bool t_profiler_thread __attribute__((tls_model("initial-exec"))) = false;
+
+void Print(const std::string& message) { fprintf(stderr, "ctxprof: %s\n", message.c_str()); }
+
+bool Check(jvmtiError status, const char* what) {
+  if (status == JVMTI_ERROR_NONE) return true;
+  char* name = nullptr;
+  g_jvmti->GetErrorName(status, &name);
+  Print(std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status)));
+  if (name != nullptr) g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
+  return false;
+}
+
+// Creates the jmethodIDs of `klass`'s methods (AsyncGetCallTrace can report only methods that
+// have one). A class that is not prepared yet gets them from its ClassPrepare event.
+void CreateMethodIds(jvmtiEnv* jvmti, jclass klass) {
+  jint count = 0;
+  jmethodID* methods = nullptr;
+  if (jvmti->GetClassMethods(klass, &count, &methods) == JVMTI_ERROR_NONE) {
+    jvmti->Deallocate(reinterpret_cast<unsigned char*>(methods));
+  }
+}
+
+void CreateAllMethodIds(jvmtiEnv* jvmti, JNIEnv* jni) {
+  jint count = 0;
+  jclass* classes = nullptr;
+  if (!Check(jvmti->GetLoadedClasses(&count, &classes), "GetLoadedClasses")) return;
+  for (jint i = 0; i < count; i++) {
+    CreateMethodIds(jvmti, classes[i]);
+    jni->DeleteLocalRef(classes[i]);
+  }
+  jvmti->Deallocate(reinterpret_cast<unsigned char*>(classes));
+}
+
+// The calling thread is a Java thread with `jni`: the handler may walk its Java stack.
+void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
+  JavaStackWalker::SetCurrentThreadEnv(jni);
+  JvmThreads::RecordCurrent(jvmti, jni, thread);
+}
+
+void StartSession(const std::string& options) {
+  std::string message;
+  if (Profiler::Global()->Start(options, &message) != Status::kOk) {
+    Print(message + "; the JVM runs without profiling");
+  } else if (!message.empty()) {
+    Print(message);
+  }
+}
+
+void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
+  CreateAllMethodIds(jvmti, jni);
+  AdoptCurrentThread(jvmti, jni, thread);
+  if (g_start_at_init) StartSession(g_start_options);
+}
+
+void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
+  if (!Profiler::Global()->Stats().running) return;
+  std::string error;
+  if (Profiler::Global()->Stop(&error) != Status::kOk) Print(error);
+}
+
+void JNICALL OnThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
+  if (t_profiler_thread) return;
+  AdoptCurrentThread(jvmti, jni, thread);
+  const pid_t tid = CachedTid();
+  std::string ignored;
+  ProcessContext* store = ProcessContext::Get(&ignored);
+  if (store != nullptr) store->map().OnThreadStart(tid);
+  Profiler::Global()->OnThreadStart(tid);
+}
+
+void JNICALL OnThreadEnd(jvmtiEnv*, JNIEnv*, jthread) {
+  if (t_profiler_thread) return;
+  const pid_t tid = CachedTid();
+  Profiler::Global()->OnThreadEnd(tid);
+  std::string ignored;
+  ProcessContext* store = ProcessContext::Get(&ignored);
+  if (store != nullptr) store->map().OnThreadEnd(tid);
+  JavaStackWalker::SetCurrentThreadEnv(nullptr);
+}
+
+// Enabled because AsyncGetCallTrace refuses to walk (ticks_no_class_load) unless some agent
+// has ClassLoad events on; the jmethodIDs are created at ClassPrepare.
+void JNICALL OnClassLoad(jvmtiEnv*, JNIEnv*, jthread, jclass) {}
+
+void JNICALL OnClassPrepare(jvmtiEnv* jvmti, JNIEnv*, jthread, jclass klass) {
+  CreateMethodIds(jvmti, klass);
+}
+
+void JNICALL OnCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint, const void*, jint,
+                                  const jvmtiAddrLocationMap*, const void* compile_info) {
+  JavaStackWalker::NoteCompiled(method);
+  // Methods inlined into this code also run as (inlined) compiled frames.
+  for (auto* record = static_cast<const jvmtiCompiledMethodLoadRecordHeader*>(compile_info);
+       record != nullptr; record = record->next) {
+    if (record->kind != JVMTI_CMLR_INLINE_INFO) continue;
+    const auto* inline_info = reinterpret_cast<const jvmtiCompiledMethodLoadInlineRecord*>(record);
+    for (jint pc = 0; pc < inline_info->numpcs; pc++) {
+      const PCStackInfo& info = inline_info->pcinfo[pc];
+      for (jint frame = 0; frame < info.numstackframes; frame++) {
+        JavaStackWalker::NoteCompiled(info.methods[frame]);
+      }
+    }
+  }
+}
+
+// Enabled only so that HotSpot keeps the code descriptions AsyncGetCallTrace relies on.
+void JNICALL OnDynamicCodeGenerated(jvmtiEnv*, const char*, const void*, jint) {}
+
+void AttachBackgroundThread() {
+  t_profiler_thread = true;
+  JNIEnv* jni = nullptr;
+  JavaVMAttachArgs args{JNI_VERSION_1_6, const_cast<char*>("ctxprof writer"), nullptr};
+  if (g_vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&jni), &args) != JNI_OK) {
+    Print("cannot attach the writer thread to the JVM; Java frames will be named [unknown]");
+  }
+}
+
+void DetachBackgroundThread() { g_vm->DetachCurrentThread(); }
+
+// can_support_virtual_threads follows can_generate_sampled_object_alloc_events in JDK 21+'s
+// jvmtiCapabilities; the JDK 17 headers have an unnamed bit there.
+void SetVirtualThreadCapability(jvmtiCapabilities* capabilities) {
+  jvmtiCapabilities probe;
+  memset(&probe, 0, sizeof(probe));
+  probe.can_generate_sampled_object_alloc_events = 1;
+  auto* probe_bytes = reinterpret_cast<unsigned char*>(&probe);
+  auto* bytes = reinterpret_cast<unsigned char*>(capabilities);
+  for (size_t bit = 0; bit + 1 < sizeof(probe) * 8; bit++) {
+    if (probe_bytes[bit / 8] & (1u << (bit % 8))) {
+      const size_t next = bit + 1;
+      bytes[next / 8] |= static_cast<unsigned char>(1u << (next % 8));
+      return;
+    }
+  }
+}
+
+bool HasSameBits(const jvmtiCapabilities& wanted, const jvmtiCapabilities& available) {
+  const auto* w = reinterpret_cast<const unsigned char*>(&wanted);
+  const auto* a = reinterpret_cast<const unsigned char*>(&available);
+  for (size_t i = 0; i < sizeof(wanted); i++) {
+    if ((w[i] & a[i]) != w[i]) return false;
+  }
+  return true;
+}
+
+bool InitLocked(JavaVM* vm, bool live, std::string* error) {
+  if (g_jvmti != nullptr) return true;
+  jvmtiEnv* jvmti = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
+    *error = "cannot get a JVMTI environment (JVMTI 1.2) from the JVM";
+    return false;
+  }
+  g_vm = vm;
+  g_jvmti = jvmti;
+  jvmtiCapabilities potential;
+  memset(&potential, 0, sizeof(potential));
+  Check(jvmti->GetPotentialCapabilities(&potential), "GetPotentialCapabilities");
+  jvmtiCapabilities wanted;
+  memset(&wanted, 0, sizeof(wanted));
+  wanted.can_generate_compiled_method_load_events = 1;
+  wanted.can_get_line_numbers = 1;
+  Check(jvmti->AddCapabilities(&wanted), "AddCapabilities (compiled methods, line numbers)");
+  jvmtiCapabilities virtual_threads;
+  memset(&virtual_threads, 0, sizeof(virtual_threads));
+  SetVirtualThreadCapability(&virtual_threads);
+  const bool has_virtual_threads = HasSameBits(virtual_threads, potential) &&
+                                   jvmti->AddCapabilities(&virtual_threads) == JVMTI_ERROR_NONE;
+
+  EventCallbacks callbacks;
+  memset(&callbacks, 0, sizeof(callbacks));
+  callbacks.base.VMInit = OnVMInit;
+  callbacks.base.VMDeath = OnVMDeath;
+  callbacks.base.ThreadStart = OnThreadStart;
+  callbacks.base.ThreadEnd = OnThreadEnd;
+  callbacks.base.ClassLoad = OnClassLoad;
+  callbacks.base.ClassPrepare = OnClassPrepare;
+  callbacks.base.CompiledMethodLoad = OnCompiledMethodLoad;
+  callbacks.base.DynamicCodeGenerated = OnDynamicCodeGenerated;
+  if (has_virtual_threads) {
+    callbacks.virtual_thread_start = VirtualThreads::OnStart;
+    callbacks.virtual_thread_end = VirtualThreads::OnEnd;
+  }
+  if (!Check(jvmti->SetEventCallbacks(
+                 &callbacks.base, has_virtual_threads ? sizeof(callbacks) : sizeof(callbacks.base)),
+             "SetEventCallbacks")) {
+    *error = "cannot install JVMTI callbacks";
+    return false;
+  }
+  for (jvmtiEvent event :
+       {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+        JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+        JVMTI_EVENT_DYNAMIC_CODE_GENERATED}) {
+    Check(jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr),
+          "SetEventNotificationMode");
+  }
+  if (has_virtual_threads) {
+    std::string vt_error;
+    if (!VirtualThreads::Enable(jvmti, &vt_error)) {
+      Print("virtual threads: " + vt_error + "; their context is not saved across unmounts");
+    }
+  }
+
+  RuntimeHooks hooks;
+  std::string walker_error;
+  if (JavaStackWalker::Init(&walker_error)) {
+    hooks.java_walk = JavaStackWalker::Walk;
+  } else {
+    Print(walker_error);
+  }
+  hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
+  hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
+  hooks.background_start = AttachBackgroundThread;
+  hooks.background_end = DetachBackgroundThread;
+  Profiler::Global()->SetRuntimeHooks(std::move(hooks));
+
+  if (live) {
+    JNIEnv* jni = nullptr;
+    if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+      CreateAllMethodIds(jvmti, jni);
+      jthread thread = nullptr;
+      if (jvmti->GetCurrentThread(&thread) == JVMTI_ERROR_NONE) {
+        AdoptCurrentThread(jvmti, jni, thread);
+        jni->DeleteLocalRef(thread);
+      }
+    }
+    Check(jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+    Check(jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
+  }
+  return true;
+}
+
+}  // namespace
+
+bool JvmAgent::Init(JavaVM* vm, bool live, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  return InitLocked(vm, live, error);
+}
+
+jvmtiEnv* JvmAgent::jvmti() {
+  std::lock_guard<std::mutex> lock(g_init_mutex);
+  return g_jvmti;
+}
+
+void JvmAgent::SeeCurrentThread(JNIEnv* env) {
+  if (JavaStackWalker::CurrentThreadEnv() == env) return;
+  jvmtiEnv* jvmti = JvmAgent::jvmti();
+  if (jvmti == nullptr) return;
+  jthread thread = nullptr;
+  if (jvmti->GetCurrentThread(&thread) != JVMTI_ERROR_NONE) return;
+  AdoptCurrentThread(jvmti, env, thread);
+  env->DeleteLocalRef(thread);
+}
+
+}  // namespace ctxprof
+
+using ctxprof::JvmAgent;
+
+namespace {
+
+// Agent options: empty (load only; the Java API starts sessions) or "start[,options]".
+// Returns false after printing one line when they are wrong; the JVM then runs unprofiled.
+bool ParseAgentOptions(const char* text, std::string* start_options) {
+  const std::string options = text != nullptr ? text : "";
+  if (options.empty()) return false;
+  const std::string command = options.substr(0, options.find(','));
+  if (command != "start") {
+    ctxprof::Print("agent command '" + command +
+                   "' is not supported; use -agentpath:libctxprof.so=start,<options>; the JVM "
+                   "runs without profiling");
+    return false;
+  }
+  *start_options = command.size() < options.size() ? options.substr(command.size() + 1) : "";
+  ctxprof::Options parsed;
+  std::string error;
+  if (!ctxprof::ParseOptions(*start_options, &parsed, &error)) {
+    ctxprof::Print(error + "; the JVM runs without profiling");
+    return false;
+  }
+  return true;
+}
+
+jint Load(JavaVM* vm, const char* options, bool live) {
+  std::string start_options;
+  const bool start = ParseAgentOptions(options, &start_options);
+  std::string error;
+  if (!JvmAgent::Init(vm, live, &error)) {
+    ctxprof::Print(error + "; the JVM runs without profiling");
+    return 0;
+  }
+  if (!start) return 0;
+  if (live) {
+    ctxprof::StartSession(start_options);
+  } else {
+    ctxprof::g_start_options = start_options;
+    ctxprof::g_start_at_init = true;
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  return Load(vm, options, /*live=*/false);
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
+  return Load(vm, options, /*live=*/true);
+}
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
+  std::string error;
+  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::Print(error);
+  return JNI_VERSION_1_6;
+}
+
+}  // extern "C"

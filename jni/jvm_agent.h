@@ -1,0 +1,46 @@
+// JvmAgent: libctxprof inside a JVM. Entry points: Agent_OnLoad (-agentpath:libctxprof.so=...),
+// Agent_OnAttach (dynamic attach) and JNI_OnLoad (System.load from io.ctxprof.Profiler).
+//
+// What Init() sets up, once per process (later entry points find it done):
+//  * a jvmtiEnv with can_generate_compiled_method_load_events, can_get_line_numbers and, when
+//    the VM offers it (JDK 21+), can_support_virtual_threads;
+//  * events: VMInit (start the agent's session), VMDeath (stop the running session, so the
+//    recording is finished on every exit path: end of main, System.exit, an uncaught exception,
+//    SIGTERM), ThreadStart/ThreadEnd (the thread's JNIEnv for AsyncGetCallTrace, its context
+//    block cleared, Profiler::OnThreadStart/OnThreadEnd, its Java name and id), ClassPrepare
+//    (jmethodIDs for the class's methods, which AsyncGetCallTrace needs), CompiledMethodLoad and
+//    DynamicCodeGenerated (AsyncGetCallTrace walks compiled frames through the code they
+//    describe; CompiledMethodLoad also feeds JavaStackWalker's compiled set);
+//  * virtual threads (VirtualThreads, jni/virtual_threads.h) when the capability is there;
+//  * the Profiler's RuntimeHooks: the Java stack walker, the JVM resolvers and attaching the
+//    session's background thread to the VM as a daemon.
+// Loaded late (JNI_OnLoad/Agent_OnAttach) it also creates jmethodIDs for every loaded class and
+// replays CompiledMethodLoad/DynamicCodeGenerated with GenerateEvents.
+//
+// Every JVMTI/JNI failure is turned into a one-line message on stderr ("ctxprof: ...") and a
+// reduced feature (e.g. no Java frames), never into a failure of the JVM.
+#ifndef CTXPROF_JNI_JVM_AGENT_H_
+#define CTXPROF_JNI_JVM_AGENT_H_
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <string>
+
+namespace ctxprof {
+
+class JvmAgent {
+ public:
+  // Idempotent. `live`: the VM is already running (JNI_OnLoad, Agent_OnAttach). False (and
+  // *error) when no JVMTI environment could be had.
+  static bool Init(JavaVM* vm, bool live, std::string* error);
+  // The JVMTI environment, or nullptr before a successful Init.
+  static jvmtiEnv* jvmti();
+  // A JNI entry point of libctxprof was called on this thread: records its JNIEnv and Java
+  // identity if not yet known (threads started before the library was loaded).
+  static void SeeCurrentThread(JNIEnv* env);
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_JVM_AGENT_H_

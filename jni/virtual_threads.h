@@ -1,0 +1,43 @@
+// VirtualThreads: keeps a virtual thread's context with the virtual thread, not with its
+// carrier (JDK 21+, JVMTI can_support_virtual_threads).
+//
+// The Java API writes a virtual thread's context into its carrier's block (through JNI, which
+// pins it to the carrier during the write). HotSpot's extension events
+// com.sun.hotspot.events.VirtualThreadUnmount and ...Mount run on the carrier, in the virtual
+// thread's context, just before it leaves the carrier and just after it is mounted on one:
+//  * unmount: the carrier's block is copied into a snapshot owned by the virtual thread (JVMTI
+//    thread-local storage, allocated on its first unmount) and the block is cleared, so samples
+//    of the carrier (and of the next virtual thread it runs) carry no context of this one;
+//  * mount: the snapshot, if any, is written into the new carrier's block, so the context
+//    follows the virtual thread to whichever carrier runs it next;
+//  * a virtual thread's first mount and its last unmount are not mount/unmount events but
+//    VirtualThreadStart and VirtualThreadEnd: both clear the carrier's block (a new virtual
+//    thread has no context; an ending one must not leave its context behind), and End frees
+//    the snapshot.
+// Limits: samples taken between a mount and the callback (or the unmount callback and the
+// unmount) see the carrier's block as the previous callback left it: empty. The events make
+// every mount/unmount slower (HotSpot takes a slow path while they are enabled).
+//
+// Thread safety: Enable() once, from JvmAgent::Init; the callbacks run on the carrier threads.
+#ifndef CTXPROF_JNI_VIRTUAL_THREADS_H_
+#define CTXPROF_JNI_VIRTUAL_THREADS_H_
+
+#include <jvmti.h>
+
+#include <string>
+
+namespace ctxprof {
+
+class VirtualThreads {
+ public:
+  // Finds and enables the mount/unmount extension events and VirtualThreadEnd. False with
+  // *error naming what is missing.
+  static bool Enable(jvmtiEnv* jvmti, std::string* error);
+  // The VirtualThreadStart/End callbacks (installed by JvmAgent with its other callbacks).
+  static void JNICALL OnStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+  static void JNICALL OnEnd(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_VIRTUAL_THREADS_H_

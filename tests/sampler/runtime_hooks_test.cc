@@ -1,0 +1,154 @@
+// RuntimeHooks: what the JVM layer plugs into a session, exercised with a fake Java stack walker
+// and a fake Java frame resolver. For each cstack= mode, samples of a "Java" thread (the walker
+// returns two Java frames for it) and of a native thread (the walker returns none) must have
+// exactly the frames the mode promises; the aggregator must name Java frames with the runtime's
+// resolver; the background hooks must run once per session.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profiler/ctxprof.h"
+#include "profiler/profiler.h"
+#include "tests/sampler/sampler_test_util.h"
+
+namespace ctxprof {
+namespace {
+
+using ::ctxprof::testing::Spin;
+using ::ctxprof::testing::StackContains;
+
+constexpr uint64_t kLeafId = 0x1111;
+constexpr uint64_t kCallerId = 0x2222;
+constexpr uint64_t kJavaTrace = 1;
+constexpr uint64_t kNativeTrace = 2;
+
+__thread bool t_java __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<uint64_t> g_sink{0};
+std::atomic<int> g_background_starts{0};
+std::atomic<int> g_background_ends{0};
+
+int FakeJavaWalk(void*, RawFrame* frames, int max_depth) {
+  if (!t_java || max_depth < 2) return 0;
+  frames[0] = RawFrame{kLeafId, 7, FrameKind::kJavaJit};
+  frames[1] = RawFrame{kCallerId, 3, FrameKind::kJavaInterpreted};
+  return 2;
+}
+
+class FakeJavaResolver : public FrameResolver {
+ public:
+  void Resolve(const RawFrame& frame, ResolvedFrame* out) override {
+    out->class_name = "demo/Fake";
+    out->method_name = frame.id == kLeafId ? "leaf" : frame.id == kCallerId ? "caller" : "?";
+  }
+};
+
+__attribute__((noinline)) void NativeHotLoop(const std::atomic<bool>* stop) {
+  while (!stop->load(std::memory_order_relaxed)) g_sink += Spin(100000, 5);
+}
+
+void Worker(const std::atomic<bool>* stop, bool java, uint64_t trace) {
+  t_java = java;
+  ctxprof_set_trace_context(0, trace, 0);
+  NativeHotLoop(stop);
+  ctxprof_clear_context();
+}
+
+std::vector<AggregatedStack> RunSession(const std::string& cstack) {
+  RuntimeHooks hooks;
+  hooks.java_walk = FakeJavaWalk;
+  hooks.frame_resolver = [] { return std::make_unique<FakeJavaResolver>(); };
+  hooks.background_start = [] { g_background_starts++; };
+  hooks.background_end = [] { g_background_ends++; };
+  Profiler::Global()->SetRuntimeHooks(std::move(hooks));
+  std::string message;
+  EXPECT_EQ(Profiler::Global()->Start("event=cpu,interval=1ms,cstack=" + cstack, &message),
+            Status::kOk)
+      << message;
+  std::atomic<bool> stop{false};
+  std::thread java(Worker, &stop, true, kJavaTrace);
+  std::thread native(Worker, &stop, false, kNativeTrace);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  stop = true;
+  java.join();
+  native.join();
+  std::string error;
+  EXPECT_EQ(Profiler::Global()->Stop(&error), Status::kOk) << error;
+  Profiler::Global()->SetRuntimeHooks(RuntimeHooks());
+  return Profiler::Global()->Stacks();
+}
+
+struct Counts {
+  uint64_t java = 0;    // samples of the Java worker
+  uint64_t native = 0;  // samples of the native worker
+};
+
+const std::vector<std::string> kJavaFrames = {"demo.Fake.leaf", "demo.Fake.caller"};
+
+bool EndsWithJavaFrames(const AggregatedStack& stack) {
+  const size_t n = stack.frames.size();
+  return n >= 2 && stack.frames[n - 2] == kJavaFrames[0] && stack.frames[n - 1] == kJavaFrames[1];
+}
+
+TEST(RuntimeHooksTest, CstackNoGivesJavaFramesOrNothing) {
+  Counts counts;
+  for (const AggregatedStack& stack : RunSession("no")) {
+    if (stack.context.trace_id_low == kJavaTrace) {
+      EXPECT_EQ(stack.frames, kJavaFrames);
+      counts.java += stack.samples;
+    } else if (stack.context.trace_id_low == kNativeTrace) {
+      EXPECT_TRUE(stack.frames.empty());
+      counts.native += stack.samples;
+    }
+  }
+  EXPECT_GE(counts.java, 20u);
+  EXPECT_GE(counts.native, 20u);
+}
+
+TEST(RuntimeHooksTest, CstackNativeFallsBackToNativeFrames) {
+  Counts counts;
+  for (const AggregatedStack& stack : RunSession("native")) {
+    if (stack.context.trace_id_low == kJavaTrace) {
+      EXPECT_EQ(stack.frames, kJavaFrames);
+      counts.java += stack.samples;
+    } else if (stack.context.trace_id_low == kNativeTrace) {
+      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
+      EXPECT_FALSE(EndsWithJavaFrames(stack));
+      counts.native += stack.samples;
+    }
+  }
+  EXPECT_GE(counts.java, 20u);
+  EXPECT_GE(counts.native, 20u);
+}
+
+TEST(RuntimeHooksTest, CstackJavaAndNativeAppendsJavaFramesToNativeOnes) {
+  Counts counts;
+  for (const AggregatedStack& stack : RunSession("java+native")) {
+    if (stack.context.trace_id_low == kJavaTrace) {
+      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
+      EXPECT_TRUE(EndsWithJavaFrames(stack));
+      counts.java += stack.samples;
+    } else if (stack.context.trace_id_low == kNativeTrace) {
+      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
+      EXPECT_FALSE(EndsWithJavaFrames(stack));
+      counts.native += stack.samples;
+    }
+  }
+  EXPECT_GE(counts.java, 20u);
+  EXPECT_GE(counts.native, 20u);
+}
+
+TEST(RuntimeHooksTest, BackgroundHooksRunOncePerSession) {
+  const int starts = g_background_starts.load();
+  const int ends = g_background_ends.load();
+  RunSession("native");
+  EXPECT_EQ(g_background_starts.load(), starts + 1);
+  EXPECT_EQ(g_background_ends.load(), ends + 1);
+}
+
+}  // namespace
+}  // namespace ctxprof
