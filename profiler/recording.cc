@@ -37,6 +37,9 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dropped_samples = std::move(dropped_samples);
   recording->writer_ = JfrWriter::Open(config, inputs, error);
   if (recording->writer_ == nullptr) return nullptr;
+  recording->clock_ = clock;
+  recording->reorder_window_ticks_ = static_cast<uint64_t>(
+      static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
   return recording;
 }
 
@@ -51,18 +54,26 @@ void Recording::Fail(const std::string& error) {
 }
 
 void Recording::Consume(const SampleRecord& record) {
-  if (writer_ == nullptr) return;
-  std::string error;
-  if (!writer_->Add(record, &error)) Fail(error);
+  if (writer_ != nullptr) reorderer_.Add(record);
+}
+
+void Recording::WriteUpTo(uint64_t horizon) {
+  reorderer_.Release(horizon, [this](const SampleRecord& record) {
+    std::string error;
+    if (writer_ != nullptr && !writer_->Add(record, &error)) Fail(error);
+  });
 }
 
 void Recording::Tick() {
   if (writer_ == nullptr) return;
+  const uint64_t now = clock_->Now();
+  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_);
   std::string error;
-  if (!writer_->Tick(&error)) Fail(error);
+  if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
 }
 
 bool Recording::Close(std::string* error) {
+  WriteUpTo(UINT64_MAX);
   if (writer_ != nullptr) {
     std::string close_error;
     if (writer_->Close(&close_error)) {

@@ -23,6 +23,7 @@
 #include "profiler/jfr/jfr_writer.h"
 #include "profiler/native_resolvers.h"
 #include "profiler/options.h"
+#include "profiler/sample_reorderer.h"
 #include "profiler/sample_sink.h"
 
 namespace ctxprof {
@@ -47,8 +48,13 @@ class Recording : public SampleSink {
                                          std::unique_ptr<ThreadResolver> threads,
                                          std::string* error);
 
+  // Samples are held back for kReorderWindowNanos and reach the writer in tick order
+  // (sample_reorderer.h).
+  static constexpr uint64_t kReorderWindowNanos = 50 * 1000 * 1000;
+
   void Consume(const SampleRecord& record) override;
-  // Periodic work without samples: flushes on the flush interval, rotates on chunktime=.
+  // Periodic work: hands the samples older than the reorder window to the writer, flushes on
+  // the flush interval, rotates on chunktime=. Call it after each drain.
   void Tick();
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).
@@ -64,9 +70,14 @@ class Recording : public SampleSink {
   Recording() = default;
   void Fail(const std::string& error);
   void ReleaseWriter();
+  // Writes the held samples with ticks <= horizon.
+  void WriteUpTo(uint64_t horizon);
 
   std::unique_ptr<FrameResolver> frames_;
   std::unique_ptr<ThreadResolver> threads_;
+  const Clock* clock_ = nullptr;
+  uint64_t reorder_window_ticks_ = 0;
+  SampleReorderer reorderer_;
   std::unique_ptr<JfrWriter> writer_;  // null after a failure
   std::string error_;                  // the first failure
   uint64_t samples_written_ = 0;       // kept when the writer is released
