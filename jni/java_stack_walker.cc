@@ -1,9 +1,12 @@
 #include "jni/java_stack_walker.h"
 
 #include <dlfcn.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <cstring>
+
+#include "profiler/fault_guard.h"
 
 namespace ctxprof {
 namespace {
@@ -21,6 +24,10 @@ struct AsgctTrace {
 using AsgctFunction = void (*)(AsgctTrace*, jint, void*);
 
 constexpr jint kNativeMethodLine = -3;
+// AsyncGetCallTrace's failure codes (HotSpot forte.cpp) for a thread that was in Java code.
+constexpr jint kUnknownJava = -5;
+constexpr jint kNotWalkableJava = -6;
+constexpr jint kDeoptimizing = -9;
 
 // ASGCT writes its frames straight into the sample's RawFrame array and Walk converts them in
 // place (frame i only ever moves to frame i), so the handler needs no 32 KB array of its own.
@@ -82,13 +89,72 @@ void JavaStackWalker::NoteCompiled(jmethodID method) {
   g_compiled_overflow.store(true, std::memory_order_relaxed);
 }
 
+namespace {
+
+bool IsUnwalkableJava(jint code) {
+  return code == kUnknownJava || code == kNotWalkableJava || code == kDeoptimizing;
+}
+
+// The interrupted code one frame up, for a thread that ASGCT could not walk where it stopped:
+// a stub (e.g. an intrinsic such as the SHA-256 compressor) or a compiled method's prologue,
+// whose Java caller is usually walkable. `frame_pointer` pops a frame built with push rbp /
+// mov rbp, rsp ([rbp] = caller's rbp, [rbp + 8] = return address); otherwise the code has no
+// frame and the return address is at [rsp]. Every read is fault-guarded and the new stack
+// pointer must move up the stack by less than 1 MiB. Returns false when that is not plausible.
+bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t* caller) {
+  const greg_t* regs = interrupted.uc_mcontext.gregs;
+  const uintptr_t sp = static_cast<uintptr_t>(regs[REG_RSP]);
+  const uintptr_t fp = static_cast<uintptr_t>(regs[REG_RBP]);
+  uintptr_t saved[2] = {fp, 0};  // caller's rbp, return address
+  uintptr_t caller_sp;
+  if (frame_pointer) {
+    if (fp < sp || fp - sp >= (1u << 20) ||
+        !FaultGuard::SafeRead(reinterpret_cast<const void*>(fp), saved, sizeof(saved))) {
+      return false;
+    }
+    caller_sp = fp + 2 * sizeof(uintptr_t);
+  } else {
+    if (!FaultGuard::SafeRead(reinterpret_cast<const void*>(sp), &saved[1], sizeof(saved[1]))) {
+      return false;
+    }
+    caller_sp = sp + sizeof(uintptr_t);
+  }
+  if (saved[1] < 4096) return false;  // not a code address
+  *caller = interrupted;
+  caller->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(saved[1]);
+  caller->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(caller_sp);
+  caller->uc_mcontext.gregs[REG_RBP] = static_cast<greg_t>(saved[0]);
+  return true;
+}
+
+}  // namespace
+
 int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   JNIEnv* env = t_env;
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
   asgct(&trace, max_depth, ucontext);
-  if (trace.num_frames <= 0) return 0;
+  const jint failure = trace.num_frames;
+  if (IsUnwalkableJava(failure)) {
+    ucontext_t caller;
+    for (bool frame_pointer : {true, false}) {
+      if (!CallerContext(*static_cast<const ucontext_t*>(ucontext), frame_pointer, &caller)) {
+        continue;
+      }
+      trace.num_frames = 0;
+      asgct(&trace, max_depth, &caller);
+      if (trace.num_frames > 0) break;
+    }
+  }
+  if (trace.num_frames <= 0) {
+    // Still in Java code the JVM could not walk: one frame saying so (a native walk from a JIT
+    // pc would only produce unnamed frames). Other failures (no Java frames, native or VM
+    // code, GC) leave the stack to the native walk.
+    if (!IsUnwalkableJava(failure)) return 0;
+    frames[0] = {static_cast<uint64_t>(-failure), -1, FrameKind::kJavaUnwalkable};
+    return 1;
+  }
   for (int i = 0; i < trace.num_frames; i++) {
     AsgctFrame frame;
     memcpy(&frame, reinterpret_cast<const char*>(frames) + i * sizeof(AsgctFrame), sizeof(frame));

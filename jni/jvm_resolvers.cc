@@ -19,6 +19,7 @@ JfrFrameType TypeOf(FrameKind kind) {
       return JfrFrameType::kKernel;
     case FrameKind::kJavaNative:
     case FrameKind::kNative:
+    case FrameKind::kJavaUnwalkable:
       break;
   }
   return JfrFrameType::kNative;
@@ -45,6 +46,17 @@ std::string InternalName(const std::string& signature) {
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   if (frame.kind == FrameKind::kNative) {
     native_.Resolve(frame, out);
+    return;
+  }
+  if (frame.kind == FrameKind::kJavaUnwalkable) {
+    // Named like async-profiler's markers, so the reason shows as the whole stack.
+    out->class_name = "[jvm]";
+    out->method_name = frame.id == 5   ? "[unknown_Java]"
+                       : frame.id == 6 ? "[not_walkable_Java]"
+                       : frame.id == 9 ? "[deoptimization]"
+                                       : "[unwalkable_Java]";
+    out->descriptor = "()V";
+    out->type = JfrFrameType::kNative;
     return;
   }
   out->type = TypeOf(frame.kind);

@@ -24,6 +24,8 @@ enum class FrameKind : uint8_t {
   kJavaInlined = 3,      // id = jmethodID, bci valid
   kJavaNative = 4,       // id = jmethodID of a native method
   kKernel = 5,           // id = kernel address (reserved; not captured today)
+  kJavaUnwalkable = 6,   // the thread was in Java code the JVM could not walk; id = the JVM's
+                         // reason (AsyncGetCallTrace's error code, negated). A whole stack.
 };
 
 // Native frames use `bci` to say what the pc is: the interrupted instruction (the leaf), or a

@@ -42,8 +42,9 @@ namespace ctxprof {
 // The JVM layer's Java stack walker (jni/java_stack_walker.h: AsyncGetCallTrace). Called in the
 // signal handler on the interrupted thread with the signal's ucontext; it must be
 // async-signal-safe. Writes at most `max_depth` Java frames (leaf first) into `frames` and
-// returns how many; 0 when the thread has no walkable Java stack (not a Java thread, in VM
-// code, no Java frames).
+// returns how many; 0 when the thread has no Java stack to walk (not a Java thread, in native
+// or VM code, no Java frames). A thread in Java code that the JVM cannot walk gets one
+// FrameKind::kJavaUnwalkable frame naming the reason, not a native walk from a JIT pc.
 using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
 
 // Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
