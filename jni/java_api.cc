@@ -145,6 +145,10 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclas
   return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
 }
 
+JNIEXPORT jlong JNICALL Java_io_ctxprof_Native_blockAddress0(JNIEnv* env, jclass, jobject block) {
+  return reinterpret_cast<jlong>(env->GetDirectBufferAddress(block));
+}
+
 JNIEXPORT jint JNICALL Java_io_ctxprof_Native_intern0(JNIEnv* env, jclass, jstring value) {
   ctxprof::ProcessContext* store = ctxprof::Store(env);
   if (store == nullptr) return 0;

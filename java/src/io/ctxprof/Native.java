@@ -18,6 +18,9 @@ final class Native {
    */
   static native ByteBuffer threadBlock0();
 
+  /** The address of a direct buffer's memory (the block {@link #threadBlock0} returned). */
+  static native long blockAddress0(ByteBuffer block);
+
   /** Interns {@code value} in the process dictionary; 1 means the dictionary was full. */
   static native int intern0(String value);
 
