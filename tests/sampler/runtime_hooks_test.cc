@@ -4,6 +4,7 @@
 // exactly the frames the mode promises; the aggregator must name Java frames with the runtime's
 // resolver; the background hooks must run once per session.
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -47,14 +48,28 @@ class FakeJavaResolver : public FrameResolver {
   }
 };
 
-__attribute__((noinline)) void NativeHotLoop(const std::atomic<bool>* stop) {
-  while (!stop->load(std::memory_order_relaxed)) g_sink += Spin(100000, 5);
+uint64_t ThreadCpuNanos() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u + now.tv_nsec;
 }
 
-void Worker(const std::atomic<bool>* stop, bool java, uint64_t trace) {
+// Spins until `stop`, publishing the thread's CPU time so the test can run for an amount of
+// CPU (what samples follow) rather than of wall time.
+__attribute__((noinline)) void NativeHotLoop(const std::atomic<bool>* stop,
+                                             std::atomic<uint64_t>* cpu_nanos) {
+  const uint64_t start = ThreadCpuNanos();
+  while (!stop->load(std::memory_order_relaxed)) {
+    g_sink += Spin(100000, 5);
+    cpu_nanos->store(ThreadCpuNanos() - start, std::memory_order_relaxed);
+  }
+}
+
+void Worker(const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos, bool java,
+            uint64_t trace) {
   t_java = java;
   ctxprof_set_trace_context(0, trace, 0);
-  NativeHotLoop(stop);
+  NativeHotLoop(stop, cpu_nanos);
   ctxprof_clear_context();
 }
 
@@ -70,9 +85,15 @@ std::vector<AggregatedStack> RunSession(const std::string& cstack) {
             Status::kOk)
       << message;
   std::atomic<bool> stop{false};
-  std::thread java(Worker, &stop, true, kJavaTrace);
-  std::thread native(Worker, &stop, false, kNativeTrace);
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  std::atomic<uint64_t> java_cpu{0};
+  std::atomic<uint64_t> native_cpu{0};
+  std::thread java(Worker, &stop, &java_cpu, true, kJavaTrace);
+  std::thread native(Worker, &stop, &native_cpu, false, kNativeTrace);
+  // 300 ms of CPU each (~300 samples at 1 ms), however loaded the machine is; capped at 60 s.
+  constexpr uint64_t kCpuNanos = 300 * 1000 * 1000;
+  for (int i = 0; i < 6000 && (java_cpu < kCpuNanos || native_cpu < kCpuNanos); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   stop = true;
   java.join();
   native.join();
@@ -85,7 +106,17 @@ std::vector<AggregatedStack> RunSession(const std::string& cstack) {
 struct Counts {
   uint64_t java = 0;    // samples of the Java worker
   uint64_t native = 0;  // samples of the native worker
+  // Samples whose native part reaches NativeHotLoop. The native walk is best effort (a walk
+  // cut short by a fault, or a sample between setting the context and entering the loop, does
+  // not), so it is checked on nearly all samples rather than on every one.
+  uint64_t in_hot_loop = 0;
+  uint64_t with_native_part = 0;
 };
+
+void ExpectNativePartsReachTheHotLoop(const Counts& counts) {
+  EXPECT_GE(counts.in_hot_loop * 10, counts.with_native_part * 9)
+      << counts.in_hot_loop << " of " << counts.with_native_part;
+}
 
 const std::vector<std::string> kJavaFrames = {"demo.Fake.leaf", "demo.Fake.caller"};
 
@@ -116,30 +147,35 @@ TEST(RuntimeHooksTest, CstackNativeFallsBackToNativeFrames) {
       EXPECT_EQ(stack.frames, kJavaFrames);
       counts.java += stack.samples;
     } else if (stack.context.trace_id_low == kNativeTrace) {
-      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
+      counts.with_native_part += stack.samples;
+      if (StackContains(stack, "NativeHotLoop")) counts.in_hot_loop += stack.samples;
       EXPECT_FALSE(EndsWithJavaFrames(stack));
       counts.native += stack.samples;
     }
   }
   EXPECT_GE(counts.java, 20u);
   EXPECT_GE(counts.native, 20u);
+  ExpectNativePartsReachTheHotLoop(counts);
 }
 
 TEST(RuntimeHooksTest, CstackJavaAndNativeAppendsJavaFramesToNativeOnes) {
   Counts counts;
   for (const AggregatedStack& stack : RunSession("java+native")) {
     if (stack.context.trace_id_low == kJavaTrace) {
-      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
       EXPECT_TRUE(EndsWithJavaFrames(stack));
       counts.java += stack.samples;
     } else if (stack.context.trace_id_low == kNativeTrace) {
-      EXPECT_TRUE(StackContains(stack, "NativeHotLoop"));
       EXPECT_FALSE(EndsWithJavaFrames(stack));
       counts.native += stack.samples;
+    } else {
+      continue;
     }
+    counts.with_native_part += stack.samples;
+    if (StackContains(stack, "NativeHotLoop")) counts.in_hot_loop += stack.samples;
   }
   EXPECT_GE(counts.java, 20u);
   EXPECT_GE(counts.native, 20u);
+  ExpectNativePartsReachTheHotLoop(counts);
 }
 
 TEST(RuntimeHooksTest, BackgroundHooksRunOncePerSession) {

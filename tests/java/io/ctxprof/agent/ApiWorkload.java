@@ -62,10 +62,13 @@ public final class ApiWorkload {
     }
   }
 
+  /** Burns {@code millis} of this thread's CPU time, so sample counts follow the work. */
   static void apiWork(long millis) {
-    long end = System.nanoTime() + millis * 1_000_000L;
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
     double x = 0;
-    while (System.nanoTime() < end) {
+    while (threads.getCurrentThreadCpuTime() < end) {
       for (int i = 0; i < 10_000; i++) {
         x += Math.sqrt(i);
       }

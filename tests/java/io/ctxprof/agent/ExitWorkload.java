@@ -30,10 +30,16 @@ public final class ExitWorkload {
     }
   }
 
+  /**
+   * Burns {@code millis} of this thread's CPU time (not wall time: on a loaded machine the
+   * sample count must still follow the work, since CPU samples follow CPU time).
+   */
   static void spin(long millis) {
-    long end = System.nanoTime() + millis * 1_000_000L;
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
     double x = 0;
-    while (System.nanoTime() < end) {
+    while (threads.getCurrentThreadCpuTime() < end) {
       for (int i = 0; i < 10_000; i++) {
         x += Math.sqrt(i);
       }
