@@ -5,6 +5,8 @@
 #
 # Usage: tests/fuzz/run_fuzzers.sh [target...]   (default: all targets)
 # Env:   CTXPROF_FUZZ_SECONDS  fuzzing time per target (default 60; 0 = regressions only)
+#        CTXPROF_FUZZ_SEED     libFuzzer's -seed= (default 1: a CI failure reproduces with the
+#                              same seed; set 0 for a random seed when fuzzing locally)
 #        CTXPROF_FUZZ_KEEP     if set, the build and scratch folder is kept (it always is on
 #                              failure)
 # Prints "fuzz <target>: PASSED" or "fuzz <target>: FAILED" per target; exits non-zero if any
@@ -13,6 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 seconds=${CTXPROF_FUZZ_SECONDS:-60}
+seed=${CTXPROF_FUZZ_SEED:-1}
 clang=${CTXPROF_CLANG:-/usr/bin/clang++}
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all -I.)
@@ -63,9 +66,9 @@ for target in "${targets[@]}"; do
   if [ "$ok" -eq 1 ] && [ "$seconds" -gt 0 ]; then
     echo "== fuzz $target: ${seconds}s over tests/fuzz/corpus/$target"
     cp tests/fuzz/corpus/"$target"/* "$work/corpus/$target/"
-    "$binary" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+    "$binary" "${limits[@]}" -max_total_time="$seconds" -seed="$seed" -print_final_stats=1 \
       -artifact_prefix="$artifacts" "$work/corpus/$target" >"$work/$target.log" 2>&1 || ok=0
-    grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec" \
+    grep -E "^#[0-9]+\s+DONE|stat::number_of_executed_units|stat::average_exec_per_sec" \
       "$work/$target.log"
     [ "$ok" -eq 1 ] || tail -n 60 "$work/$target.log"
   fi
