@@ -289,9 +289,10 @@ bool JfrReader::ChunkParser::ReadElement(const std::vector<std::string>& strings
   }
   if (!ReadVarint(&count)) return false;
   if (count > remaining() / 3) return Fail(start, "metadata child count exceeds the data");
-  out->children.resize(count);
-  for (Element& child : out->children) {
-    if (!ReadElement(strings, depth + 1, &child)) return false;
+  // Children are added as they are read, not allocated up front from the count: every nesting
+  // level may claim a third of the data, so up-front allocation grew with depth x input size.
+  for (uint64_t i = 0; i < count; i++) {
+    if (!ReadElement(strings, depth + 1, &out->children.emplace_back())) return false;
   }
   return true;
 }
