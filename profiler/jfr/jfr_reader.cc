@@ -464,9 +464,12 @@ bool JfrReader::ChunkParser::ReadInline(uint32_t type_id, int depth, JfrValue* o
     return Fail(pos_, "unknown primitive type " + name);
   }
   if (type.simple && type.fields.size() == 1) return ReadField(type.fields[0], depth + 1, out);
-  std::vector<JfrValue> fields(type.fields.size());
-  for (size_t i = 0; i < type.fields.size(); i++) {
-    if (!ReadField(type.fields[i], depth + 1, &fields[i])) return false;
+  // Values are added as they are read, not allocated up front from the field count: a class
+  // may declare thousands of fields and nest itself, and every level would allocate them all
+  // before reading a byte.
+  std::vector<JfrValue> fields;
+  for (const JfrField& field : type.fields) {
+    if (!ReadField(field, depth + 1, &fields.emplace_back())) return false;
   }
   *out = JfrValue::Object(&type, std::move(fields));
   return true;
@@ -609,9 +612,9 @@ bool JfrReader::ChunkParser::ReadEvents() {
         reader_->unknown_records_++;
       } else {
         const JfrClass& klass = *it->second;
-        std::vector<JfrValue> fields(klass.fields.size());
-        for (size_t i = 0; i < klass.fields.size(); i++) {
-          if (!ReadField(klass.fields[i], 0, &fields[i])) return false;
+        std::vector<JfrValue> fields;  // added as read, as in ReadInline
+        for (const JfrField& field : klass.fields) {
+          if (!ReadField(field, 0, &fields.emplace_back())) return false;
         }
         JfrEvent event;
         event.type = &klass;
