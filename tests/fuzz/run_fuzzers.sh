@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.."
 
 seconds=${CTXPROF_FUZZ_SECONDS:-60}
 seed=${CTXPROF_FUZZ_SEED:-1}
-clang=${CTXPROF_CLANG:-/usr/bin/clang++}
+clang=/usr/bin/clang++  # Debian clang 14 (install-deps.sh), with libclang-rt-14-dev
 flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=all -I.)
 
