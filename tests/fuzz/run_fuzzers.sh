@@ -28,7 +28,7 @@ declare -A sources=(
 )
 # Per-input limits: a hang or a big allocation is a finding, like a crash.
 declare -A run_flags=(
-  [options]="-timeout=10 -rss_limit_mb=512 -max_len=512"
+  [options]="-timeout=10 -rss_limit_mb=512 -max_len=512 -dict=tests/fuzz/options.dict"
   [jfr_reader]="-timeout=10 -rss_limit_mb=512 -max_len=65536"
 )
 
