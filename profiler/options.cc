@@ -26,8 +26,13 @@ void SplitNumberAndSuffix(std::string_view text, std::string_view* number,
   *suffix = text.substr(digits);
 }
 
+// Writes *out only when the product fits: __builtin_mul_overflow stores the wrapped product
+// even on overflow, and a failed ParseDuration/ParseBytes must leave its output untouched.
 bool MultiplyChecked(uint64_t value, uint64_t factor, uint64_t* out) {
-  return !__builtin_mul_overflow(value, factor, out);
+  uint64_t product;
+  if (__builtin_mul_overflow(value, factor, &product)) return false;
+  *out = product;
+  return true;
 }
 
 std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }

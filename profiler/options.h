@@ -101,7 +101,8 @@ struct Options {
 
 bool ParseOptions(std::string_view text, Options* out, std::string* error);
 
-// Pieces of the parser, exposed for tests and for callers with single values.
+// Pieces of the parser, exposed for tests and for callers with single values. Each returns
+// false and leaves its output untouched when the text is not a valid value.
 // "10ms" -> 10,000,000. A unit is required.
 bool ParseDuration(std::string_view text, uint64_t* nanos);
 // "64m" -> 67,108,864. Suffix k, m or g (powers of 1024, either case), or none for bytes.

@@ -7,6 +7,7 @@ packages=(
   bazel-bootstrap bazel-platforms bazel-rules-java   # Bazel 4.2.3 and the repos it needs offline
   g++ libgtest-dev libbenchmark-dev libunwind-dev    # C++ toolchain and libraries
   clang-format                                       # the format check
+  clang libclang-rt-14-dev                           # libFuzzer + sanitizer runtimes (tests/fuzz)
   openjdk-17-jdk-headless junit5                     # the JDK (jfr tool, javac) and JUnit 5
   python3
   zlib1g-dev protobuf-compiler chromium              # ctxprof tool: gzip (pprof), its decode test, the flame page test

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ctxprof test: the whole suite, the native tests again under ASan+UBSan and the
-# concurrency tests under TSan, and the C++ format check. The last line is
-# "N passed, N failed" (test targets plus the format check); the exit status is non-zero when
-# anything failed.
+# concurrency tests under TSan, the C++ format check and the fuzzers (bounded time each). The
+# last line is "N passed, N failed" (test targets, the format check and one result per fuzz
+# target); the exit status is non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +46,20 @@ else
   echo "== clang-format: run 'clang-format -i' on the files above"
   failed=$((failed + 1))
 fi
+
+# Fuzzers build with clang outside Bazel (its toolchain is gcc); one result per fuzz target.
+# CTXPROF_FUZZ_SECONDS sets the time per target (default 60 s; docs/FUZZING.md).
+echo "== fuzzers (tests/fuzz/run_fuzzers.sh)"
+tests/fuzz/run_fuzzers.sh 2>&1 | tee "$log_dir/fuzz.log"
+fuzz_status=${PIPESTATUS[0]}
+fuzz_passed=$(grep -cE '^fuzz \S+: PASSED' "$log_dir/fuzz.log")
+fuzz_failed=$(grep -cE '^fuzz \S+: FAILED' "$log_dir/fuzz.log")
+if [ "$fuzz_status" -ne 0 ] && [ "$fuzz_failed" -eq 0 ]; then
+  echo "== fuzzers: run_fuzzers.sh exited with $fuzz_status before reporting results"
+  fuzz_failed=1
+fi
+passed=$((passed + fuzz_passed))
+failed=$((failed + fuzz_failed))
 
 rm -rf "$log_dir"
 echo "$passed passed, $failed failed"

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -18,6 +20,15 @@ namespace {
 
 constexpr uint64_t kHeaderSize = 68;
 constexpr int kMaxNesting = 64;
+
+// Java's (long) cast: NaN is 0 and values beyond the range saturate (in C++ such a cast is
+// undefined, and a file's ticks and ticks-per-second can make any quotient).
+int64_t JavaLongOf(double value) {
+  if (std::isnan(value)) return 0;
+  if (value >= 0x1p63) return INT64_MAX;
+  if (value < -0x1p63) return INT64_MIN;
+  return static_cast<int64_t>(value);
+}
 
 }  // namespace
 
@@ -262,9 +273,10 @@ bool JfrReader::ChunkParser::ReadElement(const std::vector<std::string>& strings
   }
   if (!ReadVarint(&count)) return false;
   if (count > remaining() / 3) return Fail(start, "metadata child count exceeds the data");
-  out->children.resize(count);
-  for (Element& child : out->children) {
-    if (!ReadElement(strings, depth + 1, &child)) return false;
+  // Children are added as they are read, not allocated up front from the count: every nesting
+  // level may claim a third of the data, so up-front allocation grew with depth x input size.
+  for (uint64_t i = 0; i < count; i++) {
+    if (!ReadElement(strings, depth + 1, &out->children.emplace_back())) return false;
   }
   return true;
 }
@@ -436,9 +448,12 @@ bool JfrReader::ChunkParser::ReadInline(uint32_t type_id, int depth, JfrValue* o
     return Fail(pos_, "unknown primitive type " + name);
   }
   if (type.simple && type.fields.size() == 1) return ReadField(type.fields[0], depth + 1, out);
-  std::vector<JfrValue> fields(type.fields.size());
-  for (size_t i = 0; i < type.fields.size(); i++) {
-    if (!ReadField(type.fields[i], depth + 1, &fields[i])) return false;
+  // Values are added as they are read, not allocated up front from the field count: a class
+  // may declare thousands of fields and nest itself, and every level would allocate them all
+  // before reading a byte.
+  std::vector<JfrValue> fields;
+  for (const JfrField& field : type.fields) {
+    if (!ReadField(field, depth + 1, &fields.emplace_back())) return false;
   }
   *out = JfrValue::Object(&type, std::move(fields));
   return true;
@@ -526,11 +541,14 @@ bool JfrReader::ChunkParser::ReadCheckpoints(uint64_t newest) {
     int64_t delta;
     if (!ReadCheckpoint(offset, &delta)) return false;
     if (delta == 0) return true;
-    const int64_t next = static_cast<int64_t>(offset) + delta;
-    if (next < static_cast<int64_t>(kHeaderSize) || static_cast<uint64_t>(next) >= info_.size) {
+    // Bounds on the delta itself: offset + delta could overflow for any delta the file holds.
+    // offset < size <= the file size, so both bounds are small.
+    const int64_t lowest = static_cast<int64_t>(kHeaderSize) - static_cast<int64_t>(offset);
+    const int64_t beyond = static_cast<int64_t>(info_.size - offset);
+    if (delta < lowest || delta >= beyond) {
       return Fail(chunk_start_ + offset, "checkpoint delta points outside the chunk");
     }
-    offset = static_cast<uint64_t>(next);
+    offset += static_cast<uint64_t>(delta);
   }
 }
 
@@ -578,9 +596,9 @@ bool JfrReader::ChunkParser::ReadEvents() {
         reader_->unknown_records_++;
       } else {
         const JfrClass& klass = *it->second;
-        std::vector<JfrValue> fields(klass.fields.size());
-        for (size_t i = 0; i < klass.fields.size(); i++) {
-          if (!ReadField(klass.fields[i], 0, &fields[i])) return false;
+        std::vector<JfrValue> fields;  // added as read, as in ReadInline
+        for (const JfrField& field : klass.fields) {
+          if (!ReadField(field, 0, &fields.emplace_back())) return false;
         }
         JfrEvent event;
         event.type = &klass;
@@ -650,8 +668,13 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
     const JfrEvent& event = events_[i];
     if (event.type_name() != "ctxprof.Context") continue;
     const int64_t start_ticks = event.start_ticks();
+    // Start and duration are whatever the file says; an end beyond int64 means "open-ended".
+    int64_t end_ticks;
+    if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
+      end_ticks = INT64_MAX;
+    }
     contexts_[event.thread().Field("osThreadId").integer()].push_back(
-        ContextInterval{start_ticks, start_ticks + event.Field("duration").integer(), i});
+        ContextInterval{start_ticks, end_ticks, i});
   }
   for (auto& [tid, intervals] : contexts_) {
     std::stable_sort(intervals.begin(), intervals.end(),
@@ -684,15 +707,18 @@ int64_t JfrReader::EpochNanosOf(int64_t ticks) const {
   if (chunks_.empty()) return 0;
   const JfrChunkInfo& first = chunks_[0];
   const double divisor = static_cast<double>(first.ticks_per_second) / 1e9;
-  return first.start_nanos +
-         static_cast<int64_t>(static_cast<double>(ticks - static_cast<int64_t>(first.start_ticks)) /
-                              divisor);
+  // The JDK computes in Java longs: the subtraction and the addition wrap.
+  const uint64_t elapsed_ticks = static_cast<uint64_t>(ticks) - first.start_ticks;
+  const int64_t elapsed_nanos =
+      JavaLongOf(static_cast<double>(static_cast<int64_t>(elapsed_ticks)) / divisor);
+  return static_cast<int64_t>(static_cast<uint64_t>(first.start_nanos) +
+                              static_cast<uint64_t>(elapsed_nanos));
 }
 
 int64_t JfrReader::NanosOf(int64_t ticks) const {
   if (chunks_.empty()) return 0;
-  return static_cast<int64_t>(static_cast<double>(ticks) /
-                              (static_cast<double>(chunks_[0].ticks_per_second) / 1e9));
+  return JavaLongOf(static_cast<double>(ticks) /
+                    (static_cast<double>(chunks_[0].ticks_per_second) / 1e9));
 }
 
 std::vector<JfrFrame> JfrReader::FramesOf(const JfrValue& stack_trace) {

@@ -83,9 +83,10 @@ class JfrReader {
   uint64_t unknown_records() const { return unknown_records_; }
 
   // Converts ticks to nanoseconds since the epoch like JDK 25 does: with the first chunk's
-  // header for every chunk.
+  // header for every chunk, in Java long arithmetic (sums wrap, out-of-range quotients
+  // saturate), so any value a file holds converts without undefined behaviour.
   int64_t EpochNanosOf(int64_t ticks) const;
-  // Converts a tick duration to nanoseconds (JDK rule: truncation).
+  // Converts a tick duration to nanoseconds (JDK rule: truncation; saturates like Java).
   int64_t NanosOf(int64_t ticks) const;
 
   // The frames of a stack trace value (leaf first).

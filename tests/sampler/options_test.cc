@@ -101,6 +101,15 @@ TEST(OptionsTest, DurationsAndSizes) {
   EXPECT_FALSE(ParseBytes("99999999999999999g", &value));
 }
 
+// Found by the options fuzzer: an overflowing value used to store the wrapped product.
+TEST(OptionsTest, OverflowingValueLeavesOutputUntouched) {
+  uint64_t value = 42;
+  EXPECT_FALSE(ParseDuration("55555554873711s", &value));
+  EXPECT_EQ(value, 42u);
+  EXPECT_FALSE(ParseBytes("99999999999999999g", &value));
+  EXPECT_EQ(value, 42u);
+}
+
 TEST(OptionsTest, Signals) {
   int signal = 0;
   EXPECT_TRUE(ParseSignal("SIGPROF", &signal));
