@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fault tests of the JVM agent, one per sh_test: what the profiler does when the world breaks
+# around a profiled JVM (docs/RELIABILITY.md). Each case runs on JDK 17 (the faults are the
+# platform's and the agent's, not the JDK version's) and is bounded by run_jvm's timeout.
+# Args: case libctxprof.so ctxprof.jar torture_workloads.jar [case's native library]
+set -euo pipefail
+fault=$1
+library=$(realpath "$2")
+classpath="$(realpath "$3"):$(realpath "$4")"
+native=${5:+$(realpath "$5")}
+source "$(dirname "$0")/harness.sh"
+jdk=$(ctxprof_jdk17)
+workload=(-cp "$classpath" io.ctxprof.torture.FaultWorkload)
+
+# start_jvm NAME JAVA_ARGS...: like run_jvm but in the background (`jvm_pid`), returning once the
+# workload printed "ready" (the session is recording).
+start_jvm() {
+  local name=$1
+  shift
+  mkdir -p "$work/$name"
+  (cd "$work/$name" && exec "$jdk/bin/java" "$@") >"$work/$name.out" 2>"$work/$name.err" &
+  jvm_pid=$!
+  for _ in $(seq 300); do
+    grep -q '^ready$' "$work/$name.out" && return 0
+    kill -0 "$jvm_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "$name: no 'ready' within 30 s, or the JVM exited: $(tail -3 "$work/$name.err")"
+}
+
+# wait_jvm NAME SECONDS: waits for the background JVM at most SECONDS; sets `exit_code`.
+wait_jvm() {
+  local name=$1
+  for _ in $(seq $(($2 * 10))); do
+    kill -0 "$jvm_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$jvm_pid" 2>/dev/null; then
+    fail "$name: still running after $2 s; killing it"
+    kill -KILL "$jvm_pid"
+  fi
+  exit_code=0
+  wait "$jvm_pid" || exit_code=$?
+  echo "$name: exit $exit_code"
+}
+
+case $fault in
+  deleted_folder)
+    # The repository folder is removed while chunks are being written: the next chunk file
+    # cannot be created. The JVM runs on and exits 0; the profiler says what failed.
+    repository=$work/repository
+    start_jvm deleted "$(agent "interval=1ms,repository=$repository,chunktime=100ms")" \
+      "${workload[@]}" spin 4
+    sleep 0.5
+    echo "chunk files before rm -rf: $(ls "$repository" | wc -l)"
+    rm -rf "$repository"
+    wait_jvm deleted 60
+    expect_clean_exit deleted
+    ctxprof_lines deleted
+    ctxprof_lines deleted | grep -q "$repository" ||
+      fail "deleted: no ctxprof line names $repository: $(cat "$work/deleted.err")"
+    [ ! -e "$repository" ] || echo "note: the profiler re-created $repository"
+    ;;
+  *)
+    echo "unknown fault '$fault'" >&2
+    exit 2
+    ;;
+esac
+finish
