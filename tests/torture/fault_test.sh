@@ -61,6 +61,54 @@ case $fault in
       fail "deleted: no ctxprof line names $repository: $(cat "$work/deleted.err")"
     [ ! -e "$repository" ] || echo "note: the profiler re-created $repository"
     ;;
+  disk_full)
+    # RLIMIT_FSIZE of 256 KiB stands in for a full disk: the write past it fails with EFBIG
+    # (HotSpot ignores SIGXFSZ, which would otherwise kill the process). The JVM exits 0 and the
+    # profiler names the file; the file never exceeds the limit.
+    jfr_file=$work/full/recording.jfr
+    mkdir -p "$work/full"
+    (ulimit -f 256 && run_jvm "$jdk" 60 full \
+      "$(agent "interval=1ms,wall=1ms,file=$jfr_file")" "${workload[@]}" spin 4
+      echo "$exit_code" >"$work/full.exit")
+    exit_code=$(cat "$work/full.exit")
+    expect_clean_exit full
+    ctxprof_lines full
+    ctxprof_lines full | grep -q "$jfr_file" ||
+      fail "full: no ctxprof line names $jfr_file: $(cat "$work/full.err")"
+    size=$(stat -c %s "$jfr_file")
+    echo "recording size: $size bytes (limit $((256 * 1024)))"
+    [ "$size" -le $((256 * 1024)) ] || fail "full: $jfr_file is $size bytes, above the limit"
+    ;;
+  sigkill)
+    # SIGKILL at a random moment (1-2.5 s into recording), three times: every chunk file but the
+    # newest (the one being written) must be valid on its own (`jfr summary`, with samples). The
+    # newest is reported, not required to be valid.
+    for round in 1 2 3; do
+      repository=$work/repository-$round
+      start_jvm "killed-$round" "$(agent "interval=1ms,wall=5ms,repository=$repository,chunktime=500ms")" \
+        "${workload[@]}" spin 30
+      delay_ms=$((1000 + RANDOM % 1500))
+      sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
+      kill -KILL "$jvm_pid"
+      wait_jvm "killed-$round" 10
+      mapfile -t chunks < <(ls "$repository"/*.jfr | sort)
+      [ "${#chunks[@]}" -ge 3 ] || fail "killed-$round: only ${#chunks[@]} chunk files after ${delay_ms} ms"
+      finished=0
+      for chunk in "${chunks[@]:0:${#chunks[@]}-1}"; do
+        check_recording "$jdk" "$chunk" "killed-$round" summary
+        [ "$samples" -gt 0 ] || fail "killed-$round: no samples in finished chunk $chunk"
+        finished=$((finished + 1))
+      done
+      newest=${chunks[-1]}
+      if timeout 60 "$jdk/bin/jfr" summary "$newest" >/dev/null 2>&1; then
+        state=valid
+      else
+        state="not readable (expected: killed while writing it)"
+      fi
+      echo "killed-$round: killed $delay_ms ms after ready; $finished finished chunks valid;" \
+        "newest $(basename "$newest") $(stat -c %s "$newest") bytes: $state"
+    done
+    ;;
   *)
     echo "unknown fault '$fault'" >&2
     exit 2
