@@ -109,6 +109,25 @@ case $fault in
         "newest $(basename "$newest") $(stat -c %s "$newest") bytes: $state"
     done
     ;;
+  native_crash)
+    # The application's own JNI code writes to address 16 while cpu and wall signals fly: our
+    # SIGSEGV handling (fault_guard) must pass it on to HotSpot, which writes hs_err and aborts,
+    # within the timeout (no hang), blaming the application's frame.
+    run_jvm "$jdk" 60 crash "$(agent "interval=1ms,wall=5ms,file=$work/crash.jfr")" \
+      -Dctxprof.test.crash="$native" "${workload[@]}" crash 2
+    hs_err=$(ls "$work/crash"/hs_err_pid*.log 2>/dev/null || true)
+    [ "$exit_code" -ne 0 ] && [ "$exit_code" -ne 124 ] && [ "$exit_code" -ne 137 ] ||
+      fail "crash: exit $exit_code, expected the JVM's crash exit (134, SIGABRT)"
+    grep -q '^crashing$' "$work/crash.out" || fail "crash: the workload did not reach the crash"
+    if [ -z "$hs_err" ]; then
+      fail "crash: no hs_err file"
+    else
+      grep -m3 -E '^#  SIGSEGV|^# (Problematic frame)|^# C ' "$hs_err"
+      grep -q '^#  SIGSEGV' "$hs_err" || fail "crash: $hs_err does not report a SIGSEGV"
+      grep -q 'writeToAddress16' "$hs_err" ||
+        fail "crash: $hs_err does not name the crashing frame writeToAddress16"
+    fi
+    ;;
   *)
     echo "unknown fault '$fault'" >&2
     exit 2
