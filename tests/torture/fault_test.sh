@@ -128,6 +128,26 @@ case $fault in
         fail "crash: $hs_err does not name the crashing frame writeToAddress16"
     fi
     ;;
+  foreign_sigprof)
+    # Another library owns SIGPROF before the agent starts (LD_PRELOAD constructor): the agent
+    # refuses in one line naming the signal and the fix, and the JVM runs on; with
+    # signal=SIGRTMIN+4 the same JVM setup profiles normally.
+    LD_PRELOAD=$native run_jvm "$jdk" 60 refused \
+      "$(agent "interval=1ms,file=$work/refused.jfr")" "${workload[@]}" spin 1
+    expect_clean_exit refused
+    ctxprof_lines refused
+    [ "$(ctxprof_lines refused | wc -l)" -eq 1 ] || fail "refused: expected one ctxprof line"
+    ctxprof_lines refused | grep -q 'SIGPROF.*signal=' ||
+      fail "refused: the ctxprof line does not name SIGPROF and suggest signal="
+    LD_PRELOAD=$native run_jvm "$jdk" 60 other_signal \
+      "$(agent "interval=1ms,signal=SIGRTMIN+4,file=$work/other_signal.jfr")" \
+      "${workload[@]}" spin 2
+    expect_clean_exit other_signal
+    [ -z "$(ctxprof_lines other_signal)" ] ||
+      fail "other_signal: unexpected: $(ctxprof_lines other_signal)"
+    check_recording "$jdk" "$work/other_signal.jfr" other_signal
+    [ "$samples" -ge 100 ] || fail "other_signal: $samples samples in 2 s at 1 ms, expected >= 100"
+    ;;
   *)
     echo "unknown fault '$fault'" >&2
     exit 2
