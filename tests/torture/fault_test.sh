@@ -64,8 +64,8 @@ case $fault in
   disk_full)
     # RLIMIT_FSIZE of 64 KiB stands in for a full disk (a 4 s recording is ~250 KiB, but as little
     # as 249 KiB on a loaded machine, so 256 KiB was not always reached): the write past it fails
-    # with EFBIG (HotSpot ignores SIGXFSZ, which would otherwise kill the process). The JVM exits 0 and the
-    # profiler names the file; the file never exceeds the limit.
+    # with EFBIG (HotSpot ignores SIGXFSZ, which would otherwise kill the process). The JVM exits
+    # 0 and the profiler names the file; the file never exceeds the limit.
     jfr_file=$work/full/recording.jfr
     mkdir -p "$work/full"
     # A subshell, so the limit binds the JVM only and not this script's later writes.
@@ -82,19 +82,22 @@ case $fault in
     [ "$size" -le $((64 * 1024)) ] || fail "full: $jfr_file is $size bytes, above the limit"
     ;;
   sigkill)
-    # SIGKILL at a random moment (1-2.5 s into recording), three times: every chunk file but the
+    # SIGKILL at a random moment (1.5-3 s after ready), three times: every chunk file but the
     # newest (the one being written) must be valid on its own (`jfr summary`, with samples). The
     # newest is reported, not required to be valid.
     for round in 1 2 3; do
       repository=$work/repository-$round
-      start_jvm "killed-$round" "$(agent "interval=1ms,wall=5ms,repository=$repository,chunktime=500ms")" \
+      start_jvm "killed-$round" \
+        "$(agent "interval=1ms,wall=5ms,repository=$repository,chunktime=500ms")" \
         "${workload[@]}" spin 30
-      delay_ms=$((1000 + RANDOM % 1500))
+      delay_ms=$((1500 + RANDOM % 1500))
       sleep "$((delay_ms / 1000)).$(printf %03d $((delay_ms % 1000)))"
       kill -KILL "$jvm_pid"
       wait_jvm "killed-$round" 10
       mapfile -t chunks < <(ls "$repository"/*.jfr | sort)
-      [ "${#chunks[@]}" -ge 3 ] || fail "killed-$round: only ${#chunks[@]} chunk files after ${delay_ms} ms"
+      # ~4 chunk files by then; at least one finished chunk even on a starved machine.
+      [ "${#chunks[@]}" -ge 2 ] ||
+        fail "killed-$round: only ${#chunks[@]} chunk files after ${delay_ms} ms"
       finished=0
       for chunk in "${chunks[@]:0:${#chunks[@]}-1}"; do
         check_recording "$jdk" "$chunk" "killed-$round" summary

@@ -31,9 +31,11 @@ agent() {
 expect_clean_exit() {
   local name=$1
   [ "$exit_code" -eq 0 ] || fail "$name: exit code $exit_code; stderr: $(tail -5 "$work/$name.err")"
-  if ls "$work/$name"/hs_err_pid*.log >/dev/null 2>&1; then
-    fail "$name: the JVM crashed: $(grep -m3 -E '^# (SIGSEGV|SIGBUS|Problematic| C )' "$work/$name"/hs_err_pid*.log)"
-  fi
+  local hs_err
+  for hs_err in "$work/$name"/hs_err_pid*.log; do
+    [ -e "$hs_err" ] || continue
+    fail "$name: the JVM crashed: $(grep -m3 -E '^#  SIG|^# (Problematic frame|C )' "$hs_err")"
+  done
 }
 
 # ctxprof_lines NAME: the profiler's stderr lines.

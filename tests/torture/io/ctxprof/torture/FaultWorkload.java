@@ -35,7 +35,8 @@ public final class FaultWorkload {
         writeToAddress16();
         throw new IllegalStateException("the write to address 16 returned");
       default:
-        throw new IllegalArgumentException("unknown fault workload '" + what + "'; use spin or crash");
+        throw new IllegalArgumentException(
+            "unknown fault workload '" + what + "'; use spin or crash");
     }
   }
 
