@@ -4,8 +4,8 @@
 # distinct values than the dictionary holds, allocating garbage and loading/unloading classes, for
 # CTXPROF_TORTURE_SECONDS, else the 4th argument (CI's BUILD passes 20), else 60 seconds, on JDK 17
 # and on JDK 25 when installed. It must exit 0
-# without an hs_err file and leave a recording that `jfr` reads, with samples; the profiler's
-# counters are printed.
+# without an hs_err file and leave a recording that every installed JDK's `jfr` reads (summary
+# and print), with samples; the profiler's counters are printed.
 # Args: libctxprof.so ctxprof.jar torture_workloads.jar [seconds]
 set -euo pipefail
 library=$(realpath "$1")
@@ -25,8 +25,11 @@ for jdk in $(ctxprof_jdks); do
   cat "$work/$name.out"
   ctxprof_lines "$name"
   grep -q '^torture: ' "$work/$name.out" || fail "$name: the workload did not finish"
-  check_recording "$jdk" "$jfr_file" "$name"
-  [ "$samples" -gt 0 ] || fail "$name: no samples in $jfr_file"
+  # Every installed JDK's `jfr` must read every JDK's recording.
+  for reader in $(ctxprof_jdks 2>/dev/null); do
+    check_recording "$reader" "$jfr_file" "$name"
+    [ "$samples" -gt 0 ] || fail "$name: no samples in $jfr_file"
+  done
   print_counters "$jdk" "$jfr_file"
 done
 finish
