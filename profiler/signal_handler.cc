@@ -157,8 +157,14 @@ bool SignalHandler::Install(int signal, std::string* error) {
   const bool foreign = (current.sa_flags & SA_SIGINFO) ||
                        (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
   if (foreign) {
-    *error = "signal " + std::to_string(signal) + " (" + strsignal(signal) +
-             ") already has a handler installed by the host; choose a free signal with "
+    // The name users write in signal= (SIGPROF), not only its number or strsignal's prose.
+    const char* abbreviation = sigabbrev_np(signal);  // null for real-time signals
+    const std::string name =
+        abbreviation != nullptr
+            ? "SIG" + std::string(abbreviation) + " (signal " + std::to_string(signal) + ")"
+            : "signal " + std::to_string(signal);
+    *error = name +
+             " already has a handler installed by the host; choose a free signal with "
              "signal= or wallsignal=, e.g. signal=SIGRTMIN+2";
     return false;
   }
