@@ -19,25 +19,6 @@
 namespace ctxprof {
 namespace {
 
-std::string FreshPath(const std::string& name) {
-  const char* dir = getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-  EXPECT_EQ(system(("rm -rf '" + path + "'").c_str()), 0);
-  return path;
-}
-
-std::vector<std::string> ListFolder(const std::string& folder) {
-  std::vector<std::string> names;
-  DIR* dir = opendir(folder.c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] != '.') names.push_back(folder + "/" + entry->d_name);
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 std::vector<std::string> InstalledJfrTools() {
   std::vector<std::string> tools = {"/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr"};
   const char* jdk25 = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr";

@@ -13,26 +13,6 @@
 namespace ctxprof {
 namespace {
 
-std::string FreshFolder(const std::string& name) {
-  const char* dir = getenv("TEST_TMPDIR");
-  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
-  std::string command = "rm -rf '" + path + "'";
-  EXPECT_EQ(system(command.c_str()), 0);
-  return path;
-}
-
-std::vector<std::string> ListFolder(const std::string& folder) {
-  std::vector<std::string> names;
-  DIR* dir = opendir(folder.c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] != '.') names.push_back(folder + "/" + entry->d_name);
-  }
-  closedir(dir);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 uint64_t FileSize(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
@@ -103,7 +83,7 @@ class RepositoryTest : public ::testing::Test {
 };
 
 TEST_F(RepositoryTest, ChunkSizeRotationWritesSelfContainedChunkFiles) {
-  config_.repository = FreshFolder("repo-size");
+  config_.repository = FreshPath("repo-size");
   config_.chunk_size_bytes = 16384;
   const size_t written = WriteAll();
   const std::vector<std::string> files = ListFolder(config_.repository);
@@ -124,7 +104,7 @@ TEST_F(RepositoryTest, ChunkSizeRotationWritesSelfContainedChunkFiles) {
 }
 
 TEST_F(RepositoryTest, ChunkTimeRotation) {
-  config_.repository = FreshFolder("repo-time");
+  config_.repository = FreshPath("repo-time");
   config_.chunk_time_nanos = 300000000;  // 0.3 s; the workload spans 1.2 s
   WriteAll();
   const std::vector<std::string> files = ListFolder(config_.repository);
@@ -142,7 +122,7 @@ TEST_F(RepositoryTest, ChunkTimeRotation) {
 }
 
 TEST_F(RepositoryTest, MaxSizeDeletesOldestChunksFirst) {
-  config_.repository = FreshFolder("repo-maxsize");
+  config_.repository = FreshPath("repo-maxsize");
   config_.chunk_size_bytes = 16384;
   config_.max_size_bytes = 60000;
   WriteAll();
@@ -168,7 +148,7 @@ TEST_F(RepositoryTest, MaxSizeDeletesOldestChunksFirst) {
 }
 
 TEST_F(RepositoryTest, MaxAgeDeletesChunksThatEndedTooLongAgo) {
-  config_.repository = FreshFolder("repo-maxage");
+  config_.repository = FreshPath("repo-maxage");
   config_.chunk_time_nanos = 200000000;
   config_.max_age_nanos = 500000000;
   std::string error;
@@ -197,7 +177,7 @@ TEST_F(RepositoryTest, MaxAgeDeletesChunksThatEndedTooLongAgo) {
 }
 
 TEST_F(RepositoryTest, SecondSessionContinuesTheSequence) {
-  config_.repository = FreshFolder("repo-twice");
+  config_.repository = FreshPath("repo-twice");
   config_.chunk_size_bytes = 16384;
   WriteAll();
   const std::vector<std::string> first = ListFolder(config_.repository);
@@ -210,7 +190,7 @@ TEST_F(RepositoryTest, SecondSessionContinuesTheSequence) {
 }
 
 TEST_F(RepositoryTest, RepositoryThatIsAFileIsAnError) {
-  config_.repository = FreshFolder("repo-file");
+  config_.repository = FreshPath("repo-file");
   ASSERT_EQ(system(("touch '" + config_.repository + "'").c_str()), 0);
   std::string error;
   EXPECT_EQ(JfrWriter::Open(config_, Inputs(), &error), nullptr);

@@ -1,6 +1,10 @@
 #include "tests/jfr/synthetic.h"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "profiler/jfr/jfr_metadata.h"
@@ -149,6 +153,28 @@ std::string Workload::ExpectationJson() const {
   }
   json += "]}\n";
   return json;
+}
+
+std::string FreshPath(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  if (system(("rm -rf '" + path + "'").c_str()) != 0) {
+    fprintf(stderr, "cannot clear %s\n", path.c_str());
+    abort();
+  }
+  return path;
+}
+
+std::vector<std::string> ListFolder(const std::string& folder) {
+  std::vector<std::string> names;
+  DIR* dir = opendir(folder.c_str());
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') names.push_back(folder + "/" + entry->d_name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,

@@ -90,6 +90,11 @@ struct Workload {
 
 // `threads` threads x `samples_per_thread` samples, interleaved across threads, ticks starting
 // at `first_ticks` and `spacing_ticks` apart. Deterministic for a given seed.
+// A path named `name` under $TEST_TMPDIR (else /tmp) with nothing there yet (removed if it was).
+std::string FreshPath(const std::string& name);
+// The entries of `folder` (full paths, no dot files), sorted; empty if it cannot be read.
+std::vector<std::string> ListFolder(const std::string& folder);
+
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed);
 

@@ -12,7 +12,6 @@ import java.nio.file.Paths;
  * check. Args: the JFR file to record, the collapsed dump file.
  */
 public final class ApiWorkload {
-  static volatile double sink;
 
   private ApiWorkload() {}
 
@@ -62,17 +61,8 @@ public final class ApiWorkload {
     }
   }
 
-  /** Burns {@code millis} of this thread's CPU time, so sample counts follow the work. */
+  /** The API test's own frame around the CPU burner the exit tests use. */
   static void apiWork(long millis) {
-    java.lang.management.ThreadMXBean threads =
-        java.lang.management.ManagementFactory.getThreadMXBean();
-    long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
-    double x = 0;
-    while (threads.getCurrentThreadCpuTime() < end) {
-      for (int i = 0; i < 10_000; i++) {
-        x += Math.sqrt(i);
-      }
-    }
-    sink = x;
+    ExitWorkload.spin(millis);
   }
 }
