@@ -90,7 +90,16 @@ TEST(ContextAttributionTest, EverySampleCarriesTheContextOfItsWork) {
                            stack.context.trace_id_low == static_cast<uint64_t>(context + 1) &&
                            stack.context.span_id == static_cast<uint64_t>(100 + context) &&
                            dictionary->ValueOf(stack.context.attributes[0]) == kEndpoints[context];
-      if (!matches) misattributed += stack.samples;
+      if (!matches) {
+        misattributed += stack.samples;
+        std::string frames;
+        for (const std::string& frame : stack.frames) frames += "\n    " + frame;
+        ADD_FAILURE() << stack.samples << " " << (stack.kind == SampleKind::kCpu ? "cpu" : "wall")
+                      << " sample(s) in " << kWorkFunctions[context] << " carry trace "
+                      << stack.context.trace_id_high << ":" << stack.context.trace_id_low
+                      << " span " << stack.context.span_id << " endpoint '"
+                      << dictionary->ValueOf(stack.context.attributes[0]) << "'; stack:" << frames;
+      }
     }
   }
   const AggregatorCounters counters = Profiler::Global()->Counters();
