@@ -46,6 +46,27 @@ void BM_SetAttribute(benchmark::State& state) {
 }
 BENCHMARK(BM_SetAttribute)->Threads(1)->Threads(2)->UseRealTime();
 
+// BM_SetAttribute/threads:2 with the two threads' blocks a page apart instead of adjacent: if
+// both slow down alike, the cause is not false sharing (or the adjacent-line prefetcher) but the
+// two CPUs slowing each other. The blocks belong to tids at the top of the map, above pid_max
+// (the map holds 4 x pid_max tids), so no real thread writes them meanwhile.
+void BM_SetAttribute_BlocksAPageApart(benchmark::State& state) {
+  constexpr pid_t kBlocksPerPage = 4096 / sizeof(ContextBlock);
+  const pid_t tid =
+      static_cast<pid_t>(Map()->capacity()) - kBlocksPerPage * (state.thread_index() + 1);
+  ContextBlock* block = Map()->BlockFor(tid);
+  if (block == nullptr) {
+    state.SkipWithError("no block for the chosen tid");
+    return;
+  }
+  uint32_t id = Dictionary::kFirstValueId;
+  for (auto _ : state) {
+    BlockWriter(block).SetAttribute(0, id);
+    id ^= 1;
+  }
+}
+BENCHMARK(BM_SetAttribute_BlocksAPageApart)->Threads(2)->UseRealTime();
+
 void BM_SetFullContext(benchmark::State& state) {
   ContextBlock* block = OwnBlock();
   uint64_t n = 1;

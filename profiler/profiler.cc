@@ -1,5 +1,6 @@
 #include "profiler/profiler.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -234,6 +235,9 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
 }
 
 void Profiler::BackgroundLoop(Session* session) {
+  // The OS-level name (top -H, /proc/PID/task/TID/comm, the overhead report's per-thread CPU);
+  // without it the thread inherits the name of the thread that started profiling.
+  pthread_setname_np(pthread_self(), "ctxprof-writer");
   {
     std::lock_guard<std::mutex> lock(session->background_mutex);
     session->background_tid = static_cast<pid_t>(syscall(SYS_gettid));

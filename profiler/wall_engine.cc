@@ -1,5 +1,6 @@
 #include "profiler/wall_engine.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -68,6 +69,7 @@ void WallEngine::PickTargets(std::vector<pid_t>* targets) {
 }
 
 void WallEngine::Run() {
+  pthread_setname_np(pthread_self(), "ctxprof-wall");  // as the writer thread (profiler.cc)
   const pid_t pid = getpid();
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -1,12 +1,13 @@
 // In-handler cost per sample: clock at handler entry to publication, as a distribution, for
 // native stacks of about 10, 50 and 200 frames, with both stack walkers. Real signals: the cpu
 // engine at 1 ms interrupts a thread spinning at the bottom of a recursion.
-//   bazel run -c opt //bench/sampler:handler_cost_bench
+//   bazel run -c opt //bench/sampler:handler_cost_bench [-- samples_per_configuration]
 #include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,7 +20,8 @@
 namespace ctxprof {
 namespace {
 
-constexpr uint32_t kSamplesWanted = 3000;
+constexpr uint32_t kMaxSamples = 3000;
+uint32_t g_samples_wanted = kMaxSamples;  // per configuration; argv[1] can lower it
 std::atomic<bool> g_stop{false};
 std::atomic<uint64_t> g_sink{0};
 
@@ -46,10 +48,10 @@ struct Result {
 };
 
 Result Measure(int recursion, const char* unwind, double ticks_per_ns) {
-  static uint64_t ticks[kSamplesWanted];
+  static uint64_t ticks[kMaxSamples];
   HandlerCostRecorder recorder;
   recorder.ticks = ticks;
-  recorder.capacity = kSamplesWanted;
+  recorder.capacity = g_samples_wanted;
   char error[512];
   const std::string options =
       std::string("event=cpu,interval=1ms,depth=512,clock=tsc,unwind=") + unwind;
@@ -60,14 +62,14 @@ Result Measure(int recursion, const char* unwind, double ticks_per_ns) {
   g_stop = false;
   std::thread spinner([recursion] { g_sink += SpinAtDepth(recursion); });
   SignalHandler::SetCostRecorder(&recorder);
-  while (recorder.next.load() < kSamplesWanted) {
+  while (recorder.next.load() < g_samples_wanted) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   SignalHandler::SetCostRecorder(nullptr);
   g_stop = true;
   spinner.join();
   ctxprof_stop();
-  std::vector<uint64_t> sorted(ticks, ticks + kSamplesWanted);
+  std::vector<uint64_t> sorted(ticks, ticks + g_samples_wanted);
   std::sort(sorted.begin(), sorted.end());
   double sum = 0;
   for (uint64_t t : sorted) sum += static_cast<double>(t);
@@ -87,7 +89,16 @@ Result Measure(int recursion, const char* unwind, double ticks_per_ns) {
 }  // namespace
 }  // namespace ctxprof
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {
+    const long wanted = atol(argv[1]);
+    if (wanted < 10 || wanted > static_cast<long>(ctxprof::kMaxSamples)) {
+      fprintf(stderr, "samples per configuration '%s': use 10..%u\n", argv[1],
+              ctxprof::kMaxSamples);
+      return 2;
+    }
+    ctxprof::g_samples_wanted = static_cast<uint32_t>(wanted);
+  }
   std::string reason;
   auto tsc = ctxprof::TscClock::Create(&reason);
   if (tsc == nullptr) {

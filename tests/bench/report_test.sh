@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# //bench:report end to end in --quick mode: every benchmark runs and is parsed, and the
+# generated document has every section, a target table whose rows all carry a number and a
+# verdict, and the machine described. Plus the refusals: --quick never overwrites docs/.
+set -euo pipefail
+report="$TEST_SRCDIR/ctxprof/bench/report"
+output="$TEST_TMPDIR/PERFORMANCE.md"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$report" --quick --output "$output" 2>"$TEST_TMPDIR/report.err" ||
+  fail "report --quick exited $?: $(tail -20 "$TEST_TMPDIR/report.err")"
+cat "$TEST_TMPDIR/report.err"
+
+for heading in "## Machine" "## Targets" "## Context write costs, native" \
+  "## Context write costs, Java" "## Signal handler cost" "## JFR writer" \
+  "## Profiling overhead" "### A CPU-bound JVM workload" "### The platform floor" \
+  "### A native program"; do
+  grep -qxF "$heading" "$output" || fail "no '$heading' section in $output"
+done
+grep -q "^- CPU: .*logical CPUs" "$output" || fail "the machine's CPU is not described"
+grep -q "^- JDK 17" "$output" || fail "JDK 17 is not described"
+grep -q "QUICK SMOKE RUN" "$output" || fail "a quick run is not marked as such"
+
+# The targets table: between "## Targets" and the next section, one row per target.
+targets=$(awk '/^## Targets/{on=1; next} /^## /{on=0} on && /^\| / && !/^\| What/ && !/^\|---/' \
+  "$output")
+rows=$(printf '%s\n' "$targets" | grep -c .)
+# 10 targets with JDK 17 alone, 12 when JDK 25 is installed too.
+[ "$rows" -ge 10 ] || fail "only $rows target rows:\n$targets"
+printf '%s\n' "$targets" | while IFS= read -r row; do
+  printf '%s' "$row" | grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B) \| (met|\*\*missed\*\*) \|$' ||
+    fail "target row without a number and verdict: $row"
+done
+if grep -qiE '\bnan\b|\binf\b' "$output"; then fail "NaN or inf in $output"; fi
+# Both profiled JVM configurations are there, and took samples.
+profiled=$(grep -E '^\| `cpu` at (10|1) ms \|' "$output")
+[ "$(printf '%s\n' "$profiled" | grep -c .)" -eq 2 ] || fail "profiled JVM rows: $profiled"
+if printf '%s\n' "$profiled" | grep -qE '\| 0 / [0-9]+ \|$'; then
+  fail "a profiled JVM run shows no samples: $profiled"
+fi
+echo "target rows: $rows"
+
+# --quick without --output must not touch docs/PERFORMANCE.md.
+if "$report" --quick 2>"$TEST_TMPDIR/refusal.err"; then
+  fail "--quick without --output was accepted"
+fi
+grep -q "give --output FILE" "$TEST_TMPDIR/refusal.err" ||
+  fail "unclear refusal: $(cat "$TEST_TMPDIR/refusal.err")"
+echo "PASS"
