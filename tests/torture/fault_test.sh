@@ -95,6 +95,7 @@ case $fault in
     mkdir -p "$fs" "$work/nospace"
     ns=""
     for flags in -m -Urm; do
+      # shellcheck disable=SC2016 # $1 is the inner shell's
       if unshare "$flags" sh -c 'mount -t tmpfs -o size=1m none "$1"' sh "$fs" \
         2>>"$work/unshare.err"; then
         ns=$flags
@@ -111,6 +112,7 @@ case $fault in
     echo "mount namespace: unshare $ns; tmpfs of $fs_kib KiB at $fs"
     # The shell inside the namespace mounts the tmpfs, runs the JVM and, before the namespace
     # (and the tmpfs) goes away, writes the recording's size where this script can read it.
+    # shellcheck disable=SC2016 # the inner shell expands its own arguments
     (cd "$work/nospace" && exec unshare "$ns" sh -c '
       mount -t tmpfs -o size="$1"k none "$2" || exit 97
       size_file=$3
@@ -125,7 +127,7 @@ case $fault in
     jvm_pid=$!
     started=$SECONDS
     reported=""
-    for _ in $(seq 600); do
+    for _ in $(seq 300); do
       if [ -z "$reported" ] &&
         ctxprof_lines nospace | grep -F "$jfr_file" | grep -qF "No space left on device"; then
         if grep -q '^done$' "$work/nospace.out"; then
@@ -140,7 +142,7 @@ case $fault in
       kill -0 "$jvm_pid" 2>/dev/null || break
       sleep 0.1
     done
-    wait_jvm nospace 60
+    wait_jvm nospace 20
     [ "$exit_code" -ne 97 ] || fail "nospace: mount failed inside the namespace"
     expect_clean_exit nospace
     ctxprof_lines nospace
