@@ -57,7 +57,10 @@ std::string StatusText(const SessionStats& stats) {
   text += "; drops=" + std::to_string(stats.dropped);
   text += "; recording=" + (stats.recording.empty() ? std::string("none") : stats.recording);
   if (!stats.recording.empty()) text += "; recorded=" + std::to_string(stats.recorded_samples);
-  if (!stats.recording_error.empty()) text += "; recording error: " + stats.recording_error;
+  if (!stats.recording_error.empty()) {
+    text += "; recording error: " + stats.recording_error +
+            "; nothing more is written to the recording, sampling goes on";
+  }
   return text;
 }
 

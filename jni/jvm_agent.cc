@@ -2,7 +2,6 @@
 
 #include <jvmticmlr.h>
 
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include "jni/virtual_threads.h"
 #include "profiler/options.h"
 #include "profiler/profiler.h"
+#include "profiler/report.h"
 
 namespace ctxprof {
 namespace {
@@ -37,7 +37,7 @@ bool g_start_at_init = false;
 // joins this thread).
 __thread bool t_profiler_thread __attribute__((tls_model("initial-exec"))) = false;
 
-void Print(const std::string& message) { fprintf(stderr, "ctxprof: %s\n", message.c_str()); }
+void Print(const std::string& message) { PrintLine(message); }
 
 bool Check(jvmtiError status, const char* what) {
   if (status == JVMTI_ERROR_NONE) return true;
@@ -93,7 +93,15 @@ void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
   if (!Profiler::Global()->Stats().running) return;
   std::string error;
-  if (Profiler::Global()->Stop(&error) != Status::kOk) Print(error);
+  if (Profiler::Global()->Stop(&error) == Status::kOk) return;
+  const SessionStats stats = Profiler::Global()->Stats();
+  if (stats.recording_error_reported) {
+    // The full line was printed when the error happened; do not repeat it.
+    Print("the recording " + stats.recording +
+          " is incomplete: writing stopped at the error reported earlier");
+  } else {
+    Print(error);
+  }
 }
 
 void JNICALL OnThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {

@@ -5,6 +5,11 @@
  * On a successful ctxprof_start, `error` receives notes to print once (e.g. "event: cpu refused
  * (...); sampling CPU with ctimer instead") or an empty string.
  *
+ * The one thing the library prints itself: when a session's recording (file=/repository=) fails
+ * to write (disk full, file size limit, folder deleted), its background thread prints one line
+ * "ctxprof: the recording <path> failed: <error and fix>; sampling goes on, but nothing more is
+ * written to this recording" on stderr at once; ctxprof_stop() then returns CTXPROF_EIO.
+ *
  * Thread safety: every function may be called from any thread, never from a signal handler.
  * start/stop/dump/register are serialised against each other. The context setters write only
  * the calling thread's context and take no lock.
@@ -21,7 +26,7 @@ extern "C" {
 
 #define CTXPROF_EINVAL (-1) /* bad options or arguments */
 #define CTXPROF_ESTATE (-2) /* already running / not running / attributes locked by a session */
-#define CTXPROF_EIO (-3)    /* the dump file could not be written */
+#define CTXPROF_EIO (-3)    /* the dump file or the session's recording could not be written */
 
 /* Starts profiling with "key=value,..." options (docs/SAMPLER.md). */
 int ctxprof_start(const char* options, char* error, size_t error_len);

@@ -9,6 +9,7 @@
 #include "profiler/itimer_engine.h"
 #include "profiler/perf_engine.h"
 #include "profiler/recording.h"
+#include "profiler/report.h"
 #include "profiler/signal_handler.h"
 #include "profiler/stack_walker.h"
 #include "profiler/tsc_clock.h"
@@ -31,6 +32,8 @@ struct Profiler::Session {
   RuntimeHooks hooks;     // copied at Start: the background thread reads them unlocked
   bool stopping = false;  // guarded by background_mutex
   pid_t background_tid = 0;
+  // Set by the background thread once it printed the recording's error; read by Stats().
+  std::atomic<bool> recording_error_reported{false};
 };
 
 Profiler* Profiler::Global() {
@@ -46,6 +49,11 @@ ProcessContext* Store(std::string* error) { return ProcessContext::Get(error); }
 ProcessContext* Store() {
   std::string ignored;
   return ProcessContext::Get(&ignored);
+}
+
+// How a recording failure is named, at once (background thread) and at Stop().
+std::string RecordingFailure(const std::string& recording, const std::string& error) {
+  return "the recording " + recording + " failed: " + error;
 }
 
 }  // namespace
@@ -246,7 +254,10 @@ void Profiler::BackgroundLoop(Session* session) {
   if (session->hooks.background_start) session->hooks.background_start();
   while (true) {
     DrainSamples(session);
-    if (session->recording != nullptr) session->recording->Tick();
+    if (session->recording != nullptr) {
+      session->recording->Tick();
+      ReportRecordingFailure(session);
+    }
     session->registry->RescanIfChanged();
     std::unique_lock<std::mutex> lock(session->background_mutex);
     if (session->background_wake.wait_for(lock, kDrainInterval,
@@ -255,6 +266,18 @@ void Profiler::BackgroundLoop(Session* session) {
     }
   }
   if (session->hooks.background_end) session->hooks.background_end();
+}
+
+void Profiler::ReportRecordingFailure(Session* session) {
+  if (session->recording_error_reported.load(std::memory_order_relaxed) ||
+      !session->recording->failed()) {
+    return;
+  }
+  const Options& options = session->options;
+  PrintLine(RecordingFailure(options.file.empty() ? options.repository : options.file,
+                             session->recording->error()) +
+            "; sampling goes on, but nothing more is written to this recording");
+  session->recording_error_reported.store(true, std::memory_order_relaxed);
 }
 
 void Profiler::SetRuntimeHooks(RuntimeHooks hooks) {
@@ -280,6 +303,7 @@ void Profiler::SnapshotStatsLocked() {
     stats.recorded_samples = session->recording->samples_written();
     stats.recording_error = session->recording->error();
   }
+  stats.recording_error_reported = session->recording_error_reported.load();
   last_stats_ = stats;
 }
 
@@ -291,7 +315,7 @@ Status Profiler::Stop(std::string* error) {
   }
   StopLocked();
   if (!last_stats_.recording_error.empty()) {
-    *error = "the recording " + last_stats_.recording + " failed: " + last_stats_.recording_error;
+    *error = RecordingFailure(last_stats_.recording, last_stats_.recording_error);
     return Status::kIoError;
   }
   return Status::kOk;

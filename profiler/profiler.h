@@ -7,7 +7,9 @@
 // wake-up costs ~25 us of CPU on this VM, so the interval is a trade-off between idle overhead
 // (~1.3 ms of CPU per second at 20 ms) and buffer size: the default 256 slots hold 12,800
 // samples/s at 20 ms. The Aggregator of the last session stays readable after
-// Stop() (Dump, Stacks) until the next Start().
+// Stop() (Dump, Stacks) until the next Start(). The first write error of the session's
+// recording is printed by the background thread when it happens (one "ctxprof:" line on
+// stderr, report.h); sampling and aggregation go on.
 //
 // Thread safety: Start/Stop/Dump/RegisterAttributes/session queries are serialised by one mutex
 // and may be called from any thread (never from a signal handler). The context setters take no
@@ -54,6 +56,9 @@ struct SessionStats {
   std::string recording;  // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any
+  // The background thread printed recording_error when it happened (report.h); a failure in
+  // the final drain at Stop() is not, and is left to the caller of Stop().
+  bool recording_error_reported = false;
 };
 
 // What a runtime (the JVM layer, jni/jvm_agent.h) plugs into sessions. Every member is optional;
@@ -86,7 +91,9 @@ class Profiler {
   // fallback) or is empty.
   Status Start(const std::string& options, std::string* message);
   // Stops sampling and finishes the JFR recording, if any. kIoError (with *error naming the
-  // file) when the recording failed at some point; sampling stopped either way.
+  // file) when the recording failed at some point; sampling stopped either way. A failure the
+  // background thread already printed is flagged in Stats().recording_error_reported, so that
+  // a caller printing *error can print a short reference instead of the same line again.
   Status Stop(std::string* error);
   // Writes the current (or last) session's samples as collapsed stacks to `path`.
   Status Dump(const std::string& path, std::string* error);
@@ -126,6 +133,9 @@ class Profiler {
   bool StartLocked(const Options& options, std::string* message);
   void StopLocked();
   void BackgroundLoop(Session* session);
+  // Prints the recording's first write error once, on the background thread, when it happens:
+  // a long-running process learns it then, not only at Stop(). Sampling goes on.
+  static void ReportRecordingFailure(Session* session);
   // Moves buffered samples into the aggregator and the recording. Called by the background
   // thread, or by Stop after it has been joined.
   static void DrainSamples(Session* session);

@@ -43,13 +43,28 @@ std::unique_ptr<Recording> Recording::Open(
   return recording;
 }
 
+void Recording::PublishProgress() {
+  if (writer_ != nullptr) {
+    samples_written_.store(writer_->samples_written(), std::memory_order_relaxed);
+  }
+}
+
 void Recording::ReleaseWriter() {
-  samples_written_ = writer_->samples_written();
+  PublishProgress();
   writer_.reset();
 }
 
+std::string Recording::error() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  return error_;
+}
+
 void Recording::Fail(const std::string& error) {
-  error_ = error;
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (error_.empty()) error_ = error;
+  }
+  failed_.store(true, std::memory_order_release);
   ReleaseWriter();  // the writer already stopped itself; nothing more is written
 }
 
@@ -70,6 +85,7 @@ void Recording::Tick() {
   if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_);
   std::string error;
   if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
+  PublishProgress();
 }
 
 bool Recording::Close(std::string* error) {
@@ -82,8 +98,9 @@ bool Recording::Close(std::string* error) {
       Fail(close_error);
     }
   }
-  if (!error_.empty()) *error = error_;
-  return error_.empty();
+  if (!failed()) return true;
+  *error = this->error();
+  return false;
 }
 
 }  // namespace ctxprof

@@ -4,17 +4,22 @@
 // session from I/O failure: the first write error (disk full, folder deleted, file size limit)
 // is kept as the recording's error and later samples are no longer written, while sampling and
 // the in-memory aggregation go on. Everything the writer finished before the error stays valid;
-// the chunk in progress keeps a header that marks it unfinished (docs/JFR.md).
+// the chunk in progress keeps a header that marks it unfinished (docs/JFR.md). The session's
+// background thread prints that error once when it sees failed() after a Tick()
+// (Profiler::ReportRecordingFailure).
 //
-// Thread safety: not thread-safe. Open() runs on the thread that starts the session; every
-// later call comes from the session's background thread, or from the stopping thread after the
-// background thread has been joined.
+// Thread safety: Open() runs on the thread that starts the session; Consume/Tick/Close come
+// from the session's background thread, or from the stopping thread after the background thread
+// has been joined. failed(), error() and samples_written() may be called from any thread at any
+// time (a session's status is read while its background thread writes).
 #ifndef CTXPROF_PROFILER_RECORDING_H_
 #define CTXPROF_PROFILER_RECORDING_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "context/attribute_registry.h"
@@ -60,16 +65,17 @@ class Recording : public SampleSink {
   // how (the first failure).
   bool Close(std::string* error);
 
-  bool failed() const { return !error_.empty(); }
-  const std::string& error() const { return error_; }
-  uint64_t samples_written() const {
-    return writer_ != nullptr ? writer_->samples_written() : samples_written_;
-  }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The first failure ("" while none).
+  std::string error() const;
+  // Samples written so far, as of the last Tick() or Close().
+  uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
 
  private:
   Recording() = default;
   void Fail(const std::string& error);
   void ReleaseWriter();
+  void PublishProgress();
   // Writes the held samples with ticks <= horizon.
   void WriteUpTo(uint64_t horizon);
 
@@ -78,9 +84,12 @@ class Recording : public SampleSink {
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
-  std::unique_ptr<JfrWriter> writer_;  // null after a failure
-  std::string error_;                  // the first failure
-  uint64_t samples_written_ = 0;       // kept when the writer is released
+  std::unique_ptr<JfrWriter> writer_;  // null after a failure or Close()
+  // What other threads may read.
+  mutable std::mutex error_mutex_;
+  std::string error_;  // the first failure; guarded by error_mutex_
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> samples_written_{0};
 };
 
 }  // namespace ctxprof

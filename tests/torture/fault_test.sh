@@ -81,6 +81,90 @@ case $fault in
     echo "recording size: $size bytes (limit $((64 * 1024)))"
     [ "$size" -le $((64 * 1024)) ] || fail "full: $jfr_file is $size bytes, above the limit"
     ;;
+  no_space)
+    # A real full filesystem (ENOSPC, not RLIMIT_FSIZE): a 64 KiB tmpfs mounted in a private
+    # mount namespace (unshare -m as root, else unshare -Urm in a new user namespace), holding
+    # the file= recording of a JVM that samples for 6 s (~60 KiB/s, so it fills within ~1 s).
+    # The profiler must say so at once, from its background thread, while the JVM still runs
+    # (polled below: the line is there before the workload's last line "done" and before the JVM
+    # exits), say it once (at exit only a short reference), show it in the Java API's status,
+    # and never write past the filesystem's size. The JVM exits 0.
+    fs=$work/tmpfs
+    fs_kib=64
+    jfr_file=$fs/recording.jfr
+    mkdir -p "$fs" "$work/nospace"
+    ns=""
+    for flags in -m -Urm; do
+      # shellcheck disable=SC2016 # $1 is the inner shell's
+      if unshare "$flags" sh -c 'mount -t tmpfs -o size=1m none "$1"' sh "$fs" \
+        2>>"$work/unshare.err"; then
+        ns=$flags
+        break
+      fi
+    done
+    if [ -z "$ns" ]; then
+      echo "SKIP no_space: cannot mount a tmpfs in a private mount namespace here (unshare -m" \
+        "and unshare -Urm failed: $(tr '\n' ' ' <"$work/unshare.err")); this case needs root" \
+        "or unprivileged user namespaces"
+      rm -rf "$work"
+      exit 0
+    fi
+    echo "mount namespace: unshare $ns; tmpfs of $fs_kib KiB at $fs"
+    # The shell inside the namespace mounts the tmpfs, runs the JVM and, before the namespace
+    # (and the tmpfs) goes away, writes the recording's size where this script can read it.
+    # shellcheck disable=SC2016 # the inner shell expands its own arguments
+    (cd "$work/nospace" && exec unshare "$ns" sh -c '
+      mount -t tmpfs -o size="$1"k none "$2" || exit 97
+      size_file=$3
+      recording=$4
+      shift 4
+      "$@"
+      code=$?
+      stat -c %s "$recording" >"$size_file"
+      exit $code' sh "$fs_kib" "$fs" "$work/nospace.size" "$jfr_file" \
+      "$jdk/bin/java" "$(agent "interval=1ms,wall=1ms,file=$jfr_file")" \
+      "${workload[@]}" status 6) >"$work/nospace.out" 2>"$work/nospace.err" &
+    jvm_pid=$!
+    started=$SECONDS
+    reported=""
+    for _ in $(seq 300); do
+      if [ -z "$reported" ] &&
+        ctxprof_lines nospace | grep -F "$jfr_file" | grep -qF "No space left on device"; then
+        if grep -q '^done$' "$work/nospace.out"; then
+          reported="after the workload's last line"
+        elif kill -0 "$jvm_pid" 2>/dev/null; then
+          reported="while the JVM runs, $((SECONDS - started)) s after its start"
+        else
+          reported="after the JVM exited"
+        fi
+        echo "nospace: the ctxprof line appeared $reported"
+      fi
+      kill -0 "$jvm_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    wait_jvm nospace 20
+    [ "$exit_code" -ne 97 ] || fail "nospace: mount failed inside the namespace"
+    expect_clean_exit nospace
+    ctxprof_lines nospace
+    grep '^status: ' "$work/nospace.out" || fail "nospace: the workload printed no status"
+    case $reported in
+      while*) ;;
+      "") fail "nospace: no ctxprof line names $jfr_file and 'No space left on device'" ;;
+      *) fail "nospace: the ctxprof line appeared only $reported, not while the JVM ran" ;;
+    esac
+    full_lines=$(ctxprof_lines nospace | grep -cF "No space left on device" || true)
+    [ "$full_lines" -eq 1 ] ||
+      fail "nospace: the error was printed $full_lines times, expected once (a reference at exit)"
+    ctxprof_lines nospace | grep -F "$jfr_file" | grep -qF "sampling goes on" ||
+      fail "nospace: the ctxprof line does not say that sampling goes on"
+    grep '^status: ' "$work/nospace.out" | grep -F "$jfr_file" |
+      grep -qF "No space left on device" ||
+      fail "nospace: the Java API's status does not show the write error"
+    size=$(cat "$work/nospace.size" 2>/dev/null || echo missing)
+    echo "recording size: $size bytes (filesystem $((fs_kib * 1024)))"
+    [ "$size" != missing ] && [ "$size" -le $((fs_kib * 1024)) ] ||
+      fail "nospace: $jfr_file is $size bytes, above the filesystem's size"
+    ;;
   sigkill)
     # SIGKILL at a random moment (1.5-3 s after ready), three times: every chunk file but the
     # newest (the one being written) must be valid on its own (`jfr summary`, with samples). The

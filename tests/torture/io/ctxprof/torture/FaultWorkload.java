@@ -1,11 +1,15 @@
 package io.ctxprof.torture;
 
+import io.ctxprof.Profiler;
+
 /**
  * The profiled application of the fault tests. Args: what, seconds.
  *
  * <ul>
  *   <li>"spin": burns CPU for `seconds`, printing "ready" after the first 500 ms so the test
  *       knows the session is recording, then exits 0;
+ *   <li>"status": like "spin", then prints the Java API's status ("status: ...", {@code
+ *       Profiler.execute("status")}) and "done" while the session still runs;
  *   <li>"crash": burns CPU for `seconds`, then calls a native method of the library named by
  *       -Dctxprof.test.crash that writes to address 16 (an application bug the JVM must report
  *       as its own crash).
@@ -29,6 +33,11 @@ public final class FaultWorkload {
     switch (what) {
       case "spin":
         return;
+      case "status":
+        System.out.println("status: " + Profiler.getInstance().execute("status"));
+        System.out.println("done");
+        System.out.flush();
+        return;
       case "crash":
         System.out.println("crashing");
         System.out.flush();
@@ -36,7 +45,7 @@ public final class FaultWorkload {
         throw new IllegalStateException("the write to address 16 returned");
       default:
         throw new IllegalArgumentException(
-            "unknown fault workload '" + what + "'; use spin or crash");
+            "unknown fault workload '" + what + "'; use spin, status or crash");
     }
   }
 
