@@ -26,7 +26,7 @@
 //   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
 //                      a standard signal does not queue, so a pending wall signal would swallow
 //                      a perf overflow's signal and the one-shot event would never be re-armed.
-//   buffer=256         sample buffer slots, [16, 65536].
+//   buffer=2048        sample buffer slots, [16, 65536]; ~2.1 KiB each at depth=128.
 //   file=path          write a JFR recording to this file (chunks appended, streamable while
 //                      it grows); without file= or repository= samples stay in memory.
 //   repository=dir     continuous mode: one JFR file per chunk in this folder (created 0700),
@@ -91,7 +91,7 @@ struct Options {
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
   int wall_signal = SIGVTALRM;
-  uint32_t buffer_slots = 256;
+  uint32_t buffer_slots = 2048;
   std::string file;
   std::string repository;
   bool attributes_given = false;  // attributes= was present (possibly to clear them)

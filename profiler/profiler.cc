@@ -168,7 +168,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   std::string clock_note;
   session->clock = CreateClock(options.clock, &clock_note);
   if (!clock_note.empty()) notes += clock_note + ". ";
-  session->buffer = SampleBuffer::Create(options.buffer_slots, message);
+  session->buffer = SampleBuffer::Create(options.buffer_slots, options.depth, message);
   if (session->buffer == nullptr) return false;
   session->sink =
       std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),

@@ -5,8 +5,9 @@
 // and/or wall), the thread registry and a background thread that drains the buffer into the
 // session's SampleSink (the Aggregator) and checks for new threads every kDrainInterval. Each
 // wake-up costs ~25 us of CPU on this VM, so the interval is a trade-off between idle overhead
-// (~1.3 ms of CPU per second at 20 ms) and buffer size: the default 256 slots hold 12,800
-// samples/s at 20 ms. The Aggregator of the last session stays readable after
+// (~1.3 ms of CPU per second at 20 ms) and buffer size: the default 2048 slots hold 100k
+// samples/s at 20 ms, and ride out a drain thread that the scheduler or a JVM safepoint holds
+// back for a while (docs/RELIABILITY.md). The Aggregator of the last session stays readable after
 // Stop() (Dump, Stacks) until the next Start(). The first write error of the session's
 // recording is printed by the background thread when it happens (one "ctxprof:" line on
 // stderr, report.h); sampling and aggregation go on.

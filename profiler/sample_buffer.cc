@@ -3,15 +3,30 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 namespace ctxprof {
 
-std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, std::string* error) {
-  // States first (their own cache lines), then the records, which are 64-byte aligned.
-  const size_t states_bytes = (slots * sizeof(std::atomic<uint32_t>) + alignof(SampleRecord) - 1) &
-                              ~(alignof(SampleRecord) - 1);
-  const size_t bytes = states_bytes + static_cast<size_t>(slots) * sizeof(SampleRecord);
+namespace {
+
+constexpr size_t kCacheLine = 64;
+
+size_t RoundUpToCacheLine(size_t bytes) { return (bytes + kCacheLine - 1) & ~(kCacheLine - 1); }
+
+}  // namespace
+
+std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, int depth, std::string* error) {
+  if (depth < 1 || depth > kMaxStackDepth) {
+    *error = "depth=" + std::to_string(depth) + ": use 1.." + std::to_string(kMaxStackDepth);
+    return nullptr;
+  }
+  // States first, then the records, each starting on its own cache line so that handlers
+  // filling neighbouring slots on different CPUs do not share a line.
+  const size_t states_bytes = RoundUpToCacheLine(slots * sizeof(std::atomic<uint32_t>));
+  const size_t stride = RoundUpToCacheLine(offsetof(SampleRecord, frames) +
+                                           static_cast<size_t>(depth) * sizeof(RawFrame));
+  const size_t bytes = states_bytes + static_cast<size_t>(slots) * stride;
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {
@@ -22,8 +37,8 @@ std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, std::string* 
   // Anonymous memory is zero: every state is kFree. Construct the atomics formally.
   auto* states = static_cast<std::atomic<uint32_t>*>(memory);
   for (uint32_t i = 0; i < slots; ++i) new (&states[i]) std::atomic<uint32_t>(kFree);
-  auto* records = reinterpret_cast<SampleRecord*>(static_cast<char*>(memory) + states_bytes);
-  return std::unique_ptr<SampleBuffer>(new SampleBuffer(records, states, slots, bytes));
+  char* records = static_cast<char*>(memory) + states_bytes;
+  return std::unique_ptr<SampleBuffer>(new SampleBuffer(records, stride, states, slots, bytes));
 }
 
 SampleBuffer::~SampleBuffer() { munmap(states_, mapped_bytes_); }
@@ -37,14 +52,14 @@ SampleRecord* SampleBuffer::TryClaim() {
     if (states_[index].load(std::memory_order_relaxed) == kFree &&
         states_[index].compare_exchange_strong(expected, kWriting, std::memory_order_acquire,
                                                std::memory_order_relaxed)) {
-      return &records_[index];
+      return record(index);
     }
   }
   return nullptr;
 }
 
 void SampleBuffer::Publish(SampleRecord* record) {
-  const size_t index = static_cast<size_t>(record - records_);
+  const size_t index = static_cast<size_t>(reinterpret_cast<char*>(record) - records_) / stride_;
   states_[index].store(kReady, std::memory_order_release);
 }
 

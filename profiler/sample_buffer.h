@@ -24,8 +24,13 @@
 // per-thread start slot was tried first: one busy thread then filled its 16 slots and dropped
 // while the rest of the buffer was free.)
 //
-// Memory: slots are one anonymous mmap (MAP_NORESERVE); a record's frames array is only touched
-// up to its frame_count, so resident memory tracks real stack depths, not kMaxStackDepth.
+// Memory: slots are one anonymous mmap (MAP_NORESERVE). A slot holds a SampleRecord whose frames
+// array is cut at the session's depth: SampleRecord declares kMaxStackDepth frames, but a slot
+// has room for frames[0, depth) only (its stride is the header plus depth frames, rounded up to
+// a cache line). That is sound because every writer is bounded by depth (the handler's walkers
+// take it as their limit) and every reader stops at frame_count <= depth; never copy a
+// SampleRecord out of a slot by value. At the default depth=128 a slot is ~2.1 KiB instead of
+// 32 KiB, so buffer=2048 maps ~4.3 MiB, and resident memory stays below that.
 //
 // Async-signal-safety: TryClaim/Publish/CountDrop use only lock-free atomics on memory mapped
 // before sampling starts and unmapped only after every handler has left (profiler.cc).
@@ -46,8 +51,9 @@ class SampleBuffer {
  public:
   static constexpr uint32_t kMaxProbes = 16;
 
-  // Maps `slots` records. Returns nullptr and sets *error when the mapping fails.
-  static std::unique_ptr<SampleBuffer> Create(uint32_t slots, std::string* error);
+  // Maps `slots` records of up to `depth` frames each. Returns nullptr and sets *error when depth
+  // is outside [1, kMaxStackDepth] or the mapping fails.
+  static std::unique_ptr<SampleBuffer> Create(uint32_t slots, int depth, std::string* error);
   ~SampleBuffer();
   SampleBuffer(const SampleBuffer&) = delete;
   SampleBuffer& operator=(const SampleBuffer&) = delete;
@@ -65,7 +71,7 @@ class SampleBuffer {
     size_t consumed = 0;
     for (uint32_t i = 0; i < slots_; ++i) {
       if (states_[i].load(std::memory_order_acquire) != kReady) continue;
-      consume(records_[i]);
+      consume(*record(i));
       states_[i].store(kFree, std::memory_order_release);
       ++consumed;
     }
@@ -80,11 +86,20 @@ class SampleBuffer {
  private:
   enum State : uint32_t { kFree = 0, kWriting = 1, kReady = 2 };
 
-  SampleBuffer(SampleRecord* records, std::atomic<uint32_t>* states, uint32_t slots,
+  SampleBuffer(char* records, size_t stride, std::atomic<uint32_t>* states, uint32_t slots,
                size_t mapped_bytes)
-      : records_(records), states_(states), slots_(slots), mapped_bytes_(mapped_bytes) {}
+      : records_(records),
+        stride_(stride),
+        states_(states),
+        slots_(slots),
+        mapped_bytes_(mapped_bytes) {}
 
-  SampleRecord* const records_;
+  SampleRecord* record(uint32_t index) const {
+    return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);
+  }
+
+  char* const records_;  // slot i's record starts at records_ + i * stride_
+  const size_t stride_;
   std::atomic<uint32_t>* const states_;
   const uint32_t slots_;
   const size_t mapped_bytes_;

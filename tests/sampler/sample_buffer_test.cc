@@ -12,7 +12,7 @@ namespace {
 
 TEST(SampleBufferTest, FullBufferDropsAndCounts) {
   std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(16, &error);
+  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(16, kDefaultStackDepth, &error);
   ASSERT_NE(buffer, nullptr) << error;
   for (int i = 0; i < 16; ++i) {
     SampleRecord* record = buffer->TryClaim();
@@ -28,11 +28,52 @@ TEST(SampleBufferTest, FullBufferDropsAndCounts) {
   EXPECT_NE(buffer->TryClaim(), nullptr);  // freed by the drain
 }
 
+// A slot has room for exactly `depth` frames: records filled to the full depth in every slot
+// keep their own frames and header (no slot overlaps its neighbour), and the last slot's last
+// frame is inside the mapping.
+TEST(SampleBufferTest, SlotsHoldDepthFramesWithoutOverlap) {
+  for (int depth : {1, 5, 128, kMaxStackDepth}) {
+    std::string error;
+    std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(8, depth, &error);
+    ASSERT_NE(buffer, nullptr) << error;
+    for (int slot = 0; slot < 8; ++slot) {
+      SampleRecord* record = buffer->TryClaim();
+      ASSERT_NE(record, nullptr) << "depth " << depth << " slot " << slot;
+      record->tid = slot;
+      record->frame_count = static_cast<uint32_t>(depth);
+      for (int i = 0; i < depth; ++i) {
+        record->frames[i] = {static_cast<uint64_t>(slot) << 32 | static_cast<uint64_t>(i), i,
+                             FrameKind::kNative};
+      }
+      buffer->Publish(record);
+    }
+    int intact = 0;
+    buffer->Drain([&](const SampleRecord& record) {
+      bool ok = record.frame_count == static_cast<uint32_t>(depth);
+      for (int i = 0; ok && i < depth; ++i) {
+        ok = record.frames[i].id ==
+                 (static_cast<uint64_t>(record.tid) << 32 | static_cast<uint64_t>(i)) &&
+             record.frames[i].bci == i;
+      }
+      intact += ok ? 1 : 0;
+    });
+    EXPECT_EQ(intact, 8) << "depth " << depth;
+  }
+}
+
+TEST(SampleBufferTest, RejectsDepthOutsideItsRange) {
+  for (int depth : {0, -1, kMaxStackDepth + 1}) {
+    std::string error;
+    EXPECT_EQ(SampleBuffer::Create(8, depth, &error), nullptr) << depth;
+    EXPECT_NE(error.find("depth=" + std::to_string(depth)), std::string::npos) << error;
+  }
+}
+
 // Many producers and one consumer: every published record is consumed exactly once, intact,
 // and every failed claim is counted as a drop.
 TEST(SampleBufferTest, ConcurrentProducersNeverLoseOrTearRecords) {
   std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(64, &error);
+  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(64, kDefaultStackDepth, &error);
   ASSERT_NE(buffer, nullptr) << error;
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 20000;
