@@ -223,10 +223,10 @@ def context_section(options):
     elif apart >= 0.85 * adjacent:
         two_threads = (
             "Two threads slow each other down by %+.0f %% with adjacent blocks and by %+.0f %% "
-            "with blocks a page apart: the slowdown does not depend on the distance, so it is "
-            "not false sharing (the blocks are 64-byte aligned) but the two CPUs competing, as "
-            "hyperthread siblings or vCPUs of one host core do. The 20 %% target needs two real "
-            "cores to be checked." % ((adjacent / one - 1) * 100, (apart / one - 1) * 100))
+            "with blocks a page apart: moving the blocks apart does not remove the slowdown, so "
+            "it is not false sharing (the blocks are 64-byte aligned) but the two CPUs "
+            "competing, as hyperthread siblings or vCPUs of one host core do. The 20 %% target "
+            "needs two real cores to be checked." % ((adjacent / one - 1) * 100, (apart / one - 1) * 100))
     else:
         two_threads = (
             "Two threads slow down by %+.0f %% with adjacent blocks but only %+.0f %% with blocks "

@@ -61,6 +61,26 @@ TEST(SampleBufferTest, SlotsHoldDepthFramesWithoutOverlap) {
   }
 }
 
+// After a drain, claims restart at the first slot: a steady load keeps reusing a few warm
+// slots instead of walking (and faulting in) the whole ring.
+TEST(SampleBufferTest, ClaimsRestartAtTheFirstSlotAfterADrain) {
+  std::string error;
+  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(64, kDefaultStackDepth, &error);
+  ASSERT_NE(buffer, nullptr) << error;
+  SampleRecord* first = nullptr;
+  for (int round = 0; round < 10; ++round) {
+    for (int i = 0; i < 5; ++i) {
+      SampleRecord* record = buffer->TryClaim();
+      ASSERT_NE(record, nullptr);
+      if (round == 0 && i == 0) first = record;
+      if (i == 0) EXPECT_EQ(record, first) << "round " << round;
+      record->frame_count = 0;
+      buffer->Publish(record);
+    }
+    EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 5u);
+  }
+}
+
 TEST(SampleBufferTest, RejectsDepthOutsideItsRange) {
   for (int depth : {0, -1, kMaxStackDepth + 1}) {
     std::string error;
