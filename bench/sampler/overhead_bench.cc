@@ -9,7 +9,6 @@
 // the fixed per-session cost (start, stop, background thread wake-ups) in the ratio.
 #include <time.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/sampler/interleaved_rounds.h"
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
 
@@ -62,12 +62,6 @@ double RunOnce(const char* options, uint64_t* samples) {
   return cpu;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,32 +75,13 @@ int main(int argc, char** argv) {
       "event=cpu,interval=1ms,unwind=fp",
       "event=ctimer,interval=1ms",
   };
-  std::vector<std::vector<double>> cpu(configs.size());
-  std::vector<std::vector<double>> ratio(configs.size());
-  std::vector<std::vector<double>> samples(configs.size());
   uint64_t sample_count = 0;
   RunOnce(nullptr, &sample_count);  // warm-up
-  for (int round = 0; round < rounds; ++round) {
-    std::vector<double> this_round(configs.size());
-    // Rotate the order each round so no configuration always runs first.
-    for (size_t k = 0; k < configs.size(); ++k) {
-      const size_t index = (k + static_cast<size_t>(round)) % configs.size();
-      this_round[index] = RunOnce(configs[index], &sample_count);
-      samples[index].push_back(static_cast<double>(sample_count));
-    }
-    for (size_t i = 0; i < configs.size(); ++i) {
-      cpu[i].push_back(this_round[i]);
-      ratio[i].push_back(this_round[i] / this_round[0]);
-    }
-  }
-  printf("%-36s %12s %8s %12s %10s %14s\n", "configuration", "median CPU s", "samples",
-         "median ratio", "overhead", "CPU per sample");
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const double extra = Median(cpu[i]) - Median(cpu[0]);
-    const double per_sample_us = Median(samples[i]) > 0 ? extra / Median(samples[i]) * 1e6 : 0;
-    printf("%-36s %12.4f %8.0f %12.4f %+9.2f%% %12.1f us\n", configs[i] ? configs[i] : "off",
-           Median(cpu[i]), Median(samples[i]), Median(ratio[i]), (Median(ratio[i]) - 1) * 100,
-           per_sample_us);
-  }
+  const std::vector<ctxprof::bench::ConfigurationResults> results = ctxprof::bench::RunInterleaved(
+      configs.size(), rounds,
+      [&](size_t index, uint64_t* samples) { return RunOnce(configs[index], samples); });
+  std::vector<std::string> names;
+  for (const char* config : configs) names.push_back(config != nullptr ? config : "off");
+  ctxprof::bench::PrintOverheadTable("configuration", "samples", names, results);
   return 0;
 }

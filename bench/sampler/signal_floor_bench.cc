@@ -21,7 +21,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "bench/sampler/interleaved_rounds.h"
 
 namespace {
 
@@ -91,12 +94,6 @@ double RunOnce(uint64_t period_ns, uint64_t iterations, uint64_t* signals) {
   return cpu;
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,34 +119,15 @@ int main(int argc, char** argv) {
   const auto iterations =
       static_cast<uint64_t>(static_cast<double>(probe) * loop_seconds / std::max(probe_cpu, 1e-6));
 
-  const uint64_t periods[] = {0, 10 * 1000 * 1000, 1000 * 1000};
-  constexpr size_t kConfigs = sizeof(periods) / sizeof(periods[0]);
-  std::vector<double> cpu[kConfigs], handled[kConfigs], ratio[kConfigs];
-  for (int round = 0; round < rounds; ++round) {
-    double this_round[kConfigs];
-    for (size_t k = 0; k < kConfigs; ++k) {  // rotated order: no configuration always first
-      const size_t index = (k + static_cast<size_t>(round)) % kConfigs;
-      this_round[index] = RunOnce(periods[index], iterations, &signals);
-      handled[index].push_back(static_cast<double>(signals));
-    }
-    for (size_t i = 0; i < kConfigs; ++i) {
-      cpu[i].push_back(this_round[i]);
-      ratio[i].push_back(this_round[i] / this_round[0]);
-    }
+  const std::vector<uint64_t> periods = {0, 10 * 1000 * 1000, 1000 * 1000};
+  const std::vector<ctxprof::bench::ConfigurationResults> results =
+      ctxprof::bench::RunInterleaved(periods.size(), rounds, [&](size_t index, uint64_t* signals) {
+        return RunOnce(periods[index], iterations, signals);
+      });
+  std::vector<std::string> names;
+  for (uint64_t period : periods) {
+    names.push_back(period == 0 ? "off" : std::to_string(period / 1000000) + "ms");
   }
-  printf("%-12s %12s %9s %12s %10s %16s\n", "period", "median CPU s", "signals", "median ratio",
-         "overhead", "CPU per signal");
-  for (size_t i = 0; i < kConfigs; ++i) {
-    const double extra = Median(cpu[i]) - Median(cpu[0]);
-    const double per_signal_us = Median(handled[i]) > 0 ? extra / Median(handled[i]) * 1e6 : 0;
-    char period[32];
-    if (periods[i] == 0) {
-      snprintf(period, sizeof(period), "off");
-    } else {
-      snprintf(period, sizeof(period), "%lums", static_cast<unsigned long>(periods[i] / 1000000));
-    }
-    printf("%-12s %12.4f %9.0f %12.4f %+9.2f%% %13.1f us\n", period, Median(cpu[i]),
-           Median(handled[i]), Median(ratio[i]), (Median(ratio[i]) - 1) * 100, per_signal_us);
-  }
+  ctxprof::bench::PrintOverheadTable("period", "signals", names, results);
   return 0;
 }
