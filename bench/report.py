@@ -124,21 +124,17 @@ def os_name():
     return platform.system()
 
 
-def java_version(jdk):
+def describe_jdk(jdk):
+    """(short name such as "JDK 17.0.15", its runtime build line), from one `java -version`."""
     try:
-        result = subprocess.run([jdk + "/bin/java", "-version"], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, timeout=60)
-        lines = result.stdout.strip().splitlines()
-        return lines[1] if len(lines) > 1 else lines[0]
-    except (OSError, subprocess.TimeoutExpired, IndexError):
-        return "unknown"
-
-
-def short_jdk(jdk):
-    match = re.search(r'version "([^"]+)"', subprocess.run(
-        [jdk + "/bin/java", "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True).stdout)
-    return "JDK " + (match.group(1) if match else os.path.basename(jdk))
+        output = subprocess.run([jdk + "/bin/java", "-version"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ReportError("cannot run %s/bin/java -version: %s" % (jdk, error))
+    match = re.search(r'version "([^"]+)"', output)
+    lines = output.strip().splitlines()
+    return ("JDK " + (match.group(1) if match else os.path.basename(jdk)),
+            lines[1] if len(lines) > 1 else (lines[0] if lines else "unknown"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,9 +275,9 @@ def java_bench(options, jdk):
 def java_section(options):
     columns = []
     for jdk in options.jdks:
-        log("Java context writes on %s" % short_jdk(jdk))
+        log("Java context writes on %s" % options.jdk_names[jdk])
         results, arguments = java_bench(options, jdk)
-        columns.append((short_jdk(jdk), results))
+        columns.append((options.jdk_names[jdk], results))
     header = "| Operation | " + " | ".join(
         name + " (median [fork medians])" for name, _ in columns) + " | Through JNI | Target |"
     rows = [header, "|---|" + "---:|" * len(columns) + "---:|---|"]
@@ -470,7 +466,8 @@ def jvm_overhead(options, jdk):
     runs = {label: [] for label, _, _ in JVM_CONFIGS}
     ratios = {label: [] for label, _, _ in JVM_CONFIGS}
     for round_index in range(rounds):
-        log("JVM overhead on %s: round %d of %d" % (short_jdk(jdk), round_index + 1, rounds))
+        log("JVM overhead on %s: round %d of %d" % (options.jdk_names[jdk], round_index + 1,
+                                                    rounds))
         this_round = {}
         for label, agent_options, _ in rotated(JVM_CONFIGS, round_index):
             recording = os.path.join(options.scratch, "overhead.jfr")
@@ -532,7 +529,7 @@ def overhead_section(options):
         "Java frames through AsyncGetCallTrace, written to JFR). %d round(s); each round runs "
         "every configuration once in a rotated order, and the overhead is the median of the "
         "per-round ratios to the unprofiled run, with their range.\n\n"
-        % (short_jdk(jdk), threads, "1 s" if options.quick else "3 s", rounds)
+        % (options.jdk_names[jdk], threads, "1 s" if options.quick else "3 s", rounds)
         + "\n".join(rows) + "\n\n"
         "Target ≤ 1 %% at 10 ms: %s (%+.2f %%).\n\n"
         "\"≈ extra CPU per sample\" divides the extra CPU by the samples the measured phase must "
@@ -619,6 +616,9 @@ def main():
     load_before = os.getloadavg()
     try:
         options.jdks = find_jdks(options.jdks_script)
+        descriptions = {jdk: describe_jdk(jdk) for jdk in options.jdks}
+        options.jdk_names = {jdk: name for jdk, (name, _) in descriptions.items()}
+        options.jdk_builds = {jdk: build for jdk, (_, build) in descriptions.items()}
         with tempfile.TemporaryDirectory(prefix="ctxprof-report-") as scratch:
             options.scratch = scratch
             sections = [context_section(options), java_section(options), handler_section(options),
@@ -634,7 +634,8 @@ def main():
         "- Compiler: %s, Bazel `-c %s`" % (first_line(["gcc", "--version"]),
                                             "opt" if "/k8-opt/" in options.context_bench
                                             else "fastbuild (NOT representative)"),
-    ] + ["- %s: %s" % (short_jdk(jdk), java_version(jdk)) for jdk in options.jdks] + [
+    ] + ["- %s: %s" % (options.jdk_names[jdk], options.jdk_builds[jdk])
+         for jdk in options.jdks] + [
         "- Load average (1 min) %.2f before, %.2f after; the whole report took %.1f minutes"
         % (load_before[0], load_after[0], minutes),
     ]

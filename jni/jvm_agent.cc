@@ -37,13 +37,11 @@ bool g_start_at_init = false;
 // joins this thread).
 __thread bool t_profiler_thread __attribute__((tls_model("initial-exec"))) = false;
 
-void Print(const std::string& message) { PrintLine(message); }
-
 bool Check(jvmtiError status, const char* what) {
   if (status == JVMTI_ERROR_NONE) return true;
   char* name = nullptr;
   g_jvmti->GetErrorName(status, &name);
-  Print(std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status)));
+  PrintLine(std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status)));
   if (name != nullptr) g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
   return false;
 }
@@ -78,9 +76,9 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 void StartSession(const std::string& options) {
   std::string message;
   if (Profiler::Global()->Start(options, &message) != Status::kOk) {
-    Print(message + "; the JVM runs without profiling");
+    PrintLine(message + "; the JVM runs without profiling");
   } else if (!message.empty()) {
-    Print(message);
+    PrintLine(message);
   }
 }
 
@@ -97,10 +95,10 @@ void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
   const SessionStats stats = Profiler::Global()->Stats();
   if (stats.recording_error_reported) {
     // The full line was printed when the error happened; do not repeat it.
-    Print("the recording " + stats.recording +
-          " is incomplete: writing stopped at the error reported earlier");
+    PrintLine("the recording " + stats.recording +
+              " is incomplete: writing stopped at the error reported earlier");
   } else {
-    Print(error);
+    PrintLine(error);
   }
 }
 
@@ -157,7 +155,7 @@ void AttachBackgroundThread() {
   JNIEnv* jni = nullptr;
   JavaVMAttachArgs args{JNI_VERSION_1_6, const_cast<char*>("ctxprof writer"), nullptr};
   if (g_vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&jni), &args) != JNI_OK) {
-    Print("cannot attach the writer thread to the JVM; Java frames will be named [unknown]");
+    PrintLine("cannot attach the writer thread to the JVM; Java frames will be named [unknown]");
   }
 }
 
@@ -242,7 +240,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (has_virtual_threads) {
     std::string vt_error;
     if (!VirtualThreads::Enable(jvmti, &vt_error)) {
-      Print("virtual threads: " + vt_error + "; their context is not saved across unmounts");
+      PrintLine("virtual threads: " + vt_error + "; their context is not saved across unmounts");
     }
   }
 
@@ -251,7 +249,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (JavaStackWalker::Init(&walker_error)) {
     hooks.java_walk = JavaStackWalker::Walk;
   } else {
-    Print(walker_error);
+    PrintLine(walker_error);
   }
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
@@ -310,16 +308,16 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
   if (options.empty()) return false;
   const std::string command = options.substr(0, options.find(','));
   if (command != "start") {
-    ctxprof::Print("agent command '" + command +
-                   "' is not supported; use -agentpath:libctxprof.so=start,<options>; the JVM "
-                   "runs without profiling");
+    ctxprof::PrintLine("agent command '" + command +
+                       "' is not supported; use -agentpath:libctxprof.so=start,<options>; the JVM "
+                       "runs without profiling");
     return false;
   }
   *start_options = command.size() < options.size() ? options.substr(command.size() + 1) : "";
   ctxprof::Options parsed;
   std::string error;
   if (!ctxprof::ParseOptions(*start_options, &parsed, &error)) {
-    ctxprof::Print(error + "; the JVM runs without profiling");
+    ctxprof::PrintLine(error + "; the JVM runs without profiling");
     return false;
   }
   return true;
@@ -330,7 +328,7 @@ jint Load(JavaVM* vm, const char* options, bool live) {
   const bool start = ParseAgentOptions(options, &start_options);
   std::string error;
   if (!JvmAgent::Init(vm, live, &error)) {
-    ctxprof::Print(error + "; the JVM runs without profiling");
+    ctxprof::PrintLine(error + "; the JVM runs without profiling");
     return 0;
   }
   if (!start) return 0;
@@ -357,7 +355,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   std::string error;
-  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::Print(error);
+  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::PrintLine(error);
   return JNI_VERSION_1_6;
 }
 
