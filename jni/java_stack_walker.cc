@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "profiler/fault_guard.h"
+#include "profiler/sampler/fault_guard.h"
 
 namespace ctxprof {
 namespace {

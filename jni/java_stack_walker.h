@@ -1,5 +1,5 @@
 // JavaStackWalker: Java frames of the interrupted thread with HotSpot's AsyncGetCallTrace
-// (ASGCT), for the signal handler (profiler/signal_handler.h, JavaStackWalk).
+// (ASGCT), for the signal handler (profiler/sampler/signal_handler.h, JavaStackWalk).
 //
 // ASGCT is an unexported-in-headers but exported-from-libjvm function found with dlsym
 // (RTLD_DEFAULT). It needs the interrupted thread's JNIEnv, which the handler cannot ask the VM
@@ -25,7 +25,7 @@
 
 #include <string>
 
-#include "profiler/sample.h"
+#include "profiler/sampler/sample.h"
 
 namespace ctxprof {
 
@@ -38,7 +38,7 @@ class JavaStackWalker {
   static JNIEnv* CurrentThreadEnv();
   // Records that `method` has compiled code (CompiledMethodLoad, including inlined methods).
   static void NoteCompiled(jmethodID method);
-  // A JavaStackWalk: see profiler/signal_handler.h.
+  // A JavaStackWalk: see profiler/sampler/signal_handler.h.
   static int Walk(void* ucontext, RawFrame* frames, int max_depth);
 };
 

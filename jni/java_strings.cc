@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "profiler/utf8.h"
+#include "profiler/jfr/utf8.h"
 
 namespace ctxprof {
 

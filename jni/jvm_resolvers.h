@@ -1,4 +1,4 @@
-// JVM resolvers for the JFR writer (profiler/jfr/jfr_resolver.h).
+// JVM resolvers for the JFR writer (profiler/recording/frame_resolver.h).
 //
 // JvmFrameResolver names Java frames through JVMTI: the jmethodID's declaring class in internal
 // form ("java/lang/String"), method name and descriptor, and the line of the bci from the
@@ -19,7 +19,7 @@
 
 #include <jvmti.h>
 
-#include "profiler/native_resolvers.h"
+#include "profiler/recording/native_resolvers.h"
 
 namespace ctxprof {
 

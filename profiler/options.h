@@ -47,19 +47,15 @@
 #include <string_view>
 #include <vector>
 
-#include "profiler/sample.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/sampler/sample.h"
 
 namespace ctxprof {
 
 // Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
-enum class ClockKind : uint8_t { kTsc, kMonotonic };
 enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
 enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
-
-inline constexpr uint64_t kNanosPerMicro = 1000;
-inline constexpr uint64_t kNanosPerMilli = 1000 * 1000;
-inline constexpr uint64_t kNanosPerSecond = 1000 * 1000 * 1000;
 
 // Settings of the JFR writer (profiler/jfr/). 0 means "writer default".
 struct JfrOptions {

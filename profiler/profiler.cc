@@ -5,15 +5,15 @@
 #include <unistd.h>
 
 #include "context/process_context.h"
-#include "profiler/ctimer_engine.h"
-#include "profiler/itimer_engine.h"
-#include "profiler/perf_engine.h"
-#include "profiler/recording.h"
+#include "profiler/sampler/ctimer_engine.h"
+#include "profiler/sampler/itimer_engine.h"
+#include "profiler/sampler/perf_engine.h"
+#include "profiler/recording/recording.h"
 #include "profiler/report.h"
-#include "profiler/signal_handler.h"
-#include "profiler/stack_walker.h"
-#include "profiler/tsc_clock.h"
-#include "profiler/wall_engine.h"
+#include "profiler/sampler/signal_handler.h"
+#include "profiler/sampler/stack_walker.h"
+#include "profiler/sampler/tsc_clock.h"
+#include "profiler/sampler/wall_engine.h"
 
 namespace ctxprof {
 

@@ -32,14 +32,14 @@
 
 #include "context/context_map.h"
 #include "context/dictionary.h"
-#include "profiler/aggregator.h"
-#include "profiler/clock.h"
-#include "profiler/engine.h"
-#include "profiler/jfr/jfr_resolver.h"
+#include "profiler/recording/aggregator.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/sampler/engine.h"
+#include "profiler/recording/frame_resolver.h"
 #include "profiler/options.h"
-#include "profiler/sample_buffer.h"
-#include "profiler/signal_handler.h"
-#include "profiler/thread_registry.h"
+#include "profiler/sampler/sample_buffer.h"
+#include "profiler/sampler/signal_handler.h"
+#include "profiler/sampler/thread_registry.h"
 
 namespace ctxprof {
 

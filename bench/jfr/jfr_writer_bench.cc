@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "profiler/jfr/jfr_writer.h"
+#include "profiler/recording/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

@@ -14,8 +14,8 @@
 
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
-#include "profiler/signal_handler.h"
-#include "profiler/tsc_clock.h"
+#include "profiler/sampler/signal_handler.h"
+#include "profiler/sampler/tsc_clock.h"
 
 namespace ctxprof {
 namespace {

@@ -87,7 +87,7 @@ inline constexpr int kJfrFrameTypeCount = 6;
 // "Kernel").
 const char* JfrFrameTypeName(JfrFrameType type);
 
-// Thread states: keys of the jdk.types.ThreadState pool. Key = 1 + profiler/sample.h's
+// Thread states: keys of the jdk.types.ThreadState pool. Key = 1 + profiler/sampler/sample.h's
 // ThreadState value.
 inline constexpr int kJfrThreadStateCount = 3;
 const char* JfrThreadStateName(int key);  // "STATE_RUNNABLE", "STATE_SLEEPING", "STATE_DEFAULT"

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "profiler/utf8.h"
+#include "profiler/jfr/utf8.h"
 
 namespace ctxprof {
 

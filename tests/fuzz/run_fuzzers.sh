@@ -24,7 +24,7 @@ flags=(-std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 declare -A sources=(
   [options]="tests/fuzz/options_fuzzer.cc profiler/options.cc"
   [jfr_reader]="tests/fuzz/jfr_reader_fuzzer.cc profiler/jfr/jfr_reader.cc
-                profiler/jfr/jfr_value.cc profiler/utf8.cc"
+                profiler/jfr/jfr_value.cc profiler/jfr/utf8.cc"
 )
 # Per-input limits: a hang or a big allocation is a finding, like a crash.
 declare -A run_flags=(

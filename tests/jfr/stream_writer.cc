@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "profiler/jfr/jfr_writer.h"
+#include "profiler/recording/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 namespace {

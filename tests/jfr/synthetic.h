@@ -13,10 +13,10 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/clock.h"
-#include "profiler/jfr/jfr_resolver.h"
-#include "profiler/jfr/jfr_writer.h"
-#include "profiler/sample.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/jfr_writer.h"
+#include "profiler/sampler/sample.h"
 
 namespace ctxprof {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "profiler/jfr/jfr_writer.h"
+#include "profiler/recording/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-#include "profiler/sample_reorderer.h"
+#include "profiler/recording/sample_reorderer.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "profiler/tsc_clock.h"
+#include "profiler/sampler/tsc_clock.h"
 
 namespace ctxprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "profiler/sample_buffer.h"
+#include "profiler/sampler/sample_buffer.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/aggregator.h"
+#include "profiler/recording/aggregator.h"
 
 namespace ctxprof::testing {
 

@@ -1,12 +1,12 @@
-#include "profiler/stack_walker.h"
+#include "profiler/sampler/stack_walker.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "profiler/fault_guard.h"
-#include "profiler/symbolizer.h"
+#include "profiler/sampler/fault_guard.h"
+#include "profiler/recording/symbolizer.h"
 
 namespace ctxprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "profiler/symbolizer.h"
+#include "profiler/recording/symbolizer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

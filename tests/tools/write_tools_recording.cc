@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "profiler/jfr/jfr_writer.h"
+#include "profiler/recording/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 #include "tests/tools/tools_workload.h"
 

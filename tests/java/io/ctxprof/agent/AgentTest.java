@@ -339,7 +339,7 @@ class AgentTest {
     assertTrue(b[2] >= 0.95 * b[0], "vt-b's own context on < 95%");
 
     // The JFR recording says the same through the Context-interval join: the recording hands
-    // samples to the writer in tick order (profiler/sample_reorderer.h), so the join is exact.
+    // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
     Recording recording = Recording.read(jfr);
     int joined = 0;
     int misjoined = 0;

@@ -1,0 +1,164 @@
+#include "profiler/recording/aggregator.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace ctxprof {
+namespace {
+
+const char* KindName(SampleKind kind) { return kind == SampleKind::kWall ? "wall" : "cpu"; }
+
+const char* StateName(ThreadState state) {
+  switch (state) {
+    case ThreadState::kRunning:
+      return "running";
+    case ThreadState::kSleeping:
+      return "sleeping";
+    case ThreadState::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+// ';' separates frames and '\n' lines in the collapsed format.
+std::string Sanitize(std::string_view text) {
+  std::string result(text);
+  for (char& c : result) {
+    if (c == ';' || c == '\n' || c == '\r') c = '_';
+  }
+  return result;
+}
+
+}  // namespace
+
+void Aggregator::Consume(const SampleRecord& record) {
+  std::string key;
+  key.reserve(sizeof(ContextSnapshot) + 2 + record.frame_count * sizeof(uint64_t));
+  key.push_back(static_cast<char>(record.kind));
+  key.push_back(static_cast<char>(record.state));
+  key.append(reinterpret_cast<const char*>(&record.context), sizeof(record.context));
+  for (uint32_t i = 0; i < record.frame_count; ++i) {
+    key.append(reinterpret_cast<const char*>(&record.frames[i].id), sizeof(uint64_t));
+    key.push_back(static_cast<char>(record.frames[i].kind));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = entries_.try_emplace(std::move(key));
+  Entry& entry = it->second;
+  if (inserted) {
+    entry.kind = record.kind;
+    entry.state = record.state;
+    entry.context = record.context;
+    entry.frames.assign(record.frames, record.frames + record.frame_count);
+    entry.samples = 0;
+    entry.weight = 0;
+  }
+  ++entry.samples;
+  entry.weight += record.weight;
+  ++counters_.samples;
+  if (record.flags & kSampleTruncated) ++counters_.truncated;
+  if (record.flags & kSampleContextBusy) ++counters_.context_busy;
+  if (record.flags & kSampleContextTorn) ++counters_.context_torn;
+  const size_t engine = static_cast<size_t>(record.engine);
+  if (engine < 4) ++counters_.by_engine[engine];
+}
+
+std::vector<std::string> Aggregator::SymbolizeLocked(const Entry& entry) {
+  std::vector<std::string> frames;
+  frames.reserve(entry.frames.size());
+  for (size_t i = 0; i < entry.frames.size(); ++i) {
+    const RawFrame& frame = entry.frames[i];
+    frames.push_back(frame.kind == FrameKind::kNative
+                         ? symbolizer_.Resolve(frame.id, /*is_return_address=*/i > 0)
+                         : JavaFrameLocked(frame));
+  }
+  return frames;
+}
+
+std::string Aggregator::JavaFrameLocked(const RawFrame& frame) {
+  if (java_frames_ == nullptr) {
+    char text[48];
+    snprintf(text, sizeof(text), "[java 0x%" PRIx64 "]", frame.id);
+    return text;
+  }
+  ResolvedFrame resolved;
+  java_frames_->Resolve(frame, &resolved);
+  std::string name = resolved.class_name;
+  for (char& c : name) {
+    if (c == '/') c = '.';
+  }
+  return name + "." + resolved.method_name;
+}
+
+std::vector<AggregatedStack> Aggregator::Stacks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<AggregatedStack> stacks;
+  stacks.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) {
+    stacks.push_back({entry.kind, entry.state, entry.context, SymbolizeLocked(entry), entry.samples,
+                      entry.weight});
+  }
+  return stacks;
+}
+
+AggregatorCounters Aggregator::counters() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return counters_;
+}
+
+std::string Aggregator::ContextFramesLocked(const ContextSnapshot& context) {
+  std::string frames;
+  char text[64];
+  if (context.trace_id_high != 0 || context.trace_id_low != 0) {
+    snprintf(text, sizeof(text), "[trace=%016" PRIx64 "%016" PRIx64 "];", context.trace_id_high,
+             context.trace_id_low);
+    frames += text;
+  }
+  if (context.span_id != 0) {
+    snprintf(text, sizeof(text), "[span=%016" PRIx64 "];", context.span_id);
+    frames += text;
+  }
+  for (int slot = 0; slot < kAttributeSlots; ++slot) {
+    const uint32_t id = context.attributes[slot];
+    if (id == Dictionary::kUnsetId) continue;
+    const std::string slot_name = static_cast<size_t>(slot) < attribute_names_.size()
+                                      ? attribute_names_[static_cast<size_t>(slot)]
+                                      : "slot" + std::to_string(slot);
+    std::string_view value = dictionary_ != nullptr ? dictionary_->ValueOf(id) : std::string_view();
+    frames += "[" + Sanitize(slot_name) + "=" +
+              (value.empty() ? "#" + std::to_string(id) : Sanitize(value)) + "];";
+  }
+  return frames;
+}
+
+bool Aggregator::WriteCollapsed(const std::string& path, std::string* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  FILE* out = fopen(path.c_str(), "we");
+  if (out == nullptr) {
+    *error = "cannot open dump file '" + path + "' for writing: " + strerror(errno) +
+             "; check that the directory exists and is writable";
+    return false;
+  }
+  for (const auto& [key, entry] : entries_) {
+    std::string line = std::string("[") + KindName(entry.kind) + "];[" + StateName(entry.state) +
+                       "];" + ContextFramesLocked(entry.context);
+    const std::vector<std::string> frames = SymbolizeLocked(entry);
+    for (size_t i = frames.size(); i > 0; --i) {
+      line += Sanitize(frames[i - 1]);
+      if (i > 1) line += ';';
+    }
+    if (!line.empty() && line.back() == ';') line.pop_back();
+    line += ' ' + std::to_string(entry.weight) + '\n';
+    fputs(line.c_str(), out);
+  }
+  const bool write_failed = ferror(out) != 0;
+  const int saved = errno;
+  if (fclose(out) != 0 || write_failed) {
+    *error = "cannot write dump file '" + path + "': " + strerror(write_failed ? saved : errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ctxprof

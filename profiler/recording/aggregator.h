@@ -1,0 +1,86 @@
+// Aggregator: counts samples per (kind, thread state, context, stack) in memory, and renders
+// them symbolized (native frames with the Symbolizer, Java frames with the runtime's resolver as
+// "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
+// stack text file (docs/SAMPLER.md, "Dump format").
+//
+// Thread safety: all methods are thread-safe (one mutex). Consume() runs on the background
+// thread; Stacks()/WriteCollapsed() run on API threads and hold the mutex while symbolizing, which
+// only delays draining (the sample buffer absorbs it), never a signal handler.
+#ifndef CTXPROF_PROFILER_RECORDING_AGGREGATOR_H_
+#define CTXPROF_PROFILER_RECORDING_AGGREGATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "context/dictionary.h"
+#include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/sample_sink.h"
+#include "profiler/recording/symbolizer.h"
+
+namespace ctxprof {
+
+struct AggregatedStack {
+  SampleKind kind;
+  ThreadState state;
+  ContextSnapshot context;
+  std::vector<std::string> frames;  // symbolized, frames[0] = leaf
+  uint64_t samples;                 // records
+  uint64_t weight;                  // intervals they stand for (sum of record weights)
+};
+
+struct AggregatorCounters {
+  uint64_t samples = 0;
+  uint64_t truncated = 0;
+  uint64_t context_busy = 0;
+  uint64_t context_torn = 0;
+  uint64_t by_engine[4] = {0, 0, 0, 0};  // indexed by Engine
+};
+
+class Aggregator : public SampleSink {
+ public:
+  // `attribute_names[slot]` names a context slot in the output (the session's registration);
+  // `dictionary` maps value ids to strings and must outlive the Aggregator (may be nullptr).
+  // `java_frames` names Java frames (the JVM layer's resolver, used under the mutex); without it
+  // they render as "[java 0x<jmethodID>]".
+  Aggregator(std::vector<std::string> attribute_names, const Dictionary* dictionary,
+             std::unique_ptr<FrameResolver> java_frames = nullptr)
+      : attribute_names_(std::move(attribute_names)),
+        dictionary_(dictionary),
+        java_frames_(std::move(java_frames)) {}
+
+  void Consume(const SampleRecord& record) override;
+
+  std::vector<AggregatedStack> Stacks();
+  AggregatorCounters counters();
+  // Writes the collapsed-stack file; false and *error (naming the path) on an I/O failure.
+  bool WriteCollapsed(const std::string& path, std::string* error);
+
+ private:
+  struct Entry {
+    SampleKind kind;
+    ThreadState state;
+    ContextSnapshot context;
+    std::vector<RawFrame> frames;  // bci of Java frames: the first sample's
+    uint64_t samples;
+    uint64_t weight;
+  };
+  std::vector<std::string> SymbolizeLocked(const Entry& entry);
+  std::string JavaFrameLocked(const RawFrame& frame);
+  std::string ContextFramesLocked(const ContextSnapshot& context);
+
+  const std::vector<std::string> attribute_names_;
+  const Dictionary* const dictionary_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;  // guarded; key = the entry's bytes
+  AggregatorCounters counters_;                     // guarded
+  Symbolizer symbolizer_;                           // guarded
+  std::unique_ptr<FrameResolver> java_frames_;      // guarded; may be null
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_AGGREGATOR_H_

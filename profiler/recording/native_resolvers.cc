@@ -1,0 +1,30 @@
+#include "profiler/recording/native_resolvers.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace ctxprof {
+
+void NativeFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
+  out->method_name =
+      symbolizer_.Resolve(frame.id, /*is_return_address=*/frame.bci == kNativeReturnAddress);
+  out->class_name = symbolizer_.ModuleName(frame.id);
+  if (out->class_name.empty()) out->class_name = "[unknown]";
+  out->descriptor = "()L;";  // `jfr print` requires a descriptor with parentheses
+  out->type = JfrFrameType::kNative;
+}
+
+void NativeThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+  char name[64] = {};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t length = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+  if (fd >= 0) close(fd);
+  while (length > 0 && (name[length - 1] == '\n' || name[length - 1] == '\0')) length--;
+  out->name = length > 0 ? std::string(name, length) : "thread-" + std::to_string(tid);
+}
+
+}  // namespace ctxprof

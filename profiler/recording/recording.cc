@@ -1,0 +1,106 @@
+#include "profiler/recording/recording.h"
+
+namespace ctxprof {
+
+std::unique_ptr<Recording> Recording::Open(
+    const Options& options, const RecordingSettings& settings, const Clock* clock,
+    const Dictionary* dictionary, const AttributeRegistry* attributes,
+    std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
+    std::unique_ptr<ThreadResolver> threads, std::string* error) {
+  JfrWriterConfig config;
+  config.path = options.file;
+  config.repository = options.repository;
+  config.cpu_samples =
+      options.jfr.cpu_samples_as_ctxprof ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.chunk_size_bytes = options.jfr.chunk_size_bytes;
+  config.chunk_time_nanos = options.jfr.chunk_time_ns;
+  if (options.jfr.flush_interval_ns != 0)
+    config.flush_interval_nanos = options.jfr.flush_interval_ns;
+  config.max_size_bytes = options.jfr.max_size_bytes;
+  config.max_age_nanos = options.jfr.max_age_ns;
+  config.engine = settings.engine;
+  config.interval_nanos = settings.interval_nanos;
+  config.fallbacks = settings.fallbacks;
+  config.stack_depth = options.depth;
+
+  std::unique_ptr<Recording> recording(new Recording());
+  recording->frames_ =
+      frames != nullptr ? std::move(frames) : std::make_unique<NativeFrameResolver>();
+  recording->threads_ =
+      threads != nullptr ? std::move(threads) : std::make_unique<NativeThreadResolver>();
+  JfrWriterInputs inputs;
+  inputs.clock = clock;
+  inputs.frames = recording->frames_.get();
+  inputs.threads = recording->threads_.get();
+  inputs.dictionary = dictionary;
+  inputs.attributes = attributes;
+  inputs.dropped_samples = std::move(dropped_samples);
+  recording->writer_ = JfrWriter::Open(config, inputs, error);
+  if (recording->writer_ == nullptr) return nullptr;
+  recording->clock_ = clock;
+  recording->reorder_window_ticks_ = static_cast<uint64_t>(
+      static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
+  return recording;
+}
+
+void Recording::PublishProgress() {
+  if (writer_ != nullptr) {
+    samples_written_.store(writer_->samples_written(), std::memory_order_relaxed);
+  }
+}
+
+void Recording::ReleaseWriter() {
+  PublishProgress();
+  writer_.reset();
+}
+
+std::string Recording::error() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  return error_;
+}
+
+void Recording::Fail(const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (error_.empty()) error_ = error;
+  }
+  failed_.store(true, std::memory_order_release);
+  ReleaseWriter();  // the writer already stopped itself; nothing more is written
+}
+
+void Recording::Consume(const SampleRecord& record) {
+  if (writer_ != nullptr) reorderer_.Add(record);
+}
+
+void Recording::WriteUpTo(uint64_t horizon) {
+  reorderer_.Release(horizon, [this](const SampleRecord& record) {
+    std::string error;
+    if (writer_ != nullptr && !writer_->Add(record, &error)) Fail(error);
+  });
+}
+
+void Recording::Tick() {
+  if (writer_ == nullptr) return;
+  const uint64_t now = clock_->Now();
+  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_);
+  std::string error;
+  if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
+  PublishProgress();
+}
+
+bool Recording::Close(std::string* error) {
+  WriteUpTo(UINT64_MAX);
+  if (writer_ != nullptr) {
+    std::string close_error;
+    if (writer_->Close(&close_error)) {
+      ReleaseWriter();
+    } else {
+      Fail(close_error);
+    }
+  }
+  if (!failed()) return true;
+  *error = this->error();
+  return false;
+}
+
+}  // namespace ctxprof

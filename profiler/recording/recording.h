@@ -1,0 +1,97 @@
+// Recording: the SampleSink that writes a session's samples as JFR (file= or repository=).
+//
+// It owns the JFR writer and the resolvers it names frames and threads with, and isolates the
+// session from I/O failure: the first write error (disk full, folder deleted, file size limit)
+// is kept as the recording's error and later samples are no longer written, while sampling and
+// the in-memory aggregation go on. Everything the writer finished before the error stays valid;
+// the chunk in progress keeps a header that marks it unfinished (docs/JFR.md). The session's
+// background thread prints that error once when it sees failed() after a Tick()
+// (Profiler::ReportRecordingFailure).
+//
+// Thread safety: Open() runs on the thread that starts the session; Consume/Tick/Close come
+// from the session's background thread, or from the stopping thread after the background thread
+// has been joined. failed(), error() and samples_written() may be called from any thread at any
+// time (a session's status is read while its background thread writes).
+#ifndef CTXPROF_PROFILER_RECORDING_RECORDING_H_
+#define CTXPROF_PROFILER_RECORDING_RECORDING_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "context/attribute_registry.h"
+#include "context/dictionary.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/recording/jfr_writer.h"
+#include "profiler/recording/native_resolvers.h"
+#include "profiler/options.h"
+#include "profiler/recording/sample_reorderer.h"
+#include "profiler/recording/sample_sink.h"
+
+namespace ctxprof {
+
+// What the recording says about the session that produced it (ctxprof.ProfilerSettings).
+struct RecordingSettings {
+  std::string engine;  // the engines really running, e.g. "perf_cpu_clock+wall"
+  uint64_t interval_nanos = 0;
+  std::string fallbacks;  // notes about engine fallbacks; may be empty
+};
+
+class Recording : public SampleSink {
+ public:
+  // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
+  // *error (naming the path) on failure. `frames`/`threads` name frames and threads (the JVM
+  // layer's resolvers); null means the native resolvers.
+  static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
+                                         const Clock* clock, const Dictionary* dictionary,
+                                         const AttributeRegistry* attributes,
+                                         std::function<uint64_t()> dropped_samples,
+                                         std::unique_ptr<FrameResolver> frames,
+                                         std::unique_ptr<ThreadResolver> threads,
+                                         std::string* error);
+
+  // Samples are held back for kReorderWindowNanos and reach the writer in tick order
+  // (sample_reorderer.h).
+  static constexpr uint64_t kReorderWindowNanos = 50 * 1000 * 1000;
+
+  void Consume(const SampleRecord& record) override;
+  // Periodic work: hands the samples older than the reorder window to the writer, flushes on
+  // the flush interval, rotates on chunktime=. Call it after each drain.
+  void Tick();
+  // Finishes the recording. Returns false when the recording failed at any point; *error says
+  // how (the first failure).
+  bool Close(std::string* error);
+
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The first failure ("" while none).
+  std::string error() const;
+  // Samples written so far, as of the last Tick() or Close().
+  uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
+
+ private:
+  Recording() = default;
+  void Fail(const std::string& error);
+  void ReleaseWriter();
+  void PublishProgress();
+  // Writes the held samples with ticks <= horizon.
+  void WriteUpTo(uint64_t horizon);
+
+  std::unique_ptr<FrameResolver> frames_;
+  std::unique_ptr<ThreadResolver> threads_;
+  const Clock* clock_ = nullptr;
+  uint64_t reorder_window_ticks_ = 0;
+  SampleReorderer reorderer_;
+  std::unique_ptr<JfrWriter> writer_;  // null after a failure or Close()
+  // What other threads may read.
+  mutable std::mutex error_mutex_;
+  std::string error_;  // the first failure; guarded by error_mutex_
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> samples_written_{0};
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_RECORDING_H_

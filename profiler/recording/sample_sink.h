@@ -1,0 +1,22 @@
+// SampleSink: where the background thread delivers drained samples. Today the Aggregator
+// (in-memory counts, collapsed-stack dump); the JFR writer plugs in behind the same interface.
+//
+// Thread safety: Consume() is called by the session's one background thread only; an
+// implementation that is also read by other threads (dump, tests) synchronises internally.
+#ifndef CTXPROF_PROFILER_RECORDING_SAMPLE_SINK_H_
+#define CTXPROF_PROFILER_RECORDING_SAMPLE_SINK_H_
+
+#include "profiler/sampler/sample.h"
+
+namespace ctxprof {
+
+class SampleSink {
+ public:
+  virtual ~SampleSink() = default;
+  // `record` is valid only during the call (its buffer slot is reused afterwards).
+  virtual void Consume(const SampleRecord& record) = 0;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_SAMPLE_SINK_H_

@@ -1,0 +1,120 @@
+#include "profiler/sampler/perf_engine.h"
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ctxprof {
+namespace {
+
+constexpr int kMaxTrackedFd = 1 << 16;
+std::atomic<uint64_t> g_our_fds[kMaxTrackedFd / 64];
+
+void MarkOurs(int fd, bool ours) {
+  if (fd < 0 || fd >= kMaxTrackedFd) return;
+  const uint64_t bit = 1ull << (fd % 64);
+  if (ours) {
+    g_our_fds[fd / 64].fetch_or(bit, std::memory_order_relaxed);
+  } else {
+    g_our_fds[fd / 64].fetch_and(~bit, std::memory_order_relaxed);
+  }
+}
+
+bool IsOurs(int fd) {
+  if (fd < 0 || fd >= kMaxTrackedFd) return false;
+  return (g_our_fds[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
+}  // namespace
+
+int PerfEngine::OpenFor(pid_t tid) {
+  perf_event_attr attr;
+  memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = interval_ns_;
+  attr.disabled = 1;
+  attr.exclude_kernel = exclude_kernel_ ? 1 : 0;
+  attr.exclude_hv = 1;
+  int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0 && (errno == EACCES || errno == EPERM) && !exclude_kernel_) {
+    // Unprivileged with perf_event_paranoid >= 2: only user-space counting is allowed.
+    exclude_kernel_ = true;
+    attr.exclude_kernel = 1;
+    fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  }
+  if (fd < 0) return -errno;
+  f_owner_ex owner;
+  owner.type = F_OWNER_TID;
+  owner.pid = tid;
+  if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, signal_) != 0 ||
+      fcntl(fd, F_SETFL, O_ASYNC) != 0) {
+    const int saved = errno;
+    close(fd);
+    return -saved;
+  }
+  MarkOurs(fd, true);
+  if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+    const int saved = errno;
+    MarkOurs(fd, false);
+    close(fd);
+    return -saved;
+  }
+  return fd;
+}
+
+bool PerfEngine::Start(std::string* error, bool* refused) {
+  // Probe on the calling thread: permissions, seccomp and kernel support show up here.
+  const int fd = OpenFor(static_cast<pid_t>(syscall(SYS_gettid)));
+  if (fd < 0) {
+    const int err = -fd;
+    *refused = err == EACCES || err == EPERM || err == ENOENT || err == ENOSYS ||
+               err == EOPNOTSUPP || err == EINVAL;
+    *error = std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err);
+    return false;
+  }
+  MarkOurs(fd, false);
+  close(fd);
+  return true;
+}
+
+void PerfEngine::Stop() {
+  for (const auto& [tid, fd] : fds_) {
+    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    MarkOurs(fd, false);
+    close(fd);
+  }
+  fds_.clear();
+}
+
+void PerfEngine::AddThread(pid_t tid) {
+  if (fds_.count(tid) != 0) return;
+  const int fd = OpenFor(tid);
+  if (fd < 0) {
+    // ESRCH: the thread exited between discovery and now; anything else is a real failure.
+    if (fd != -ESRCH) ++failed_threads_;
+    return;
+  }
+  fds_[tid] = fd;
+}
+
+void PerfEngine::RemoveThread(pid_t tid) {
+  auto it = fds_.find(tid);
+  if (it == fds_.end()) return;
+  ioctl(it->second, PERF_EVENT_IOC_DISABLE, 0);
+  MarkOurs(it->second, false);
+  close(it->second);
+  fds_.erase(it);
+}
+
+void PerfEngine::Rearm(int fd) {
+  if (IsOurs(fd)) ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,75 @@
+// SampleRecord: what the signal handler publishes and the background writer consumes.
+//
+// This is the meeting point of the sampler (profiler/sampler*, signal handler) and the JFR
+// writer (profiler/jfr_*). A record is a fixed-size POD so the handler can fill a preallocated
+// slot without allocating; frames are raw (a pc, or a jmethodID + bci) and are symbolized later
+// on the writer thread, never in the handler.
+#ifndef CTXPROF_PROFILER_SAMPLER_SAMPLE_H_
+#define CTXPROF_PROFILER_SAMPLER_SAMPLE_H_
+
+#include <cstdint>
+
+#include "context/context_block.h"
+
+namespace ctxprof {
+
+inline constexpr int kMaxStackDepth = 2048;  // upper bound of the depth= option
+inline constexpr int kDefaultStackDepth = 128;
+
+// How a frame was captured; the writer maps these to JFR frame types.
+enum class FrameKind : uint8_t {
+  kNative = 0,           // id = instruction pointer (return address for non-leaf frames)
+  kJavaInterpreted = 1,  // id = jmethodID, bci valid
+  kJavaJit = 2,          // id = jmethodID, bci valid
+  kJavaInlined = 3,      // id = jmethodID, bci valid
+  kJavaNative = 4,       // id = jmethodID of a native method
+  kKernel = 5,           // id = kernel address (reserved; not captured today)
+  kJavaUnwalkable = 6,   // the thread was in Java code the JVM could not walk; id = the JVM's
+                         // reason (AsyncGetCallTrace's error code, negated). A whole stack.
+};
+
+// Native frames use `bci` to say what the pc is: the interrupted instruction (the leaf), or a
+// return address, which symbolizers look up at pc - 1 so that a call ending a function is not
+// attributed to the next function.
+inline constexpr int32_t kNativeInterruptedPc = 0;
+inline constexpr int32_t kNativeReturnAddress = -1;
+
+struct RawFrame {
+  uint64_t id;
+  int32_t bci;  // Java: bytecode index (-1 unknown); native: one of the kNative* above
+  FrameKind kind;
+};
+
+enum class SampleKind : uint8_t {
+  kCpu = 0,   // cpu, ctimer or itimer engine: the thread was on CPU
+  kWall = 1,  // wall engine: the thread was sampled regardless of its state
+};
+
+// Which engine produced a sample (the "engine really used" after fallbacks).
+enum class Engine : uint8_t { kPerfCpuClock = 0, kCpuTimer = 1, kITimer = 2, kWall = 3 };
+
+enum SampleFlags : uint8_t {
+  kSampleTruncated = 1 << 0,    // the stack walk stopped early (depth limit or a fault)
+  kSampleContextBusy = 1 << 1,  // the context read hit a write in progress; context is empty
+  kSampleContextTorn = 1 << 2,  // the context kept changing during the read; context is empty
+};
+
+// Thread state at the sample, as in JFR's jdk.types.ThreadState.
+enum class ThreadState : uint8_t { kRunning = 0, kSleeping = 1, kUnknown = 2 };
+
+struct SampleRecord {
+  uint64_t ticks;  // Clock::Now() at handler entry (profiler/clock.h)
+  int32_t tid;     // kernel thread id of the sampled thread
+  SampleKind kind;
+  Engine engine;
+  uint8_t flags;  // SampleFlags
+  ThreadState state;
+  uint32_t weight;          // intervals this sample stands for (>= 1)
+  ContextSnapshot context;  // dictionary ids, resolved by the writer
+  uint32_t frame_count;     // frames[0] is the leaf
+  RawFrame frames[kMaxStackDepth];
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_SAMPLE_H_

@@ -1,0 +1,118 @@
+// SampleBuffer: a fixed array of SampleRecord slots, filled by signal handlers (many producers)
+// and drained by the one background thread (single consumer). Lock-free and wait-free for the
+// producer: a full buffer drops the sample and counts it; nothing ever waits.
+//
+// Slot states (one std::atomic<uint32_t> per slot):
+//   kFree --(producer CAS, acquire)--> kWriting --(producer store, release)--> kReady
+//   kReady --(consumer load, acquire; reads record)--> consumer store kFree (release)
+//
+// Who writes what:
+//  * A producer (a signal handler on any thread) claims a slot with compare_exchange
+//    kFree->kWriting. Only the claimer writes that record, then publishes it with a release store
+//    of kReady. The CAS makes claims exclusive even when handlers on different threads (or a
+//    nested handler for another signal on the same thread) race for the same slot.
+//  * The consumer (one thread, see Drain) loads the state with acquire; kReady pairs with the
+//    producer's release, so every byte of the record written before publication is visible.
+//    After it has consumed the record it stores kFree with release, which pairs with the next
+//    producer's acquiring CAS, so the next producer's writes cannot be reordered before the
+//    consumer's reads.
+//  * The consumer never sees a torn record: it reads only slots in kReady, which no producer
+//    may touch until the consumer itself frees them.
+// Claiming: a producer starts at the slot after the previous claim's start (a relaxed fetch_add
+// on a shared cursor) and probes at most kMaxProbes slots, so the handler's cost is bounded
+// regardless of the buffer size. Every Drain ends by resetting the cursor to slot 0 (a relaxed
+// store: the cursor is only a hint, and a claim racing with the reset merely starts elsewhere),
+// so under a steady load the handlers keep reusing the first few slots, which stay in cache and
+// resident; the rest of the ring is touched only by bursts between two drains. (Walking the
+// whole ring instead made every claim of a 2048-slot buffer touch a cold, often never-faulted
+// slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
+// dropped while the rest of the buffer was free.)
+//
+// Memory: slots are one anonymous mmap (MAP_NORESERVE). A slot holds a SampleRecord whose frames
+// array is cut at the session's depth: SampleRecord declares kMaxStackDepth frames, but a slot
+// has room for frames[0, depth) only (its stride is the header plus depth frames, rounded up to
+// a cache line). That is sound because every writer is bounded by depth (the handler's walkers
+// take it as their limit) and every reader stops at frame_count <= depth; never copy a
+// SampleRecord out of a slot by value. At the default depth=128 a slot is ~2.1 KiB instead of
+// 32 KiB, so buffer=2048 maps ~4.3 MiB, and resident memory stays below that.
+//
+// Async-signal-safety: TryClaim/Publish/CountDrop use only lock-free atomics on memory mapped
+// before sampling starts and unmapped only after every handler has left (profiler.cc).
+#ifndef CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
+#define CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "profiler/sampler/sample.h"
+
+namespace ctxprof {
+
+class SampleBuffer {
+ public:
+  static constexpr uint32_t kMaxProbes = 16;
+
+  // Maps `slots` records of up to `depth` frames each. Returns nullptr and sets *error when depth
+  // is outside [1, kMaxStackDepth] or the mapping fails.
+  static std::unique_ptr<SampleBuffer> Create(uint32_t slots, int depth, std::string* error);
+  ~SampleBuffer();
+  SampleBuffer(const SampleBuffer&) = delete;
+  SampleBuffer& operator=(const SampleBuffer&) = delete;
+
+  // Producer side (async-signal-safe). Returns a slot to fill, or nullptr when the probed slots
+  // are all busy (the caller then calls CountDrop()). A claimed slot must be Publish()ed.
+  SampleRecord* TryClaim();
+  void Publish(SampleRecord* record);
+  void CountDrop() { dropped_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Consumer side: calls consume(const SampleRecord&) for every published record and frees its
+  // slot. Must be called by one thread at a time. Returns the number of records consumed.
+  template <typename Consume>
+  size_t Drain(Consume&& consume) {
+    size_t consumed = 0;
+    for (uint32_t i = 0; i < slots_; ++i) {
+      if (states_[i].load(std::memory_order_acquire) != kReady) continue;
+      consume(*record(i));
+      states_[i].store(kFree, std::memory_order_release);
+      ++consumed;
+    }
+    published_.fetch_add(consumed, std::memory_order_relaxed);
+    cursor_.store(0, std::memory_order_relaxed);  // reuse the warm slots (see Claiming)
+    return consumed;
+  }
+
+  uint32_t slots() const { return slots_; }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  uint64_t consumed() const { return published_.load(std::memory_order_relaxed); }
+
+ private:
+  enum State : uint32_t { kFree = 0, kWriting = 1, kReady = 2 };
+
+  SampleBuffer(char* records, size_t stride, std::atomic<uint32_t>* states, uint32_t slots,
+               size_t mapped_bytes)
+      : records_(records),
+        stride_(stride),
+        states_(states),
+        slots_(slots),
+        mapped_bytes_(mapped_bytes) {}
+
+  SampleRecord* record(uint32_t index) const {
+    return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);
+  }
+
+  char* const records_;  // slot i's record starts at records_ + i * stride_
+  const size_t stride_;
+  std::atomic<uint32_t>* const states_;
+  const uint32_t slots_;
+  const size_t mapped_bytes_;
+  std::atomic<uint32_t> cursor_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> published_{0};
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_

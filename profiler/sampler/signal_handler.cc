@@ -1,0 +1,203 @@
+#include "profiler/sampler/signal_handler.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/perf_engine.h"
+#include "profiler/sampler/stack_walker.h"
+
+namespace ctxprof {
+namespace {
+
+HandlerSession g_session;
+std::atomic<bool> g_enabled{false};
+std::atomic<int> g_in_flight{0};
+std::atomic<HandlerCostRecorder*> g_cost_recorder{nullptr};
+std::atomic<uint64_t> g_samples{0};
+std::atomic<uint64_t> g_ignored{0};
+pid_t g_pid = 0;  // set at Install, before any signal can reach us
+
+constexpr unsigned char kSyscallInsn[2] = {0x0f, 0x05};
+
+// A thread interrupted in a blocking system call is sleeping: either the kernel rewound rip to
+// re-execute `syscall` (a restartable call), or rip follows `syscall` and rax is -EINTR.
+ThreadState StateOf(const ucontext_t* context) {
+  const greg_t rip = context->uc_mcontext.gregs[REG_RIP];
+  const greg_t rax = context->uc_mcontext.gregs[REG_RAX];
+  unsigned char bytes[4];
+  if (!FaultGuard::SafeRead(reinterpret_cast<const void*>(rip - 2), bytes, sizeof(bytes))) {
+    return ThreadState::kUnknown;
+  }
+  if (bytes[2] == kSyscallInsn[0] && bytes[3] == kSyscallInsn[1]) return ThreadState::kSleeping;
+  if (bytes[0] == kSyscallInsn[0] && bytes[1] == kSyscallInsn[1] && rax == -EINTR) {
+    return ThreadState::kSleeping;
+  }
+  return ThreadState::kRunning;
+}
+
+// Fills frames[0..depth) as g_session says; returns the frame count.
+int WalkStack(void* ucontext, RawFrame* frames, bool* truncated) {
+  const int depth = g_session.depth;
+  const JavaStackWalk java_walk = g_session.java_walk;
+  if (java_walk == nullptr) {
+    return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+  }
+  switch (g_session.mixed) {
+    case MixedStack::kJavaOnly:
+      return java_walk(ucontext, frames, depth);
+    case MixedStack::kJavaElseNative: {
+      const int java = java_walk(ucontext, frames, depth);
+      if (java > 0) return java;
+      return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+    }
+    case MixedStack::kNativeThenJava: {
+      const int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+      return native + java_walk(ucontext, frames + native, depth - native);
+    }
+  }
+  return 0;
+}
+
+void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
+  SampleKind kind = SampleKind::kCpu;
+  Engine engine = Engine::kPerfCpuClock;
+  uint32_t weight = 1;
+  switch (info->si_code) {
+    case POLL_IN:
+    case POLL_HUP:
+      engine = Engine::kPerfCpuClock;
+      break;
+    case SI_TIMER:
+      engine = Engine::kCpuTimer;
+      weight += static_cast<uint32_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+      break;
+    case SI_KERNEL:
+      engine = Engine::kITimer;
+      break;
+    case SI_TKILL:
+      if (info->si_pid != g_pid) {
+        g_ignored.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      kind = SampleKind::kWall;
+      engine = Engine::kWall;
+      break;
+    default:
+      g_ignored.fetch_add(1, std::memory_order_relaxed);
+      return;
+  }
+  const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+  SampleBuffer* buffer = g_session.buffer;
+  SampleRecord* record = buffer->TryClaim();
+  if (record == nullptr) {
+    buffer->CountDrop();
+    return;
+  }
+  record->ticks = entry_ticks;
+  record->tid = tid;
+  record->kind = kind;
+  record->engine = engine;
+  record->weight = weight;
+  record->flags = 0;
+  const auto* context = static_cast<const ucontext_t*>(ucontext);
+  record->state = kind == SampleKind::kWall ? StateOf(context) : ThreadState::kRunning;
+  ContextBlock* block = g_session.context_map->BlockFor(tid);
+  if (block != nullptr) {
+    const ReadStatus status = ReadBlock(*block, &record->context, kSameThreadReadAttempts);
+    if (status == ReadStatus::kBusy) record->flags |= kSampleContextBusy;
+    if (status == ReadStatus::kTorn) record->flags |= kSampleContextTorn;
+  } else {
+    memset(&record->context, 0, sizeof(record->context));
+  }
+  bool truncated = false;
+  record->frame_count = static_cast<uint32_t>(WalkStack(ucontext, record->frames, &truncated));
+  if (truncated) record->flags |= kSampleTruncated;
+  HandlerCostRecorder* recorder = g_cost_recorder.load(std::memory_order_acquire);
+  if (recorder != nullptr) {
+    const uint64_t index = recorder->next.fetch_add(1, std::memory_order_relaxed);
+    recorder->ticks[index % recorder->capacity] = g_session.clock->Now() - entry_ticks;
+  }
+  buffer->Publish(record);
+  g_samples.fetch_add(1, std::memory_order_relaxed);
+}
+
+void OnSignal(int, siginfo_t* info, void* ucontext) {
+  const int saved_errno = errno;
+  g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  if (g_enabled.load(std::memory_order_seq_cst)) {
+    TakeSample(info, ucontext, g_session.clock->Now());
+  }
+  // Re-arm even when disabled or dropped: the event belongs to the running session until Stop
+  // closes it, and Rearm ignores fds that are no longer ours.
+  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) PerfEngine::Rearm(info->si_fd);
+  g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  errno = saved_errno;
+}
+
+}  // namespace
+
+bool SignalHandler::Install(int signal, std::string* error) {
+  static std::mutex install_mutex;
+  std::lock_guard<std::mutex> lock(install_mutex);
+  g_pid = getpid();
+  struct sigaction current;
+  if (sigaction(signal, nullptr, &current) != 0) {
+    *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
+    return false;
+  }
+  const bool ours = (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == OnSignal;
+  if (ours) return true;
+  const bool foreign = (current.sa_flags & SA_SIGINFO) ||
+                       (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+  if (foreign) {
+    // The name users write in signal= (SIGPROF), not only its number or strsignal's prose.
+    const char* abbreviation = sigabbrev_np(signal);  // null for real-time signals
+    const std::string name =
+        abbreviation != nullptr
+            ? "SIG" + std::string(abbreviation) + " (signal " + std::to_string(signal) + ")"
+            : "signal " + std::to_string(signal);
+    *error = name +
+             " already has a handler installed by the host; choose a free signal with "
+             "signal= or wallsignal=, e.g. signal=SIGRTMIN+2";
+    return false;
+  }
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  action.sa_sigaction = OnSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(signal, &action, nullptr) != 0) {
+    *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void SignalHandler::Activate(const HandlerSession& session) {
+  g_session = session;
+  g_enabled.store(true, std::memory_order_seq_cst);
+}
+
+void SignalHandler::Deactivate() {
+  g_enabled.store(false, std::memory_order_seq_cst);
+  while (g_in_flight.load(std::memory_order_seq_cst) != 0) {
+    const timespec pause = {0, 100 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+void SignalHandler::SetCostRecorder(HandlerCostRecorder* recorder) {
+  g_cost_recorder.store(recorder, std::memory_order_release);
+}
+
+uint64_t SignalHandler::samples() { return g_samples.load(std::memory_order_relaxed); }
+uint64_t SignalHandler::ignored_signals() { return g_ignored.load(std::memory_order_relaxed); }
+
+}  // namespace ctxprof

@@ -1,0 +1,93 @@
+// SignalHandler: the profiling signals' handler (signal= for the CPU engines, wallsignal= for
+// wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker and
+// PerfEngine::Rearm, which it calls). The two signals do not block each other, so one handler
+// can interrupt the other on the same thread; every step below is reentrant (slot claims are
+// CAS, fault-guard regions nest, the context read is a pure read).
+//
+// What one invocation does, in order: save errno; count itself in flight; return at once if no
+// session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
+// cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer, SI_TKILL from our own
+// pid -> wall; anything else, e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none ->
+// count a drop and return); copy the thread's context block with the seqlock reader
+// (kSameThreadReadAttempts); walk the native stack into the slot; publish; re-arm a perf event;
+// leave the in-flight count; restore errno.
+// It never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+//
+// Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
+// globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before
+// it loads `enabled`; Deactivate() clears `enabled` and then waits until `in_flight` is zero.
+// With sequentially consistent operations on both sides (a Dekker pattern) either the handler
+// sees enabled == false, or Deactivate sees it in flight and waits for it; so once Deactivate
+// returns no handler can touch the session's buffer, and it may be freed.
+//
+// Installation: the handler is installed once per signal number and never uninstalled (a
+// queued signal arriving after stop must find a handler, or SIGPROF's default action would kill
+// the host). Install() refuses a signal that already has a foreign handler.
+#ifndef CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
+#define CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "context/context_map.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/sampler/sample_buffer.h"
+#include "profiler/sampler/stack_walker.h"
+
+namespace ctxprof {
+
+// The JVM layer's Java stack walker (jni/java_stack_walker.h: AsyncGetCallTrace). Called in the
+// signal handler on the interrupted thread with the signal's ucontext; it must be
+// async-signal-safe. Writes at most `max_depth` Java frames (leaf first) into `frames` and
+// returns how many; 0 when the thread has no Java stack to walk (not a Java thread, in native
+// or VM code, no Java frames). A thread in Java code that the JVM cannot walk gets one
+// FrameKind::kJavaUnwalkable frame naming the reason, not a native walk from a JIT pc.
+using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
+
+// Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
+enum class MixedStack : uint8_t {
+  kJavaOnly,        // cstack=no: Java frames, or an empty stack
+  kJavaElseNative,  // cstack=native: Java frames, or native frames when there are none
+  kNativeThenJava,  // cstack=java+native: native frames, then the Java frames
+};
+
+struct HandlerSession {
+  SampleBuffer* buffer;
+  const Clock* clock;
+  ContextMap* context_map;
+  int depth;
+  StackWalker::Method unwind;
+  JavaStackWalk java_walk = nullptr;  // nullptr: native frames only (native programs)
+  MixedStack mixed = MixedStack::kJavaElseNative;
+};
+
+// Optional instrumentation for benchmarks: the handler stores (publish ticks - entry ticks) of
+// each published sample into `ticks[next++ % capacity]`. Lock-free (one fetch_add).
+struct HandlerCostRecorder {
+  uint64_t* ticks;
+  uint32_t capacity;
+  std::atomic<uint64_t> next{0};
+};
+
+class SignalHandler {
+ public:
+  // Installs the handler for `signal` unless it is already ours. Fails (and names the signal)
+  // when another handler is installed (SIG_DFL and SIG_IGN are replaced). Not
+  // async-signal-safe; serialised by the caller.
+  static bool Install(int signal, std::string* error);
+  static void Activate(const HandlerSession& session);
+  // Returns when no handler can still be using the session.
+  static void Deactivate();
+  static void SetCostRecorder(HandlerCostRecorder* recorder);
+
+  // Counters since process start (relaxed; for reports).
+  static uint64_t samples();
+  static uint64_t ignored_signals();
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_

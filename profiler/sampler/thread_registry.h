@@ -1,0 +1,68 @@
+// ThreadRegistry: the set of threads a session samples, and the engines that must arm them.
+//
+// Discovery for native programs: Rescan() lists /proc/self/task and arms new tids / disarms tids
+// that disappeared. The session's background thread calls RescanIfChanged() every
+// Profiler::kDrainInterval: one stat() of /proc/self/task (its link count is the thread count +
+// 2) decides whether a full listing is needed; a full listing also runs every
+// kFullRescanInterval, which catches a thread exit and a thread start between two checks that
+// leave the count unchanged. Limits: a thread that lives shorter than one check interval may
+// never be sampled by per-thread engines (cpu, ctimer) or wall; itimer is process-wide and
+// covers it. A tid recycled between two
+// rescans (the kernel only reuses tids after pid_max wraps) keeps the dead thread's timer/event,
+// which no longer fires, until the tid disappears from a listing.
+// Hooks: OnThreadStart/OnThreadEnd let a runtime that knows thread lifetimes exactly (JVMTI
+// ThreadStart/ThreadEnd) arm and disarm a thread immediately; they may be called from any
+// thread, including the thread itself.
+//
+// Thread safety: all methods lock mutex_, which also serialises every engine call
+// (SamplingEngine implementations rely on it). Never called from a signal handler.
+#ifndef CTXPROF_PROFILER_SAMPLER_THREAD_REGISTRY_H_
+#define CTXPROF_PROFILER_SAMPLER_THREAD_REGISTRY_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "profiler/sampler/engine.h"
+
+namespace ctxprof {
+
+class ThreadRegistry {
+ public:
+  static constexpr std::chrono::milliseconds kFullRescanInterval{200};
+
+  explicit ThreadRegistry(std::vector<SamplingEngine*> engines) : engines_(std::move(engines)) {}
+
+  // Never sample `tid` (the profiler's own threads).
+  void Exclude(pid_t tid);
+  void Rescan();
+  // Rescan() if the thread count changed or kFullRescanInterval has passed since the last one.
+  // Called by one thread (the background thread).
+  void RescanIfChanged();
+  void OnThreadStart(pid_t tid);
+  void OnThreadEnd(pid_t tid);
+  // Disarms every thread (before the engines stop).
+  void RemoveAll();
+  size_t size();
+  uint64_t threads_seen();
+
+ private:
+  void AddLocked(pid_t tid);
+  void RemoveLocked(pid_t tid);
+
+  const std::vector<SamplingEngine*> engines_;
+  std::mutex mutex_;
+  std::unordered_set<pid_t> known_;     // guarded by mutex_
+  std::unordered_set<pid_t> excluded_;  // guarded by mutex_
+  uint64_t threads_seen_ = 0;           // guarded by mutex_
+  // RescanIfChanged's state, touched only by its one caller.
+  nlink_t last_link_count_ = 0;
+  std::chrono::steady_clock::time_point last_full_rescan_{};
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_THREAD_REGISTRY_H_

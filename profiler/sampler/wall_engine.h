@@ -1,0 +1,79 @@
+// WallEngine (event=wall / wall=): a sampler thread that, every wall interval, sends the
+// profiling signal with tgkill to at most `threads_per_tick` registered threads, continuing
+// round-robin from where the previous tick stopped, so every thread is sampled at the same rate
+// whatever its state (running, runnable or blocked). The handler sees si_code SI_TKILL from our
+// own pid and records a wall sample with the thread's state (sleeping when it was interrupted in
+// a system call).
+//
+// filter=context: the sampler reads the target's context block from its own thread (seqlock,
+// kOtherThreadReadAttempts) and skips threads with no context; skipped threads do not use up the
+// per-tick budget.
+//
+// Side effect (as with every wall-clock profiler): a signal interrupts blocking system calls.
+// Calls that the kernel restarts (SA_RESTART covers read, futex waits, ...) are invisible;
+// nanosleep/clock_nanosleep/epoll_wait/poll return EINTR, so host code must retry those.
+//
+// Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the tid
+// list under mutex_; the tgkill itself happens outside the lock.
+#ifndef CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
+#define CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "context/context_map.h"
+#include "profiler/sampler/engine.h"
+
+namespace ctxprof {
+
+class WallEngine : public SamplingEngine {
+ public:
+  WallEngine(uint64_t interval_ns, int signal, int threads_per_tick, bool filter_context,
+             ContextMap* context_map)
+      : interval_ns_(interval_ns),
+        signal_(signal),
+        threads_per_tick_(threads_per_tick),
+        filter_context_(filter_context),
+        context_map_(context_map) {}
+  ~WallEngine() override { Stop(); }
+
+  Engine kind() const override { return Engine::kWall; }
+  const char* name() const override { return "wall"; }
+  bool Start(std::string* error, bool* refused) override;
+  void Stop() override;
+  void AddThread(pid_t tid) override;
+  void RemoveThread(pid_t tid) override;
+
+  // The sampler thread's tid (0 before Start): the profiler excludes it from sampling.
+  pid_t sampler_tid() const { return sampler_tid_.load(); }
+  uint64_t signals_sent() const { return signals_sent_.load(std::memory_order_relaxed); }
+
+ private:
+  void Run();
+  // The next <= threads_per_tick_ targets, round-robin.
+  void PickTargets(std::vector<pid_t>* targets);
+
+  const uint64_t interval_ns_;
+  const int signal_;
+  const int threads_per_tick_;
+  const bool filter_context_;
+  ContextMap* const context_map_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;    // guarded by mutex_
+  std::vector<pid_t> tids_;  // guarded by mutex_
+  size_t next_index_ = 0;    // guarded by mutex_
+  std::thread thread_;
+  std::atomic<pid_t> sampler_tid_{0};
+  std::atomic<uint64_t> signals_sent_{0};
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
