@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include "context/process_context.h"
+#include "profiler/recording/recording.h"
+#include "profiler/report.h"
 #include "profiler/sampler/ctimer_engine.h"
 #include "profiler/sampler/itimer_engine.h"
 #include "profiler/sampler/perf_engine.h"
-#include "profiler/recording/recording.h"
-#include "profiler/report.h"
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/stack_walker.h"
 #include "profiler/sampler/tsc_clock.h"

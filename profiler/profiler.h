@@ -32,11 +32,11 @@
 
 #include "context/context_map.h"
 #include "context/dictionary.h"
+#include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
+#include "profiler/recording/frame_resolver.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
-#include "profiler/recording/frame_resolver.h"
-#include "profiler/options.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/thread_registry.h"

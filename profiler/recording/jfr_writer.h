@@ -60,10 +60,10 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/sampler/clock.h"
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_file.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample.h"
 
 namespace ctxprof {

@@ -24,12 +24,12 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/sampler/clock.h"
+#include "profiler/options.h"
 #include "profiler/recording/jfr_writer.h"
 #include "profiler/recording/native_resolvers.h"
-#include "profiler/options.h"
 #include "profiler/recording/sample_reorderer.h"
 #include "profiler/recording/sample_sink.h"
+#include "profiler/sampler/clock.h"
 
 namespace ctxprof {
 

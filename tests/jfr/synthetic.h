@@ -13,9 +13,9 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/sampler/clock.h"
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/jfr_writer.h"
+#include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample.h"
 
 namespace ctxprof {

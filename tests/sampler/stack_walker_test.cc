@@ -5,8 +5,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "profiler/sampler/fault_guard.h"
 #include "profiler/recording/symbolizer.h"
+#include "profiler/sampler/fault_guard.h"
 
 namespace ctxprof {
 namespace {
