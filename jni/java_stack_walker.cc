@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/machine_context.h"
 
 namespace ctxprof {
 namespace {
@@ -97,15 +98,16 @@ bool IsUnwalkableJava(jint code) {
 
 // The interrupted code one frame up, for a thread that ASGCT could not walk where it stopped:
 // a stub (e.g. an intrinsic such as the SHA-256 compressor) or a compiled method's prologue,
-// whose Java caller is usually walkable. `frame_pointer` pops a frame built with push rbp /
-// mov rbp, rsp ([rbp] = caller's rbp, [rbp + 8] = return address); otherwise the code has no
-// frame and the return address is at [rsp]. Every read is fault-guarded and the new stack
-// pointer must move up the stack by less than 1 MiB. Returns false when that is not plausible.
+// whose Java caller is usually walkable. `frame_pointer` pops a frame that saved the caller's
+// frame pointer ([fp] = caller's fp, [fp + 8] = return address: x86-64's push rbp; mov rbp, rsp);
+// otherwise the code has no frame and the return address is at [sp]. Every read is fault-guarded
+// and the new stack pointer must move up the stack by less than 1 MiB. Returns false when that is
+// not plausible.
 bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t* caller) {
-  const greg_t* regs = interrupted.uc_mcontext.gregs;
-  const uintptr_t sp = static_cast<uintptr_t>(regs[REG_RSP]);
-  const uintptr_t fp = static_cast<uintptr_t>(regs[REG_RBP]);
-  uintptr_t saved[2] = {fp, 0};  // caller's rbp, return address
+  const MachineContext registers(&interrupted);
+  const uintptr_t sp = registers.sp();
+  const uintptr_t fp = registers.fp();
+  uintptr_t saved[2] = {fp, 0};  // caller's fp, return address
   uintptr_t caller_sp;
   if (frame_pointer) {
     if (fp < sp || fp - sp >= (1u << 20) ||
@@ -121,9 +123,7 @@ bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t
   }
   if (saved[1] < 4096) return false;  // not a code address
   *caller = interrupted;
-  caller->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(saved[1]);
-  caller->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(caller_sp);
-  caller->uc_mcontext.gregs[REG_RBP] = static_cast<greg_t>(saved[0]);
+  MachineContext(caller).SetFrame(saved[1], caller_sp, saved[0]);
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "profiler/sampler/fault_guard.h"
 
+#include <setjmp.h>
 #include <signal.h>
 
 #include <atomic>
@@ -36,7 +37,7 @@ void ForwardToPrevious(int signo, siginfo_t* info, void* ucontext) {
 void OnFault(int signo, siginfo_t* info, void* ucontext) {
   sigjmp_buf* jump = t_fault_jump;
   if (jump != nullptr) {
-    // The region's owner restores the outer region after the jump.
+    // FaultGuard::Run re-arms the outer region after the jump.
     t_fault_jump = nullptr;
     g_recovered_faults.fetch_add(1, std::memory_order_relaxed);
     siglongjmp(*jump, 1);
@@ -65,36 +66,49 @@ bool FaultGuard::Install(std::string* error) {
   return true;
 }
 
-sigjmp_buf* FaultGuard::Current() { return t_fault_jump; }
-
-void FaultGuard::Arm(sigjmp_buf* jump) {
-  t_fault_jump = jump;
-  // Keep the compiler from moving guarded reads above the arming store.
+// Never inlined: the jump point must belong to a frame of its own that stays alive while body
+// runs, and no local of the caller may be live in a register across the jump.
+__attribute__((noinline)) bool FaultGuard::Run(void (*body)(void*), void* state) {
+  sigjmp_buf jump;
+  sigjmp_buf* const outer = t_fault_jump;
+  if (sigsetjmp(jump, 0) != 0) {
+    // OnFault disarmed the region before jumping; re-arm the one we interrupted.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_fault_jump = outer;
+    return false;
+  }
+  t_fault_jump = &jump;
+  // Keep the compiler from moving guarded reads above the arming store or below the disarming.
   std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-
-void FaultGuard::Restore(sigjmp_buf* outer) {
+  body(state);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_fault_jump = outer;
+  return true;
+}
+
+namespace {
+
+struct ReadRequest {
+  const volatile unsigned char* source;
+  unsigned char* target;
+  size_t size;
+};
+
+void CopyBytes(void* state) {
+  const ReadRequest& request = *static_cast<const ReadRequest*>(state);
+  for (size_t i = 0; i < request.size; ++i) request.target[i] = request.source[i];
+}
+
+}  // namespace
+
+bool FaultGuard::SafeRead(const void* address, void* out, size_t size) {
+  ReadRequest request{static_cast<const volatile unsigned char*>(address),
+                      static_cast<unsigned char*>(out), size};
+  return Run(&CopyBytes, &request);
 }
 
 uint64_t FaultGuard::recovered_faults() {
   return g_recovered_faults.load(std::memory_order_relaxed);
-}
-
-bool FaultGuard::SafeRead(const void* address, void* out, size_t size) {
-  sigjmp_buf jump;
-  sigjmp_buf* const outer = Current();
-  if (sigsetjmp(jump, 0) != 0) {
-    Restore(outer);
-    return false;
-  }
-  Arm(&jump);
-  const volatile unsigned char* source = static_cast<const volatile unsigned char*>(address);
-  unsigned char* target = static_cast<unsigned char*>(out);
-  for (size_t i = 0; i < size; ++i) target[i] = source[i];
-  Restore(outer);
-  return true;
 }
 
 }  // namespace ctxprof

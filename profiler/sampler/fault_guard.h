@@ -1,18 +1,21 @@
-// FaultGuard: turns a SIGSEGV/SIGBUS raised inside a guarded region of a signal handler into a
-// jump back to the start of that region, so a bad pointer met while walking a stack truncates
-// the sample instead of killing the host.
+// FaultGuard: turns a SIGSEGV/SIGBUS raised while a signal handler reads memory it does not own
+// into a "false" return, so a bad pointer met while walking a stack truncates the sample instead
+// of killing the host.
 //
-// Use (in a signal handler, async-signal-safe):
-//   sigjmp_buf jump;
-//   sigjmp_buf* const outer = FaultGuard::Current();
-//   if (sigsetjmp(jump, 0) != 0) { FaultGuard::Restore(outer); /* a read faulted */ }
-//   FaultGuard::Arm(&jump);  ... reads ...  FaultGuard::Restore(outer);
-// Regions nest: a handler for another signal (the wall signal and the CPU signal do not block
-// each other) may interrupt a guarded region and guard its own reads; restoring `outer` when it
-// leaves keeps the interrupted region guarded.
-// savemask = 0 is enough and avoids a sigprocmask syscall per sample: the fault handler is
-// installed with SA_NODEFER and an empty sa_mask, so jumping out of it leaves the signal mask
-// exactly as it was in the guarded region.
+// One idiom, two spellings:
+//   FaultGuard::SafeRead(address, &out, size)   copy bytes; false if the read faulted
+//   FaultGuard::Run(&Body, &state)              run Body(&state); false if it faulted
+// Run is for code that reads foreign memory in many places (a stack walk, libunwind stepping):
+// Body keeps everything it produces in `state` (memory the caller owns), so what it completed
+// before a fault is still there when Run returns false. Body must not take locks or allocate (a
+// fault abandons it midway) and must leave nothing half-updated that matters after a fault.
+//
+// Run saves a jump point (sigsetjmp without the signal mask: the fault handler is installed with
+// SA_NODEFER and an empty sa_mask, so jumping out of it leaves the mask as it was, and no
+// sigprocmask syscall is paid per sample) and arms it for the calling thread. Regions nest: a
+// handler for another signal (the wall signal and the CPU signal do not block each other) may
+// interrupt a guarded region and guard its own reads; the outer region is re-armed when the inner
+// one ends, whether it faulted or not.
 //
 // State: one pointer per thread in initial-exec TLS (`static __thread`, zero-initialised in the
 // static TLS block, so touching it never allocates, even in a dlopen'ed library). Only the owning
@@ -25,8 +28,6 @@
 #ifndef CTXPROF_PROFILER_SAMPLER_FAULT_GUARD_H_
 #define CTXPROF_PROFILER_SAMPLER_FAULT_GUARD_H_
 
-#include <setjmp.h>
-
 #include <cstdint>
 #include <string>
 
@@ -38,17 +39,16 @@ class FaultGuard {
   // Thread-safe. Returns false and sets *error when sigaction fails.
   static bool Install(std::string* error);
 
-  // The innermost armed region of this thread, or nullptr.
-  static sigjmp_buf* Current();
-  static void Arm(sigjmp_buf* jump);
-  // Ends the innermost region, making `outer` (what Current() returned before Arm) innermost.
-  static void Restore(sigjmp_buf* outer);
-  // Faults recovered since the process started.
-  static uint64_t recovered_faults();
+  // Runs body(state) with faults guarded; false when it faulted (body was abandoned at the
+  // faulting read). Async-signal-safe once Install() has succeeded.
+  static bool Run(void (*body)(void* state), void* state);
 
   // Copies `size` bytes from `address`; false when the read faulted. Async-signal-safe once
   // Install() has succeeded.
   static bool SafeRead(const void* address, void* out, size_t size);
+
+  // Faults recovered since the process started.
+  static uint64_t recovered_faults();
 };
 
 }  // namespace ctxprof

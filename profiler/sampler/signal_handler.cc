@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <mutex>
 
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/machine_context.h"
 #include "profiler/sampler/perf_engine.h"
 #include "profiler/sampler/stack_walker.h"
 
@@ -24,19 +24,19 @@ std::atomic<uint64_t> g_samples{0};
 std::atomic<uint64_t> g_ignored{0};
 pid_t g_pid = 0;  // set at Install, before any signal can reach us
 
-constexpr unsigned char kSyscallInsn[2] = {0x0f, 0x05};
-
-// A thread interrupted in a blocking system call is sleeping: either the kernel rewound rip to
-// re-execute `syscall` (a restartable call), or rip follows `syscall` and rax is -EINTR.
-ThreadState StateOf(const ucontext_t* context) {
-  const greg_t rip = context->uc_mcontext.gregs[REG_RIP];
-  const greg_t rax = context->uc_mcontext.gregs[REG_RAX];
-  unsigned char bytes[4];
-  if (!FaultGuard::SafeRead(reinterpret_cast<const void*>(rip - 2), bytes, sizeof(bytes))) {
+// A thread interrupted in a blocking system call is sleeping: either the kernel rewound the pc
+// to re-execute the system call instruction (a restartable call), or the pc follows it and the
+// call returned -EINTR.
+ThreadState StateOf(void* ucontext) {
+  constexpr int kSize = MachineContext::kSyscallInstructionSize;
+  const MachineContext context(ucontext);
+  unsigned char code[2 * kSize];  // the instruction before the pc, and the one at it
+  if (!FaultGuard::SafeRead(reinterpret_cast<const void*>(context.pc() - kSize), code,
+                            sizeof(code))) {
     return ThreadState::kUnknown;
   }
-  if (bytes[2] == kSyscallInsn[0] && bytes[3] == kSyscallInsn[1]) return ThreadState::kSleeping;
-  if (bytes[0] == kSyscallInsn[0] && bytes[1] == kSyscallInsn[1] && rax == -EINTR) {
+  if (MachineContext::IsSyscallInstruction(code + kSize)) return ThreadState::kSleeping;
+  if (MachineContext::IsSyscallInstruction(code) && context.syscall_result() == -EINTR) {
     return ThreadState::kSleeping;
   }
   return ThreadState::kRunning;
@@ -106,8 +106,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   record->engine = engine;
   record->weight = weight;
   record->flags = 0;
-  const auto* context = static_cast<const ucontext_t*>(ucontext);
-  record->state = kind == SampleKind::kWall ? StateOf(context) : ThreadState::kRunning;
+  record->state = kind == SampleKind::kWall ? StateOf(ucontext) : ThreadState::kRunning;
   ContextBlock* block = g_session.context_map->BlockFor(tid);
   if (block != nullptr) {
     const ReadStatus status = ReadBlock(*block, &record->context, kSameThreadReadAttempts);

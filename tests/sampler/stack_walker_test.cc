@@ -7,6 +7,7 @@
 
 #include "profiler/recording/symbolizer.h"
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/machine_context.h"
 
 namespace ctxprof {
 namespace {
@@ -96,8 +97,9 @@ TEST_F(StackWalkerTest, FramePointerFaultIsRecovered) {
   ASSERT_NE(guard, MAP_FAILED);
   ucontext_t context;
   getcontext(&context);
-  context.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(guard);
-  context.uc_mcontext.gregs[REG_RBP] = reinterpret_cast<greg_t>(guard) + 64;
+  MachineContext registers(&context);
+  registers.SetFrame(registers.pc(), reinterpret_cast<uintptr_t>(guard),
+                     reinterpret_cast<uintptr_t>(guard) + 64);
   const uint64_t faults_before = FaultGuard::recovered_faults();
   RawFrame frames[16];
   bool truncated = false;
@@ -122,9 +124,9 @@ TEST_F(StackWalkerTest, FaultDuringWalkIsRecovered) {
   ASSERT_NE(guard, MAP_FAILED);
   ucontext_t context;
   getcontext(&context);
-  context.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&LeafFunction);
-  context.uc_mcontext.gregs[REG_RSP] = reinterpret_cast<greg_t>(guard) + 64;
-  context.uc_mcontext.gregs[REG_RBP] = reinterpret_cast<greg_t>(guard) + 128;
+  MachineContext(&context).SetFrame(reinterpret_cast<uintptr_t>(&LeafFunction),
+                                    reinterpret_cast<uintptr_t>(guard) + 64,
+                                    reinterpret_cast<uintptr_t>(guard) + 128);
   RawFrame frames[16];
   bool truncated = false;
   const int count = StackWalker::Walk(&context, frames, 16, &truncated);
