@@ -73,4 +73,11 @@ void JfrBuffer::PutString(std::string_view value) {
   PutBytes(value.data(), value.size());
 }
 
+void JfrBuffer::PutRecord(const JfrBuffer& body) {
+  size_t size_length = 1;
+  while (VarintLength(body.size() + size_length) != size_length) size_length++;
+  PutVarint(body.size() + size_length);
+  PutBytes(body.data(), body.size());
+}
+
 }  // namespace ctxprof

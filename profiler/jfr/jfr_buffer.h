@@ -47,6 +47,9 @@ class JfrBuffer {
   // A string value: "" as the empty encoding, anything else as UTF-8 bytes.
   void PutString(std::string_view value);
   void PutNullString() { PutByte(kStringNull); }
+  // A whole record: its size (which counts itself, in the shortest varint that can hold the
+  // total) followed by `body` (the record's type id and fields).
+  void PutRecord(const JfrBuffer& body);
 
   // Number of bytes PutVarint(value) appends.
   static size_t VarintLength(uint64_t value);

@@ -316,4 +316,19 @@ void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_
   out->PatchVarint(size_offset, out->size() - start);
 }
 
+void JfrMetadata::WriteStaticPools(JfrBuffer* out) {
+  out->PutVarint(kJfrTypeFrameType);
+  out->PutVarint(kJfrFrameTypeCount);
+  for (int key = 1; key <= kJfrFrameTypeCount; key++) {
+    out->PutVarint(key);
+    out->PutString(JfrFrameTypeName(static_cast<JfrFrameType>(key)));
+  }
+  out->PutVarint(kJfrTypeThreadState);
+  out->PutVarint(kJfrThreadStateCount);
+  for (int key = 1; key <= kJfrThreadStateCount; key++) {
+    out->PutVarint(key);
+    out->PutString(JfrThreadStateName(key));
+  }
+}
+
 }  // namespace ctxprof

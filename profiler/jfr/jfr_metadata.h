@@ -105,6 +105,12 @@ class JfrMetadata {
   // element tree) to `out`. `attribute_names` are the registered attribute names, in slot order.
   static void Write(const std::vector<std::string>& attribute_names, uint64_t start_ticks,
                     JfrBuffer* out);
+
+  // Number of pools WriteStaticPools appends.
+  static constexpr uint32_t kStaticPoolCount = 2;
+  // Appends the pools whose entries never change (jdk.types.FrameType, jdk.types.ThreadState),
+  // for the first checkpoint of every chunk.
+  static void WriteStaticPools(JfrBuffer* out);
 };
 
 }  // namespace ctxprof

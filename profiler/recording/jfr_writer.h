@@ -1,15 +1,17 @@
-// JfrWriter: turns SampleRecords into a JFR recording readable by JDK 17 and JDK 25 `jfr`,
-// JMC and our JfrReader. See docs/JFR.md for the format decisions.
+// JfrWriter: turns a session's SampleRecords into a JFR recording readable by JDK 17 and JDK 25
+// `jfr`, JMC and our JfrReader (docs/JFR.md). It orchestrates pieces that each own one concern:
 //
-// What a chunk contains, in file order:
-//   68-byte header (generation 1, size 68, no metadata: "unfinished" to every reader)
-//   metadata record (jfr_metadata.h; the same bytes and id in every chunk)
-//   ctxprof.ProfilerSettings event
-//   segments: sample events, ctxprof.Context events, then one checkpoint (FLUSH bit) with every
-//     pool entry those events reference that this chunk has not carried yet
-//   at chunk end: ctxprof.ProfilerCounters event and a last checkpoint
-// After each segment the header is patched in place with the generation protocol
-// (byte 64 = 255, fields, byte 64 = next generation); at chunk end the generation is 0.
+//   JfrChunkWriter (profiler/jfr/)  chunk files, headers, flush/rotation deadlines, retention
+//   EventEncoder                    the bytes of each ctxprof event
+//   ThreadPool, StackPool,          the constant pools, keys stable for the whole recording
+//   MethodPool, AttributeValuePool  (readers cache entries across chunks by key); every chunk
+//                                   re-emits the entries its events use
+//   ContextRuns                     ctxprof.Context intervals from runs of same-context samples
+//
+// A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk), a
+// ctxprof.ProfilerSettings event, then segments — sample and ctxprof.Context events followed by
+// one checkpoint (flush bit) with every pool entry those events reference that the chunk has not
+// carried yet — and at chunk end a ctxprof.ProfilerCounters event and a last checkpoint.
 //
 // Samples:
 //  * kWall samples  -> ctxprof.WallClockSample {startTime, eventThread, stackTrace, state, weight}
@@ -21,29 +23,10 @@
 //    jdk.ExecutionSample has none: choose kCtxprof to see "Context:" lines under CPU samples,
 //    at the price of tools that only look for jdk.ExecutionSample not seeing CPU samples.
 //    jdk.ExecutionSample cannot carry the sample weight; the ctxprof events do.
-//  * Context: per thread, a run of consecutive samples with the same non-empty ContextSnapshot
-//    becomes one ctxprof.Context event. It starts at the run's first sample and ends at the
-//    smallest tick count that converts to a time strictly after the run's last sample (JDK tick
-//    conversion, with one nanosecond of margin for per-chunk rounding), so [start, end) covers
-//    exactly the run's samples. A run also ends at a flush and at a chunk end (every segment and
-//    every chunk carries the contexts of its own samples), and when a thread's samples arrive
-//    out of tick order (then the intervals around that sample may overlap: keep samples of one
-//    thread in tick order).
-//
-// Keys of every constant pool are stable for the whole recording (JFR readers cache pool
-// entries across chunks by key), and every chunk re-emits the entries its events use.
-// Attribute values are keyed by their Dictionary id.
-//
-// Rotation: a chunk ends when it reaches `chunk_size_bytes` or `chunk_time_nanos`. In file
-// mode chunks are appended to one file; in repository mode each chunk is its own file
-// (`<repository>/ctxprof-<sequence>.jfr`, mode 0600, folder 0700; the sequence continues after
-// files an earlier session left there, which are never overwritten nor deleted) and this
-// session's finished chunk files are deleted oldest first to respect `max_size_bytes` and
-// `max_age_nanos`.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
-// message). The chunk being written then keeps a header that says "unfinished" (generation
-// != 0), so no reader mistakes it for a complete chunk; chunks finished before stay valid.
+// message). The chunk being written then keeps a header that says "unfinished", so no reader
+// mistakes it for a complete chunk; chunks finished before stay valid.
 //
 // Thread safety: NOT thread-safe. One thread (the profiler's background writer thread) creates
 // the writer and makes every call. Resolvers are called from that thread.
@@ -51,18 +34,21 @@
 #define CTXPROF_PROFILER_RECORDING_JFR_WRITER_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/jfr/jfr_buffer.h"
-#include "profiler/jfr/jfr_file.h"
+#include "profiler/jfr/jfr_chunk_writer.h"
+#include "profiler/recording/attribute_value_pool.h"
+#include "profiler/recording/context_runs.h"
+#include "profiler/recording/event_encoder.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/method_pool.h"
+#include "profiler/recording/stack_pool.h"
+#include "profiler/recording/thread_pool.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample.h"
 
@@ -76,7 +62,7 @@ enum class CpuSampleEvent : uint8_t {
 // Settings of one recording. The option parser (owned by the sampler) fills it.
 struct JfrWriterConfig {
   // Exactly one of the two: a single file that receives every chunk, or a repository folder
-  // that receives one file per chunk.
+  // that receives one file per chunk (see JfrChunkConfig).
   std::string path;
   std::string repository;
 
@@ -88,8 +74,8 @@ struct JfrWriterConfig {
   uint64_t max_age_nanos = 0;           // repository mode: age of a finished chunk's end; 0 = none
   size_t write_buffer_bytes = 1 << 20;  // events are appended to the file in blocks this large
   // Stack deduplication keeps every stack's frames. When they exceed this at a rotation, the
-  // stacks the finished chunk did not use are dropped (seen again, such a stack gets a new key;
-  // keys are never reused). Without rotation nothing is dropped.
+  // stacks the finished chunk did not use are dropped (StackPool::DropUnused). Without rotation
+  // nothing is dropped.
   uint64_t stack_cache_bytes = 64 << 20;
 
   // Self-description, written as ctxprof.ProfilerSettings at the start of every chunk.
@@ -135,13 +121,24 @@ class JfrWriter {
 
   // Totals, for tests and for the counters event.
   uint64_t samples_written() const { return counters_.samples; }
-  uint64_t chunks_finished() const { return chunks_finished_; }
+  uint64_t chunks_finished() const { return chunk_->chunks_finished(); }
   // Frames kept for stack deduplication (see stack_cache_bytes).
-  size_t cached_stack_frames() const { return frames_.size(); }
+  size_t cached_stack_frames() const { return stacks_.cached_frames(); }
   // Repository mode: the finished chunk files still present, oldest first.
-  std::vector<std::string> finished_chunk_files() const;
+  std::vector<std::string> finished_chunk_files() const { return chunk_->finished_chunk_files(); }
 
  private:
+  // The session's clock as the chunk writer's time base.
+  class ChunkClock : public JfrClock {
+   public:
+    explicit ChunkClock(const Clock* clock) : clock_(clock) {}
+    uint64_t Now() const override { return clock_->Now(); }
+    uint64_t TicksPerSecond() const override { return clock_->TicksPerSecond(); }
+    int64_t EpochNanosAt(uint64_t ticks) const override { return clock_->EpochNanosAt(ticks); }
+
+   private:
+    const Clock* const clock_;
+  };
   struct Counters {
     uint64_t samples = 0;
     uint64_t cpu_samples = 0;
@@ -150,112 +147,17 @@ class JfrWriter {
     uint64_t context_torn = 0;
     uint64_t truncated_stacks = 0;
   };
-  // Which pool entries the current chunk has already carried, and which it still must.
-  struct PoolState {
-    std::vector<uint32_t> chunk_of_key;  // key -> last chunk number that carried it
-    std::vector<uint32_t> pending;       // keys to put into the next checkpoint
-    // True if `key` was not yet carried (or queued) in chunk `chunk`; queues it.
-    bool Mark(uint32_t key, uint32_t chunk);
-  };
-  // Interns strings to stable keys 1, 2, ...
-  struct StringTable {
-    std::unordered_map<std::string, uint32_t> keys;
-    std::vector<std::string> values;  // values[key - 1]
-    uint32_t Intern(const std::string& value);
-  };
-  struct Method {
-    uint32_t class_key;
-    uint32_t name_symbol;
-    uint32_t descriptor_symbol;
-  };
-  struct Class {
-    uint32_t name_symbol;
-    uint32_t package_key;  // 0 = no package
-  };
-  struct Frame {
-    uint32_t method_key;
-    int32_t line_number;
-    int32_t bci;
-    JfrFrameType type;
-  };
-  struct Stack {
-    uint64_t hash;
-    uint64_t check;
-    size_t first_frame;  // index into frames_
-    uint32_t frame_count;
-    bool truncated;
-    bool dropped;  // frames released by DropUnusedStacks; the key is retired
-  };
-  struct StackSlot {
-    uint64_t hash = 0;   // places the slot
-    uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
-    uint32_t key = 0;    // 0 = empty
-  };
-  // A resolved frame, cached by its raw identity.
-  struct FrameSlot {
-    uint64_t id = 0;
-    int32_t bci = 0;
-    FrameKind kind = FrameKind::kNative;
-    bool used = false;
-    Frame frame{};
-  };
-  struct Thread {
-    std::string name;
-    int32_t tid;
-    int64_t java_thread_id;
-  };
-  // An open run of samples of one thread under one context.
-  struct ContextRun {
-    bool open = false;
-    ContextSnapshot context;
-    uint32_t thread_key = 0;
-    uint64_t first_ticks = 0;
-    uint64_t last_ticks = 0;
-  };
-  // What the writer knows about one kernel thread id.
-  struct ThreadSlot {
-    uint32_t key = 0;  // Thread pool key
-    uint32_t resolved_in_chunk = 0;
-    ContextRun run;
-  };
-  struct ChunkFile {
-    std::string path;
-    uint64_t bytes;
-    int64_t end_epoch_nanos;
-  };
 
-  JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs);
+  JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs,
+            std::unique_ptr<ChunkClock> chunk_clock, std::unique_ptr<JfrChunkWriter> chunk);
   bool Fail(const std::string& message, std::string* error);
   bool StartChunk(std::string* error);
-  bool FinishChunk(bool last, std::string* error);
+  // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
+  // then the chunk writer publishes it.
   bool WriteSegment(bool chunk_end, bool final_chunk, std::string* error);
-  bool WriteBuffered(std::string* error);
-  bool PatchHeader(uint8_t generation, bool final_chunk, std::string* error);
-  bool ApplyRetention(std::string* error);
-  bool MaybeFlushOrRotate(uint64_t now_ticks, std::string* error);
-
-  uint32_t ThreadKey(int32_t tid, ThreadSlot* slot);
-  uint32_t StackKey(const SampleRecord& sample);
-  // Rebuilds the stack table for `slots` slots (a power of two) from the live stacks.
-  void RebuildStackTable(size_t slots);
-  // Releases the frames of stacks that chunk `chunk` did not use.
-  void DropUnusedStacks(uint32_t chunk);
-  Frame ResolveFrame(const RawFrame& raw);
-  uint32_t MethodKey(const ResolvedFrame& frame);
-  uint32_t ClassKey(const std::string& class_name);
-  void MarkStack(uint32_t stack_key);
-  void MarkMethod(uint32_t method_key);
-  void MarkSymbol(uint32_t symbol_key);
-  void TrackContext(const SampleRecord& sample, uint32_t thread_key, ContextRun* current);
-  // Emits `run`'s ctxprof.Context event; its end stays <= next_ticks when that allows it.
-  void EndRun(ContextRun* run, uint64_t next_ticks);
-  void EndAllRuns();
-  // Frames scratch_ (type id + fields) as one record at the end of buffer_.
-  void AppendRecord();
-  void WriteSettingsEvent();
-  void WriteCountersEvent();
-  void WriteCheckpoint(bool with_statics);
-  uint64_t ContextDurationTicks(uint64_t first_ticks, uint64_t last_ticks) const;
+  void WriteCheckpoint();
+  // Acts on what the chunk writer says is due at `now_ticks`.
+  bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
 
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
@@ -264,60 +166,18 @@ class JfrWriter {
   bool closed_ = false;
   std::string failure_;
 
-  // The current chunk.
-  JfrFile file_;
-  uint64_t chunk_offset_ = 0;  // where the chunk starts in file_
-  uint32_t chunk_number_ = 0;  // 1, 2, ... (0 = none yet)
-  uint64_t chunk_start_ticks_ = 0;
-  int64_t chunk_start_nanos_ = 0;
-  uint64_t chunk_max_ticks_ = 0;         // latest tick of any event in the chunk
-  uint64_t metadata_offset_ = 0;         // chunk-relative
-  uint64_t last_checkpoint_offset_ = 0;  // chunk-relative, 0 = none yet
-  uint8_t generation_ = 1;
-  // End of the chunk as last published in its header (the next chunk starts no earlier).
-  uint64_t previous_chunk_end_ticks_ = 0;
-  int64_t previous_chunk_end_nanos_ = 0;
-  JfrBuffer buffer_;  // chunk bytes not yet in file_, starting at file_.size()
-  JfrBuffer scratch_;
-  uint64_t flush_interval_ticks_ = 0;  // 0 = no periodic flush
-  uint64_t chunk_time_ticks_ = 0;      // 0 = no chunk_time limit
-  uint64_t next_flush_ticks_ = 0;
-  uint64_t chunk_end_ticks_ = 0;  // 0 = none
+  const std::unique_ptr<ChunkClock> chunk_clock_;  // the time base of chunk_
+  const std::unique_ptr<JfrChunkWriter> chunk_;
+  EventEncoder encoder_;
+  MethodPool methods_;
+  StackPool stacks_;
+  ThreadPool threads_;
+  AttributeValuePool values_;
+  ContextRuns runs_;
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
-
-  // The JDK's tick -> time conversion of the first chunk (JDK 25 uses it for every chunk).
-  uint64_t file_start_ticks_ = 0;
-  int64_t file_start_nanos_ = 0;
-  double ticks_per_nano_ = 1;
-
-  // Recording-wide state.
   Counters counters_;
-  uint64_t chunks_finished_ = 0;
-  uint32_t repository_sequence_ = 0;
-  std::deque<ChunkFile> finished_files_;
-  uint64_t finished_files_bytes_ = 0;
-
-  StringTable symbols_;
-  StringTable packages_;  // package name -> key; the name's symbol is package_symbols_
-  std::vector<uint32_t> package_symbols_;
-  StringTable class_names_;
-  std::vector<Class> classes_;
-  StringTable method_names_;  // "class\0name\0descriptor" -> key
-  std::vector<Method> methods_;
-  std::vector<Stack> stacks_;
-  std::vector<Frame> frames_;
-  std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
-  size_t live_stacks_ = 0;
-  std::vector<FrameSlot> frame_cache_;  // open addressing, at most half full
-  size_t cached_frames_ = 0;
-  std::vector<Thread> threads_;
-  std::unordered_map<int32_t, ThreadSlot> thread_slots_;  // by kernel tid
-
-  PoolState symbol_pool_, package_pool_, class_pool_, method_pool_, stack_pool_, thread_pool_,
-      string_pool_;
-  ResolvedFrame resolved_frame_;
 };
 
 }  // namespace ctxprof

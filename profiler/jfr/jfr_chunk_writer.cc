@@ -1,0 +1,274 @@
+#include "profiler/jfr/jfr_chunk_writer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ctxprof {
+namespace {
+
+constexpr size_t kHeaderSize = 68;
+constexpr size_t kGenerationOffset = 64;
+constexpr uint8_t kGenerationLocked = 255;
+constexpr uint16_t kFlagCompressedInts = 1;
+constexpr uint16_t kFlagFinalChunk = 2;
+constexpr uint8_t kCheckpointFlush = 1;
+constexpr uint64_t kCheckpointRecordType = 1;
+
+void PutU64At(uint8_t* out, uint64_t value) {
+  for (int i = 0; i < 8; i++) out[i] = static_cast<uint8_t>(value >> (56 - 8 * i));
+}
+
+struct ChunkHeader {
+  uint64_t size = kHeaderSize;
+  uint64_t checkpoint_offset = 0;
+  uint64_t metadata_offset = 0;
+  int64_t start_nanos = 0;
+  uint64_t duration_nanos = 0;
+  uint64_t start_ticks = 0;
+  uint64_t ticks_per_second = 0;
+  uint8_t generation = 1;
+  uint16_t flags = kFlagCompressedInts;
+
+  void Encode(uint8_t out[kHeaderSize]) const {
+    memcpy(out, "FLR\0", 4);
+    out[4] = 0;
+    out[5] = 2;  // major version
+    out[6] = 0;
+    out[7] = 1;  // minor version
+    PutU64At(out + 8, size);
+    PutU64At(out + 16, checkpoint_offset);
+    PutU64At(out + 24, metadata_offset);
+    PutU64At(out + 32, static_cast<uint64_t>(start_nanos));
+    PutU64At(out + 40, duration_nanos);
+    PutU64At(out + 48, start_ticks);
+    PutU64At(out + 56, ticks_per_second);
+    out[64] = generation;
+    out[65] = 0;
+    out[66] = static_cast<uint8_t>(flags >> 8);
+    out[67] = static_cast<uint8_t>(flags);
+  }
+};
+
+}  // namespace
+
+JfrChunkWriter::JfrChunkWriter(const JfrChunkConfig& config, const JfrClock* clock)
+    : config_(config), clock_(clock) {}
+
+std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& config,
+                                                     const JfrClock* clock, std::string* error) {
+  if (config.path.empty() == config.repository.empty()) {
+    *error = "JFR writer: set exactly one of path (one file) and repository (a folder)";
+    return nullptr;
+  }
+  if (clock->TicksPerSecond() == 0) {
+    *error = "JFR writer: the clock reports 0 ticks/s";
+    return nullptr;
+  }
+  std::unique_ptr<JfrChunkWriter> writer(new JfrChunkWriter(config, clock));
+  if (!config.repository.empty()) {
+    if (::mkdir(config.repository.c_str(), 0700) != 0 && errno != EEXIST) {
+      *error = "cannot create repository folder " + config.repository + ": " + strerror(errno);
+      return nullptr;
+    }
+    struct stat st;
+    if (::stat(config.repository.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      *error = "repository " + config.repository + " is not a folder: choose another path";
+      return nullptr;
+    }
+    if (::chmod(config.repository.c_str(), 0700) != 0) {
+      *error =
+          "cannot set mode 0700 on repository folder " + config.repository + ": " + strerror(errno);
+      return nullptr;
+    }
+    // Continue after the chunk files an earlier session left, never overwriting them.
+    DIR* dir = ::opendir(config.repository.c_str());
+    if (dir == nullptr) {
+      *error = "cannot list repository folder " + config.repository + ": " + strerror(errno);
+      return nullptr;
+    }
+    while (const dirent* entry = ::readdir(dir)) {
+      unsigned sequence;
+      char end;
+      if (sscanf(entry->d_name, "ctxprof-%u.jf%c", &sequence, &end) == 2 && end == 'r') {
+        writer->repository_sequence_ = std::max(writer->repository_sequence_, sequence);
+      }
+    }
+    ::closedir(dir);
+  }
+  writer->file_start_ticks_ = clock->Now();
+  writer->file_start_nanos_ = clock->EpochNanosAt(writer->file_start_ticks_);
+  writer->ticks_per_nano_ = static_cast<double>(clock->TicksPerSecond()) / 1e9;
+  auto nanos_to_ticks = [clock](uint64_t nanos) {
+    return static_cast<uint64_t>(static_cast<long double>(nanos) * clock->TicksPerSecond() / 1e9L);
+  };
+  writer->flush_interval_ticks_ = nanos_to_ticks(config.flush_interval_nanos);
+  writer->chunk_time_ticks_ = nanos_to_ticks(config.chunk_time_nanos);
+  writer->out_.Reserve(config.write_buffer_bytes + 4096);
+  return writer;
+}
+
+bool JfrChunkWriter::BeginChunk(std::string* error) {
+  chunk_number_++;
+  if (!config_.repository.empty()) {
+    char name[32];
+    snprintf(name, sizeof(name), "/ctxprof-%06u.jfr", ++repository_sequence_);
+    if (!file_.Open(config_.repository + name, error)) return false;
+    chunk_offset_ = 0;
+  } else if (chunk_number_ == 1) {
+    if (!file_.Open(config_.path, error)) return false;
+    chunk_offset_ = 0;
+  } else {
+    chunk_offset_ = file_.size();
+  }
+
+  uint64_t start_ticks = file_start_ticks_;
+  if (chunk_number_ > 1) {
+    start_ticks = std::max(clock_->Now(), previous_chunk_end_ticks_);
+    const uint64_t one_nano = static_cast<uint64_t>(std::ceil(ticks_per_nano_));
+    while (clock_->EpochNanosAt(start_ticks) < previous_chunk_end_nanos_ ||
+           clock_->EpochNanosAt(start_ticks) <= chunk_start_nanos_) {
+      start_ticks += one_nano;
+    }
+  }
+  chunk_start_ticks_ = start_ticks;
+  chunk_start_nanos_ = clock_->EpochNanosAt(start_ticks);
+  max_ticks_ = start_ticks;
+  metadata_offset_ = 0;
+  last_checkpoint_offset_ = 0;
+  generation_ = 1;
+  next_flush_ticks_ = chunk_start_ticks_ + flush_interval_ticks_;
+  chunk_end_ticks_ = chunk_time_ticks_ == 0 ? 0 : chunk_start_ticks_ + chunk_time_ticks_;
+
+  ChunkHeader header;
+  header.start_nanos = chunk_start_nanos_;
+  header.start_ticks = chunk_start_ticks_;
+  header.ticks_per_second = clock_->TicksPerSecond();
+  uint8_t bytes[kHeaderSize];
+  header.Encode(bytes);
+  out_.clear();
+  out_.PutBytes(bytes, kHeaderSize);
+  return true;
+}
+
+bool JfrChunkWriter::Write(std::string* error) {
+  if (out_.size() == 0) return true;
+  if (!file_.Append(out_.data(), out_.size(), error)) return false;
+  out_.clear();
+  return true;
+}
+
+JfrChunkWriter::Checkpoint JfrChunkWriter::BeginCheckpoint() {
+  Checkpoint checkpoint{out_.size(), 0, position()};
+  checkpoint.size_at = out_.ReservePaddedVarint();
+  out_.PutVarint(kCheckpointRecordType);
+  out_.PutVarint(max_ticks_);
+  out_.PutVarint(0);  // duration
+  // Backwards chain: the distance to the previous checkpoint, 0 for the first one.
+  out_.PutVarint(last_checkpoint_offset_ == 0
+                     ? 0
+                     : static_cast<uint64_t>(static_cast<int64_t>(last_checkpoint_offset_) -
+                                             static_cast<int64_t>(checkpoint.offset)));
+  out_.PutByte(kCheckpointFlush);
+  return checkpoint;
+}
+
+void JfrChunkWriter::EndCheckpoint(const Checkpoint& checkpoint) {
+  out_.PatchVarint(checkpoint.size_at, out_.size() - checkpoint.start);
+  last_checkpoint_offset_ = checkpoint.offset;
+}
+
+bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
+  const uint64_t end_ticks = std::max(clock_->Now(), max_ticks_);
+  ChunkHeader header;
+  header.size = file_.size() - chunk_offset_;
+  header.checkpoint_offset = last_checkpoint_offset_;
+  header.metadata_offset = metadata_offset_;
+  header.start_nanos = chunk_start_nanos_;
+  header.duration_nanos =
+      static_cast<uint64_t>(clock_->EpochNanosAt(end_ticks) - chunk_start_nanos_);
+  previous_chunk_end_ticks_ = end_ticks;
+  previous_chunk_end_nanos_ = chunk_start_nanos_ + static_cast<int64_t>(header.duration_nanos);
+  header.start_ticks = chunk_start_ticks_;
+  header.ticks_per_second = clock_->TicksPerSecond();
+  header.generation = generation;
+  header.flags = kFlagCompressedInts | (final_chunk ? kFlagFinalChunk : 0);
+  uint8_t bytes[kHeaderSize];
+  header.Encode(bytes);
+  // HotSpot's order: lock (255), rewrite the fields, then publish the new generation. The
+  // chunk bytes the new size covers were appended before this.
+  const uint8_t locked = kGenerationLocked;
+  return file_.WriteAt(chunk_offset_ + kGenerationOffset, &locked, 1, error) &&
+         file_.WriteAt(chunk_offset_ + 8, bytes + 8, kGenerationOffset - 8, error) &&
+         file_.WriteAt(chunk_offset_ + 66, bytes + 66, 2, error) &&
+         file_.WriteAt(chunk_offset_ + kGenerationOffset, &generation, 1, error);
+}
+
+bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string* error) {
+  if (!Write(error)) return false;
+  uint8_t generation = 0;
+  if (!chunk_end) {
+    generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
+    generation = generation_;
+  }
+  if (!PatchHeader(generation, final_chunk, error)) return false;
+  if (!chunk_end) return true;
+  chunks_finished_++;
+  return config_.repository.empty() || FinishChunkFile(error);
+}
+
+bool JfrChunkWriter::FinishChunkFile(std::string* error) {
+  ChunkFile finished{file_.path(), file_.size(), clock_->EpochNanosAt(max_ticks_)};
+  if (!file_.Close(error)) return false;
+  finished_files_bytes_ += finished.bytes;
+  finished_files_.push_back(std::move(finished));
+  return ApplyRetention(error);
+}
+
+bool JfrChunkWriter::ApplyRetention(std::string* error) {
+  const int64_t now_nanos = clock_->EpochNanosAt(clock_->Now());
+  while (!finished_files_.empty()) {
+    const ChunkFile& oldest = finished_files_.front();
+    const bool too_big =
+        config_.max_size_bytes != 0 && finished_files_bytes_ > config_.max_size_bytes;
+    const bool too_old =
+        config_.max_age_nanos != 0 &&
+        oldest.end_epoch_nanos + static_cast<int64_t>(config_.max_age_nanos) < now_nanos;
+    if (!too_big && !too_old) break;
+    if (::unlink(oldest.path.c_str()) != 0 && errno != ENOENT) {
+      *error = "cannot delete old chunk file " + oldest.path + " (retention): " + strerror(errno);
+      return false;
+    }
+    finished_files_bytes_ -= oldest.bytes;
+    finished_files_.pop_front();
+  }
+  return true;
+}
+
+JfrChunkWriter::Due JfrChunkWriter::DueAt(uint64_t now_ticks) {
+  if (chunk_end_ticks_ != 0 && now_ticks >= chunk_end_ticks_) return Due::kRotate;
+  if (flush_interval_ticks_ != 0 && now_ticks >= next_flush_ticks_) {
+    next_flush_ticks_ = now_ticks + flush_interval_ticks_;
+    return Due::kFlush;
+  }
+  return Due::kNothing;
+}
+
+bool JfrChunkWriter::Full(uint64_t pending_bytes) const {
+  return config_.chunk_size_bytes != 0 && position() + pending_bytes >= config_.chunk_size_bytes;
+}
+
+bool JfrChunkWriter::Close(std::string* error) { return !file_.is_open() || file_.Close(error); }
+
+std::vector<std::string> JfrChunkWriter::finished_chunk_files() const {
+  std::vector<std::string> paths;
+  for (const ChunkFile& file : finished_files_) paths.push_back(file.path);
+  return paths;
+}
+
+}  // namespace ctxprof

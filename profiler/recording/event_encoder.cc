@@ -1,0 +1,93 @@
+#include "profiler/recording/event_encoder.h"
+
+#include <string_view>
+
+#include "profiler/jfr/jfr_metadata.h"
+
+namespace ctxprof {
+namespace {
+
+void PutHex(uint64_t value, int digits, char* out) {
+  static const char kDigits[] = "0123456789abcdef";
+  for (int i = digits - 1; i >= 0; i--) {
+    out[i] = kDigits[value & 0xF];
+    value >>= 4;
+  }
+}
+
+// A signed 32-bit field as the JDK encodes it: the two's complement masked to 32 bits.
+uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
+
+}  // namespace
+
+void EventEncoder::AppendSample(const SampleEventFields& fields, JfrBuffer* out) {
+  // Every sample event is shorter than 128 bytes (at most 1+1+9+5+5+1+5), so its size is one
+  // byte, patched after the fields: no scratch copy on the hottest path of the writer.
+  const size_t start = out->size();
+  out->PutByte(0);
+  out->PutVarint(fields.type);
+  out->PutVarint(fields.ticks);
+  out->PutVarint(fields.thread_key);
+  out->PutVarint(fields.stack_key);
+  out->PutVarint(fields.state_key);
+  if (fields.type != kJfrTypeExecutionSample) out->PutVarint(fields.weight);
+  out->mutable_data()[start] = static_cast<uint8_t>(out->size() - start);
+}
+
+void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
+  const ContextSnapshot& context = *fields.context;
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeContext);
+  scratch_.PutVarint(fields.start_ticks);
+  scratch_.PutVarint(fields.duration_ticks);
+  scratch_.PutVarint(fields.thread_key);
+  if (context.trace_id_high == 0 && context.trace_id_low == 0) {
+    scratch_.PutNullString();
+  } else {
+    char hex[32];
+    PutHex(context.trace_id_high, 16, hex);
+    PutHex(context.trace_id_low, 16, hex + 16);
+    scratch_.PutString(std::string_view(hex, 32));
+  }
+  if (context.span_id == 0) {
+    scratch_.PutNullString();
+  } else {
+    char hex[16];
+    PutHex(context.span_id, 16, hex);
+    scratch_.PutString(std::string_view(hex, 16));
+  }
+  for (size_t slot = 0; slot < fields.attribute_count; slot++) {
+    scratch_.PutVarint(context.attributes[slot]);  // String pool key = Dictionary id; 0 = null
+  }
+  out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeProfilerSettings);
+  scratch_.PutVarint(fields.ticks);
+  scratch_.PutString(fields.engine);
+  scratch_.PutVarint(fields.interval_nanos);
+  scratch_.PutString(fields.fallbacks);
+  scratch_.PutString(fields.clock);
+  scratch_.PutVarint(fields.ticks_per_second);
+  scratch_.PutString(fields.cpu_samples);
+  scratch_.PutVarint(IntBits(fields.stack_depth));
+  scratch_.PutString(fields.attributes);
+  out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeProfilerCounters);
+  scratch_.PutVarint(fields.ticks);
+  for (uint64_t value :
+       {fields.samples, fields.cpu_samples, fields.wall_samples, fields.dropped_samples,
+        fields.context_busy, fields.context_torn, fields.truncated_stacks,
+        fields.dictionary_overflows, fields.truncated_values}) {
+    scratch_.PutVarint(value);
+  }
+  out->PutRecord(scratch_);
+}
+
+}  // namespace ctxprof
