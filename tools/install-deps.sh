@@ -11,6 +11,7 @@ packages=(
   openjdk-17-jdk-headless junit5                     # the JDK (jfr tool, javac) and JUnit 5
   python3
   zlib1g-dev protobuf-compiler chromium              # ctxprof tool: gzip (pprof), its decode test, the flame page test
+  golang-github-google-pprof-dev                     # the pprof schema (profile.proto) that decode test reads
 )
 
 missing=()

@@ -1,5 +1,6 @@
-// pprof output: a gzipped perftools.profiles.Profile (tools/proto/profile.proto), encoded by
-// hand (the few message types it needs) and compressed with zlib.
+// pprof output: a gzipped perftools.profiles.Profile (the published schema,
+// github.com/google/pprof proto/profile.proto; not in this repository), encoded by hand (the few
+// message types it needs) and compressed with zlib.
 //
 // Sample types: "samples"/"count" (sum of weights) and, when the recording's
 // ctxprof.ProfilerSettings gives an interval and CPU samples were loaded, "cpu"/"nanoseconds" =

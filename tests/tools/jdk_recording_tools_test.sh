@@ -4,6 +4,7 @@
 # `jfr summary` counts, and the report has the busy loop's methods.
 #
 # Usage: jdk_recording_tools_test.sh <ctxprof> <BusyLoop.class> <profile.proto>
+# (profile.proto: the published pprof schema, from Debian's golang-github-google-pprof-dev)
 set -euo pipefail
 
 ctxprof=$1
@@ -15,6 +16,11 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+
+command -v protoc > /dev/null ||
+  fail "protoc is not installed (Debian protobuf-compiler; tools/install-deps.sh installs it)"
+[[ -r $proto ]] ||
+  fail "pprof schema $proto not found (Debian golang-github-google-pprof-dev; tools/install-deps.sh installs it)"
 
 check_jdk() {  # $1 = JDK home
   local home=$1 name recording samples

@@ -31,6 +31,10 @@ def parse(text):
             node = child
         else:
             key, value = line.split(": ", 1)
+            if key.isdigit():
+                # protoc prints a field its schema lacks by number: the encoder wrote a field
+                # that the pprof schema in use (Debian's, tests/tools/BUILD.bazel) does not have.
+                fail("field number %s is not in the pprof schema: %s" % (key, line))
             if value.startswith('"'):
                 # protoc escapes non-ASCII as octal bytes: decode them back to UTF-8.
                 raw = value[1:-1].encode("latin-1").decode("unicode_escape").encode("latin-1")

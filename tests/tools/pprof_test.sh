@@ -1,7 +1,8 @@
 #!/bin/bash
 # `ctxprof convert --to pprof` writes a gzip file whose content protoc decodes as a
-# perftools.profiles.Profile (tools/proto/profile.proto, an encoder-independent decoder) with
-# the hand-derived samples, stacks and labels of tests/tools/tools_workload.h (pprof_check.py).
+# perftools.profiles.Profile (the published schema from Debian's golang-github-google-pprof-dev:
+# an encoder-independent decoder) with the hand-derived samples, stacks and labels of
+# tests/tools/tools_workload.h (pprof_check.py).
 #
 # Usage: pprof_test.sh <ctxprof> <write_tools_recording> <profile.proto> <pprof_check.py>
 set -euo pipefail
@@ -19,6 +20,8 @@ fail() {
 
 command -v protoc > /dev/null ||
   fail "protoc is not installed (Debian protobuf-compiler; tools/install-deps.sh installs it)"
+[[ -r $proto ]] ||
+  fail "pprof schema $proto not found (Debian golang-github-google-pprof-dev; tools/install-deps.sh installs it)"
 
 for mode in jdk ctxprof; do
   "$generator" "$tmp/$mode.jfr" "$mode"
