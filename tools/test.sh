@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every ctxprof test: the whole suite, the native tests again under ASan+UBSan and the
-# concurrency tests under TSan, the C++ format check and the fuzzers (bounded time each). The
-# last line is "N passed, N failed" (test targets, the format check and one result per fuzz
-# target); the exit status is non-zero when anything failed.
+# concurrency tests under TSan, the layering and C++ format checks and the fuzzers (bounded time
+# each). The last line is "N passed, N failed" (test targets, the two checks and one result per
+# fuzz target); the exit status is non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +37,25 @@ run_bazel_test all //...
 run_bazel_test asan-ubsan --config=asan --config=ubsan --build_tests_only \
   //tests/context/... //tests/sampler/... //tests/recording/... //tests/tools/...
 run_bazel_test tsan --config=tsan --build_tests_only --test_tag_filters=concurrency //tests/...
+
+# The dependency direction (docs/ARCHITECTURE.md): context <- profiler <- jni <- java, the JFR
+# format leaf below the recording, and the ctxprof command on the leaf alone.
+echo "== layering check"
+layering_violations=$(
+  {
+    bazel query --noshow_progress 'deps(//context/...) intersect (//profiler/... + //jni/... + //java/...)'
+    bazel query --noshow_progress 'deps(//profiler/jfr) intersect (//context/... + //profiler/sampler/... + //profiler/recording/... + //profiler:all)'
+    bazel query --noshow_progress 'deps(//profiler/...) intersect (//jni/... + //java/...)'
+    bazel query --noshow_progress 'deps(//tools:ctxprof) intersect //context/...'
+  } 2>&1 | grep -E '^//|ERROR'
+)
+if [ -z "$layering_violations" ]; then
+  passed=$((passed + 1))
+else
+  echo "== layering: these targets are reached against the dependency direction:"
+  echo "$layering_violations"
+  failed=$((failed + 1))
+fi
 
 echo "== clang-format check"
 mapfile -t sources < <(git ls-files '*.h' '*.cc' '*.cpp' | grep -v '^third_party/')
