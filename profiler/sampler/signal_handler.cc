@@ -144,7 +144,13 @@ void OnSignal(int, siginfo_t* info, void* ucontext) {
 
 bool SignalHandler::Install(int signal, std::string* error) {
   static std::mutex install_mutex;
+  static sigset_t installed;  // every signal whose handler is OnSignal; guarded by install_mutex
+  static bool installed_initialized = false;
   std::lock_guard<std::mutex> lock(install_mutex);
+  if (!installed_initialized) {
+    sigemptyset(&installed);
+    installed_initialized = true;
+  }
   g_pid = getpid();
   struct sigaction current;
   if (sigaction(signal, nullptr, &current) != 0) {
@@ -167,14 +173,25 @@ bool SignalHandler::Install(int signal, std::string* error) {
              "signal= or wallsignal=, e.g. signal=SIGRTMIN+2";
     return false;
   }
+  sigset_t blocked = installed;
+  sigaddset(&blocked, signal);
   struct sigaction action;
   memset(&action, 0, sizeof(action));
   action.sa_sigaction = OnSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&action.sa_mask);
+  action.sa_mask = blocked;
+  // The new signal first, then the earlier ones again with the wider mask.
   if (sigaction(signal, &action, nullptr) != 0) {
     *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
     return false;
+  }
+  installed = blocked;
+  for (int other = 1; other < NSIG; other++) {
+    if (other != signal && sigismember(&installed, other) == 1 &&
+        sigaction(other, &action, nullptr) != 0) {
+      *error = "signal " + std::to_string(other) + ": sigaction failed: " + strerror(errno);
+      return false;
+    }
   }
   return true;
 }
