@@ -8,6 +8,7 @@
 
 #include "context/process_context.h"
 #include "jni/java_stack_walker.h"
+#include "jni/java_thread_env.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -73,6 +74,16 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   JvmThreads::RecordCurrent(jvmti, jni, thread);
 }
 
+// Lets the signal handler find every Java thread's JNIEnv from HotSpot's own thread-local
+// (java_thread_env.h); `jni` is the calling thread's.
+void ResolveJavaThreadEnv(JNIEnv* jni) {
+  std::string error;
+  if (!JavaThreadEnv::Resolve(jni, &error)) {
+    PrintLine("cannot find the JVM's current-thread key: " + error +
+              "; Java frames only on threads that called into libctxprof");
+  }
+}
+
 void StartSession(const std::string& options) {
   std::string message;
   if (Profiler::Global()->Start(options, &message) != Status::kOk) {
@@ -85,6 +96,7 @@ void StartSession(const std::string& options) {
 void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   CreateAllMethodIds(jvmti, jni);
   AdoptCurrentThread(jvmti, jni, thread);
+  ResolveJavaThreadEnv(jni);
   if (g_start_at_init) StartSession(g_start_options);
 }
 
@@ -260,6 +272,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (live) {
     JNIEnv* jni = nullptr;
     if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+      ResolveJavaThreadEnv(jni);
       CreateAllMethodIds(jvmti, jni);
       jthread thread = nullptr;
       if (jvmti->GetCurrentThread(&thread) == JVMTI_ERROR_NONE) {
