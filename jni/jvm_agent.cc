@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "context/process_context.h"
+#include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
 #include "jni/jvm_resolvers.h"
@@ -336,34 +337,26 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
   return true;
 }
 
-jint Load(JavaVM* vm, const char* options, bool live) {
-  std::string start_options;
-  const bool start = ParseAgentOptions(options, &start_options);
-  std::string error;
-  if (!JvmAgent::Init(vm, live, &error)) {
-    ctxprof::PrintLine(error + "; the JVM runs without profiling");
-    return 0;
-  }
-  if (!start) return 0;
-  if (live) {
-    ctxprof::StartSession(start_options);
-  } else {
-    ctxprof::g_start_options = start_options;
-    ctxprof::g_start_at_init = true;
-  }
-  return 0;
-}
-
 }  // namespace
 
 extern "C" {
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/false);
+  std::string start_options;
+  const bool start = ParseAgentOptions(options, &start_options);
+  std::string error;
+  if (!JvmAgent::Init(vm, /*live=*/false, &error)) {
+    ctxprof::PrintLine(error + "; the JVM runs without profiling");
+    return 0;
+  }
+  if (!start) return 0;
+  ctxprof::g_start_options = start_options;
+  ctxprof::g_start_at_init = true;
+  return 0;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/true);
+  return ctxprof::AttachCommand::Run(vm, options);
 }
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
