@@ -63,6 +63,71 @@ bool TakeReply(const std::string& path, std::string* text) {
   return true;
 }
 
+// The libctxprof.so process `pid` has mapped (loaded as an agent, by System.load or by an
+// earlier attach), as a path in its own file system; "" when none. A file replaced since it was
+// loaded (" (deleted)") still names it: the JVM's dlopen finds a loaded library by its path.
+std::string LoadedLibrary(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string name = "/libctxprof.so";
+  const std::string deleted = " (deleted)";
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t path = line.find('/');
+    if (path == std::string::npos) continue;
+    std::string file = line.substr(path);
+    if (file.size() > deleted.size() &&
+        file.compare(file.size() - deleted.size(), deleted.size(), deleted) == 0) {
+      file.resize(file.size() - deleted.size());
+    }
+    if (file.size() > name.size() &&
+        file.compare(file.size() - name.size(), name.size(), name) == 0) {
+      return file;
+    }
+  }
+  return "";
+}
+
+// The library to load: with --lib (`explicit_lib`), ours, unless the JVM already has another
+// one (a second copy would be a second profiler that cannot see the first one's session);
+// without, the JVM's own if it has one, else ours. `ours` is "" when it was not found
+// (`ours_error` says why).
+bool ChooseLibrary(pid_t pid, const std::string& ours, const std::string& ours_error,
+                   bool explicit_lib, std::string* library, std::string* error) {
+  const std::string loaded = LoadedLibrary(pid);
+  if (explicit_lib && !ours.empty() && !loaded.empty() && loaded != ours) {
+    *error = "attach: process " + std::to_string(pid) + " already has libctxprof from " + loaded +
+             "; a second copy from " + ours + " would not see its session: pass --lib " + loaded +
+             " or leave --lib out";
+    return false;
+  }
+  *library = explicit_lib || loaded.empty() ? ours : loaded;
+  if (library->empty()) *error = ours_error;
+  return !library->empty();
+}
+
+// Runs `command` in the JVM's agent, prints the answer; the exit status.
+int Ask(const AttachTarget& target, const std::string& library, const std::string& command,
+        std::chrono::milliseconds timeout) {
+  const std::string reply = ReplyName();
+  int code = 0;
+  std::string error;
+  const bool ran = LoadAgent(target, library, command + ",reply=" + reply, timeout, &code, &error);
+  std::string text;
+  const bool answered = TakeReply(target.root + reply, &text);
+  if (ran && code == 0) {
+    printf("%s\n", answered ? text.c_str() : "ok");
+    return 0;
+  }
+  if (ran) {
+    error = answered ? text
+                     : "the agent in process " + std::to_string(target.pid) + " failed with code " +
+                           std::to_string(code) + " (" + MeaningOf(code) +
+                           "); its message is on the JVM's stderr";
+  }
+  fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  return 1;
+}
+
 }  // namespace
 
 bool ParseAttachArguments(const std::vector<std::string>& args, AttachArguments* out,
@@ -140,8 +205,7 @@ bool AttachCommandString(const AttachArguments& arguments, const std::string& cw
 }
 
 int RunAttach(const AttachArguments& arguments, const std::string& executable) {
-  const std::string pid = std::to_string(arguments.pid);
-  std::string error, found, command;
+  std::string error, command;
   char cwd[PATH_MAX];
   if (getcwd(cwd, sizeof(cwd)) == nullptr) {
     fprintf(stderr, "ctxprof: attach: cannot read the working directory: %s\n", strerror(errno));
@@ -151,32 +215,22 @@ int RunAttach(const AttachArguments& arguments, const std::string& executable) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return 2;
   }
-  if (!FindAgentLibrary("attach", arguments.agent.library, executable, &found, &error)) {
-    fprintf(stderr, "ctxprof: %s\n", error.c_str());
-    return 1;
+  // Our library is located with our own permissions, before we take the JVM's uid.
+  std::string found, ours, ours_error;
+  char resolved[PATH_MAX];
+  if (FindAgentLibrary("attach", arguments.agent.library, executable, &found, &ours_error)) {
+    if (realpath(found.c_str(), resolved) != nullptr) {
+      ours = resolved;
+    } else {
+      ours_error = "attach: " + found + ": " + strerror(errno);
+    }
   }
-  char library[PATH_MAX];
   AttachTarget target;
-  if (realpath(found.c_str(), library) == nullptr) {
-    error = "attach: " + found + ": " + strerror(errno);
-  } else if (FindAttachTarget(arguments.pid, &target, &error) && ActAsTargetUser(target, &error)) {
-    const std::string reply = ReplyName();
-    const std::string reply_here = target.root + reply;
-    int code = 0;
-    const bool ran =
-        LoadAgent(target, library, command + ",reply=" + reply, arguments.timeout, &code, &error);
-    std::string text;
-    const bool answered = TakeReply(reply_here, &text);
-    if (ran && code == 0) {
-      printf("%s\n", answered ? text.c_str() : "ok");
-      return 0;
-    }
-    if (ran) {
-      error = answered
-                  ? text
-                  : "the agent in process " + pid + " failed with code " + std::to_string(code) +
-                        " (" + MeaningOf(code) + "); its message is on the JVM's stderr";
-    }
+  std::string library;
+  if (FindAttachTarget(arguments.pid, &target, &error) && ActAsTargetUser(target, &error) &&
+      ChooseLibrary(target.pid, ours, ours_error, !arguments.agent.library.empty(), &library,
+                    &error)) {
+    return Ask(target, library, command, arguments.timeout);
   }
   fprintf(stderr, "ctxprof: %s\n", error.c_str());
   return 1;

@@ -9,9 +9,11 @@
 //
 // followed by ",reply=<file>": a fresh name in the JVM's /tmp where the agent writes its answer,
 // which is read (through /proc/PID/root for a JVM in another mount namespace), printed and
-// deleted. FILE and the library are made absolute against our working directory (the agent runs
-// in the JVM's); for a JVM in a container they are paths inside the container. `start` takes the
-// flags of `record` through the same translation (tools/record.h), default -o ctxprof.jfr.
+// deleted. The library is the one the JVM already has mapped, if any (a second copy would be a
+// second profiler); --lib naming another one is refused. FILE and the library are made
+// absolute against our working directory (the agent runs in the JVM's); for a JVM in a
+// container they are paths inside the container. `start` takes the flags of `record` through
+// the same translation (tools/record.h), default -o ctxprof.jfr.
 //
 // Exit status: 0 when the agent answered ok (its answer on stdout), 1 when it refused or failed
 // (its message on stderr) or the attach failed, 2 for a usage error.

@@ -81,6 +81,9 @@ class AttachTest {
     Files.writeString(fake, "not a library");
     try (Target target = Target.start(List.of(), List.of(), dir)) {
       long pid = target.pid;
+      Result notLoaded = attachWith(fake.toString(), pid, "status");
+      expectRefused(notLoaded, "ctxprof: the JVM did not run the agent");
+      assertTrue(notLoaded.stderr.get(0).contains(fake + " was not loaded"), notLoaded.toString());
       expectRefused(
           attach(pid, "start", "--interval", "5"),
           "ctxprof: start: option 'interval': value '5' is not a duration");
@@ -89,12 +92,36 @@ class AttachTest {
       expectRefused(
           attach(pid, "dump", "-o", dir.resolve("none.txt").toString()),
           "ctxprof: dump: nothing to dump");
-      Result notLoaded = attachWith(fake.toString(), pid, "status");
-      expectRefused(notLoaded, "ctxprof: the JVM did not run the agent");
-      assertTrue(notLoaded.stderr.get(0).contains(fake + " was not loaded"), notLoaded.toString());
       expectOk(attach(pid, "status"), "not running");
       assertEquals(0, target.quit(), target.stderr());
     }
+  }
+
+  /**
+   * A JVM that loaded libctxprof at its start (-agentpath without options) is driven through
+   * that library; a second copy named with --lib is refused, since it could not see the first
+   * one's session.
+   */
+  @Test
+  void aJvmWithTheAgentLoadedAtStart() throws Exception {
+    Path copy = dir.resolve("libctxprof.so");
+    Files.copy(Paths.get(ChildProcess.LIBRARY), copy);
+    Path jfr = dir.resolve("loaded.jfr");
+    List<String> options =
+        List.of("-cp", ChildProcess.CLASSPATH, "-agentpath:" + ChildProcess.LIBRARY);
+    try (Target target = Target.start(List.of(), options, dir)) {
+      expectRefused(
+          attachWith(copy.toString(), target.pid, "status"),
+          "ctxprof: attach: process "
+              + target.pid
+              + " already has libctxprof from "
+              + ChildProcess.LIBRARY);
+      expectOk(attach(target.pid, "start", "--interval", "5ms", "-o", jfr.toString()), "started");
+      waitForSamples(target.pid, 20);
+      expectOk(attach(target.pid, "stop"), "stopped");
+      assertEquals(0, target.quit(), target.stderr());
+    }
+    assertTrue(busySamples(jfr, -1)[1] > 0, "no samples in spin");
   }
 
   /** The measure: >= 95 % of a busy thread's CPU samples contain its Java method. */
