@@ -112,6 +112,9 @@ expect 2 'attach start: unknown option "--bogus"' attach 1 start --bogus
 expect 2 "--timeout wants seconds" attach 1 status --timeout 0
 expect 1 "attach: --lib $tmp/nope.so: no such file" attach $$ status --lib "$tmp/nope.so"
 expect 1 "no process 4194305" attach 4194305 status --lib "$tmp/libctxprof.so"
+long_value=$(printf 'a%.0s' {1..1100})
+expect 1 "bytes; the JVM takes at most 1024" attach $$ start --option "x=$long_value" \
+  --lib "$tmp/libctxprof.so"
 sleep 30 &
 sleeper=$!
 expect 1 "process $sleeper has no attach socket and does not catch SIGQUIT" \
