@@ -54,16 +54,19 @@ void Answer(const std::string& reply_path, const std::string& text) {
     return;
   }
   const std::string line = text + "\n";
+  int failure = 0;
   const int fd =
       open(reply_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd >= 0) {
-    const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-    const int write_errno = errno;
-    if (close(fd) == 0 && written) return;
-    errno = written ? errno : write_errno;
+  if (fd < 0) {
+    failure = errno;
+  } else {
+    const ssize_t written = write(fd, line.data(), line.size());
+    failure = written < 0 ? errno : written != static_cast<ssize_t>(line.size()) ? EIO : 0;
+    if (close(fd) != 0 && failure == 0) failure = errno;
+    if (failure == 0) return;
   }
   PrintLine(text + " (the attach reply file " + reply_path +
-            " could not be written: " + strerror(errno) + ")");
+            " could not be written: " + strerror(failure) + ")");
 }
 
 }  // namespace

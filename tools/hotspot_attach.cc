@@ -41,7 +41,7 @@ bool ReadStatus(pid_t pid, ProcessStatus* out, std::string* error) {
   std::string line;
   while (std::getline(file, line)) {
     std::istringstream fields(line);
-    std::string key, value, last;
+    std::string key, value;
     fields >> key;
     std::vector<std::string> values;
     while (fields >> value) values.push_back(value);

@@ -124,6 +124,35 @@ class AttachTest {
     assertTrue(busySamples(jfr, -1)[1] > 0, "no samples in spin");
   }
 
+  /**
+   * docs/JAVA.md's jcmd form: the options quoted as one argument reach the agent whole; without
+   * a reply file the answer goes to the JVM's stderr and jcmd shows the return code.
+   */
+  @Test
+  void theJcmdFormOfTheDocs() throws Exception {
+    Path jfr = dir.resolve("jcmd.jfr");
+    try (Target target = Target.start(List.of(), List.of(), dir)) {
+      String jcmd = ChildProcess.JAVA_HOME + "/bin/jcmd";
+      String pid = Long.toString(target.pid);
+      String load = "JVMTI.agent_load";
+      String badOptions = "\"start,interval=5\"";
+      Result bad = ChildProcess.run(List.of(jcmd, pid, load, ChildProcess.LIBRARY, badOptions), 60);
+      assertTrue(bad.stdout.contains("return code: 1"), bad.toString());
+      String good = "\"start,event=cpu,interval=5ms,file=" + jfr + "\"";
+      Result started = ChildProcess.run(List.of(jcmd, pid, load, ChildProcess.LIBRARY, good), 60);
+      assertTrue(started.stdout.contains("return code: 0"), started.toString());
+      waitForSamples(target.pid, 20);
+      Result stopped = ChildProcess.run(List.of(jcmd, pid, load, ChildProcess.LIBRARY, "stop"), 60);
+      assertTrue(stopped.stdout.contains("return code: 0"), stopped.toString());
+      assertEquals(0, target.quit(), target.stderr());
+      String stderr = target.stderr();
+      assertTrue(stderr.contains("ctxprof: start: option 'interval': value '5'"), stderr);
+      assertTrue(stderr.contains("ctxprof: started"), stderr);
+      assertTrue(stderr.contains("ctxprof: stopped; not running"), stderr);
+    }
+    assertTrue(busySamples(jfr, -1)[1] > 0, "no samples in spin");
+  }
+
   /** The measure: >= 95 % of a busy thread's CPU samples contain its Java method. */
   @Test
   void aThreadThatNeverCalledCtxprofGetsJavaFramesAfterAttach() throws Exception {

@@ -36,7 +36,10 @@ final class ChildProcess {
     Path err = Files.createTempFile("ctxprof-err", ".txt");
     try {
       Process process =
-          new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+          new ProcessBuilder(command)
+              .redirectOutput(out.toFile())
+              .redirectError(err.toFile())
+              .start();
       if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         process.destroyForcibly();
         throw new AssertionError("timed out after " + timeoutSeconds + " s: " + command);
