@@ -1,9 +1,10 @@
 // JNI methods of io.ctxprof.Native: the Java API's bridge to the process context store.
 //
-// execute0 is the Java API's control call (Profiler.execute): "start[,options]", "stop",
-// "dump,file=<path>" and "status" map to Profiler::Start/Stop/Dump/Stats. A malformed command
-// or option throws IllegalArgumentException naming it; a command that does not fit the state
-// (double start, stop or dump without a session) or fails (I/O) throws IllegalStateException.
+// execute0 is the Java API's control call (Profiler.execute): the control commands of
+// jni/control_command.h ("start[,options]", "stop", "dump,file=<path>", "status"). A malformed
+// command or option throws IllegalArgumentException naming it; a command that does not fit the
+// state (double start, stop or dump without a session) or fails (I/O) throws
+// IllegalStateException.
 //
 // None of the others is on the platform-thread write path (Java writes its block directly); they
 // run once per thread (threadBlock0), once per distinct value (intern0), once per setter
@@ -16,6 +17,7 @@
 
 #include "context/context_block.h"
 #include "context/process_context.h"
+#include "jni/control_command.h"
 #include "jni/java_strings.h"
 #include "jni/jvm_agent.h"
 #include "profiler/profiler.h"
@@ -49,75 +51,17 @@ void Throw(JNIEnv* env, const char* exception, const std::string& message) {
   if (type != nullptr) env->ThrowNew(type, ("ctxprof: " + message).c_str());
 }
 
-std::string StatusText(const SessionStats& stats) {
-  std::string text = stats.running ? "running" : "not running";
-  text += "; engine=" + (stats.cpu_engine.empty() ? std::string("none") : stats.cpu_engine);
-  if (stats.wall) text += "+wall";
-  text += "; samples=" + std::to_string(stats.consumed);
-  text += "; drops=" + std::to_string(stats.dropped);
-  text += "; recording=" + (stats.recording.empty() ? std::string("none") : stats.recording);
-  if (!stats.recording.empty()) text += "; recorded=" + std::to_string(stats.recorded_samples);
-  if (!stats.recording_error.empty()) {
-    text += "; recording error: " + stats.recording_error +
-            "; nothing more is written to the recording, sampling goes on";
-  }
-  return text;
-}
-
-// Runs one command; returns the result string, or nullptr with an exception pending.
+// Runs one control command (control_command.h); returns its answer, or nullptr with an
+// IllegalArgumentException (malformed command or option) or IllegalStateException pending.
 jstring Execute(JNIEnv* env, const std::string& command) {
-  const std::string verb = command.substr(0, command.find(','));
-  const std::string args = verb.size() < command.size() ? command.substr(verb.size() + 1) : "";
-  Profiler* profiler = Profiler::Global();
-  std::string message;
-  if (verb == "start") {
-    const Status status = profiler->Start(args, &message);
-    if (status == Status::kWrongState) {
-      Throw(env, "java/lang/IllegalStateException",
-            "start: the profiler is already running; call stop first");
-      return nullptr;
-    }
-    if (status != Status::kOk) {
-      Throw(env, "java/lang/IllegalArgumentException", "start: " + message);
-      return nullptr;
-    }
-    return ToJavaString(env, message.empty() ? "started" : "started; " + message);
-  }
-  if (verb != "stop" && verb != "dump" && verb != "status") {
-    Throw(env, "java/lang/IllegalArgumentException",
-          "unknown command '" + verb + "': use start,<options>, stop, dump,file=<path> or status");
-    return nullptr;
-  }
-  if (verb == "dump") {
-    if (args.rfind("file=", 0) != 0 || args.size() == 5 || args.find(',', 5) != std::string::npos) {
-      Throw(env, "java/lang/IllegalArgumentException",
-            "dump: '" + args + "' is not file=<path>; use dump,file=/path/profile.txt");
-      return nullptr;
-    }
-    const std::string path = args.substr(5);
-    if (profiler->Dump(path, &message) != Status::kOk) {
-      Throw(env, "java/lang/IllegalStateException", "dump: " + message);
-      return nullptr;
-    }
-    return ToJavaString(env, "dumped collapsed stacks to " + path);
-  }
-  if (!args.empty()) {
-    Throw(env, "java/lang/IllegalArgumentException",
-          verb + ": takes no arguments, got '" + args + "'");
-    return nullptr;
-  }
-  if (verb == "status") return ToJavaString(env, StatusText(profiler->Stats()));
-  const Status status = profiler->Stop(&message);
-  if (status == Status::kWrongState) {
-    Throw(env, "java/lang/IllegalStateException",
-          "stop: the profiler is not running; start it with start,<options> first");
-    return nullptr;
-  }
-  if (status != Status::kOk) {
-    Throw(env, "java/lang/IllegalStateException", "stop: " + message);
-    return nullptr;
-  }
-  return ToJavaString(env, "stopped; " + StatusText(profiler->Stats()));
+  std::string text;
+  const Status status = RunControlCommand(command, &text);
+  if (status == Status::kOk) return ToJavaString(env, text);
+  Throw(env,
+        status == Status::kInvalidArgument ? "java/lang/IllegalArgumentException"
+                                           : "java/lang/IllegalStateException",
+        text);
+  return nullptr;
 }
 
 }  // namespace

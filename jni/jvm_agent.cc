@@ -7,7 +7,9 @@
 #include <mutex>
 
 #include "context/process_context.h"
+#include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
+#include "jni/java_thread_env.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -73,6 +75,16 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   JvmThreads::RecordCurrent(jvmti, jni, thread);
 }
 
+// Lets the signal handler find every Java thread's JNIEnv from HotSpot's own thread-local
+// (java_thread_env.h); `jni` is the calling thread's.
+void ResolveJavaThreadEnv(JNIEnv* jni) {
+  std::string error;
+  if (!JavaThreadEnv::Resolve(jni, &error)) {
+    PrintLine("cannot find the JVM's current-thread key: " + error +
+              "; Java frames only on threads that called into libctxprof");
+  }
+}
+
 void StartSession(const std::string& options) {
   std::string message;
   if (Profiler::Global()->Start(options, &message) != Status::kOk) {
@@ -85,6 +97,7 @@ void StartSession(const std::string& options) {
 void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   CreateAllMethodIds(jvmti, jni);
   AdoptCurrentThread(jvmti, jni, thread);
+  ResolveJavaThreadEnv(jni);
   if (g_start_at_init) StartSession(g_start_options);
 }
 
@@ -260,6 +273,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (live) {
     JNIEnv* jni = nullptr;
     if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+      ResolveJavaThreadEnv(jni);
       CreateAllMethodIds(jvmti, jni);
       jthread thread = nullptr;
       if (jvmti->GetCurrentThread(&thread) == JVMTI_ERROR_NONE) {
@@ -323,34 +337,26 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
   return true;
 }
 
-jint Load(JavaVM* vm, const char* options, bool live) {
-  std::string start_options;
-  const bool start = ParseAgentOptions(options, &start_options);
-  std::string error;
-  if (!JvmAgent::Init(vm, live, &error)) {
-    ctxprof::PrintLine(error + "; the JVM runs without profiling");
-    return 0;
-  }
-  if (!start) return 0;
-  if (live) {
-    ctxprof::StartSession(start_options);
-  } else {
-    ctxprof::g_start_options = start_options;
-    ctxprof::g_start_at_init = true;
-  }
-  return 0;
-}
-
 }  // namespace
 
 extern "C" {
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/false);
+  std::string start_options;
+  const bool start = ParseAgentOptions(options, &start_options);
+  std::string error;
+  if (!JvmAgent::Init(vm, /*live=*/false, &error)) {
+    ctxprof::PrintLine(error + "; the JVM runs without profiling");
+    return 0;
+  }
+  if (!start) return 0;
+  ctxprof::g_start_options = start_options;
+  ctxprof::g_start_at_init = true;
+  return 0;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/true);
+  return ctxprof::AttachCommand::Run(vm, options);
 }
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
