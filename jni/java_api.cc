@@ -8,7 +8,8 @@
 //
 // None of the others is on the platform-thread write path (Java writes its block directly); they
 // run once per thread (threadBlock0), once per distinct value (intern0), once per setter
-// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters).
+// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters, which
+// write through ThreadContext like the C API).
 #include <jni.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "context/context_block.h"
 #include "context/process_context.h"
+#include "context/thread_context.h"
 #include "jni/control_command.h"
 #include "jni/java_strings.h"
 #include "jni/jvm_agent.h"
@@ -25,30 +27,29 @@
 namespace ctxprof {
 namespace {
 
+void Throw(JNIEnv* env, const char* exception, const std::string& message) {
+  jclass type = env->FindClass(exception);
+  if (type != nullptr) env->ThrowNew(type, ("ctxprof: " + message).c_str());
+}
+
+void ThrowNoStore(JNIEnv* env, const std::string& error) {
+  Throw(env, "java/lang/IllegalStateException", "context store unavailable: " + error);
+}
+
 // The process context store, or nullptr with an IllegalStateException pending.
 ProcessContext* Store(JNIEnv* env) {
   std::string error;
   ProcessContext* store = ProcessContext::Get(&error);
-  if (store == nullptr) {
-    env->ThrowNew(env->FindClass("java/lang/IllegalStateException"),
-                  ("ctxprof context store unavailable: " + error).c_str());
-  }
+  if (store == nullptr) ThrowNoStore(env, error);
   return store;
 }
 
-// The calling thread's block; nullptr when the store is unavailable (exception pending) or the
-// tid is beyond the map (counted by the map; the write is dropped). The tid is cached: the *Jni0
-// setters run per write for virtual threads (on the carrier, whose tid is the right one).
-ContextBlock* OwnBlock(JNIEnv* env) {
-  ProcessContext* store = Store(env);
-  return store == nullptr ? nullptr : store->map().BlockFor(CachedTid());
-}
-
-bool IsSlot(jint slot) { return slot >= 0 && slot < kAttributeSlots; }
-
-void Throw(JNIEnv* env, const char* exception, const std::string& message) {
-  jclass type = env->FindClass(exception);
-  if (type != nullptr) env->ThrowNew(type, ("ctxprof: " + message).c_str());
+// A *Jni0 setter's outcome: an IllegalStateException when the store is unavailable. A thread
+// whose tid is beyond the map (kNoBlock, counted by the map) simply has no context, as its
+// threadBlock0 said; a bad slot cannot come from ContextSetter, which only hands out
+// registered ones.
+void CheckWrite(JNIEnv* env, ContextWrite write) {
+  if (write == ContextWrite::kNoStore) ThrowNoStore(env, ThreadContext::StoreError());
 }
 
 // Runs one control command (control_command.h); returns its answer, or nullptr with an
@@ -67,8 +68,8 @@ jstring Execute(JNIEnv* env, const std::string& command) {
 }  // namespace
 }  // namespace ctxprof
 
-using ctxprof::BlockWriter;
 using ctxprof::ContextBlock;
+using ctxprof::ThreadContext;
 
 extern "C" {
 
@@ -87,7 +88,8 @@ JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_layout0(JNIEnv* env, jclass) 
 
 JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclass) {
   ctxprof::JvmAgent::SeeCurrentThread(env);
-  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (ctxprof::Store(env) == nullptr) return nullptr;
+  ContextBlock* block = ThreadContext::OwnBlock();
   if (block == nullptr) return nullptr;
   return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
 }
@@ -132,38 +134,31 @@ JNIEXPORT jint JNICALL Java_io_ctxprof_Native_slotOf0(JNIEnv* env, jclass, jstri
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAttributeJni0(JNIEnv* env, jclass, jint slot,
                                                                jint id) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr || !ctxprof::IsSlot(slot)) return;
-  BlockWriter(block).SetAttribute(slot, static_cast<uint32_t>(id));
+  ctxprof::CheckWrite(env, ThreadContext::SetAttributeId(slot, static_cast<uint32_t>(id)));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setTraceContextJni0(JNIEnv* env, jclass,
                                                                   jlong trace_high, jlong trace_low,
                                                                   jlong span) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr) return;
-  BlockWriter writer(block);
-  writer.SetTraceId(static_cast<uint64_t>(trace_high), static_cast<uint64_t>(trace_low));
-  writer.SetSpanId(static_cast<uint64_t>(span));
+  ctxprof::CheckWrite(
+      env, ThreadContext::SetTrace(static_cast<uint64_t>(trace_high),
+                                   static_cast<uint64_t>(trace_low), static_cast<uint64_t>(span)));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAllJni0(JNIEnv* env, jclass, jlong trace_high,
                                                          jlong trace_low, jlong span,
                                                          jintArray attributes) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr) return;
   ctxprof::ContextSnapshot context{};
   context.trace_id_high = static_cast<uint64_t>(trace_high);
   context.trace_id_low = static_cast<uint64_t>(trace_low);
   context.span_id = static_cast<uint64_t>(span);
   const jsize count = std::min<jsize>(env->GetArrayLength(attributes), ctxprof::kAttributeSlots);
   env->GetIntArrayRegion(attributes, 0, count, reinterpret_cast<jint*>(context.attributes));
-  BlockWriter(block).SetAll(context);
+  ctxprof::CheckWrite(env, ThreadContext::SetAll(context));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_clearJni0(JNIEnv* env, jclass) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block != nullptr) BlockWriter(block).Clear();
+  ctxprof::CheckWrite(env, ThreadContext::Clear());
 }
 
 JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_execute0(JNIEnv* env, jclass, jstring command) {

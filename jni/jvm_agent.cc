@@ -6,7 +6,8 @@
 #include <memory>
 #include <mutex>
 
-#include "context/process_context.h"
+#include "context/context_map.h"
+#include "context/thread_context.h"
 #include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
@@ -119,9 +120,7 @@ void JNICALL OnThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   if (t_profiler_thread) return;
   AdoptCurrentThread(jvmti, jni, thread);
   const pid_t tid = CachedTid();
-  std::string ignored;
-  ProcessContext* store = ProcessContext::Get(&ignored);
-  if (store != nullptr) store->map().OnThreadStart(tid);
+  ThreadContext::OnThreadStart(tid);
   Profiler::Global()->OnThreadStart(tid);
 }
 
@@ -129,9 +128,7 @@ void JNICALL OnThreadEnd(jvmtiEnv*, JNIEnv*, jthread) {
   if (t_profiler_thread) return;
   const pid_t tid = CachedTid();
   Profiler::Global()->OnThreadEnd(tid);
-  std::string ignored;
-  ProcessContext* store = ProcessContext::Get(&ignored);
-  if (store != nullptr) store->map().OnThreadEnd(tid);
+  ThreadContext::OnThreadEnd(tid);
   JavaStackWalker::SetCurrentThreadEnv(nullptr);
 }
 

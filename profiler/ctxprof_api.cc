@@ -1,9 +1,11 @@
-// The C API (profiler/ctxprof.h) over Profiler::Global(). No C++ exception crosses it: every
-// entry point that allocates catches (allocation failure is the only exception expected).
+// The C API (profiler/ctxprof.h): sessions through Profiler::Global(), the calling thread's
+// context through ThreadContext. No C++ exception crosses it: every entry point that allocates
+// catches (allocation failure is the only exception expected).
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "context/thread_context.h"
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
 
@@ -83,17 +85,18 @@ int ctxprof_register_attributes(const char* const* names, int count) {
 
 int ctxprof_set_attribute(int slot, const char* value) {
   try {
-    std::string error;
-    return ctxprof::Profiler::Global()->SetAttribute(slot, value, &error) ? 0 : CTXPROF_EINVAL;
+    return ctxprof::ThreadContext::SetAttribute(slot, value) == ctxprof::ContextWrite::kWritten
+               ? 0
+               : CTXPROF_EINVAL;
   } catch (const std::exception&) {
     return CTXPROF_EINVAL;
   }
 }
 
 void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id) {
-  ctxprof::Profiler::Global()->SetTraceContext(trace_hi, trace_lo, span_id);
+  ctxprof::ThreadContext::SetTrace(trace_hi, trace_lo, span_id);
 }
 
-void ctxprof_clear_context(void) { ctxprof::Profiler::Global()->ClearContext(); }
+void ctxprof_clear_context(void) { ctxprof::ThreadContext::Clear(); }
 
 }  // extern "C"

@@ -46,22 +46,12 @@ namespace {
 // The process context store; nullptr (with *error) only if its map could not be reserved.
 ProcessContext* Store(std::string* error) { return ProcessContext::Get(error); }
 
-ProcessContext* Store() {
-  std::string ignored;
-  return ProcessContext::Get(&ignored);
-}
-
 // How a recording failure is named, at once (background thread) and at Stop().
 std::string RecordingFailure(const std::string& recording, const std::string& error) {
   return "the recording " + recording + " failed: " + error;
 }
 
 }  // namespace
-
-const Dictionary* Profiler::dictionary() const {
-  ProcessContext* store = Store();
-  return store != nullptr ? &store->dictionary() : nullptr;
-}
 
 namespace {
 
@@ -385,50 +375,6 @@ Status Profiler::RegisterAttributes(const std::vector<std::string>& names, std::
     return Status::kWrongState;
   }
   return registry.Register(names, error) ? Status::kOk : Status::kInvalidArgument;
-}
-
-namespace {
-
-// The calling thread's block; nullptr when the store is unavailable or the tid is beyond the
-// map (counted there).
-ContextBlock* OwnBlock() {
-  ProcessContext* store = Store();
-  return store != nullptr ? store->map().BlockFor(CachedTid()) : nullptr;
-}
-
-}  // namespace
-
-bool Profiler::SetAttribute(int slot, const char* value, std::string* error) {
-  ProcessContext* store = Store(error);
-  if (store == nullptr) return false;
-  const int registered = store->attributes().size();
-  if (slot < 0 || slot >= registered) {
-    *error = "attribute slot " + std::to_string(slot) + " is not registered (" +
-             std::to_string(registered) +
-             " registered); register names with ctxprof_register_attributes() first";
-    return false;
-  }
-  ContextBlock* block = store->map().BlockFor(CachedTid());
-  if (block == nullptr) {
-    *error = "this thread has no context block (tid beyond the context map's capacity)";
-    return false;
-  }
-  const uint32_t id = value == nullptr ? Dictionary::kUnsetId : store->dictionary().Intern(value);
-  BlockWriter(block).SetAttribute(slot, id);
-  return true;
-}
-
-void Profiler::SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t span_id) {
-  ContextBlock* block = OwnBlock();
-  if (block == nullptr) return;
-  BlockWriter writer(block);
-  writer.SetTraceId(trace_high, trace_low);
-  writer.SetSpanId(span_id);
-}
-
-void Profiler::ClearContext() {
-  ContextBlock* block = OwnBlock();
-  if (block != nullptr) BlockWriter(block).Clear();
 }
 
 void Profiler::OnThreadStart(pid_t tid) {

@@ -1,5 +1,5 @@
-// Profiler: one profiling session at a time in a process: start, stop, dump; plus the context
-// setters behind the C API.
+// Profiler: one profiling session at a time in a process: start, stop, dump. It only samples and
+// records; the calling thread's context is written through context/thread_context.h.
 //
 // A session owns: the clock, the sample buffer, the engines (one CPU engine after fallback,
 // and/or wall), the thread registry and a background thread that drains the buffer into the
@@ -13,8 +13,7 @@
 // stderr, report.h); sampling and aggregation go on.
 //
 // Thread safety: Start/Stop/Dump/RegisterAttributes/session queries are serialised by one mutex
-// and may be called from any thread (never from a signal handler). The context setters take no
-// lock: each writes only the calling thread's block (the seqlock's single writer).
+// and may be called from any thread (never from a signal handler).
 #ifndef CTXPROF_PROFILER_PROFILER_H_
 #define CTXPROF_PROFILER_PROFILER_H_
 
@@ -30,8 +29,6 @@
 #include <thread>
 #include <vector>
 
-#include "context/context_map.h"
-#include "context/dictionary.h"
 #include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
@@ -104,11 +101,6 @@ class Profiler {
   // agree with what is already registered on their common prefix. New names are refused while
   // a session runs (the session records the names registered when it started).
   Status RegisterAttributes(const std::vector<std::string>& names, std::string* error);
-  // Context setters for the calling thread (lock-free, allocation-free except when a value is
-  // interned the first time).
-  bool SetAttribute(int slot, const char* value, std::string* error);
-  void SetTraceContext(uint64_t trace_high, uint64_t trace_low, uint64_t span_id);
-  void ClearContext();
 
   // Installs the runtime's hooks for sessions started afterwards (a running session keeps the
   // hooks it started with).
@@ -117,10 +109,6 @@ class Profiler {
   // JVM hooks (and for native code that knows its threads): arm/disarm a thread now.
   void OnThreadStart(pid_t tid);
   void OnThreadEnd(pid_t tid);
-
-  // The process-wide dictionary of attribute values (ids in samples resolve through it);
-  // nullptr only when the process context store could not be created.
-  const Dictionary* dictionary() const;
 
   SessionStats Stats();
   // The aggregated samples of the current or last session (empty before the first Start).
