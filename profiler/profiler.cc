@@ -201,7 +201,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
         options, settings, session->clock.get(), &store->dictionary(), &store->attributes(),
         [buffer] { return buffer->dropped(); },
         hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr,
-        hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr, &error);
+        hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr, &error, nullptr);
     if (session->recording == nullptr) {
       if (session->wall_engine != nullptr) session->wall_engine->Stop();
       if (session->cpu_engine != nullptr) session->cpu_engine->Stop();

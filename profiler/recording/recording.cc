@@ -6,7 +6,7 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, std::string* error) {
+    std::unique_ptr<ThreadResolver> threads, std::string* error, int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -35,7 +35,7 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
-  recording->writer_ = JfrWriter::Open(config, inputs, error);
+  recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
   if (recording->writer_ == nullptr) return nullptr;
   recording->clock_ = clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(

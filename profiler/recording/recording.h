@@ -43,7 +43,8 @@ struct RecordingSettings {
 class Recording : public SampleSink {
  public:
   // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
-  // *error (naming the path) on failure. `frames`/`threads` name frames and threads (the JVM
+  // *error (naming the path) on failure, and *os_error (when given) = the failed file or folder
+  // call's errno (0 when no call failed). `frames`/`threads` name frames and threads (the JVM
   // layer's resolvers); null means the native resolvers.
   static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
                                          const Clock* clock, const Dictionary* dictionary,
@@ -51,7 +52,7 @@ class Recording : public SampleSink {
                                          std::function<uint64_t()> dropped_samples,
                                          std::unique_ptr<FrameResolver> frames,
                                          std::unique_ptr<ThreadResolver> threads,
-                                         std::string* error);
+                                         std::string* error, int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
