@@ -32,16 +32,18 @@ bool PinLibrary() {
   return pinned;
 }
 
-jint CodeOf(Status status) {
-  switch (status) {
-    case Status::kOk:
+jint CodeOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
       return AttachCommand::kOk;
-    case Status::kInvalidArgument:
+    case StatusCode::kInvalidArgument:
       return AttachCommand::kInvalidArgument;
-    case Status::kWrongState:
+    case StatusCode::kWrongState:
       return AttachCommand::kWrongState;
-    case Status::kIoError:
+    case StatusCode::kIo:
       return AttachCommand::kIoError;
+    case StatusCode::kUnavailable:
+      return AttachCommand::kUnavailable;
   }
   return AttachCommand::kInvalidArgument;
 }
@@ -89,7 +91,9 @@ jint AttachCommand::Run(JavaVM* vm, const char* options) {
   } else if (command.empty()) {
     text = "loaded; no command given (start,<options>, stop, dump,file=<path> or status)";
   } else {
-    code = CodeOf(RunControlCommand(command, &text));
+    const Status status = RunControlCommand(command, &text);
+    code = CodeOf(status);
+    if (!status.ok()) text = status.message();
   }
   Answer(reply_path, text);
   return pinned ? code : kOk;

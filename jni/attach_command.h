@@ -9,7 +9,8 @@
 //  * Agent_OnAttach's return value, which HotSpot puts into its reply to "load" as
 //    "return code: N" (JDK 17, 21, 25): 0 ok, 1 malformed command or option, 2 the command
 //    does not fit the state (start while running, stop with no session), 3 I/O error, 4 the
-//    agent could not set up JVMTI.
+//    agent could not set up JVMTI, 5 the system refused what start asks for (perf events,
+//    timers, a signal another handler owns, memory, a thread).
 //  * the answer's text. With reply=<path> (the last option; the path runs to the end of the
 //    string), it is written to that file in the JVM's file system: created exclusively, mode
 //    0600, never through a symlink; the client reads and deletes it. Without reply= (e.g. jcmd)
@@ -39,6 +40,7 @@ class AttachCommand {
   static constexpr jint kWrongState = 2;
   static constexpr jint kIoError = 3;
   static constexpr jint kNoJvmti = 4;
+  static constexpr jint kUnavailable = 5;
 
   // Runs the command in `options` (may be null) and answers it as described above.
   static jint Run(JavaVM* vm, const char* options);

@@ -18,63 +18,53 @@ std::string StatusText(const SessionStats& stats) {
   return text;
 }
 
-Status Start(Profiler* profiler, const std::string& options, std::string* text) {
-  std::string message;
-  const Status status = profiler->Start(options, &message);
-  if (status == Status::kWrongState) {
-    *text = "start: the profiler is already running; call stop first";
-  } else if (status != Status::kOk) {
-    *text = "start: " + message;
-  } else {
-    *text = message.empty() ? "started" : "started; " + message;
-  }
+Status Start(Profiler* profiler, const std::string& options, std::string* answer) {
+  std::string notes;
+  const Status status = profiler->Start(options, &notes);
+  if (status.ok()) *answer = notes.empty() ? "started" : "started; " + notes;
   return status;
 }
 
-Status Dump(Profiler* profiler, const std::string& args, std::string* text) {
+Status Dump(Profiler* profiler, const std::string& args, std::string* answer) {
   if (args.rfind("file=", 0) != 0 || args.size() == 5 || args.find(',', 5) != std::string::npos) {
-    *text = "dump: '" + args + "' is not file=<path>; use dump,file=/path/profile.txt";
-    return Status::kInvalidArgument;
+    return Status::InvalidArgument("'" + args +
+                                   "' is not file=<path>; use dump,file=/path/profile.txt");
   }
   const std::string path = args.substr(5);
-  std::string message;
-  const Status status = profiler->Dump(path, &message);
-  *text = status == Status::kOk ? "dumped collapsed stacks to " + path : "dump: " + message;
+  const Status status = profiler->Dump(path);
+  if (status.ok()) *answer = "dumped collapsed stacks to " + path;
   return status;
 }
 
-Status Stop(Profiler* profiler, std::string* text) {
-  std::string message;
-  const Status status = profiler->Stop(&message);
-  if (status == Status::kWrongState) {
-    *text = "stop: the profiler is not running; start it with start,<options> first";
-  } else if (status != Status::kOk) {
-    *text = "stop: " + message;
-  } else {
-    *text = "stopped; " + StatusText(profiler->Stats());
-  }
+Status Stop(Profiler* profiler, std::string* answer) {
+  const Status status = profiler->Stop();
+  if (status.ok()) *answer = "stopped; " + StatusText(profiler->Stats());
   return status;
 }
 
 }  // namespace
 
-Status RunControlCommand(const std::string& command, std::string* text) {
+Status RunControlCommand(const std::string& command, std::string* answer) {
   const std::string verb = command.substr(0, command.find(','));
   const std::string args = verb.size() < command.size() ? command.substr(verb.size() + 1) : "";
   Profiler* profiler = Profiler::Global();
-  if (verb == "start") return Start(profiler, args, text);
-  if (verb != "stop" && verb != "dump" && verb != "status") {
-    *text = "unknown command '" + verb + "': use start,<options>, stop, dump,file=<path> or status";
-    return Status::kInvalidArgument;
+  if (verb != "start" && verb != "stop" && verb != "dump" && verb != "status") {
+    return Status::InvalidArgument("unknown command '" + verb +
+                                   "': use start,<options>, stop, dump,file=<path> or status");
   }
-  if (verb == "dump") return Dump(profiler, args, text);
-  if (!args.empty()) {
-    *text = verb + ": takes no arguments, got '" + args + "'";
-    return Status::kInvalidArgument;
+  Status status;
+  if (verb == "start") {
+    status = Start(profiler, args, answer);
+  } else if (verb == "dump") {
+    status = Dump(profiler, args, answer);
+  } else if (!args.empty()) {
+    status = Status::InvalidArgument("takes no arguments, got '" + args + "'");
+  } else if (verb == "stop") {
+    status = Stop(profiler, answer);
+  } else {
+    *answer = StatusText(profiler->Stats());
   }
-  if (verb == "stop") return Stop(profiler, text);
-  *text = StatusText(profiler->Stats());
-  return Status::kOk;
+  return status.ok() ? status : status.Prefixed(verb);
 }
 
 }  // namespace ctxprof

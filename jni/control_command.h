@@ -10,10 +10,12 @@
 //   status              the status text: "running; engine=...; samples=N; drops=N;
 //                       recording=<path>; recorded=N" (and the recording's error, if any)
 //
-// A failure returns its Status with a message that names the command, the input and the fix:
-// kInvalidArgument for a malformed command or option, kWrongState for a command that does not
-// fit the state (start while running, stop or dump with no session), kIoError when the
-// recording or the dump file failed.
+// A failure returns the profiler's Status (profiler/status.h) with the command in front of its
+// message ("start: option 'file': cannot create recording file /x/y.jfr: No such file or
+// directory (create the folder first)"): kInvalidArgument for a malformed command or option,
+// kWrongState for a command that does not fit the state (start while running, stop or dump
+// with no session), kIo when the recording or the dump file failed (with the OS error),
+// kUnavailable when the system refused what start asks for.
 //
 // Thread safety: as Profiler's control calls (any thread but a signal handler).
 #ifndef CTXPROF_JNI_CONTROL_COMMAND_H_
@@ -22,11 +24,12 @@
 #include <string>
 
 #include "profiler/profiler.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
-// Runs `command` on Profiler::Global(); *text is the answer, or the error message.
-Status RunControlCommand(const std::string& command, std::string* text);
+// Runs `command` on Profiler::Global(); on success *answer is the answer.
+Status RunControlCommand(const std::string& command, std::string* answer);
 
 }  // namespace ctxprof
 

@@ -1,10 +1,14 @@
 // JNI methods of io.ctxprof.Native: the Java API's bridge to the process context store.
 //
 // execute0 is the Java API's control call (Profiler.execute): the control commands of
-// jni/control_command.h ("start[,options]", "stop", "dump,file=<path>", "status"). A malformed
-// command or option throws IllegalArgumentException naming it; a command that does not fit the
-// state (double start, stop or dump without a session) or fails (I/O) throws
-// IllegalStateException.
+// jni/control_command.h ("start[,options]", "stop", "dump,file=<path>", "status"). The Status
+// of a failed command becomes an exception whose message is "ctxprof: <command>: <the
+// profiler's message>": kInvalidArgument (a malformed command or option) ->
+// IllegalArgumentException; kWrongState (double start, stop or dump without a session) and
+// kUnavailable (the system refused perf events, timers, a signal, memory or a thread) ->
+// IllegalStateException; kIo (the recording's file or folder, the dump file) ->
+// java.io.UncheckedIOException whose cause is an IOException with the same message, which names
+// the path and the OS error.
 //
 // None of the others is on the platform-thread write path (Java writes its block directly); they
 // run once per thread (threadBlock0), once per distinct value (intern0), once per setter
@@ -52,16 +56,42 @@ void CheckWrite(JNIEnv* env, ContextWrite write) {
   if (write == ContextWrite::kNoStore) ThrowNoStore(env, ThreadContext::StoreError());
 }
 
-// Runs one control command (control_command.h); returns its answer, or nullptr with an
-// IllegalArgumentException (malformed command or option) or IllegalStateException pending.
+// new UncheckedIOException(message, new IOException(message)): the Java form of kIo.
+void ThrowIo(JNIEnv* env, const std::string& message) {
+  jstring text = ToJavaString(env, "ctxprof: " + message);
+  jclass io_type = env->FindClass("java/io/IOException");
+  jclass unchecked_type = env->FindClass("java/io/UncheckedIOException");
+  if (text == nullptr || io_type == nullptr || unchecked_type == nullptr) return;  // pending
+  jmethodID io_init = env->GetMethodID(io_type, "<init>", "(Ljava/lang/String;)V");
+  jmethodID unchecked_init =
+      env->GetMethodID(unchecked_type, "<init>", "(Ljava/lang/String;Ljava/io/IOException;)V");
+  if (io_init == nullptr || unchecked_init == nullptr) return;
+  jobject cause = env->NewObject(io_type, io_init, text);
+  if (cause == nullptr) return;
+  auto exception =
+      static_cast<jthrowable>(env->NewObject(unchecked_type, unchecked_init, text, cause));
+  if (exception != nullptr) env->Throw(exception);
+}
+
+// Runs one control command (control_command.h); returns its answer, or nullptr with the
+// exception of its Status pending (see the top of this file).
 jstring Execute(JNIEnv* env, const std::string& command) {
-  std::string text;
-  const Status status = RunControlCommand(command, &text);
-  if (status == Status::kOk) return ToJavaString(env, text);
-  Throw(env,
-        status == Status::kInvalidArgument ? "java/lang/IllegalArgumentException"
-                                           : "java/lang/IllegalStateException",
-        text);
+  std::string answer;
+  const Status status = RunControlCommand(command, &answer);
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return ToJavaString(env, answer);
+    case StatusCode::kInvalidArgument:
+      Throw(env, "java/lang/IllegalArgumentException", status.message());
+      return nullptr;
+    case StatusCode::kIo:
+      ThrowIo(env, status.message());
+      return nullptr;
+    case StatusCode::kWrongState:
+    case StatusCode::kUnavailable:
+      break;
+  }
+  Throw(env, "java/lang/IllegalStateException", status.message());
   return nullptr;
 }
 

@@ -86,12 +86,15 @@ void ResolveJavaThreadEnv(JNIEnv* jni) {
   }
 }
 
+// One "ctxprof:" line when the session cannot start (the profiler's message names the option,
+// the path and the OS error) or started with notes; the JVM runs on either way.
 void StartSession(const std::string& options) {
-  std::string message;
-  if (Profiler::Global()->Start(options, &message) != Status::kOk) {
-    PrintLine(message + "; the JVM runs without profiling");
-  } else if (!message.empty()) {
-    PrintLine(message);
+  std::string notes;
+  const Status status = Profiler::Global()->Start(options, &notes);
+  if (!status.ok()) {
+    PrintLine(status.message() + "; the JVM runs without profiling");
+  } else if (!notes.empty()) {
+    PrintLine(notes);
   }
 }
 
@@ -104,15 +107,15 @@ void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
   if (!Profiler::Global()->Stats().running) return;
-  std::string error;
-  if (Profiler::Global()->Stop(&error) == Status::kOk) return;
+  const Status stopped = Profiler::Global()->Stop();
+  if (stopped.ok()) return;
   const SessionStats stats = Profiler::Global()->Stats();
   if (stats.recording_error_reported) {
     // The full line was printed when the error happened; do not repeat it.
     PrintLine("the recording " + stats.recording +
               " is incomplete: writing stopped at the error reported earlier");
   } else {
-    PrintLine(error);
+    PrintLine(stopped.message());
   }
 }
 

@@ -30,6 +30,8 @@ const char* MeaningOf(int code) {
       return "I/O error";
     case 4:
       return "the agent could not set up JVMTI";
+    case 5:
+      return "the system refused a resource the options ask for";
     default:
       return "unknown code";
   }

@@ -6,7 +6,7 @@
 // the in-memory aggregation go on. Everything the writer finished before the error stays valid;
 // the chunk in progress keeps a header that marks it unfinished (docs/JFR.md). The session's
 // background thread prints that error once when it sees failed() after a Tick()
-// (Profiler::ReportRecordingFailure).
+// (Session::ReportRecordingFailure, session.h).
 //
 // Thread safety: Open() runs on the thread that starts the session; Consume/Tick/Close come
 // from the session's background thread, or from the stopping thread after the background thread

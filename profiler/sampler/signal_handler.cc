@@ -142,7 +142,7 @@ void OnSignal(int, siginfo_t* info, void* ucontext) {
 
 }  // namespace
 
-bool SignalHandler::Install(int signal, std::string* error) {
+Status SignalHandler::Install(int signal) {
   static std::mutex install_mutex;
   static sigset_t installed;  // every signal whose handler is OnSignal; guarded by install_mutex
   static bool installed_initialized = false;
@@ -154,11 +154,12 @@ bool SignalHandler::Install(int signal, std::string* error) {
   g_pid = getpid();
   struct sigaction current;
   if (sigaction(signal, nullptr, &current) != 0) {
-    *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
-    return false;
+    const int err = errno;
+    return Status::Unavailable(
+        "signal " + std::to_string(signal) + ": sigaction failed: " + strerror(err), err);
   }
   const bool ours = (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == OnSignal;
-  if (ours) return true;
+  if (ours) return Status();
   const bool foreign = (current.sa_flags & SA_SIGINFO) ||
                        (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
   if (foreign) {
@@ -168,10 +169,10 @@ bool SignalHandler::Install(int signal, std::string* error) {
         abbreviation != nullptr
             ? "SIG" + std::string(abbreviation) + " (signal " + std::to_string(signal) + ")"
             : "signal " + std::to_string(signal);
-    *error = name +
-             " already has a handler installed by the host; choose a free signal with "
-             "signal= or wallsignal=, e.g. signal=SIGRTMIN+2";
-    return false;
+    return Status::Unavailable(name +
+                                   " already has a handler installed by the host; choose a free "
+                                   "signal with signal= or wallsignal=, e.g. signal=SIGRTMIN+2",
+                               0);
   }
   sigset_t blocked = installed;
   sigaddset(&blocked, signal);
@@ -182,18 +183,20 @@ bool SignalHandler::Install(int signal, std::string* error) {
   action.sa_mask = blocked;
   // The new signal first, then the earlier ones again with the wider mask.
   if (sigaction(signal, &action, nullptr) != 0) {
-    *error = "signal=" + std::to_string(signal) + ": sigaction failed: " + strerror(errno);
-    return false;
+    const int err = errno;
+    return Status::Unavailable(
+        "signal " + std::to_string(signal) + ": sigaction failed: " + strerror(err), err);
   }
   installed = blocked;
   for (int other = 1; other < NSIG; other++) {
     if (other != signal && sigismember(&installed, other) == 1 &&
         sigaction(other, &action, nullptr) != 0) {
-      *error = "signal " + std::to_string(other) + ": sigaction failed: " + strerror(errno);
-      return false;
+      const int err = errno;
+      return Status::Unavailable(
+          "signal " + std::to_string(other) + ": sigaction failed: " + strerror(err), err);
     }
   }
-  return true;
+  return Status();
 }
 
 void SignalHandler::Activate(const HandlerSession& session) {

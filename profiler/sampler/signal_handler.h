@@ -39,6 +39,7 @@
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/stack_walker.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -77,10 +78,10 @@ struct HandlerCostRecorder {
 
 class SignalHandler {
  public:
-  // Installs the handler for `signal` unless it is already ours. Fails (and names the signal)
-  // when another handler is installed (SIG_DFL and SIG_IGN are replaced). Thread-safe; not
-  // async-signal-safe.
-  static bool Install(int signal, std::string* error);
+  // Installs the handler for `signal` unless it is already ours. Fails with kUnavailable (and
+  // names the signal) when another handler is installed (SIG_DFL and SIG_IGN are replaced) or
+  // sigaction fails. Thread-safe; not async-signal-safe.
+  static Status Install(int signal);
   static void Activate(const HandlerSession& session);
   // Returns when no handler can still be using the session.
   static void Deactivate();

@@ -139,13 +139,19 @@ class AgentTest {
   }
 
   @Test
-  void badAgentOptionsPrintOneLineAndTheJvmRunsOn() throws Exception {
+  void badAgentOptionsAndPathsPrintOneLineAndTheJvmRunsOn() throws Exception {
     for (String[] bad :
         new String[][] {
           {"start,interval=5", "ctxprof: option 'interval': value '5'"},
           {"start,nosuch=1", "ctxprof: unknown option 'nosuch'"},
           {"start,cstack=mixed", "ctxprof: option 'cstack': value 'mixed'"},
           {"go", "ctxprof: agent command 'go' is not supported"},
+          // The path and the OS error, from the recording's open at VMInit.
+          {
+            "start,file=/nonexistent/x.jfr",
+            "ctxprof: option 'file': cannot create recording file /nonexistent/x.jfr: "
+                + "No such file or directory"
+          },
         }) {
       Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
       assertEquals(0, result.exit, result.toString());
