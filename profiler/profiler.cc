@@ -91,6 +91,18 @@ MixedStack MixedStackOf(CStackKind cstack) {
   return MixedStack::kJavaElseNative;
 }
 
+StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
+  switch (unwind) {
+    case UnwindKind::kDwarf:
+      return StackWalker::Method::kDwarf;
+    case UnwindKind::kLibunwind:
+      return StackWalker::Method::kLibunwind;
+    case UnwindKind::kFramePointer:
+      return StackWalker::Method::kFramePointer;
+  }
+  return StackWalker::Method::kDwarf;
+}
+
 CpuEngineKind NextFallback(CpuEngineKind kind) {
   switch (kind) {
     case CpuEngineKind::kPerf:
@@ -173,10 +185,8 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   session->sink =
       std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
                                    hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr);
-  HandlerSession handler_session{
-      session->buffer.get(), session->clock.get(), context_map, options.depth,
-      options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
-                                                  : StackWalker::Method::kDwarf};
+  HandlerSession handler_session{session->buffer.get(), session->clock.get(), context_map,
+                                 options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks_.java_walk;
   handler_session.mixed = MixedStackOf(options.cstack);
   SignalHandler::Activate(handler_session);
@@ -259,6 +269,7 @@ void Profiler::BackgroundLoop(Session* session) {
       ReportRecordingFailure(session);
     }
     session->registry->RescanIfChanged();
+    if (session->options.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
     std::unique_lock<std::mutex> lock(session->background_mutex);
     if (session->background_wake.wait_for(lock, kDrainInterval,
                                           [session] { return session->stopping; })) {
