@@ -96,7 +96,7 @@ int ScanObject(dl_phdr_info* info, size_t, void* data) {
     }
   }
   for (const AddressRange& range : executable) {
-    scan.snapshot->ranges.push_back({range.start, range.end, table.get()});
+    scan.snapshot->ranges.push_back({range.start, range.end, table->lookup()});
   }
   scan.snapshot->tables.push_back(table);
   scan.tables.emplace(std::move(key), std::move(table));

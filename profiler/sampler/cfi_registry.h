@@ -35,7 +35,7 @@
 // would skip a destructor: keep the Reader outside the guarded region.
 //
 // Memory bound: the tables of the objects loaded at the last scan (CfiTable: 12 bytes per row)
-// plus 24 bytes per executable segment, plus retired snapshots until they are freed.
+// plus 56 bytes per executable segment, plus retired snapshots until they are freed.
 #ifndef CTXPROF_PROFILER_SAMPLER_CFI_REGISTRY_H_
 #define CTXPROF_PROFILER_SAMPLER_CFI_REGISTRY_H_
 
@@ -54,7 +54,7 @@ class CfiRegistry {
   struct CodeRange {
     uintptr_t start;
     uintptr_t end;
-    const CfiTable* table;
+    CfiLookup lookup;  // of a table in Snapshot::tables
   };
   struct Snapshot {
     std::vector<CodeRange> ranges;                        // sorted by start, disjoint
@@ -109,7 +109,7 @@ inline const CfiRow* CfiRegistry::Reader::Find(uintptr_t pc) {
     if (pc < base->start || pc >= base->end) return nullptr;
     last_ = base;
   }
-  return last_->table->Find(pc);
+  return last_->lookup.Find(pc);
 }
 
 }  // namespace ctxprof

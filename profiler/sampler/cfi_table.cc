@@ -699,13 +699,22 @@ std::unique_ptr<CfiTable> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr
     }
     CompileFde(memory, fde, &cies, &writer);
   }
+  if (table->rows_.empty()) {
+    *error = "no FDE could be read";
+    return nullptr;
+  }
   table->rows_.shrink_to_fit();
   table->BuildIndex();
   return table;
 }
 
+CfiLookup CfiTable::lookup() const {
+  return {bias_, bias_ + rows_.front().pc, rows_.data(), bucket_first_row_.data(),
+          bucket_first_row_.size() - 1};
+}
+
 void CfiTable::BuildIndex() {
-  if (rows_.empty()) return;
+  constexpr int kBucketShift = CfiLookup::kBucketShift;
   const uint32_t first = rows_.front().pc;
   const size_t buckets = ((rows_.back().pc - first) >> kBucketShift) + 1;
   bucket_first_row_.resize(buckets + 1);

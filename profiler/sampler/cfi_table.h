@@ -21,7 +21,7 @@
 // depends on it ends the walk the same way.
 //
 // Memory: sizeof(CfiRow) = 12 bytes per row (a row per CFI location change plus one per gap
-// between functions), plus 4 bytes of index per 256 bytes of code.
+// between functions), plus 4 bytes of index per 128 bytes of code.
 //
 // Thread safety: Build runs off the signal path (it allocates) on memory the loader keeps mapped
 // while it runs (CfiRegistry calls it under dl_iterate_phdr). A built table is immutable, so any
@@ -68,54 +68,65 @@ struct AddressRange {
   uintptr_t end;
 };
 
+// What a lookup reads, in one small block: the registry keeps a copy next to each code range,
+// so that a walk touches one line of metadata per object and then the index and the rows.
+struct CfiLookup {
+  // Find's index: one entry per 2^kBucketShift bytes of the object's code span, so a lookup
+  // searches the few rows of one bucket (1.8 on average in libjvm.so), not the whole table.
+  static constexpr int kBucketShift = 7;
+
+  uintptr_t bias;                    // the object's load bias: row pcs are relative to it
+  uintptr_t first;                   // the first pc any row covers (absolute)
+  const CfiRow* rows;                // sorted by pc, no two with the same pc, at least one
+  const uint32_t* bucket_first_row;  // [b]: the row covering first + (b << kBucketShift)
+  size_t bucket_count;               // bucket_first_row has one more entry: the last row
+
+  // The row covering `pc` (absolute), or nullptr when pc lies before the first row.
+  // Async-signal-safe.
+  const CfiRow* Find(uintptr_t pc) const;
+};
+
 class CfiTable {
  public:
   // Compiles the CFI that `eh_frame_hdr` indexes. `bias` is the object's load bias (dl_phdr_info
   // dlpi_addr); `readable` lists the object's mapped readable ranges: no byte outside them is
   // ever read, so a corrupt table cannot make Build fault. FDEs that cannot be compiled become
   // kUnsupported rows; Build fails (nullptr, *error) only when the index itself is unusable
-  // (unknown version or encoding, no binary search table, out of bounds).
+  // (unknown version or encoding, no binary search table, out of bounds) or has no FDE.
   static std::unique_ptr<CfiTable> Build(uintptr_t bias, uintptr_t eh_frame_hdr,
                                          const std::vector<AddressRange>& readable,
                                          std::string* error);
 
-  // The row covering `pc` (an absolute address), or nullptr when pc lies before the first FDE.
-  // Async-signal-safe.
-  const CfiRow* Find(uintptr_t pc) const;
+  // Valid as long as the table lives.
+  CfiLookup lookup() const;
+  const CfiRow* Find(uintptr_t pc) const { return lookup().Find(pc); }
 
-  uintptr_t bias() const { return bias_; }
   size_t row_count() const { return rows_.size(); }
   size_t memory_bytes() const {
     return sizeof(*this) + rows_.capacity() * sizeof(CfiRow) +
            bucket_first_row_.capacity() * sizeof(uint32_t);
   }
 
-  // Find's index: one entry per 2^kBucketShift bytes of the object's code span, so a lookup
-  // searches the few rows of one bucket rather than the whole table.
-  static constexpr int kBucketShift = 8;
-
  private:
   explicit CfiTable(uintptr_t bias) : bias_(bias) {}
   void BuildIndex();
 
   const uintptr_t bias_;
-  std::vector<CfiRow> rows_;  // sorted by pc, no two with the same pc
-  // bucket_first_row_[b]: the row covering pc offset rows_[0].pc + (b << kBucketShift); one
-  // more entry at the end holds the last row's index.
+  std::vector<CfiRow> rows_;
   std::vector<uint32_t> bucket_first_row_;
 };
 
-inline const CfiRow* CfiTable::Find(uintptr_t pc) const {
-  if (rows_.empty() || pc < bias_ + rows_.front().pc) return nullptr;
-  const uintptr_t offset = pc - bias_;
-  const size_t bucket = (offset - rows_.front().pc) >> kBucketShift;
+inline const CfiRow* CfiLookup::Find(uintptr_t pc) const {
+  if (pc < first) return nullptr;
+  const size_t bucket = (pc - first) >> kBucketShift;
   // Past the last bucket: the last row (the gap after the last function) covers it.
-  if (bucket + 1 >= bucket_first_row_.size()) return &rows_.back();
+  if (bucket >= bucket_count) return rows + bucket_first_row[bucket_count];
   // The last row with pc <= offset is between the bucket's first row and the next bucket's:
   // a branch-free halving search over them.
-  const uint32_t low = bucket_first_row_[bucket];
-  const CfiRow* base = rows_.data() + low;
-  size_t length = bucket_first_row_[bucket + 1] - low + 1;
+  const uint32_t low = bucket_first_row[bucket];
+  const CfiRow* base = rows + low;
+  size_t length = bucket_first_row[bucket + 1] - low + 1;
+  const uintptr_t offset = pc - bias;
   while (length > 1) {
     const size_t half = length / 2;
     base = base[half].pc <= offset ? base + half : base;
