@@ -166,7 +166,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     return false;
   }
   std::string error;
-  if (!StackWalker::Init(&error) ||
+  if (!StackWalker::Init(WalkerMethodOf(options.unwind), &error) ||
       (options.cpu_engine != CpuEngineKind::kNone &&
        !SignalHandler::Install(options.signal, &error)) ||
       (options.wall_enabled && !SignalHandler::Install(options.wall_signal, &error))) {

@@ -11,18 +11,20 @@
 
 namespace ctxprof {
 
-bool StackWalker::Init(std::string* error) {
+bool StackWalker::Init(Method method, std::string* error) {
   if (!FaultGuard::Install(error)) return false;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
-    ucontext_t context;
-    getcontext(&context);
-    RawFrame frames[8];
-    bool truncated = false;
-    Walk(&context, frames, 8, &truncated, Method::kLibunwind);
-  });
-  CfiRegistry::Refresh();
+  if (method == Method::kDwarf) CfiRegistry::Refresh();
+  if (method == Method::kLibunwind) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+      ucontext_t context;
+      getcontext(&context);
+      RawFrame frames[8];
+      bool truncated = false;
+      Walk(&context, frames, 8, &truncated, Method::kLibunwind);
+    });
+  }
   return true;
 }
 

@@ -41,15 +41,16 @@ namespace ctxprof {
 
 class StackWalker {
  public:
-  // Call before sampling starts (thread-safe): installs FaultGuard, sets libunwind's caching
-  // policy and runs one walk to finish libunwind's lazy initialisation (once per process), and
-  // builds or refreshes the unwind tables of the loaded objects (CfiRegistry::Refresh).
-  static bool Init(std::string* error);
+  enum class Method : uint8_t { kDwarf, kLibunwind, kFramePointer };
+
+  // Call before sampling with `method` starts (thread-safe): installs FaultGuard; kDwarf builds
+  // or refreshes the unwind tables of the loaded objects (CfiRegistry::Refresh: libjvm.so takes
+  // ~0.1 s and 2.7 MB, so only the method that needs them pays); kLibunwind sets libunwind's
+  // caching policy and runs one walk to finish its lazy initialisation (once per process).
+  static bool Init(Method method, std::string* error);
   // Rebuilds the unwind tables if libraries were loaded or unloaded since the last call. Off the
   // signal path; the session's background thread calls it every drain interval.
   static void RefreshTables();
-
-  enum class Method : uint8_t { kDwarf, kLibunwind, kFramePointer };
 
   // Fills frames[0..n) (frames[0] = the interrupted pc) and returns n. *truncated is set when the
   // walk hit max_depth with frames left, faulted, or could not find the next frame (an unknown

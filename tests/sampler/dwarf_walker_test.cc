@@ -93,7 +93,9 @@ class DwarfWalkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    ASSERT_TRUE(StackWalker::Init(&error)) << error;
+    // The libunwind walk is the ground truth's cross-check.
+    ASSERT_TRUE(StackWalker::Init(StackWalker::Method::kDwarf, &error)) << error;
+    ASSERT_TRUE(StackWalker::Init(StackWalker::Method::kLibunwind, &error)) << error;
     g_walk = CapturedWalk();
   }
 

@@ -49,7 +49,10 @@ class StackWalkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    ASSERT_TRUE(StackWalker::Init(&error)) << error;
+    for (auto method : {StackWalker::Method::kDwarf, StackWalker::Method::kLibunwind,
+                        StackWalker::Method::kFramePointer}) {
+      ASSERT_TRUE(StackWalker::Init(method, &error)) << error;
+    }
   }
 };
 
