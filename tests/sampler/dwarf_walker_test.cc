@@ -307,14 +307,10 @@ TEST_F(DwarfWalkerTest, RandomStackContentsNeverCrash) {
 
 // A library dlopen'ed after the tables were built: its frames end the walk (truncated) until the
 // tables are refreshed, which finds it (the loader's counters changed) and walks through it.
-struct PluginWalk {
-  CapturedWalk walk;
-};
-
 bool WalkFromPlugin(void* result) {
   ucontext_t context;
   getcontext(&context);
-  CapturedWalk& walk = static_cast<PluginWalk*>(result)->walk;
+  CapturedWalk& walk = *static_cast<CapturedWalk*>(result);
   walk.count = StackWalker::Walk(&context, walk.frames, 256, &walk.truncated);
   return false;
 }
@@ -330,21 +326,21 @@ TEST_F(DwarfWalkerTest, LibraryLoadedLaterIsWalkedAfterARescan) {
   auto call = reinterpret_cast<PluginCall>(dlsym(library, "PluginCall"));
   ASSERT_NE(call, nullptr) << dlerror();
 
-  PluginWalk stale;
+  CapturedWalk stale;
   call(&WalkFromPlugin, &stale);
-  const std::vector<std::string> stale_frames = Symbolize(stale.walk.frames, stale.walk.count);
-  EXPECT_TRUE(stale.walk.truncated) << Join(stale_frames);
-  ASSERT_EQ(stale.walk.count, 2) << Join(stale_frames);
+  const std::vector<std::string> stale_frames = Symbolize(stale.frames, stale.count);
+  EXPECT_TRUE(stale.truncated) << Join(stale_frames);
+  ASSERT_EQ(stale.count, 2) << Join(stale_frames);
   EXPECT_TRUE(FrameIs(stale_frames[1], "PluginCall")) << Join(stale_frames);
 
   CfiRegistry::Refresh();
   EXPECT_EQ(CfiRegistry::stats().scans, before.scans + 1);
   EXPECT_EQ(CfiRegistry::stats().objects, before.objects + 1);
-  PluginWalk fresh;
+  CapturedWalk fresh;
   call(&WalkFromPlugin, &fresh);
-  const std::vector<std::string> frames = Symbolize(fresh.walk.frames, fresh.walk.count);
-  EXPECT_FALSE(fresh.walk.truncated) << Join(frames);
-  ASSERT_GT(fresh.walk.count, 3) << Join(frames);
+  const std::vector<std::string> frames = Symbolize(fresh.frames, fresh.count);
+  EXPECT_FALSE(fresh.truncated) << Join(frames);
+  ASSERT_GT(fresh.count, 3) << Join(frames);
   EXPECT_TRUE(FrameIs(frames[1], "PluginCall")) << Join(frames);
   EXPECT_TRUE(FrameIs(frames[2], "TestBody")) << Join(frames);
 
