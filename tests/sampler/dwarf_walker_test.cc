@@ -5,7 +5,9 @@
 // without crashing: a corrupt stack, a pc in no known object, random stack contents; and a
 // library loaded after the tables were built, walked once they are rescanned.
 #include <dlfcn.h>
+#include <elf.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -14,6 +16,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -271,6 +275,52 @@ TEST_F(DwarfWalkerTest, PcInNoKnownObjectEndsTheWalk) {
   EXPECT_EQ(StackWalker::Walk(&context, frames, 16, &truncated), 1);
   EXPECT_TRUE(truncated);
   munmap(code, page);
+}
+
+// The test executable's .plt (lazy-binding stubs of 16 bytes: jmp *GOT; push index; jmp PLT0),
+// from its section headers, as an address range in this process; {0, 0} when there is none.
+AddressRange ExecutablePlt() {
+  std::ifstream file("/proc/self/exe", std::ios::binary);
+  const std::string image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (image.size() < sizeof(Elf64_Ehdr)) return {0, 0};
+  const auto* header = reinterpret_cast<const Elf64_Ehdr*>(image.data());
+  const auto* sections = reinterpret_cast<const Elf64_Shdr*>(image.data() + header->e_shoff);
+  const char* names = image.data() + sections[header->e_shstrndx].sh_offset;
+  uintptr_t bias = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        *static_cast<uintptr_t*>(out) = info->dlpi_addr;  // the first object is the executable
+        return 1;
+      },
+      &bias);
+  for (int i = 0; i < header->e_shnum; ++i) {
+    if (strcmp(names + sections[i].sh_name, ".plt") == 0) {
+      return {bias + sections[i].sh_addr, bias + sections[i].sh_addr + sections[i].sh_size};
+    }
+  }
+  return {0, 0};
+}
+
+// A thread interrupted in a PLT stub: before the stub pushed its index the return address is at
+// sp, after it (from byte 11 of the stub on) at sp + 8; the CFI says so with a DWARF expression
+// that the table compiles to a PLT rule. Both positions find the caller.
+TEST_F(DwarfWalkerTest, WalksOutOfAPltStub) {
+  const AddressRange plt = ExecutablePlt();
+  ASSERT_GE(plt.end - plt.start, 32u) << "the test executable has no .plt with a stub";
+  const uintptr_t stub = plt.start + 16;  // the first stub after PLT0
+  const uintptr_t caller = reinterpret_cast<uintptr_t>(&RunChainRaisingInLeaf) + 8;
+  for (const int offset : {0, 6, 11, 15}) {
+    const int pushed = offset >= 11 ? 1 : 0;
+    uintptr_t stack[4] = {0x1234, 0x1234, 0, 0};
+    stack[pushed] = caller;
+    ucontext_t context = ContextAt(stub + offset, reinterpret_cast<uintptr_t>(stack));
+    RawFrame frames[2];
+    bool truncated = false;
+    ASSERT_EQ(StackWalker::Walk(&context, frames, 2, &truncated), 2) << "offset " << offset;
+    EXPECT_EQ(frames[0].id, stub + offset);
+    EXPECT_EQ(frames[1].id, caller) << "offset " << offset;
+    EXPECT_EQ(frames[1].bci, kNativeReturnAddress);
+  }
 }
 
 // Stacks of random words, half of them return addresses into real code: every walk ends within
