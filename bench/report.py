@@ -330,17 +330,17 @@ def handler_section(options):
     log("handler cost distribution: //bench/sampler:handler_cost_bench")
     samples = 100 if options.quick else 3000
     output = run([options.handler_bench, str(samples)], timeout=1200)
-    rows = ["| Walker | Frame pointers | Frames | Samples | p50 | p90 | p99 | mean |",
-            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| Walker | Frame pointers | Recursion | Frames | Samples | p50 | p90 | p99 | mean |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     p50 = {}  # (unwind, chain, "50" or "200") -> p50 in µs
     for line in output.splitlines():
         fields = line.split()
         if len(fields) != 9 or fields[0] not in WALKERS or fields[1] not in CHAINS:
             continue
-        unwind, chain, _, frames, count, p50_ns, p90, p99, mean = fields
-        rows.append("| %s | %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs |" % (
-            WALKERS[unwind], CHAINS[chain], float(frames), count, float(p50_ns) / 1000,
-            float(p90) / 1000, float(p99) / 1000, float(mean) / 1000))
+        unwind, chain, recursion, frames, count, p50_ns, p90, p99, mean = fields
+        rows.append("| %s | %s | %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs |" % (
+            WALKERS[unwind], CHAINS[chain], recursion, float(frames), count,
+            float(p50_ns) / 1000, float(p90) / 1000, float(p99) / 1000, float(mean) / 1000))
         for depth, low, high in (("50", 40, 60), ("200", 180, 220)):
             if low <= float(frames) <= high:
                 p50[(unwind, chain, depth)] = float(p50_ns) / 1000
@@ -355,8 +355,9 @@ def handler_section(options):
             "%d`: the TSC at handler entry to the sample's publication, for a thread spinning "
             "at the bottom of a native recursion (four functions calling each other in turn), "
             "built with or without frame pointers, `cpu` engine at 1 ms, %d samples per row. "
-            "The frame-pointer walker on code without them shows what it loses: the frames "
-            "column.\n\n" % (samples, samples) + "\n".join(rows) + "\n\n"
+            "Frames is what the walker found (the recursion plus ~5 frames of the chain's entry "
+            "and the thread's start): the frame-pointer walker on code without them shows what "
+            "it loses.\n\n" % (samples, samples) + "\n".join(rows) + "\n\n"
             "Targets, default walker on code without frame pointers: p50 ≤ 2 µs at 50 frames: "
             "%.1f µs — %s; p50 ≤ 6 µs at 200 frames: %.1f µs — %s. For comparison at 50 frames: "
             "libunwind %.1f µs, `unwind=fp` on code with frame pointers %.1f µs — %s. Java "
