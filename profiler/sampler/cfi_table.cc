@@ -59,6 +59,9 @@ enum CfaOp : uint8_t {
   kGnuNegativeOffsetExtended = 0x2f,
 };
 
+// The largest code span (first FDE to the end of the last) a table indexes.
+constexpr uint32_t kMaxCodeSpan = 512u << 20;
+
 // Nesting of DW_CFA_remember_state within one FDE; compilers use one or two levels.
 constexpr size_t kMaxRememberedStates = 16;
 
@@ -455,6 +458,18 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
   auto set_kind = [&](uint64_t reg, RegisterRule::Kind kind) {
     if (RegisterRule* rule = rule_of(reg)) *rule = {kind, 0};
   };
+  // Factored operands of a corrupt program may overflow: the program is then rejected.
+  bool overflow = false;
+  auto factored = [&](int64_t value) {
+    int64_t result = 0;
+    overflow |= __builtin_mul_overflow(value, cie.data_alignment, &result);
+    return result;
+  };
+  auto negated = [&](int64_t value) {
+    int64_t result = 0;
+    overflow |= __builtin_sub_overflow(int64_t{0}, value, &result);
+    return result;
+  };
   auto advance = [&](uint64_t delta) {
     if (writer == nullptr) return false;
     writer->Set(location, RowOf(*state));
@@ -469,7 +484,7 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
         if (!advance(operand)) return false;
         continue;
       case kOffsetCompact:
-        set_offset(operand, static_cast<int64_t>(program.Uleb128()) * cie.data_alignment);
+        set_offset(operand, factored(static_cast<int64_t>(program.Uleb128())));
         continue;
       case kRestoreCompact:
         if (RegisterRule* rule = rule_of(operand)) *rule = initial_rule_of(operand);
@@ -498,17 +513,17 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
         break;
       case kOffsetExtended: {
         const uint64_t reg = program.Uleb128();
-        set_offset(reg, static_cast<int64_t>(program.Uleb128()) * cie.data_alignment);
+        set_offset(reg, factored(static_cast<int64_t>(program.Uleb128())));
         break;
       }
       case kOffsetExtendedSf: {
         const uint64_t reg = program.Uleb128();
-        set_offset(reg, program.Sleb128() * cie.data_alignment);
+        set_offset(reg, factored(program.Sleb128()));
         break;
       }
       case kGnuNegativeOffsetExtended: {
         const uint64_t reg = program.Uleb128();
-        set_offset(reg, -static_cast<int64_t>(program.Uleb128()) * cie.data_alignment);
+        set_offset(reg, negated(factored(static_cast<int64_t>(program.Uleb128()))));
         break;
       }
       case kRestoreExtended: {
@@ -559,7 +574,7 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
       case kDefCfaSf:
         state->cfa_kind = CfiState::kRegisterPlusOffset;
         state->cfa_register = program.Uleb128();
-        state->cfa_offset = program.Sleb128() * cie.data_alignment;
+        state->cfa_offset = factored(program.Sleb128());
         break;
       case kDefCfaRegister:
         state->cfa_register = program.Uleb128();
@@ -570,7 +585,7 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
         if (state->cfa_kind != CfiState::kRegisterPlusOffset) return false;
         break;
       case kDefCfaOffsetSf:
-        state->cfa_offset = program.Sleb128() * cie.data_alignment;
+        state->cfa_offset = factored(program.Sleb128());
         if (state->cfa_kind != CfiState::kRegisterPlusOffset) return false;
         break;
       case kDefCfaExpression: {
@@ -595,7 +610,7 @@ bool Execute(ByteCursor program, const Cie& cie, const CfiState& initial, uintpt
         return false;  // an opcode this compiler does not know: its operands cannot be skipped
     }
   }
-  if (!program.ok()) return false;
+  if (!program.ok() || overflow) return false;
   if (writer != nullptr) writer->Set(location, RowOf(*state));
   return true;
 }
@@ -701,6 +716,12 @@ std::unique_ptr<CfiTable> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr
   }
   if (table->rows_.empty()) {
     *error = "no FDE could be read";
+    return nullptr;
+  }
+  // The index costs 4 bytes per 128 bytes of the span its FDEs cover: a corrupt FDE claiming
+  // gigabytes must not cost a huge allocation. Real objects stay far below (libjvm.so: 14 MiB).
+  if (table->rows_.back().pc - table->rows_.front().pc > kMaxCodeSpan) {
+    *error = "its FDEs span more than " + std::to_string(kMaxCodeSpan >> 20) + " MiB of code";
     return nullptr;
   }
   table->rows_.shrink_to_fit();

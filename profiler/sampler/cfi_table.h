@@ -92,7 +92,8 @@ class CfiTable {
   // dlpi_addr); `readable` lists the object's mapped readable ranges: no byte outside them is
   // ever read, so a corrupt table cannot make Build fault. FDEs that cannot be compiled become
   // kUnsupported rows; Build fails (nullptr, *error) only when the index itself is unusable
-  // (unknown version or encoding, no binary search table, out of bounds) or has no FDE.
+  // (unknown version or encoding, no binary search table, out of bounds), has no FDE, or its
+  // FDEs span more than 512 MiB of code.
   static std::unique_ptr<CfiTable> Build(uintptr_t bias, uintptr_t eh_frame_hdr,
                                          const std::vector<AddressRange>& readable,
                                          std::string* error);

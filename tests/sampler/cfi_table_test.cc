@@ -236,6 +236,14 @@ TEST(CfiTableTest, RefusesAnUnusableIndex) {
   image.Finish();
   EXPECT_EQ(CfiTable::Build(EhFrameImage::kBias, image.header(), {}, &error), nullptr);
   EXPECT_NE(error.find("not in a readable segment"), std::string::npos) << error;
+
+  // A corrupt FDE far away would make the index huge.
+  EhFrameImage sparse;
+  sparse.AddFde(0x1000, 0x10, {});
+  sparse.AddFde(0x1000 + (600u << 20), 0x10, {});
+  sparse.Finish();
+  EXPECT_EQ(sparse.Build(&error), nullptr);
+  EXPECT_NE(error.find("more than 512 MiB"), std::string::npos) << error;
 }
 
 // Readable memory ending anywhere in .eh_frame: the FDEs it cuts are left out (no FDE at all:
