@@ -108,8 +108,12 @@ void StepWithTables(void* opaque) {
         cfa = sp + row->cfa_offset + ((pc & 15) >= static_cast<uintptr_t>(row->fp_offset) ? 8 : 0);
         break;
       case CfaRule::kSignalFrame: {
-        const MachineContext interrupted(
-            reinterpret_cast<void*>(MachineContext::SignalFrameContext(sp)));
+        const uintptr_t saved = MachineContext::SignalFrameContext(sp);
+        if ((saved & (alignof(ucontext_t) - 1)) != 0) {
+          state.truncated = true;
+          return;
+        }
+        const MachineContext interrupted(reinterpret_cast<void*>(saved));
         pc = interrupted.pc();
         sp = interrupted.sp();
         fp = interrupted.fp();
