@@ -204,11 +204,13 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
   if (key == "unwind") {
     if (value == "dwarf") {
       options->unwind = UnwindKind::kDwarf;
+    } else if (value == "libunwind") {
+      options->unwind = UnwindKind::kLibunwind;
     } else if (value == "fp") {
       options->unwind = UnwindKind::kFramePointer;
     } else {
-      *error =
-          Problem(key, value, "is not a stack walking method", "use unwind=dwarf or unwind=fp");
+      *error = Problem(key, value, "is not a stack walking method",
+                       "use unwind=dwarf, unwind=libunwind or unwind=fp");
       return false;
     }
     return true;

@@ -13,8 +13,11 @@
 //   filter=context     wall samples only threads whose context block is non-empty.
 //   threads=16         wall: at most this many threads signalled per tick, [1, 4096].
 //   depth=128          native frames per sample, [1, kMaxStackDepth].
-//   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
-//                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
+//   unwind=dwarf|libunwind|fp  native stack walking: dwarf (default) = our unwind tables compiled
+//                      from each library's .eh_frame (exact without frame pointers, ~15 ns a
+//                      frame; profiler/sampler/cfi_registry.h); libunwind = libunwind 1.6 on the
+//                      same CFI (~1-2 us a frame: for comparison and as an escape hatch); fp =
+//                      the frame-pointer chain (needs -fno-omit-frame-pointer code).
 //   cstack=native      in a JVM (the agent installed a Java stack walker), which native frames
 //                      a sample gets: no = Java frames only (a thread with no walkable Java
 //                      stack gets an empty stack); native (default) = Java frames, or the
@@ -54,7 +57,7 @@ namespace ctxprof {
 
 // Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
-enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
+enum class UnwindKind : uint8_t { kDwarf, kLibunwind, kFramePointer };
 enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
 
 // Settings of the JFR writer (profiler/jfr/). 0 means "writer default".

@@ -134,6 +134,18 @@ MixedStack MixedStackOf(CStackKind cstack) {
   return MixedStack::kJavaElseNative;
 }
 
+StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
+  switch (unwind) {
+    case UnwindKind::kDwarf:
+      return StackWalker::Method::kDwarf;
+    case UnwindKind::kLibunwind:
+      return StackWalker::Method::kLibunwind;
+    case UnwindKind::kFramePointer:
+      return StackWalker::Method::kFramePointer;
+  }
+  return StackWalker::Method::kDwarf;
+}
+
 CpuEngineKind NextFallback(CpuEngineKind kind) {
   switch (kind) {
     case CpuEngineKind::kPerf:
@@ -193,7 +205,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     return Status::InvalidArgument("option 'attributes': " + error);
   }
   // Process-wide and never undone (a queued signal must always find our handler).
-  Status installed = StackWalker::Init();
+  Status installed = StackWalker::Init(WalkerMethodOf(options.unwind));
   if (installed.ok() && options.cpu_engine != CpuEngineKind::kNone) {
     installed = SignalHandler::Install(options.signal);
   }
@@ -213,10 +225,8 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
       std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
                                    hooks.frame_resolver ? hooks.frame_resolver() : nullptr);
 
-  HandlerSession handler_session{
-      session->buffer_.get(), session->clock_.get(), &store->map(), options.depth,
-      options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
-                                                  : StackWalker::Method::kDwarf};
+  HandlerSession handler_session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                                 options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
@@ -298,6 +308,7 @@ void Session::Tick() {
     ReportRecordingFailure();
   }
   registry_->RescanIfChanged();
+  if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
 }
 
 void Session::DrainSamples() {

@@ -37,6 +37,13 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
   EXPECT_EQ(options.signal, SIGPROF);
   EXPECT_EQ(options.wall_signal, SIGVTALRM);
   EXPECT_EQ(options.clock, ClockKind::kTsc);
+  EXPECT_EQ(options.unwind, UnwindKind::kDwarf);
+}
+
+TEST(OptionsTest, UnwindSelectsTheNativeWalker) {
+  EXPECT_EQ(ParseOk("unwind=dwarf").unwind, UnwindKind::kDwarf);
+  EXPECT_EQ(ParseOk("unwind=libunwind").unwind, UnwindKind::kLibunwind);
+  EXPECT_EQ(ParseOk("unwind=fp").unwind, UnwindKind::kFramePointer);
 }
 
 TEST(OptionsTest, ParsesEveryKey) {
