@@ -285,12 +285,30 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->jfr.cpu_samples_as_ctxprof = value == "ctxprof";
     return true;
   }
+  if (key == "wallsamples") {
+    if (value != "profiler" && value != "jdk") {
+      *error = Problem(key, value, "is not a wall sample event",
+                       "use wallsamples=profiler (profiler.WallClockSample) or wallsamples=jdk "
+                       "(jdk.NativeMethodSample)");
+      return false;
+    }
+    options->jfr.wall_samples_as_jdk = value == "jdk";
+    return true;
+  }
+  if (key == "contextid") {
+    if (value != "true" && value != "false") {
+      *error = Problem(key, value, "is not true or false", "use contextid=true or contextid=false");
+      return false;
+    }
+    options->jfr.context_id = value == "true";
+    return true;
+  }
   *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
            "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
            "clock, "
            "signal, wallsignal, "
            "buffer, file, repository, attributes, chunksize, chunktime, maxsize, maxage, flush, "
-           "cpusamples";
+           "cpusamples, wallsamples, contextid";
   return false;
 }
 

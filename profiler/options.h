@@ -36,6 +36,11 @@
 //   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
 //   cpusamples=jdk|ctxprof: CPU samples as jdk.ExecutionSample (every JFR tool reads them) or
 //                      as ctxprof.CpuSample (has eventThread: JDK 25 prints Context lines).
+//   wallsamples=profiler|jdk: wall samples as profiler.WallClockSample (async-profiler's
+//                      converter, Pyroscope, JDK 25 Context lines) or as jdk.NativeMethodSample
+//                      (jfrview and speedscope read only the JDK's sample events).
+//   contextid=false|true: every sample event ends with a contextId (Pyroscope reads it; async-
+//                      profiler's converter cannot read such events). docs/JFR.md.
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -65,6 +70,8 @@ struct JfrOptions {
   uint64_t max_age_ns = 0;
   uint64_t flush_interval_ns = 0;
   bool cpu_samples_as_ctxprof = false;  // cpusamples=ctxprof
+  bool wall_samples_as_jdk = false;     // wallsamples=jdk
+  bool context_id = false;              // contextid=true
 };
 
 struct Options {

@@ -12,6 +12,9 @@ std::unique_ptr<Recording> Recording::Open(
   config.repository = options.repository;
   config.cpu_samples =
       options.jfr.cpu_samples_as_ctxprof ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.wall_samples =
+      options.jfr.wall_samples_as_jdk ? WallSampleEvent::kJdk : WallSampleEvent::kProfiler;
+  config.context_id = options.jfr.context_id;
   config.chunk_size_bytes = options.jfr.chunk_size_bytes;
   config.chunk_time_nanos = options.jfr.chunk_time_ns;
   if (options.jfr.flush_interval_ns != 0)
@@ -20,6 +23,7 @@ std::unique_ptr<Recording> Recording::Open(
   config.max_age_nanos = options.jfr.max_age_ns;
   config.engine = settings.engine;
   config.interval_nanos = settings.interval_nanos;
+  config.wall_interval_nanos = options.wall_enabled ? options.wall_interval_ns : 0;
   config.fallbacks = settings.fallbacks;
   config.stack_depth = options.depth;
 
