@@ -216,8 +216,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
       if (session->wall_engine != nullptr) session->wall_engine->Stop();
       if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
       SignalHandler::Deactivate();
-      *message =
-          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error;
+      *message = error;  // Recording::Open names the option
       return false;
     }
   }
@@ -232,6 +231,9 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     raw->background_wake.wait(background_lock, [raw] { return raw->background_tid != 0; });
   }
   session->registry->Exclude(raw->background_tid);
+  if (session->recording != nullptr) {
+    for (pid_t tid : session->recording->own_threads()) session->registry->Exclude(tid);
+  }
   // Arm every existing thread before returning, so sampling covers the caller's next line.
   session->registry->Rescan();
   last_sink_ = session->sink;

@@ -39,8 +39,24 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
+  if (!options.upload.url.empty()) {
+    UploaderConfig upload;
+    if (!UploaderConfigFromOptions(options, &upload, error)) return nullptr;
+    recording->uploader_ = Uploader::Start(upload, error);
+    if (recording->uploader_ == nullptr) return nullptr;
+    Uploader* uploader = recording->uploader_.get();
+    inputs.on_chunk_finished = [uploader](FinishedChunk&& chunk) {
+      uploader->Enqueue(std::move(chunk));
+    };
+    inputs.upload_counts = [uploader] {
+      return std::make_pair(uploader->uploaded(), uploader->dropped());
+    };
+  }
   recording->writer_ = JfrWriter::Open(config, inputs, error);
-  if (recording->writer_ == nullptr) return nullptr;
+  if (recording->writer_ == nullptr) {
+    *error = "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
+    return nullptr;
+  }
   recording->clock_ = clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(
       static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
@@ -92,6 +108,11 @@ void Recording::Tick() {
   PublishProgress();
 }
 
+std::vector<pid_t> Recording::own_threads() const {
+  if (uploader_ == nullptr) return {};
+  return {uploader_->tid()};
+}
+
 bool Recording::Close(std::string* error) {
   WriteUpTo(UINT64_MAX);
   if (writer_ != nullptr) {
@@ -102,6 +123,7 @@ bool Recording::Close(std::string* error) {
       Fail(close_error);
     }
   }
+  if (uploader_ != nullptr) uploader_->Stop(Uploader::kDefaultBound);
   if (!failed()) return true;
   *error = this->error();
   return false;
