@@ -54,7 +54,8 @@ std::unique_ptr<Recording> Recording::Open(
   }
   recording->writer_ = JfrWriter::Open(config, inputs, error);
   if (recording->writer_ == nullptr) {
-    *error = "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
+    *error =
+        "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
     return nullptr;
   }
   recording->clock_ = clock;

@@ -32,12 +32,7 @@ struct LayoutRecorder {
     config.wall_interval_nanos = 50000000;
   }
   void Open() {
-    JfrWriterInputs inputs;
-    inputs.clock = &clock;
-    inputs.frames = &frames;
-    inputs.threads = &threads;
-    inputs.dictionary = workload.dictionary.get();
-    inputs.attributes = workload.attributes.get();
+    JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
     inputs.on_chunk_finished = [this](FinishedChunk&& chunk) {
       finished.push_back(std::move(chunk));
     };
