@@ -226,6 +226,9 @@ class HttpClient::Connection {
 std::unique_ptr<HttpClient> HttpClient::Create(const HttpServer& server, std::string* error) {
   std::unique_ptr<HttpClient> client(new HttpClient(server));
   if (!server.https) return client;
+  // No atexit cleanup: OpenSSL must not be torn down under an uploader thread that is still
+  // running when the process exits (uploader.h).
+  OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr);
   SSL_CTX* context = SSL_CTX_new(TLS_client_method());
   if (context == nullptr) {
     *error = "TLS: cannot create a context: " + TlsError();

@@ -339,8 +339,9 @@ void Uploader::Stop(std::chrono::milliseconds bound) {
   state_->stop_deadline_ticks.store(state_->stop_deadline.time_since_epoch().count(),
                                     std::memory_order_release);
   state_->wake.notify_all();
-  // A little beyond the thread's own deadline, for it to count the drops and finish.
-  state_->stopped.wait_until(lock, state_->stop_deadline + std::chrono::milliseconds(200),
+  // Beyond the thread's own deadline by kFinishMargin: work that is not a wait (gzip of the
+  // chunk it took just before the deadline, counting the drops) still has to end.
+  state_->stopped.wait_until(lock, state_->stop_deadline + kFinishMargin,
                              [this] { return state_->done; });
   // Not done: a call that ignores deadlines (name resolution) holds the thread; it ends on its
   // own, keeping `state_` alive through its shared_ptr.

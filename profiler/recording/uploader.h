@@ -12,9 +12,9 @@
 //
 // Stop(bound) stops taking chunks and lets the thread send what is queued until `bound` has
 // passed; what is left then is dropped. Every wait of the thread (poll, backoff) ends by that
-// deadline, so Stop returns within about `bound`; if a call that cannot be bounded (a slow DNS
-// lookup) holds the thread longer, Stop leaves it behind detached, with the state it uses, so a
-// JVM's exit is never held up beyond the bound.
+// deadline, so Stop returns soon after `bound`, and never later than `bound` + kFinishMargin: if
+// a call that cannot be bounded (a slow DNS lookup) holds the thread longer, Stop leaves it
+// behind detached, with the state it uses, so a JVM's exit is never held up longer.
 //
 // The thread blocks every asynchronous signal (profiling signals included, so it is never a
 // sample; SIGPIPE from a closed TLS connection stays pending on it). Secrets (the
@@ -69,6 +69,7 @@ class Uploader {
   Uploader& operator=(const Uploader&) = delete;
 
   static constexpr std::chrono::milliseconds kDefaultBound{2000};
+  static constexpr std::chrono::milliseconds kFinishMargin{1000};
 
   void Enqueue(FinishedChunk&& chunk);
   void Stop(std::chrono::milliseconds bound);
