@@ -52,7 +52,7 @@ bool ParseLabels(const std::string& text, const Profile& profile, std::vector<La
 std::string LabelValue(const Profile& profile, const Sample& sample, const LabelSource& source) {
   switch (source.kind) {
     case LabelSource::kSampleKind:
-      return sample.kind == SampleKind::kCpu ? "cpu" : "wall";
+      return SampleKindName(sample.kind);
     case LabelSource::kThreadName:
       return profile.threads()[sample.thread].name;
     case LabelSource::kThreadId:

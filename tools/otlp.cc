@@ -132,7 +132,7 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
 
   // Per kind: (stack, attribute indices, link) -> timestamps.
   using SampleKey = std::tuple<int64_t, std::vector<uint64_t>, int64_t>;
-  std::map<SampleKey, std::vector<uint64_t>> samples[2];
+  std::map<SampleKind, std::map<SampleKey, std::vector<uint64_t>>> samples;
   for (const Sample& sample : profile.samples()) {
     std::vector<uint64_t> attribute_indices;
     for (const LabelSource& source : labels) {
@@ -151,8 +151,8 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
         link = links.Index(message.bytes());
       }
     }
-    std::vector<uint64_t>& times = samples[sample.kind == SampleKind::kCpu ? 0 : 1]
-                                          [{stack_index[sample.stack], attribute_indices, link}];
+    std::vector<uint64_t>& times =
+        samples[sample.kind][{stack_index[sample.stack], attribute_indices, link}];
     times.insert(times.end(), static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),
                  static_cast<uint64_t>(sample.epoch_nanos));
   }
@@ -161,10 +161,10 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
   ProtoWriter scope;
   scope.BytesField(field::kInstrumentationScopeName, "ctxprof");
   scope_profiles.BytesField(field::kScopeScope, scope.bytes());
-  for (int kind = 0; kind < 2; kind++) {
+  for (SampleKind kind : kSampleKinds) {
     if (samples[kind].empty()) continue;
-    const std::string name = kind == 0 ? "cpu" : "wall";
-    const int64_t period = kind == 0 ? profile.cpu_interval_nanos() : profile.wall_interval_nanos();
+    const std::string name = SampleKindName(kind);
+    const int64_t period = profile.period_nanos(kind);
     ProtoWriter message;
     message.BytesField(field::kProfileSampleType, ValueType(&strings, "samples", "count"));
     for (const auto& [key, times] : samples[kind]) {

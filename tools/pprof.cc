@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "profiler/wire/protobuf.h"
 
@@ -35,15 +37,16 @@ std::string ValueType(ProtoStringTable* strings, const std::string& type, const 
 std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& labels) {
   ProtoStringTable strings;
   ProtoWriter out;
-  bool has_cpu = false, has_wall = false;
-  for (const Sample& sample : profile.samples()) {
-    (sample.kind == SampleKind::kCpu ? has_cpu : has_wall) = true;
-  }
-  const bool cpu_time = has_cpu && profile.cpu_interval_nanos() > 0;
-  const bool wall_time = has_wall && profile.wall_interval_nanos() > 0;
+  // A time sample type per kind that was loaded and whose period is known.
+  std::set<SampleKind> loaded;
+  for (const Sample& sample : profile.samples()) loaded.insert(sample.kind);
+  std::vector<SampleKind> timed;
   out.BytesField(field::kSampleType, ValueType(&strings, "samples", "count"));
-  if (cpu_time) out.BytesField(field::kSampleType, ValueType(&strings, "cpu", "nanoseconds"));
-  if (wall_time) out.BytesField(field::kSampleType, ValueType(&strings, "wall", "nanoseconds"));
+  for (SampleKind kind : kSampleKinds) {
+    if (loaded.count(kind) == 0 || profile.period_nanos(kind) <= 0) continue;
+    timed.push_back(kind);
+    out.BytesField(field::kSampleType, ValueType(&strings, SampleKindName(kind), "nanoseconds"));
+  }
 
   // Functions and locations: location id = frame index + 1 (ids must be non-zero).
   std::map<std::pair<std::string, std::string>, uint64_t> function_ids;
@@ -77,15 +80,11 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
     std::vector<uint64_t> locations;
     for (uint32_t frame : profile.stacks()[sample.stack]) locations.push_back(frame + 1);
     message.PackedField(field::kSampleLocationId, locations);  // leaf first, as pprof wants
-    const bool cpu = sample.kind == SampleKind::kCpu;
     std::vector<uint64_t> values = {static_cast<uint64_t>(sample.weight)};
-    if (cpu_time) {
-      values.push_back(cpu ? static_cast<uint64_t>(sample.weight * profile.cpu_interval_nanos())
+    for (SampleKind kind : timed) {
+      values.push_back(kind == sample.kind
+                           ? static_cast<uint64_t>(sample.weight * profile.period_nanos(kind))
                            : 0);
-    }
-    if (wall_time) {
-      values.push_back(cpu ? 0
-                           : static_cast<uint64_t>(sample.weight * profile.wall_interval_nanos()));
     }
     message.PackedField(field::kSampleValue, values);
     for (const LabelSource& source : labels) {
@@ -104,16 +103,15 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
   }
   out.VarintField(field::kTimeNanos, profile.start_nanos());
   out.VarintField(field::kDurationNanos, profile.duration_nanos());
-  if (cpu_time || wall_time) {
+  if (!timed.empty()) {
     out.BytesField(field::kPeriodType,
-                   ValueType(&strings, cpu_time ? "cpu" : "wall", "nanoseconds"));
-    out.VarintField(field::kPeriod,
-                    cpu_time ? profile.cpu_interval_nanos() : profile.wall_interval_nanos());
+                   ValueType(&strings, SampleKindName(timed.front()), "nanoseconds"));
+    out.VarintField(field::kPeriod, profile.period_nanos(timed.front()));
   }
-  const bool one_kind = has_cpu != has_wall;
-  out.VarintField(field::kDefaultSampleType, strings.Index(one_kind && cpu_time    ? "cpu"
-                                                           : one_kind && wall_time ? "wall"
-                                                                                   : "samples"));
+  // One kind loaded: its time; several: the count, in which every sample has its weight.
+  const bool one_kind = loaded.size() == 1 && timed.size() == 1;
+  out.VarintField(field::kDefaultSampleType,
+                  strings.Index(one_kind ? SampleKindName(timed.front()) : "samples"));
   // Last: every string above has been interned by now.
   for (const std::string& text : strings.strings()) out.AlwaysBytesField(field::kStringTable, text);
   return out.bytes();

@@ -40,6 +40,8 @@ std::string DottedClassName(std::string name) {
 
 }  // namespace
 
+const char* SampleKindName(SampleKind kind) { return kind == SampleKind::kCpu ? "cpu" : "wall"; }
+
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
   if (text == "cpu") {
     *out = EventSelection::kCpu;

@@ -25,6 +25,10 @@
 namespace ctxprof::tools {
 
 enum class SampleKind : uint8_t { kCpu, kWall };
+// Every kind, in the order outputs list them (pprof sample types, OTLP profiles).
+inline constexpr SampleKind kSampleKinds[] = {SampleKind::kCpu, SampleKind::kWall};
+// "cpu", "wall": the kind's name in labels, sample types and profiles.
+const char* SampleKindName(SampleKind kind);
 
 // Which sample events to load.
 enum class EventSelection : uint8_t { kCpu, kWall, kAll };
@@ -92,6 +96,10 @@ class Profile {
   int64_t cpu_interval_nanos() const { return cpu_interval_nanos_; }
   // The wall sampling interval (jdk.ActiveSetting `wall`), 0 when the recording has none.
   int64_t wall_interval_nanos() const { return wall_interval_nanos_; }
+  // What one sample of `kind` stands for, in nanoseconds (the kind's interval); 0 = unknown.
+  int64_t period_nanos(SampleKind kind) const {
+    return kind == SampleKind::kCpu ? cpu_interval_nanos_ : wall_interval_nanos_;
+  }
   // The recording's time range from its chunk headers (epoch nanoseconds), 0 when empty.
   int64_t start_nanos() const { return start_nanos_; }
   int64_t duration_nanos() const { return duration_nanos_; }
