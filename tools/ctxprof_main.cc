@@ -1,5 +1,5 @@
-// ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input or failed
-// output, 2 usage error; `record` exits with the JVM's status.
+// ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input, failed output
+// or a failed attach, 2 usage error; `record` exits with the JVM's status.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profiler/wire/gzip.h"
+#include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
 #include "tools/labels.h"
@@ -35,9 +36,10 @@ Commands:
   flame    a self-contained HTML flame graph with a selector per attribute value; --diff
   convert  collapsed stacks, gzipped pprof or OTLP profiles
   record   run a JVM with the ctxprof agent and write a JFR recording
+  attach   start, stop, dump or ask the status of profiling in a running JVM
 
 Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
-Exit status: 0 ok, 1 bad input or unwritable output, 2 usage error.
+Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage error.
 )help";
 
 constexpr const char* kReportHelp =
@@ -103,6 +105,26 @@ Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exit
   --filter context     wall samples only threads with a context (filter)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
+)help";
+
+constexpr const char* kAttachHelp =
+    R"help(usage: ctxprof attach PID start [record's options] [-o OUT]
+       ctxprof attach PID stop | status
+       ctxprof attach PID dump -o FILE
+
+Loads libctxprof into the running JVM PID (HotSpot dynamic attach; no JDK tool needed) and runs
+one command there; the agent's answer is printed, and a refusal exits 1 with its message.
+  start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
+            ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
+            --clock, --unwind, --chunksize, --chunktime, --option KEY=VALUE
+  stop      stop profiling and finish the recording
+  dump      write the samples so far to FILE (collapsed stacks) without stopping
+  status    the session's state, engine, sample and drop counts, recording
+  --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --timeout S     seconds to wait for the JVM's attach listener (default 10)
+Relative paths are taken from the current directory. A JVM in a container (another mount or
+pid namespace) is reached through /proc/PID/root; OUT, FILE and the library are then paths
+inside the container, and the library must exist there at the same path.
 )help";
 
 // Flags of the analysis commands, parsed the same way for each.
@@ -340,10 +362,10 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   std::string error, agent_options, library;
   std::vector<std::string> command;
   if (!ParseRecordArguments(args, &options, &error) ||
-      !AgentOptionString(options, &agent_options, &error)) {
+      !AgentOptionString("record", options, &agent_options, &error)) {
     return Usage(error);
   }
-  if (!FindAgentLibrary(options.library, executable, &library, &error)) {
+  if (!FindAgentLibrary("record", options.library, executable, &library, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return kBadInput;
   }
@@ -352,6 +374,13 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
   return status;
+}
+
+int Attach(const std::vector<std::string>& args, const std::string& executable) {
+  AttachArguments arguments;
+  std::string error;
+  if (!ParseAttachArguments(args, &arguments, &error)) return Usage(error);
+  return RunAttach(arguments, executable);
 }
 
 }  // namespace
@@ -373,10 +402,12 @@ int main(int argc, char** argv) {
   const std::map<std::string, const char*> helps = {{"report", kReportHelp},
                                                     {"flame", kFlameHelp},
                                                     {"convert", kConvertHelp},
-                                                    {"record", kRecordHelp}};
+                                                    {"record", kRecordHelp},
+                                                    {"attach", kAttachHelp}};
   auto help = helps.find(command);
   if (help == helps.end()) {
-    return Usage("unknown command \"" + command + "\" (commands: report, flame, convert, record)");
+    return Usage("unknown command \"" + command +
+                 "\" (commands: report, flame, convert, record, attach)");
   }
   if (WantsHelp(args)) {
     fputs(help->second, stdout);
@@ -385,5 +416,6 @@ int main(int argc, char** argv) {
   if (command == "report") return Report(args);
   if (command == "flame") return Flame(args);
   if (command == "convert") return Convert(args);
+  if (command == "attach") return Attach(args, argv[0]);
   return Record(args, argv[0]);
 }

@@ -69,9 +69,10 @@ class JfrChunkWriter {
   enum class Due { kNothing, kFlush, kRotate };
 
   // Validates `config` and creates the repository folder (0700) if needed; the first chunk is
-  // opened by BeginChunk. `clock` must outlive the writer. nullptr + *error on failure.
+  // opened by BeginChunk. `clock` must outlive the writer. nullptr + *error on failure, and
+  // *os_error (when given) = the errno of the failed folder call, 0 for a bad config.
   static std::unique_ptr<JfrChunkWriter> Open(const JfrChunkConfig& config, const JfrClock* clock,
-                                              std::string* error);
+                                              std::string* error, int* os_error = nullptr);
   JfrChunkWriter(const JfrChunkWriter&) = delete;
   JfrChunkWriter& operator=(const JfrChunkWriter&) = delete;
 
@@ -121,6 +122,9 @@ class JfrChunkWriter {
   // Closes the current file (after a failure too); reports a close() error.
   bool Close(std::string* error);
 
+  // The errno of the chunk file's last failed call (0 before any), e.g. ENOENT when BeginChunk
+  // could not create the file.
+  int os_error() const { return file_.os_error(); }
   uint32_t chunk_number() const { return chunk_number_; }  // 1, 2, ... (0 before the first)
   uint64_t chunk_start_ticks() const { return chunk_start_ticks_; }
   uint64_t max_ticks() const { return max_ticks_; }

@@ -26,7 +26,11 @@ JfrWriter::~JfrWriter() {
 }
 
 std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
-                                           const JfrWriterInputs& inputs, std::string* error) {
+                                           const JfrWriterInputs& inputs, std::string* error,
+                                           int* os_error) {
+  int unused_os_error;
+  if (os_error == nullptr) os_error = &unused_os_error;
+  *os_error = 0;
   if (inputs.clock == nullptr || inputs.frames == nullptr || inputs.threads == nullptr ||
       inputs.dictionary == nullptr || inputs.attributes == nullptr) {
     *error =
@@ -45,11 +49,12 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
   chunk_config.write_buffer_bytes = config.write_buffer_bytes;
   auto chunk_clock = std::make_unique<ChunkClock>(inputs.clock);
   std::unique_ptr<JfrChunkWriter> chunk =
-      JfrChunkWriter::Open(chunk_config, chunk_clock.get(), error);
+      JfrChunkWriter::Open(chunk_config, chunk_clock.get(), error, os_error);
   if (chunk == nullptr) return nullptr;
   std::unique_ptr<JfrWriter> writer(
       new JfrWriter(config, inputs, std::move(chunk_clock), std::move(chunk)));
   if (!writer->StartChunk(error)) {
+    *os_error = writer->chunk_->os_error();
     writer->closed_ = true;  // nothing to finish: the header says "unfinished"
     return nullptr;
   }

@@ -137,9 +137,11 @@ struct JfrWriterInputs {
 class JfrWriter {
  public:
   // Validates `config`, creates the file (or the repository folder, 0700, and the first chunk
-  // file) and writes the first chunk's header and metadata. nullptr + *error on failure.
+  // file) and writes the first chunk's header and metadata. nullptr + *error on failure, and
+  // *os_error (when given) = the errno of the failed file or folder call, 0 for a bad config.
   static std::unique_ptr<JfrWriter> Open(const JfrWriterConfig& config,
-                                         const JfrWriterInputs& inputs, std::string* error);
+                                         const JfrWriterInputs& inputs, std::string* error,
+                                         int* os_error = nullptr);
   ~JfrWriter();
   JfrWriter(const JfrWriter&) = delete;
   JfrWriter& operator=(const JfrWriter&) = delete;

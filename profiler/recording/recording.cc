@@ -6,7 +6,8 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, std::string* error) {
+    std::unique_ptr<ThreadResolver> threads, const UploaderConfig* upload, std::string* error,
+    int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -39,11 +40,12 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
-  if (!options.upload.url.empty()) {
-    UploaderConfig upload;
-    if (!UploaderConfigFromOptions(options, &upload, error)) return nullptr;
-    recording->uploader_ = Uploader::Start(upload, error);
-    if (recording->uploader_ == nullptr) return nullptr;
+  if (upload != nullptr) {
+    recording->uploader_ = Uploader::Start(*upload, error);
+    if (recording->uploader_ == nullptr) {
+      if (os_error != nullptr) *os_error = 0;
+      return nullptr;
+    }
     Uploader* uploader = recording->uploader_.get();
     inputs.on_chunk_finished = [uploader](FinishedChunk&& chunk) {
       uploader->Enqueue(std::move(chunk));
@@ -52,7 +54,7 @@ std::unique_ptr<Recording> Recording::Open(
       return std::make_pair(uploader->uploaded(), uploader->dropped());
     };
   }
-  recording->writer_ = JfrWriter::Open(config, inputs, error);
+  recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
   if (recording->writer_ == nullptr) {
     *error =
         "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;

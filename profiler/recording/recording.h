@@ -6,7 +6,7 @@
 // the in-memory aggregation go on. Everything the writer finished before the error stays valid;
 // the chunk in progress keeps a header that marks it unfinished (docs/JFR.md). The session's
 // background thread prints that error once when it sees failed() after a Tick()
-// (Profiler::ReportRecordingFailure).
+// (Session::ReportRecordingFailure, session.h).
 //
 // With upload= (repository mode) it also owns the Uploader: each finished chunk file goes to
 // its queue, and Close() gives the last ones Uploader::kDefaultBound to be sent.
@@ -47,17 +47,20 @@ struct RecordingSettings {
 
 class Recording : public SampleSink {
  public:
-  // Opens the JFR file or repository named by `options` (one of them must be set), and starts
-  // the uploader for upload=. nullptr and *error (naming the option and the path, variable or
-  // file at fault) on failure. `frames`/`threads` name frames and threads (the JVM
-  // layer's resolvers); null means the native resolvers.
+  // Opens the JFR file or repository named by `options` (one of them must be set), and with
+  // `upload` (upload=: UploaderConfigFromOptions' result; null = none) starts the uploader.
+  // nullptr and *error (naming the option and the path or file at fault) on failure, and
+  // *os_error (when given) = the failed file or folder call's errno (0 when no call failed).
+  // `frames`/`threads` name frames and threads (the JVM layer's resolvers); null means the
+  // native resolvers.
   static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
                                          const Clock* clock, const Dictionary* dictionary,
                                          const AttributeRegistry* attributes,
                                          std::function<uint64_t()> dropped_samples,
                                          std::unique_ptr<FrameResolver> frames,
                                          std::unique_ptr<ThreadResolver> threads,
-                                         std::string* error);
+                                         const UploaderConfig* upload, std::string* error,
+                                         int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).

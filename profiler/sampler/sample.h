@@ -1,9 +1,10 @@
 // SampleRecord: what the signal handler publishes and the background writer consumes.
 //
-// This is the meeting point of the sampler (profiler/sampler*, signal handler) and the JFR
-// writer (profiler/jfr_*). A record is a fixed-size POD so the handler can fill a preallocated
-// slot without allocating; frames are raw (a pc, or a jmethodID + bci) and are symbolized later
-// on the writer thread, never in the handler.
+// The meeting point of the sampler (profiler/sampler/: the signal handler fills records in the
+// SampleBuffer) and the recording (profiler/recording/: the session's background thread hands
+// them to the Aggregator and the JFR writer). A record is a fixed-size POD so the handler can
+// fill a preallocated slot without allocating; frames are raw (a pc, or a jmethodID + bci) and
+// are symbolized later on the background thread, never in the handler.
 #ifndef CTXPROF_PROFILER_SAMPLER_SAMPLE_H_
 #define CTXPROF_PROFILER_SAMPLER_SAMPLE_H_
 

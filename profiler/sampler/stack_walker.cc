@@ -10,8 +10,9 @@
 
 namespace ctxprof {
 
-bool StackWalker::Init(std::string* error) {
-  if (!FaultGuard::Install(error)) return false;
+Status StackWalker::Init() {
+  Status guard = FaultGuard::Install();
+  if (!guard.ok()) return guard;
   static std::once_flag once;
   std::call_once(once, [] {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
@@ -21,7 +22,7 @@ bool StackWalker::Init(std::string* error) {
     bool truncated = false;
     Walk(&context, frames, 8, &truncated);
   });
-  return true;
+  return Status();
 }
 
 int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated,

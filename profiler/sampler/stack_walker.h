@@ -25,9 +25,9 @@
 #define CTXPROF_PROFILER_SAMPLER_STACK_WALKER_H_
 
 #include <cstdint>
-#include <string>
 
 #include "profiler/sampler/sample.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -35,7 +35,8 @@ class StackWalker {
  public:
   // Call once before sampling starts (thread-safe, idempotent): installs FaultGuard, sets
   // libunwind's caching policy and runs one walk to finish libunwind's lazy initialisation.
-  static bool Init(std::string* error);
+  // Fails only when FaultGuard cannot be installed.
+  static Status Init();
 
   enum class Method : uint8_t { kDwarf, kFramePointer };
 

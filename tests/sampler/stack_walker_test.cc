@@ -48,8 +48,8 @@ __attribute__((noinline)) int Recurse(int levels, RawFrame* frames, int max_dept
 class StackWalkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string error;
-    ASSERT_TRUE(StackWalker::Init(&error)) << error;
+    const Status init = StackWalker::Init();
+    ASSERT_TRUE(init.ok()) << init.message();
   }
 };
 
@@ -154,8 +154,8 @@ TEST_F(StackWalkerTest, SafeReadReportsFaults) {
 // before ours or, with none, the default action (death by SIGSEGV). Under ASan or TSan the
 // previous handler is the sanitizer's, which reports the SEGV and exits (abort or status 66).
 TEST(FaultGuardDeathTest, UnguardedFaultIsNotSwallowed) {
-  std::string error;
-  ASSERT_TRUE(FaultGuard::Install(&error)) << error;
+  const Status install = FaultGuard::Install();
+  ASSERT_TRUE(install.ok()) << install.message();
   auto died_of_the_fault = [](int status) {
     if (kSanitizerHandlesFaults) return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;

@@ -3,6 +3,7 @@ package io.ctxprof.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ctxprof.agent.ChildProcess.Result;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -33,9 +34,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * joined to their ctxprof.Context intervals by OS thread and time.
  */
 class AgentTest {
-  private static final String JAVA_HOME = System.getProperty("java.home");
-  private static final String LIBRARY = System.getProperty("ctxprof.library");
-  private static final String CLASSPATH = System.getProperty("ctxprof.test.classpath");
+  private static final String JAVA_HOME = ChildProcess.JAVA_HOME;
+  private static final String LIBRARY = ChildProcess.LIBRARY;
 
   @TempDir Path dir;
 
@@ -139,13 +139,19 @@ class AgentTest {
   }
 
   @Test
-  void badAgentOptionsPrintOneLineAndTheJvmRunsOn() throws Exception {
+  void badAgentOptionsAndPathsPrintOneLineAndTheJvmRunsOn() throws Exception {
     for (String[] bad :
         new String[][] {
           {"start,interval=5", "ctxprof: option 'interval': value '5'"},
           {"start,nosuch=1", "ctxprof: unknown option 'nosuch'"},
           {"start,cstack=mixed", "ctxprof: option 'cstack': value 'mixed'"},
           {"go", "ctxprof: agent command 'go' is not supported"},
+          // The path and the OS error, from the recording's open at VMInit.
+          {
+            "start,file=/nonexistent/x.jfr",
+            "ctxprof: option 'file': cannot create recording file /nonexistent/x.jfr: "
+                + "No such file or directory"
+          },
         }) {
       Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
       assertEquals(0, result.exit, result.toString());
@@ -161,7 +167,8 @@ class AgentTest {
   @ValueSource(strings = {"normal", "exit", "throw", "sigterm"})
   void everyExitPathLeavesAValidRecording(String how) throws Exception {
     Path jfr = dir.resolve(how + ".jfr");
-    List<String> command = javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
+    List<String> command =
+        ChildProcess.javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
     command.add(ExitWorkload.class.getName());
     command.add(how);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -193,7 +200,7 @@ class AgentTest {
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      Result check = ChildProcess.run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -376,59 +383,12 @@ class AgentTest {
     return "-agentpath:" + LIBRARY + "=" + options;
   }
 
-  private static List<String> javaCommand(List<String> jvmOptions) {
-    List<String> command = new ArrayList<>();
-    command.add(JAVA_HOME + "/bin/java");
-    command.add("-cp");
-    command.add(CLASSPATH);
-    command.addAll(jvmOptions);
-    return command;
-  }
-
   private static Result runJava(List<String> jvmOptions, String mainClass, String... args)
       throws IOException, InterruptedException {
-    List<String> command = javaCommand(jvmOptions);
+    List<String> command = ChildProcess.javaCommand(jvmOptions);
     command.add(AgentTest.class.getPackageName() + "." + mainClass);
     command.addAll(List.of(args));
-    return run(command, 120);
-  }
-
-  private static Result run(List<String> command, int timeoutSeconds)
-      throws IOException, InterruptedException {
-    Path out = Files.createTempFile("ctxprof-out", ".txt");
-    Path err = Files.createTempFile("ctxprof-err", ".txt");
-    try {
-      Process process =
-          new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-      if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new AssertionError("timed out after " + timeoutSeconds + " s: " + command);
-      }
-      return new Result(
-          process.exitValue(),
-          Files.readAllLines(out, StandardCharsets.UTF_8),
-          Files.readAllLines(err, StandardCharsets.UTF_8));
-    } finally {
-      Files.deleteIfExists(out);
-      Files.deleteIfExists(err);
-    }
-  }
-
-  private static final class Result {
-    final int exit;
-    final List<String> stdout;
-    final List<String> stderr;
-
-    Result(int exit, List<String> stdout, List<String> stderr) {
-      this.exit = exit;
-      this.stdout = stdout;
-      this.stderr = stderr;
-    }
-
-    @Override
-    public String toString() {
-      return "exit " + exit + "\nstdout: " + stdout + "\nstderr: " + stderr;
-    }
+    return ChildProcess.run(command, 120);
   }
 
   /** CPU samples and context intervals of a recording, joined by OS thread id and time. */
