@@ -75,7 +75,9 @@ grep -q "dropped" "$tmp/a.err" && fail "scenario a: drops: $(cat "$tmp/a.err")"
 /usr/bin/python3 "$checker" "$tmp/a" "$tmp/repo-a" "$jfr" "$proto" \
   '{"statuses": ["*200"], "path": "/pyro/ingest", "name": "driver{env=test,region=eu}", "sampleRate": "100", "all_chunks": true}' ||
   fail "scenario a"
-(( $(ls "$tmp"/repo-a/*.jfr | wc -l) >= 3 )) || fail "scenario a: fewer than 3 chunks"
+# Several chunks (300 ms each over 1.5 s; 2 even on a slow TSan run), so rotation reached the
+# uploader, not only the close.
+(( $(ls "$tmp"/repo-a/*.jfr | wc -l) >= 2 )) || fail "scenario a: fewer than 2 chunks"
 # No secret anywhere: not in the output, not in the recording (settings, counters, contexts).
 if grep -rqF -e "$token" -e "pa55-w0rd" "$tmp/a.out" "$tmp/a.err" "$tmp"/repo-a; then
   fail "scenario a: a secret appears in the output or the recording"
