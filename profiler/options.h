@@ -39,6 +39,23 @@
 //   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
 //   cpusamples=jdk|ctxprof: CPU samples as jdk.ExecutionSample (every JFR tool reads them) or
 //                      as ctxprof.CpuSample (has eventThread: JDK 25 prints Context lines).
+//   wallsamples=profiler|jdk: wall samples as profiler.WallClockSample (async-profiler's
+//                      converter, Pyroscope, JDK 25 Context lines) or as jdk.NativeMethodSample
+//                      (jfrview and speedscope read only the JDK's sample events).
+//   contextid=false|true: every sample event ends with a contextId (Pyroscope reads it; async-
+//                      profiler's converter cannot read such events). docs/JFR.md.
+//   Upload of each finished chunk to a Pyroscope server (repository= required; docs/SAMPLER.md):
+//   upload=URL         http://host[:port][/prefix] or https://...; POSTs to <prefix>/ingest.
+//                      Implies contextid=true; needs CPU and wall intervals that are equal and
+//                      divide 1s (Pyroscope takes one sampleRate in Hz). Defaults chunktime=10s,
+//                      chunksize=3m (Pyroscope's default limit is 4 MiB per profile).
+//   uploadname=app     the application name (Pyroscope `name`; default "ctxprof").
+//   uploadlabels=k=v;k2=v2  static series labels, semicolon-separated.
+//   uploadtoken=, uploadbasic=, uploadtenant=  env:VARIABLE or file:PATH holding a bearer token,
+//                      "user:password" for basic auth, the X-Scope-OrgID tenant. Only the
+//                      reference is an option, so the secret is never in option strings, logs or
+//                      the recording; it is read when the session starts.
+//   uploadca=PATH      PEM CA certificates to verify an https server with (default: the system's).
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -48,6 +65,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profiler/sampler/clock.h"
@@ -68,6 +86,31 @@ struct JfrOptions {
   uint64_t max_age_ns = 0;
   uint64_t flush_interval_ns = 0;
   bool cpu_samples_as_ctxprof = false;  // cpusamples=ctxprof
+  bool wall_samples_as_jdk = false;     // wallsamples=jdk
+  bool context_id = false;              // contextid=true
+  bool context_id_given = false;        // contextid= was present
+};
+
+// Where a secret comes from: an environment variable or a file (its text, one trailing newline
+// removed). Parsing stores only the reference.
+struct SecretSource {
+  enum Kind : uint8_t { kNone, kEnvironment, kFile };
+  Kind kind = kNone;
+  std::string reference;  // the variable's name or the file's path
+};
+
+struct UploadOptions {
+  std::string url;  // as given; empty = no upload
+  bool https = false;
+  std::string host;
+  uint16_t port = 0;
+  std::string path_prefix;  // "" or "/prefix" (no trailing '/')
+  std::string name = "ctxprof";
+  std::vector<std::pair<std::string, std::string>> labels;
+  SecretSource token;
+  SecretSource basic;
+  SecretSource tenant;
+  std::string ca_file;
 };
 
 struct Options {
@@ -96,6 +139,7 @@ struct Options {
   bool attributes_given = false;  // attributes= was present (possibly to clear them)
   std::vector<std::string> attributes;
   JfrOptions jfr;
+  UploadOptions upload;
 };
 
 bool ParseOptions(std::string_view text, Options* out, std::string* error);

@@ -227,6 +227,7 @@ bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string
   if (!PatchHeader(generation, final_chunk, error)) return false;
   if (!chunk_end) return true;
   chunks_finished_++;
+  last_finished_ = FinishedChunk{file_.path(), chunk_start_nanos_, previous_chunk_end_nanos_};
   return config_.repository.empty() || FinishChunkFile(error);
 }
 

@@ -257,18 +257,20 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     settings.interval_nanos =
         session->cpu_engine_ != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
     settings.fallbacks = *notes;
+    // upload=: the credentials it names are read now; a missing one is a bad option.
+    UploaderConfig upload;
+    if (!options.upload.url.empty() && !UploaderConfigFromOptions(options, &upload, &error)) {
+      return Status::InvalidArgument(error);
+    }
     SampleBuffer* raw_buffer = session->buffer_.get();
     int os_error = 0;
     session->recording_ = Recording::Open(
         options, settings, session->clock_.get(), &store->dictionary(), &store->attributes(),
         [raw_buffer] { return raw_buffer->dropped(); },
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
-        hooks.thread_resolver ? hooks.thread_resolver() : nullptr, &error, &os_error);
-    if (session->recording_ == nullptr) {
-      return Status::Io(
-          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error,
-          os_error);
-    }
+        hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
+        options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
+    if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
   }
 
   session->registry_ = std::make_unique<ThreadRegistry>(engines);
@@ -279,6 +281,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (!background.ok()) return background.status();
   session->background_ = std::move(background.value());
   session->registry_->Exclude(session->background_->tid());
+  if (session->recording_ != nullptr) {
+    for (pid_t tid : session->recording_->own_threads()) session->registry_->Exclude(tid);
+  }
   // Arm every existing thread before returning, so sampling covers the caller's next line.
   session->registry_->Rescan();
   while (!notes->empty() && notes->back() == ' ') notes->pop_back();
