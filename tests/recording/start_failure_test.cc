@@ -41,13 +41,26 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+// The ctxprof threads still listed in /proc/self/task. A joined thread can stay listed for a
+// moment: the kernel wakes pthread_join when it clears the thread id, before it reaps the task.
+// So a listed thread counts only if it is still there after a grace period far longer than that.
+std::string CtxprofThreads() {
+  std::string found;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    found.clear();
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      const std::string name = ReadFile(task.path().string() + "/comm");
+      if (name.rfind("ctxprof-", 0) == 0) found += "thread " + name;
+    }
+    if (found.empty()) break;
+    usleep(10 * 1000);
+  }
+  return found;
+}
+
 // What is left of profiling in this process, one line per leftover ("" when nothing).
 std::string Leftovers() {
-  std::string found;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    const std::string name = ReadFile(task.path().string() + "/comm");
-    if (name.rfind("ctxprof-", 0) == 0) found += "thread " + name;
-  }
+  std::string found = CtxprofThreads();
   for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
     std::error_code ignored;
     if (std::filesystem::read_symlink(fd.path(), ignored).string() == "anon_inode:[perf_event]") {
