@@ -31,6 +31,7 @@ struct Profiler::Session {
   std::condition_variable background_wake;
   RuntimeHooks hooks;     // copied at Start: the background thread reads them unlocked
   bool stopping = false;  // guarded by background_mutex
+  bool events = false;    // the runtime's event sources are on (alloc=, lock=)
   pid_t background_tid = 0;
   // Set by the background thread once it printed the recording's error; read by Stats().
   std::atomic<bool> recording_error_reported{false};
@@ -77,6 +78,15 @@ std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options&
       break;
   }
   return nullptr;
+}
+
+EventRules EventRulesOf(const Options& options) {
+  EventRules rules;
+  rules.alloc_interval_bytes = options.alloc_interval_bytes;
+  rules.lock_enabled = options.lock_enabled;
+  rules.lock_threshold_ns = options.lock_threshold_ns;
+  rules.if_context = options.select == EventSelect::kIfContext;
+  return rules;
 }
 
 MixedStack MixedStackOf(CStackKind cstack) {
@@ -153,6 +163,14 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
     *message = "option 'attributes': " + *message;
     return false;
   }
+  const EventRules event_rules = EventRulesOf(options);
+  const bool events = event_rules.alloc_interval_bytes != 0 || event_rules.lock_enabled;
+  if (events && !hooks_.events_start) {
+    *message = std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+               "': allocation and lock events come from the JVM; this process has no JVM agent "
+               "(load libctxprof as -agentpath or through io.ctxprof.Profiler)";
+    return false;
+  }
   std::string error;
   if (!StackWalker::Init(&error) ||
       (options.cpu_engine != CpuEngineKind::kNone &&
@@ -211,15 +229,27 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
         options, settings, session->clock.get(), &store->dictionary(), &store->attributes(),
         [buffer] { return buffer->dropped(); },
         hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr,
-        hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr, &error);
-    if (session->recording == nullptr) {
-      if (session->wall_engine != nullptr) session->wall_engine->Stop();
-      if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
-      SignalHandler::Deactivate();
-      *message =
-          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error;
-      return false;
-    }
+        hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr,
+        events ? EventRecorder::class_names() : nullptr, &error);
+  }
+  const bool recording_failed =
+      (!options.file.empty() || !options.repository.empty()) && session->recording == nullptr;
+  if (recording_failed) {
+    error = "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error;
+  } else if (events) {
+    EventRecorder::Activate(EventRecorder::Session{session->buffer.get(), session->clock.get(),
+                                                   context_map, options.depth, event_rules});
+    session->events = hooks_.events_start(event_rules, &error);
+    if (!session->events) EventRecorder::Deactivate();
+  }
+  if (recording_failed || session->events != events) {
+    if (session->wall_engine != nullptr) session->wall_engine->Stop();
+    if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
+    SignalHandler::Deactivate();
+    std::string ignored;
+    if (session->recording != nullptr) session->recording->Close(&ignored);
+    *message = error;
+    return false;
   }
   session->registry = std::make_unique<ThreadRegistry>(engines);
   if (session->wall_engine != nullptr) {
@@ -334,6 +364,10 @@ void Profiler::StopLocked() {
   if (session->wall_engine != nullptr) session->wall_engine->Stop();
   if (session->cpu_engine != nullptr) session->cpu_engine->Stop();
   SignalHandler::Deactivate();
+  if (session->events) {
+    session->hooks.events_stop();
+    EventRecorder::Deactivate();
+  }
   DrainSamples(session);
   std::string recording_error;
   if (session->recording != nullptr) session->recording->Close(&recording_error);

@@ -37,6 +37,7 @@
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
+#include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/thread_registry.h"
@@ -75,6 +76,12 @@ struct RuntimeHooks {
   // it to the VM so that the resolvers may call JVMTI, and detaches it).
   std::function<void()> background_start;
   std::function<void()> background_end;
+  // Runtime events (alloc=, lock=; profiler/sampler/event_recorder.h): turn the runtime's event
+  // sources on for a session with `rules` (the EventRecorder is already active), or off at its
+  // end. events_start returns false with *error when it cannot; without it (native programs)
+  // sessions refuse alloc= and lock=.
+  std::function<bool(const EventRules& rules, std::string* error)> events_start;
+  std::function<void()> events_stop;
 };
 
 // Outcome of a control call; the C API maps these to its CTXPROF_E* codes.

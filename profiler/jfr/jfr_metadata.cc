@@ -155,6 +155,11 @@ void DeclareTypes(MetadataTree* tree) {
       .Annotate(kJfrTypeContentType)
       .Field("value", kJfrTypeString);
   tree->Class("jdk.jfr.Unsigned", kJfrTypeUnsigned, annotation).Annotate(kJfrTypeContentType);
+  tree->Class("jdk.jfr.DataAmount", kJfrTypeDataAmount, annotation)
+      .Annotate(kJfrTypeContentType)
+      .Field("value", kJfrTypeString);
+  tree->Class("jdk.jfr.MemoryAddress", kJfrTypeMemoryAddress, annotation)
+      .Annotate(kJfrTypeContentType);
   tree->Class("jdk.jfr.Contextual", kJfrTypeContextual, annotation);
 
   tree->Class("java.lang.Thread", kJfrTypeThread)
@@ -214,6 +219,42 @@ void DeclareSampleEvent(MetadataTree* tree, const std::string& name, uint32_t id
       .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
 }
 
+// The JDK's runtime events, field for field (jdk.jfr.internal's definitions in JDK 17 and 25).
+void DeclareRuntimeEvents(MetadataTree* tree) {
+  const std::vector<std::string> categories = {"Java Application"};
+  tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
+              "Object Allocation Sample", categories)
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("weight", kJfrTypeLong, false, false, "Sample Weight")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The bytes allocated that this sample stands for: the sum of the weights "
+                     "estimates the bytes allocated");
+  tree->Event("jdk.JavaMonitorEnter", kJfrTypeJavaMonitorEnter, "Java Monitor Blocked", categories)
+      .Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("monitorClass", kJfrTypeClass, true, false, "Monitor Class")
+      .Field("previousOwner", kJfrTypeThread, true, false, "Previous Monitor Owner")
+      .Field("address", kJfrTypeLong, false, false, "Monitor Address")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+  tree->Event("jdk.ThreadPark", kJfrTypeThreadPark, "Java Thread Park", categories)
+      .Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("parkedClass", kJfrTypeClass, true, false, "Class Parked On")
+      .Field("timeout", kJfrTypeLong, false, false, "Park Timeout")
+      .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
+      .Field("until", kJfrTypeLong, false, false, "Park Until")
+      .FieldAnnotate(kJfrTypeTimestamp, "MILLISECONDS_SINCE_EPOCH")
+      .Field("address", kJfrTypeLong, false, false, "Address of Object Parked")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+}
+
 void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names) {
   tree->Event("jdk.ExecutionSample", kJfrTypeExecutionSample, "Method Profiling Sample",
               {"Java Virtual Machine", "Profiling"})
@@ -223,6 +264,7 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   DeclareSampleEvent(tree, "ctxprof.WallClockSample", kJfrTypeWallClockSample, "Wall Clock Sample",
                      "eventThread");
   DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample", "eventThread");
+  DeclareRuntimeEvents(tree);
 
   ClassBuilder context =
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
@@ -251,13 +293,20 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .Field("ticksPerSecond", kJfrTypeLong, false, false, "Ticks Per Second")
       .Field("cpuSamples", kJfrTypeString, false, false, "CPU Sample Event")
       .Field("stackDepth", kJfrTypeInt, false, false, "Stack Depth")
-      .Field("attributes", kJfrTypeString, false, false, "Context Attributes");
+      .Field("attributes", kJfrTypeString, false, false, "Context Attributes")
+      .Field("allocInterval", kJfrTypeLong, false, false, "Allocation Sampling Interval")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription, "alloc=: 0 when allocations are not sampled")
+      .Field("lockThreshold", kJfrTypeLong, false, false, "Lock Threshold (ns)")
+      .FieldAnnotate(kJfrTypeDescription, "lock= in nanoseconds: -1 when lock events are off")
+      .Field("select", kJfrTypeString, false, false, "Event Selection");
   ClassBuilder counters = tree->Event("ctxprof.ProfilerCounters", kJfrTypeProfilerCounters,
                                       "Profiler Counters", categories);
   counters.Annotate(kJfrTypeDescription, "Totals since the recording started");
   for (const char* field :
        {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
-        "truncatedStacks", "dictionaryOverflows", "truncatedValues"}) {
+        "truncatedStacks", "dictionaryOverflows", "truncatedValues", "allocationSamples",
+        "monitorEnters", "threadParks"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }

@@ -7,12 +7,23 @@
 //   jdk.ExecutionSample        startTime, sampledThread, stackTrace, state (exactly the JDK's)
 //   ctxprof.WallClockSample    startTime, eventThread, stackTrace, state, weight
 //   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight
+//   jdk.ObjectAllocationSample startTime, eventThread, stackTrace, objectClass, weight
+//   jdk.JavaMonitorEnter       startTime, duration, eventThread, stackTrace, monitorClass,
+//                              previousOwner, address
+//   jdk.ThreadPark             startTime, duration, eventThread, stackTrace, parkedClass, timeout,
+//                              until, address
 //   ctxprof.Context            startTime, duration, eventThread, traceId, spanId, <attributes>
 //   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
-//                              cpuSamples, stackDepth, attributes
+//                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
+//                              select
 //   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
 //                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
-//                              truncatedValues
+//                              truncatedValues, allocationSamples, monitorEnters, threadParks
+//
+// The three jdk.* runtime events have exactly the JDK's field names, types, order and units, so
+// JDK tools (`jfr view allocation-by-class`, JMC) read them as their own, and async-profiler's
+// converter, which decodes these events field by field in this order, reads them with --alloc
+// and --lock.
 //
 // ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
 // `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
@@ -63,6 +74,9 @@ enum JfrTypeId : uint32_t {
   kJfrTypeContext = 104,
   kJfrTypeProfilerSettings = 105,
   kJfrTypeProfilerCounters = 106,
+  kJfrTypeObjectAllocationSample = 107,
+  kJfrTypeJavaMonitorEnter = 108,
+  kJfrTypeThreadPark = 109,
   kJfrTypeLabel = 200,
   kJfrTypeCategory = 201,
   kJfrTypeTimestamp = 202,
@@ -71,6 +85,8 @@ enum JfrTypeId : uint32_t {
   kJfrTypeContextual = 205,
   kJfrTypeDescription = 206,
   kJfrTypeUnsigned = 207,
+  kJfrTypeDataAmount = 208,
+  kJfrTypeMemoryAddress = 209,
 };
 
 // Frame types: keys of the jdk.types.FrameType pool (the same in every chunk).

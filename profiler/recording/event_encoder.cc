@@ -34,6 +34,35 @@ void EventEncoder::AppendSample(const SampleEventFields& fields, JfrBuffer* out)
   out->mutable_data()[start] = static_cast<uint8_t>(out->size() - start);
 }
 
+void EventEncoder::AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeObjectAllocationSample);
+  scratch_.PutVarint(fields.ticks);
+  scratch_.PutVarint(fields.thread_key);
+  scratch_.PutVarint(fields.stack_key);
+  scratch_.PutVarint(fields.class_key);
+  scratch_.PutVarint(fields.weight);
+  out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendWait(const WaitEventFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(fields.type);
+  scratch_.PutVarint(fields.start_ticks);
+  scratch_.PutVarint(fields.duration_ticks);
+  scratch_.PutVarint(fields.thread_key);
+  scratch_.PutVarint(fields.stack_key);
+  scratch_.PutVarint(fields.class_key);
+  if (fields.type == kJfrTypeJavaMonitorEnter) {
+    scratch_.PutVarint(0);  // previousOwner: null (JVMTI does not tell it, see docs/JFR.md)
+  } else {
+    scratch_.PutVarint(static_cast<uint64_t>(fields.timeout_nanos));
+    scratch_.PutVarint(static_cast<uint64_t>(fields.until_millis));
+  }
+  scratch_.PutVarint(0);  // address: unknown
+  out->PutRecord(scratch_);
+}
+
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
   const ContextSnapshot& context = *fields.context;
   scratch_.clear();
@@ -74,6 +103,9 @@ void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* 
   scratch_.PutString(fields.cpu_samples);
   scratch_.PutVarint(IntBits(fields.stack_depth));
   scratch_.PutString(fields.attributes);
+  scratch_.PutVarint(fields.alloc_interval_bytes);
+  scratch_.PutVarint(static_cast<uint64_t>(fields.lock_threshold_nanos));
+  scratch_.PutString(fields.select);
   out->PutRecord(scratch_);
 }
 
@@ -84,7 +116,8 @@ void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* o
   for (uint64_t value :
        {fields.samples, fields.cpu_samples, fields.wall_samples, fields.dropped_samples,
         fields.context_busy, fields.context_torn, fields.truncated_stacks,
-        fields.dictionary_overflows, fields.truncated_values}) {
+        fields.dictionary_overflows, fields.truncated_values, fields.allocation_samples,
+        fields.monitor_enters, fields.thread_parks}) {
     scratch_.PutVarint(value);
   }
   out->PutRecord(scratch_);

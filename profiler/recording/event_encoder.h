@@ -4,6 +4,10 @@
 //              layout, which async-profiler's converter reads field by field), or
 //              ctxprof.WallClockSample / ctxprof.CpuSample {startTime, eventThread, stackTrace,
 //              state, weight}
+//   allocation jdk.ObjectAllocationSample {startTime, eventThread, stackTrace, objectClass, weight}
+//   wait       jdk.JavaMonitorEnter {startTime, duration, eventThread, stackTrace, monitorClass,
+//              previousOwner, address} or jdk.ThreadPark {startTime, duration, eventThread,
+//              stackTrace, parkedClass, timeout, until, address}: the JDK's exact layouts
 //   context    ctxprof.Context {startTime, duration, eventThread, traceId, spanId, attributes...}
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk
@@ -32,6 +36,26 @@ struct SampleEventFields {
   uint32_t weight;  // written by the ctxprof types only
 };
 
+struct AllocationEventFields {
+  uint64_t ticks;
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;  // 0 = null
+  uint64_t weight;     // bytes
+};
+
+// jdk.JavaMonitorEnter (type kJfrTypeJavaMonitorEnter) or jdk.ThreadPark (kJfrTypeThreadPark).
+struct WaitEventFields {
+  uint32_t type;
+  uint64_t start_ticks;
+  uint64_t duration_ticks;
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;     // monitorClass / parkedClass; 0 = null
+  int64_t timeout_nanos;  // ThreadPark: INT64_MIN = none (the JDK's value for "no timeout")
+  int64_t until_millis;   // ThreadPark: INT64_MIN = none
+};
+
 struct ContextEventFields {
   uint64_t start_ticks;
   uint64_t duration_ticks;
@@ -49,7 +73,10 @@ struct SettingsEventFields {
   uint64_t ticks_per_second;
   std::string cpu_samples;  // "jdk" or "ctxprof"
   int32_t stack_depth;
-  std::string attributes;  // the attribute names, comma-separated
+  std::string attributes;         // the attribute names, comma-separated
+  uint64_t alloc_interval_bytes;  // 0 = no allocation sampling
+  int64_t lock_threshold_nanos;   // -1 = no lock events
+  std::string select;             // "all" or "if-context"
 };
 
 // ctxprof.ProfilerCounters' fields after startTime, in order.
@@ -64,11 +91,16 @@ struct CounterEventFields {
   uint64_t truncated_stacks;
   uint64_t dictionary_overflows;
   uint64_t truncated_values;
+  uint64_t allocation_samples;
+  uint64_t monitor_enters;
+  uint64_t thread_parks;
 };
 
 class EventEncoder {
  public:
   void AppendSample(const SampleEventFields& fields, JfrBuffer* out);
+  void AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out);
+  void AppendWait(const WaitEventFields& fields, JfrBuffer* out);
   void AppendContext(const ContextEventFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);

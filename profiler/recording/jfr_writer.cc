@@ -79,6 +79,9 @@ bool JfrWriter::StartChunk(std::string* error) {
   settings.ticks_per_second = inputs_.clock->TicksPerSecond();
   settings.cpu_samples = config_.cpu_samples == CpuSampleEvent::kJdk ? "jdk" : "ctxprof";
   settings.stack_depth = config_.stack_depth;
+  settings.alloc_interval_bytes = config_.alloc_interval_bytes;
+  settings.lock_threshold_nanos = config_.lock_threshold_nanos;
+  settings.select = config_.select_if_context ? "if-context" : "all";
   for (const std::string& name : attribute_names_) {
     if (!settings.attributes.empty()) settings.attributes += ',';
     settings.attributes += name;
@@ -97,7 +100,8 @@ bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* erro
             chunk_->max_ticks(), counters_.samples, counters_.cpu_samples, counters_.wall_samples,
             inputs_.dropped_samples ? inputs_.dropped_samples() : 0, counters_.context_busy,
             counters_.context_torn, counters_.truncated_stacks,
-            inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values()},
+            inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values(),
+            counters_.allocation_samples, counters_.monitor_enters, counters_.thread_parks},
         &chunk_->out());
   }
   WriteCheckpoint();
@@ -160,25 +164,71 @@ bool JfrWriter::Tick(std::string* error) {
   return chunk_->ApplyRetention(error) || Fail(*error, error);
 }
 
+uint32_t JfrWriter::ClassKeyOf(uint32_t class_id) {
+  if (class_id == Dictionary::kUnsetId || inputs_.class_names == nullptr) return 0;
+  if (class_id >= class_keys_.size()) class_keys_.resize(class_id + 1, 0);
+  uint32_t& key = class_keys_[class_id];
+  if (key == 0) key = methods_.ClassKey(std::string(inputs_.class_names->ValueOf(class_id)));
+  methods_.MarkClass(key, chunk_->chunk_number(), &pending_pool_bytes_);
+  return key;
+}
+
+uint64_t JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key,
+                                       uint32_t stack_key) {
+  const uint32_t class_key = ClassKeyOf(event.event.class_id);
+  if (event.kind == SampleKind::kAllocation) {
+    encoder_.AppendAllocation(
+        AllocationEventFields{event.ticks, thread_key, stack_key, class_key, event.event.amount},
+        &chunk_->out());
+    counters_.allocation_samples++;
+    return event.ticks;
+  }
+  const bool park = event.kind == SampleKind::kThreadPark;
+  const uint64_t start = event.ticks - std::min(event.event.amount, event.ticks);
+  WaitEventFields fields{park ? kJfrTypeThreadPark : kJfrTypeJavaMonitorEnter,
+                         start,
+                         event.ticks - start,
+                         thread_key,
+                         stack_key,
+                         class_key,
+                         kNoParkTimeout,
+                         kNoParkTimeout};
+  if (park) {
+    (event.event.park_absolute ? fields.until_millis : fields.timeout_nanos) =
+        event.event.park_time;
+    counters_.thread_parks++;
+  } else {
+    counters_.monitor_enters++;
+  }
+  encoder_.AppendWait(fields, &chunk_->out());
+  return start;
+}
+
 bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
   const uint32_t chunk = chunk_->chunk_number();
   const uint32_t thread_key = threads_.Key(sample.tid, chunk, &pending_pool_bytes_);
   const uint32_t stack_key = stacks_.Key(sample, chunk, &pending_pool_bytes_);
-  const bool wall = sample.kind == SampleKind::kWall;
-  const uint32_t type = wall
-                            ? kJfrTypeWallClockSample
-                            : (config_.cpu_samples == CpuSampleEvent::kJdk ? kJfrTypeExecutionSample
-                                                                           : kJfrTypeCpuSample);
-  const uint32_t state_key =
-      std::min<uint32_t>(static_cast<uint32_t>(sample.state), kJfrThreadStateCount - 1) + 1;
-  encoder_.AppendSample(
-      SampleEventFields{type, sample.ticks, thread_key, stack_key, state_key, sample.weight},
-      &chunk_->out());
-  runs_.Track(sample.tid, thread_key, sample.ticks, sample.context, &pending_pool_bytes_);
+  uint64_t first_ticks = sample.ticks;
+  if (IsSample(sample.kind)) {
+    const bool wall = sample.kind == SampleKind::kWall;
+    const uint32_t type =
+        wall ? kJfrTypeWallClockSample
+             : (config_.cpu_samples == CpuSampleEvent::kJdk ? kJfrTypeExecutionSample
+                                                            : kJfrTypeCpuSample);
+    const uint32_t state_key =
+        std::min<uint32_t>(static_cast<uint32_t>(sample.state), kJfrThreadStateCount - 1) + 1;
+    encoder_.AppendSample(
+        SampleEventFields{type, sample.ticks, thread_key, stack_key, state_key, sample.weight},
+        &chunk_->out());
+    counters_.samples++;
+    (wall ? counters_.wall_samples : counters_.cpu_samples)++;
+  } else {
+    first_ticks = AppendRuntimeEvent(sample, thread_key, stack_key);
+  }
+  runs_.Track(sample.tid, thread_key, first_ticks, sample.ticks, sample.context,
+              &pending_pool_bytes_);
 
-  counters_.samples++;
-  (wall ? counters_.wall_samples : counters_.cpu_samples)++;
   if (sample.flags & kSampleContextBusy) counters_.context_busy++;
   if (sample.flags & kSampleContextTorn) counters_.context_torn++;
   if (sample.flags & kSampleTruncated) counters_.truncated_stacks++;
@@ -186,7 +236,7 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
 
   if (!chunk_->WriteIfFull(error)) return Fail(*error, error);
   if (chunk_->Full(pending_pool_bytes_)) return Rotate(error);
-  // A sample's ticks are a clock reading taken moments ago: deadlines cost no clock call.
+  // A record's ticks are a clock reading taken moments ago: deadlines cost no clock call.
   return DoWhatIsDue(sample.ticks, error);
 }
 

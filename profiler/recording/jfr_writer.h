@@ -24,6 +24,17 @@
 //    at the price of tools that only look for jdk.ExecutionSample not seeing CPU samples.
 //    jdk.ExecutionSample cannot carry the sample weight; the ctxprof events do.
 //
+// Runtime events (profiler/sampler/event_recorder.h), with the JDK's exact layouts:
+//  * kAllocation    -> jdk.ObjectAllocationSample {startTime, eventThread, stackTrace,
+//                      objectClass, weight = event.amount bytes}
+//  * kMonitorEnter  -> jdk.JavaMonitorEnter {startTime = ticks - event.amount, duration =
+//                      event.amount, eventThread, stackTrace, monitorClass, previousOwner = null,
+//                      address = 0}
+//  * kThreadPark    -> jdk.ThreadPark {..., parkedClass, timeout, until, address = 0}
+//  Their class ids are names in inputs.class_names (null: every class is written as null). A
+//  wait's interval [start, end] feeds ContextRuns, so the wait joins its context by its start
+//  (our reader) and by its end (JDK 25's `jfr print`).
+//
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished", so no reader
 // mistakes it for a complete chunk; chunks finished before stay valid.
@@ -83,6 +94,9 @@ struct JfrWriterConfig {
   uint64_t interval_nanos = 0;
   std::string fallbacks;  // e.g. "perf_events unavailable (EACCES) -> ctimer"; may be empty
   int32_t stack_depth = kDefaultStackDepth;
+  uint64_t alloc_interval_bytes = 0;  // alloc=; 0 = none
+  int64_t lock_threshold_nanos = -1;  // lock=; -1 = none
+  bool select_if_context = false;     // select=if-context
 };
 
 // What the writer needs from the rest of the profiler. All pointers must outlive the writer.
@@ -94,6 +108,8 @@ struct JfrWriterInputs {
   const AttributeRegistry* attributes = nullptr;
   // Samples the sampler dropped so far (written in ctxprof.ProfilerCounters); may be empty.
   std::function<uint64_t()> dropped_samples;
+  // Class names of runtime events (event.class_id); may be null.
+  const Dictionary* class_names = nullptr;
 };
 
 class JfrWriter {
@@ -106,7 +122,8 @@ class JfrWriter {
   JfrWriter(const JfrWriter&) = delete;
   JfrWriter& operator=(const JfrWriter&) = delete;
 
-  // Adds one sample. Samples of one thread should arrive in tick order. May flush or rotate.
+  // Adds one sample or runtime event. Records of one thread should arrive in tick order. May
+  // flush or rotate.
   bool Add(const SampleRecord& sample, std::string* error);
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
@@ -121,6 +138,9 @@ class JfrWriter {
 
   // Totals, for tests and for the counters event.
   uint64_t samples_written() const { return counters_.samples; }
+  uint64_t events_written() const {
+    return counters_.allocation_samples + counters_.monitor_enters + counters_.thread_parks;
+  }
   uint64_t chunks_finished() const { return chunk_->chunks_finished(); }
   // Frames kept for stack deduplication (see stack_cache_bytes).
   size_t cached_stack_frames() const { return stacks_.cached_frames(); }
@@ -140,9 +160,12 @@ class JfrWriter {
     const Clock* const clock_;
   };
   struct Counters {
-    uint64_t samples = 0;
+    uint64_t samples = 0;  // cpu and wall
     uint64_t cpu_samples = 0;
     uint64_t wall_samples = 0;
+    uint64_t allocation_samples = 0;
+    uint64_t monitor_enters = 0;
+    uint64_t thread_parks = 0;
     uint64_t context_busy = 0;
     uint64_t context_torn = 0;
     uint64_t truncated_stacks = 0;
@@ -158,6 +181,10 @@ class JfrWriter {
   void WriteCheckpoint();
   // Acts on what the chunk writer says is due at `now_ticks`.
   bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
+  // Encodes a runtime event; returns the first tick its context interval must cover.
+  uint64_t AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
+  // The Class pool key of class-name id `class_id`, queued for the current chunk; 0 for none.
+  uint32_t ClassKeyOf(uint32_t class_id);
 
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
@@ -174,6 +201,7 @@ class JfrWriter {
   ThreadPool threads_;
   AttributeValuePool values_;
   ContextRuns runs_;
+  std::vector<uint32_t> class_keys_;  // class-name id -> Class pool key (0 = not yet interned)
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;

@@ -6,7 +6,7 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, std::string* error) {
+    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names, std::string* error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -22,6 +22,10 @@ std::unique_ptr<Recording> Recording::Open(
   config.interval_nanos = settings.interval_nanos;
   config.fallbacks = settings.fallbacks;
   config.stack_depth = options.depth;
+  config.alloc_interval_bytes = options.alloc_interval_bytes;
+  config.lock_threshold_nanos =
+      options.lock_enabled ? static_cast<int64_t>(options.lock_threshold_ns) : -1;
+  config.select_if_context = options.select == EventSelect::kIfContext;
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
@@ -35,6 +39,7 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
+  inputs.class_names = class_names;
   recording->writer_ = JfrWriter::Open(config, inputs, error);
   if (recording->writer_ == nullptr) return nullptr;
   recording->clock_ = clock;

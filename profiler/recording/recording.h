@@ -44,14 +44,15 @@ class Recording : public SampleSink {
  public:
   // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
   // *error (naming the path) on failure. `frames`/`threads` name frames and threads (the JVM
-  // layer's resolvers); null means the native resolvers.
+  // layer's resolvers); null means the native resolvers. `class_names` names the classes of
+  // runtime events (profiler/sampler/event_recorder.h); may be null when there are none.
   static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
                                          const Clock* clock, const Dictionary* dictionary,
                                          const AttributeRegistry* attributes,
                                          std::function<uint64_t()> dropped_samples,
                                          std::unique_ptr<FrameResolver> frames,
                                          std::unique_ptr<ThreadResolver> threads,
-                                         std::string* error);
+                                         const Dictionary* class_names, std::string* error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
