@@ -8,6 +8,7 @@
 
 #include "context/process_context.h"
 #include "jni/java_stack_walker.h"
+#include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -255,6 +256,9 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
   hooks.background_start = AttachBackgroundThread;
   hooks.background_end = DetachBackgroundThread;
+  JvmEvents::Init(vm);
+  hooks.events_start = JvmEvents::Start;
+  hooks.events_stop = JvmEvents::Stop;
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
 
   if (live) {
