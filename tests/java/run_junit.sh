@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs the Java API's JUnit tests on JDK 17 and, when installed, JDK 25.
 # Args: ctxprof.jar tests.jar libctxprof.so libctxprof_test_support.so junit-console.jar
+#       [console launcher selectors...; default: --select-package io.ctxprof]
 set -euo pipefail
 api_jar=$(realpath "$1"); tests_jar=$(realpath "$2"); library=$(realpath "$3")
 support=$(realpath "$4"); console=$(realpath "$5")
+shift 5
+selectors=("$@")
+[[ ${#selectors[@]} -gt 0 ]] || selectors=(--select-package io.ctxprof)
 
 source "$(dirname "$0")/../jdks.sh"
 
@@ -13,6 +17,6 @@ for jdk in $(ctxprof_jdks); do
   "$jdk/bin/java" -Dctxprof.library="$library" -Dctxprof.test.support="$support" \
     -Dctxprof.test.classpath="$api_jar:$tests_jar" \
     -jar "$console" --disable-banner --details=summary --fail-if-no-tests \
-    --class-path "$api_jar:$tests_jar" --select-package io.ctxprof || status=1
+    --class-path "$api_jar:$tests_jar" "${selectors[@]}" || status=1
 done
 exit $status

@@ -1,15 +1,17 @@
 package io.ctxprof.agent;
 
+import static io.ctxprof.agent.ChildJvm.agent;
+import static io.ctxprof.agent.ChildJvm.javaCommand;
+import static io.ctxprof.agent.ChildJvm.run;
+import static io.ctxprof.agent.ChildJvm.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -20,7 +22,6 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,16 +34,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * joined to their ctxprof.Context intervals by OS thread and time.
  */
 class AgentTest {
-  private static final String JAVA_HOME = System.getProperty("java.home");
-  private static final String LIBRARY = System.getProperty("ctxprof.library");
-  private static final String CLASSPATH = System.getProperty("ctxprof.test.classpath");
+  private static final String JAVA_HOME = ChildJvm.JAVA_HOME;
+  private static final String LIBRARY = ChildJvm.LIBRARY;
 
   @TempDir Path dir;
 
   @Test
   void serviceWorkloadSamplesCarryTheirHandlersContext() throws Exception {
     Path jfr = dir.resolve("service.jfr");
-    Result result =
+    ChildJvm.Result result =
         runJava(
             List.of(agent("start,event=cpu,interval=5ms,file=" + jfr + ",attributes=endpoint;tenant")),
             "ServiceWorkload",
@@ -58,7 +58,7 @@ class AgentTest {
     }
     assertEquals(4, threadIds.size(), result.toString());
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     Map<String, int[]> counts = new HashMap<>(); // handler -> {samples, own context, other}
     for (RecordedEvent sample : recording.samples) {
       String handler = handlerOf(sample.getStackTrace());
@@ -147,7 +147,7 @@ class AgentTest {
           {"start,cstack=mixed", "ctxprof: option 'cstack': value 'mixed'"},
           {"go", "ctxprof: agent command 'go' is not supported"},
         }) {
-      Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
+      ChildJvm.Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
       assertEquals(0, result.exit, result.toString());
       List<String> ours =
           result.stderr.stream().filter(l -> l.startsWith("ctxprof:")).collect(Collectors.toList());
@@ -181,7 +181,7 @@ class AgentTest {
     int expected = Map.of("normal", 0, "exit", 3, "throw", 1, "sigterm", 143).get(how);
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long spinning =
         recording.samples.stream()
             .filter(
@@ -193,7 +193,7 @@ class AgentTest {
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      ChildJvm.Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -202,7 +202,7 @@ class AgentTest {
   void javaApiControlCalls() throws Exception {
     Path jfr = dir.resolve("api.jfr");
     Path dump = dir.resolve("api.txt");
-    Result result =
+    ChildJvm.Result result =
         runJava(
             List.of("-Dctxprof.library=" + LIBRARY),
             "ApiWorkload",
@@ -235,7 +235,7 @@ class AgentTest {
         "dump names Java frames: " + collapsed);
     System.out.println("api: dumps until the work showed: " + steps.get("dump-attempts"));
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long working =
         recording.samples.stream()
             .filter(
@@ -256,7 +256,7 @@ class AgentTest {
 
   @Test
   void missingLibraryNamesThePath() throws Exception {
-    Result result =
+    ChildJvm.Result result =
         runJava(List.of("-Dctxprof.library=/nope/libctxprof.so"), "ApiWorkload", "x", "y");
     assertEquals(0, result.exit, result.toString());
     assertTrue(
@@ -275,7 +275,7 @@ class AgentTest {
     Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
     Path jfr = dir.resolve("virtual.jfr");
     Path dump = dir.resolve("virtual.txt");
-    Result result =
+    ChildJvm.Result result =
         loading.equals("agent")
             ? runJava(
                 List.of(
@@ -340,7 +340,7 @@ class AgentTest {
 
     // The JFR recording says the same through the Context-interval join: the recording hands
     // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     int joined = 0;
     int misjoined = 0;
     for (RecordedEvent sample : recording.samples) {
@@ -368,105 +368,5 @@ class AgentTest {
         "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
     assertEquals(0, misjoined, "JFR join off for " + misjoined + " of " + joined);
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
-  }
-
-  // ---- harness
-
-  private static String agent(String options) {
-    return "-agentpath:" + LIBRARY + "=" + options;
-  }
-
-  private static List<String> javaCommand(List<String> jvmOptions) {
-    List<String> command = new ArrayList<>();
-    command.add(JAVA_HOME + "/bin/java");
-    command.add("-cp");
-    command.add(CLASSPATH);
-    command.addAll(jvmOptions);
-    return command;
-  }
-
-  private static Result runJava(List<String> jvmOptions, String mainClass, String... args)
-      throws IOException, InterruptedException {
-    List<String> command = javaCommand(jvmOptions);
-    command.add(AgentTest.class.getPackageName() + "." + mainClass);
-    command.addAll(List.of(args));
-    return run(command, 120);
-  }
-
-  private static Result run(List<String> command, int timeoutSeconds)
-      throws IOException, InterruptedException {
-    Path out = Files.createTempFile("ctxprof-out", ".txt");
-    Path err = Files.createTempFile("ctxprof-err", ".txt");
-    try {
-      Process process =
-          new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-      if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new AssertionError("timed out after " + timeoutSeconds + " s: " + command);
-      }
-      return new Result(
-          process.exitValue(),
-          Files.readAllLines(out, StandardCharsets.UTF_8),
-          Files.readAllLines(err, StandardCharsets.UTF_8));
-    } finally {
-      Files.deleteIfExists(out);
-      Files.deleteIfExists(err);
-    }
-  }
-
-  private static final class Result {
-    final int exit;
-    final List<String> stdout;
-    final List<String> stderr;
-
-    Result(int exit, List<String> stdout, List<String> stderr) {
-      this.exit = exit;
-      this.stdout = stdout;
-      this.stderr = stderr;
-    }
-
-    @Override
-    public String toString() {
-      return "exit " + exit + "\nstdout: " + stdout + "\nstderr: " + stderr;
-    }
-  }
-
-  /** CPU samples and context intervals of a recording, joined by OS thread id and time. */
-  private static final class Recording {
-    final List<RecordedEvent> samples = new ArrayList<>();
-    final Map<Long, List<RecordedEvent>> contexts = new HashMap<>();
-
-    static Recording read(Path file) throws IOException {
-      Recording recording = new Recording();
-      for (RecordedEvent event : RecordingFile.readAllEvents(file)) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExecutionSample")) {
-          recording.samples.add(event);
-        } else if (type.equals("ctxprof.Context")) {
-          recording
-              .contexts
-              .computeIfAbsent(event.getThread().getOSThreadId(), t -> new ArrayList<>())
-              .add(event);
-        }
-      }
-      return recording;
-    }
-
-    /**
-     * The context intervals of the sample's OS thread that contain it: none (no context), one, or
-     * several. The writer's intervals overlap only when a thread's samples reached it out of tick
-     * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
-     */
-    List<RecordedEvent> contextsOf(RecordedEvent sample) {
-      long tid = sample.getThread("sampledThread").getOSThreadId();
-      Instant time = sample.getStartTime();
-      List<RecordedEvent> found = new ArrayList<>();
-      for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
-        if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
-          found.add(context);
-        }
-      }
-      return found;
-    }
   }
 }
