@@ -38,38 +38,42 @@ Exit status: 0 ok, 1 bad input or unwritable output, 2 usage error.
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events E] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
 then sections for samples whose context lacks the attribute and for samples without context.
+With --events alloc the amounts are bytes allocated, with --events lock time blocked, and the
+allocated (or waited-for) class is the leaf of each stack.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
   --top N          rows per section (default 10)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all (cpu and wall samples; the default), alloc
+                   (jdk.ObjectAllocationSample) or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
   -o FILE          the page to write (required)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events E] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
   --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
                    and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
   -o OUT           the file to write (required; "-" = stdout)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
+                   or ns, pprof has alloc_samples/alloc_space or contentions/delay values
   --quiet          no progress on stderr
 )help";
 
@@ -79,12 +83,15 @@ constexpr const char* kRecordHelp =
 Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exits with its status.
   -o OUT               recording to write (default ctxprof.jfr)
   --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
-  --event E            cpu, ctimer, itimer, wall, cpu+wall (agent key event)
+  --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
   --interval D         CPU interval, e.g. 10ms (interval)
   --wall D             wall-clock interval, e.g. 20ms (wall)
   --attributes A;B     context attribute names (attributes)
   --depth N            frames per sample (depth)
   --filter context     wall samples only threads with a context (filter)
+  --alloc SIZE         allocation sampling, e.g. 512k (alloc)
+  --lock D             lock waits at least this long, e.g. 10ms (lock)
+  --select S           all or if-context (select)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";
@@ -137,7 +144,8 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->top = static_cast<size_t>(top);
       } else if (arg == "--events") {
         if (!ParseEventSelection(value, &out->events)) {
-          *error = command + ": --events wants cpu, wall or all, got \"" + value + "\"";
+          *error =
+              command + ": --events wants cpu, wall, all, alloc or lock, got \"" + value + "\"";
           return false;
         }
       }

@@ -23,6 +23,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
 .frame.interpreted { background: #d4c94a; }
 .frame.inlined { background: #63c4c4; }
 .frame.native { background: #e57a6b; }
+.frame.klass { background: #8fa8d8; }
 .frame.match { background: #d35fd3; }
 </style></head><body>
 <h1>@TITLE@</h1>
@@ -39,12 +40,13 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
 (function() {
   "use strict";
   var data = JSON.parse(document.getElementById("profile-data").textContent);
+  var unit = " " + data.unit;  // what the counts are: samples, bytes or ns
   var select = document.getElementById("group");
   var search = document.getElementById("search");
   var graph = document.getElementById("graph");
   var status = document.getElementById("status");
   var matched = document.getElementById("matched");
-  var typeClass = {J: "jit", I: "interpreted", L: "inlined", N: "native"};
+  var typeClass = {J: "jit", I: "interpreted", L: "inlined", N: "native", C: "klass"};
   var rowHeight = 17;
   var minWidth = 0.001;  // of the shown root: narrower frames are not drawn
   var root = null, zoom = null, group = -1;
@@ -108,7 +110,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
       div.style.width = (100 * width) + "%";
       div.style.top = (row * rowHeight) + "px";
       div.textContent = node.name;
-      div.title = node.name + " \u2014 " + node.value + " samples (" +
+      div.title = node.name + " \u2014 " + node.value + unit + " (" +
           percent(node.value, root.value) + ")";
       div.addEventListener("click", function() { zoom = node; render(); });
       graph.appendChild(div);
@@ -129,8 +131,8 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
     walk(zoom, 0, ancestors.length);
     graph.style.height = (depth * rowHeight) + "px";
     var label = group < 0 ? "all" : data.groups[group];
-    status.textContent = label + ": " + root.value + " samples";
-    matched.textContent = term ? "matched: " + matchedValue(root, term) + " samples (" +
+    status.textContent = label + ": " + root.value + unit;
+    matched.textContent = term ? "matched: " + matchedValue(root, term) + unit + " (" +
         percent(matchedValue(root, term), root.value) + ")" : "";
   }
   function updateHash() {
@@ -254,6 +256,7 @@ const char* TypeCode(const std::string& type) {
   if (type == "Interpreted") return "I";
   if (type == "Inlined") return "L";
   if (type == "Native") return "N";
+  if (type == "Class") return "C";  // the class frame of an allocation or lock event
   return "";
 }
 
@@ -308,7 +311,10 @@ void WriteFlameGraph(const Profile& profile, int attribute, const std::string& t
     counts[{sample.stack, group}] += sample.weight;
   }
 
-  std::string json = "{\"frames\":[";
+  const char* unit = profile.unit() == WeightUnit::kBytes         ? "bytes"
+                     : profile.unit() == WeightUnit::kNanoseconds ? "ns"
+                                                                  : "samples";
+  std::string json = "{\"unit\":\"" + std::string(unit) + "\",\"frames\":[";
   for (size_t f = 0; f < profile.frames().size(); f++) {
     const Frame& frame = profile.frames()[f];
     json +=

@@ -81,8 +81,18 @@ std::string EncodePprof(const Profile& profile) {
   bool has_cpu_samples = false;
   for (const Sample& sample : profile.samples()) has_cpu_samples |= sample.kind == SampleKind::kCpu;
   const bool with_cpu_time = has_cpu_samples && profile.cpu_interval_nanos() > 0;
-  out.BytesField(1, ValueType(&strings, "samples", "count"));
-  if (with_cpu_time) out.BytesField(1, ValueType(&strings, "cpu", "nanoseconds"));
+  // Events: a count and the weight in its unit.
+  const bool events = profile.unit() != WeightUnit::kSamples;
+  if (profile.unit() == WeightUnit::kBytes) {
+    out.BytesField(1, ValueType(&strings, "alloc_samples", "count"));
+    out.BytesField(1, ValueType(&strings, "alloc_space", "bytes"));
+  } else if (profile.unit() == WeightUnit::kNanoseconds) {
+    out.BytesField(1, ValueType(&strings, "contentions", "count"));
+    out.BytesField(1, ValueType(&strings, "delay", "nanoseconds"));
+  } else {
+    out.BytesField(1, ValueType(&strings, "samples", "count"));
+    if (with_cpu_time) out.BytesField(1, ValueType(&strings, "cpu", "nanoseconds"));
+  }
 
   // Functions and locations: location id = frame index + 1 (ids must be non-zero).
   std::map<std::pair<std::string, std::string>, uint64_t> function_ids;
@@ -126,8 +136,12 @@ std::string EncodePprof(const Profile& profile) {
     }
     context_labels[c] = labels.bytes();
   }
-  const std::string cpu_label = StringLabel(&strings, "kind", "cpu");
-  const std::string wall_label = StringLabel(&strings, "kind", "wall");
+  const std::map<SampleKind, std::string> kind_labels = {
+      {SampleKind::kCpu, StringLabel(&strings, "kind", "cpu")},
+      {SampleKind::kWall, StringLabel(&strings, "kind", "wall")},
+      {SampleKind::kAllocation, StringLabel(&strings, "kind", "alloc")},
+      {SampleKind::kMonitor, StringLabel(&strings, "kind", "monitor")},
+      {SampleKind::kPark, StringLabel(&strings, "kind", "park")}};
   const int64_t thread_key = strings.Index("thread_id");
 
   for (const Sample& sample : profile.samples()) {
@@ -136,13 +150,15 @@ std::string EncodePprof(const Profile& profile) {
     for (uint32_t frame : profile.stacks()[sample.stack]) locations.push_back(frame + 1);
     message.PackedField(1, locations);  // leaf first, as pprof wants
     std::vector<uint64_t> values = {static_cast<uint64_t>(sample.weight)};
-    if (with_cpu_time) {
+    if (events) {
+      values = {1, static_cast<uint64_t>(sample.weight)};
+    } else if (with_cpu_time) {
       values.push_back(sample.kind == SampleKind::kCpu
                            ? static_cast<uint64_t>(sample.weight * profile.cpu_interval_nanos())
                            : 0);
     }
     message.PackedField(2, values);
-    message.BytesField(3, sample.kind == SampleKind::kCpu ? cpu_label : wall_label);
+    message.BytesField(3, kind_labels.at(sample.kind));
     ProtoWriter thread;
     thread.VarintField(1, thread_key);
     thread.VarintField(3, sample.thread_id);

@@ -5,7 +5,10 @@
 // Sample types: "samples"/"count" (sum of weights) and, when the recording's
 // ctxprof.ProfilerSettings gives an interval and CPU samples were loaded, "cpu"/"nanoseconds" =
 // weight x interval for CPU samples (0 for wall samples: recordings do not carry the wall
-// interval). Labels per sample: "kind" = "cpu"|"wall", "thread_id" (numeric), and from the context
+// interval). Allocations (--events alloc): "alloc_samples"/"count" and "alloc_space"/"bytes";
+// lock waits (--events lock): "contentions"/"count" and "delay"/"nanoseconds" (the names Go's
+// heap and mutex profiles use). Labels per sample: "kind" = "cpu"|"wall"|"alloc"|"monitor"|
+// "park", "thread_id" (numeric), and from the context
 // "trace_id", "span_id" and one label per set attribute under its registered name. One function per
 // distinct (class.method, descriptor) — name "class.method", system_name adds the descriptor,
 // filename the class — and one location per distinct frame (function + line).

@@ -36,6 +36,34 @@ std::string DottedClassName(std::string name) {
   return name;
 }
 
+// The kind of a selected event type.
+SampleKind KindOf(const std::string& type) {
+  if (type == "ctxprof.WallClockSample") return SampleKind::kWall;
+  if (type == "jdk.ObjectAllocationSample") return SampleKind::kAllocation;
+  if (type == "jdk.JavaMonitorEnter") return SampleKind::kMonitor;
+  if (type == "jdk.ThreadPark") return SampleKind::kPark;
+  return SampleKind::kCpu;
+}
+
+// Whether events of `type` are loaded for `selection`.
+bool Selects(EventSelection selection, const std::string& type) {
+  const bool cpu = type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample";
+  const bool wall = type == "ctxprof.WallClockSample";
+  switch (selection) {
+    case EventSelection::kCpu:
+      return cpu;
+    case EventSelection::kWall:
+      return wall;
+    case EventSelection::kAll:
+      return cpu || wall;
+    case EventSelection::kAlloc:
+      return type == "jdk.ObjectAllocationSample";
+    case EventSelection::kLock:
+      return type == "jdk.JavaMonitorEnter" || type == "jdk.ThreadPark";
+  }
+  return false;
+}
+
 }  // namespace
 
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
@@ -45,10 +73,45 @@ bool ParseEventSelection(const std::string& text, EventSelection* out) {
     *out = EventSelection::kWall;
   } else if (text == "all") {
     *out = EventSelection::kAll;
+  } else if (text == "alloc") {
+    *out = EventSelection::kAlloc;
+  } else if (text == "lock") {
+    *out = EventSelection::kLock;
   } else {
     return false;
   }
   return true;
+}
+
+WeightUnit UnitOf(EventSelection selection) {
+  switch (selection) {
+    case EventSelection::kAlloc:
+      return WeightUnit::kBytes;
+    case EventSelection::kLock:
+      return WeightUnit::kNanoseconds;
+    default:
+      return WeightUnit::kSamples;
+  }
+}
+
+std::string JavaClassName(const std::string& jvm_name) {
+  size_t dimensions = 0;
+  while (dimensions < jvm_name.size() && jvm_name[dimensions] == '[') dimensions++;
+  std::string name = jvm_name.substr(dimensions);
+  if (dimensions > 0) {
+    static const std::map<char, const char*> kPrimitives = {
+        {'Z', "boolean"}, {'B', "byte"}, {'C', "char"},  {'S', "short"},
+        {'I', "int"},     {'J', "long"}, {'F', "float"}, {'D', "double"}};
+    auto primitive = kPrimitives.find(name.empty() ? '\0' : name[0]);
+    if (name.size() == 1 && primitive != kPrimitives.end()) {
+      name = primitive->second;
+    } else if (name.size() >= 2 && name.front() == 'L' && name.back() == ';') {
+      name = name.substr(1, name.size() - 2);
+    }
+  }
+  name = DottedClassName(std::move(name));
+  for (size_t i = 0; i < dimensions; i++) name += "[]";
+  return name;
 }
 
 int Profile::AttributeIndex(const std::string& name) const {
@@ -132,6 +195,13 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   };
 
   std::unordered_map<std::string, uint32_t> frame_index;
+  auto intern_frame = [&](Frame frame) -> uint32_t {
+    std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor + '\0' +
+                      std::to_string(frame.line) + '\0' + frame.type;
+    auto inserted = frame_index.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
+    if (inserted.second) frames_.push_back(std::move(frame));
+    return inserted.first->second;
+  };
   std::map<std::vector<uint32_t>, uint32_t> stack_index;
   // Events that reference one pool entry share its resolved value, so the address of its
   // frame list identifies the stack without looking at the frames again (a pure cache: other
@@ -143,13 +213,9 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     if (cached != stack_of_entry.end()) return cached->second;
     std::vector<uint32_t> stack;
     for (JfrFrame& raw : JfrReader::FramesOf(stack_trace)) {
-      Frame frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
-                  std::move(raw.descriptor), raw.line_number, std::move(raw.type)};
-      std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor +
-                        '\0' + std::to_string(frame.line) + '\0' + frame.type;
-      auto inserted = frame_index.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
-      if (inserted.second) frames_.push_back(std::move(frame));
-      stack.push_back(inserted.first->second);
+      stack.push_back(
+          intern_frame(Frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
+                             std::move(raw.descriptor), raw.line_number, std::move(raw.type)}));
     }
     auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
     if (inserted.second) stacks_.push_back(std::move(stack));
@@ -157,27 +223,37 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     return inserted.first->second;
   };
 
+  unit_ = UnitOf(selection);
+  // The class frame of an allocation or lock event.
+  auto class_frame = [&](const JfrValue& klass) -> uint32_t {
+    return intern_frame(
+        Frame{klass.is_null() ? "(unknown class)" : JavaClassName(klass.Field("name").string()), "",
+              "", 0, "Class"});
+  };
   for (const JfrEvent& event : reader.events()) {
+    if (!Selects(selection, event.type_name())) continue;
     const std::string& type = event.type_name();
-    SampleKind kind;
-    if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
-      kind = SampleKind::kCpu;
-    } else if (type == "ctxprof.WallClockSample") {
-      kind = SampleKind::kWall;
-    } else {
-      continue;
-    }
-    if ((kind == SampleKind::kCpu && selection == EventSelection::kWall) ||
-        (kind == SampleKind::kWall && selection == EventSelection::kCpu)) {
-      continue;
-    }
     Sample sample;
-    sample.kind = kind;
+    sample.kind = KindOf(type);
     sample.thread_id = event.thread().Field("osThreadId").integer();
     sample.ticks = event.start_ticks();
-    const JfrValue& weight = event.Field("weight");
-    sample.weight = weight.is_null() ? 1 : weight.integer();
     sample.stack = intern_stack(event.Field("stackTrace"));
+    if (sample.kind == SampleKind::kCpu || sample.kind == SampleKind::kWall) {
+      const JfrValue& weight = event.Field("weight");
+      sample.weight = weight.is_null() ? 1 : weight.integer();
+    } else {
+      const char* class_field = sample.kind == SampleKind::kAllocation ? "objectClass"
+                                : sample.kind == SampleKind::kMonitor  ? "monitorClass"
+                                                                       : "parkedClass";
+      std::vector<uint32_t> stack = stacks_[sample.stack];
+      stack.insert(stack.begin(), class_frame(event.Field(class_field)));
+      auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+      if (inserted.second) stacks_.push_back(std::move(stack));
+      sample.stack = inserted.first->second;
+      sample.weight = sample.kind == SampleKind::kAllocation
+                          ? event.Field("weight").integer()
+                          : reader.NanosOf(event.Field("duration").integer());
+    }
     const JfrEvent* context = reader.ContextAt(sample.thread_id, sample.ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;

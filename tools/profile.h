@@ -2,10 +2,15 @@
 // command-line tool (report, flame, convert).
 //
 // A sample is one jdk.ExecutionSample / ctxprof.CpuSample (kind cpu) or ctxprof.WallClockSample
-// (kind wall) event. Its context is the ctxprof.Context interval of the same thread (osThreadId)
-// whose [startTime, startTime + duration) contains the sample's startTime, found with
-// JfrReader::ContextAt (per-thread intervals sorted by start, binary search); a sample no
+// (kind wall) event, or with --events alloc / lock one jdk.ObjectAllocationSample (weight = its
+// bytes) / jdk.JavaMonitorEnter or jdk.ThreadPark (weight = its duration in nanoseconds), whoever
+// wrote them (ctxprof or the JDK). Its context is the ctxprof.Context interval of the same thread
+// (osThreadId) whose [startTime, startTime + duration) contains the sample's startTime, found
+// with JfrReader::ContextAt (per-thread intervals sorted by start, binary search); a sample no
 // interval covers has no context. Other event types (e.g. jdk.NativeMethodSample) are ignored.
+// An allocation or lock event's stack gets one more leaf frame: the allocated object's class,
+// the monitor's class or the park blocker's class (type "Class", Java name such as "byte[]"),
+// so reports and graphs say what was allocated or waited for.
 //
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
@@ -20,13 +25,18 @@
 
 namespace ctxprof::tools {
 
-enum class SampleKind : uint8_t { kCpu, kWall };
+enum class SampleKind : uint8_t { kCpu, kWall, kAllocation, kMonitor, kPark };
 
-// Which sample events to load.
-enum class EventSelection : uint8_t { kCpu, kWall, kAll };
+// Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
+// (contended monitor enters and parks).
+enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock };
 
-// Parses "cpu", "wall" or "all"; false for anything else.
+// Parses "cpu", "wall", "all", "alloc" or "lock"; false for anything else.
 bool ParseEventSelection(const std::string& text, EventSelection* out);
+
+// What Sample::weight counts.
+enum class WeightUnit : uint8_t { kSamples, kBytes, kNanoseconds };
+WeightUnit UnitOf(EventSelection selection);
 
 struct Frame {
   std::string class_name;  // Java: '.'-separated ("com.example.Handler"); native: the library
@@ -35,8 +45,11 @@ struct Frame {
   int32_t line = 0;
   std::string type;  // "Interpreted", "JIT compiled", "Inlined", "Native", ...
 
-  // "class.method": the name reports and graphs show (overloads are merged).
-  std::string Name() const { return class_name + "." + method_name; }
+  // "class.method": the name reports and graphs show (overloads are merged); a class frame
+  // (no method) is the class name alone.
+  std::string Name() const {
+    return method_name.empty() ? class_name : class_name + "." + method_name;
+  }
 };
 
 struct Context {
@@ -50,7 +63,9 @@ struct Sample {
   int64_t thread_id = 0;  // OS thread id
   int64_t ticks = 0;      // startTime in the recording's ticks
   SampleKind kind = SampleKind::kCpu;
-  int64_t weight = 1;    // sampling intervals this sample stands for (1 for jdk.ExecutionSample)
+  // Sampling intervals this sample stands for (1 for jdk.ExecutionSample); bytes for
+  // allocations, nanoseconds for lock waits (Profile::unit()).
+  int64_t weight = 1;
   uint32_t stack = 0;    // index into Profile::stacks()
   int32_t context = -1;  // index into Profile::contexts(), -1 = no context
 };
@@ -77,8 +92,9 @@ class Profile {
   // The CPU sampling interval from ctxprof.ProfilerSettings, 0 when the recording has none.
   int64_t cpu_interval_nanos() const { return cpu_interval_nanos_; }
   size_t chunk_count() const { return chunk_count_; }
-  // Total sample weight.
+  // Total sample weight, in unit().
   int64_t total_weight() const { return total_weight_; }
+  WeightUnit unit() const { return unit_; }
 
   // The value of attribute `attribute` in `sample`'s context; "" when unset or no context.
   const std::string& ValueOf(const Sample& sample, int attribute) const;
@@ -93,7 +109,12 @@ class Profile {
   int64_t cpu_interval_nanos_ = 0;
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
+  WeightUnit unit_ = WeightUnit::kSamples;
 };
+
+// A JVM class name as JFR stores it ("java/lang/String", "[B", "[Ljava/lang/String;") in Java
+// notation ("java.lang.String", "byte[]", "java.lang.String[]").
+std::string JavaClassName(const std::string& jvm_name);
 
 }  // namespace ctxprof::tools
 

@@ -22,7 +22,8 @@ constexpr FlagKey kFlagKeys[] = {
     {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
     {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
     {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
-    {"--unwind", "unwind"},
+    {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
+    {"--select", "select"},
 };
 
 bool IsFile(const std::string& path) {

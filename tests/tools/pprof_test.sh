@@ -42,4 +42,30 @@ gzip -dc "$tmp/wall.pb.gz" | timeout 60 protoc --proto_path="$(dirname "$proto")
 [[ $(grep -c '^sample_type {' "$tmp/wall.txt") == 1 && $(grep -c '^sample {' "$tmp/wall.txt") == 4 ]] ||
   fail "wall only: want 1 sample type and 4 samples: $(head -20 "$tmp/wall.txt")"
 grep -q '^period:' "$tmp/wall.txt" && fail "wall only: a CPU period was written"
+
+# Allocation and lock events (tools_workload.h, MakeToolsEventWorkload): a count and the weight
+# in bytes or nanoseconds per sample.
+"$generator" "$tmp/events.jfr" events
+for events in alloc lock; do
+  timeout 60 "$ctxprof" convert --to pprof --events $events "$tmp/events.jfr" \
+    -o "$tmp/$events.pb.gz" --quiet
+  gzip -dc "$tmp/$events.pb.gz" | timeout 60 protoc --proto_path="$(dirname "$proto")" \
+    --decode=perftools.profiles.Profile "$(basename "$proto")" > "$tmp/$events.txt" ||
+    fail "$events: protoc cannot decode the profile"
+  /usr/bin/python3 - "$tmp/$events.txt" $events <<'CHECK' || fail "$events: see above"
+import re, sys
+text = open(sys.argv[1]).read()
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+types = [(strings[int(t)], strings[int(u)])
+         for t, u in re.findall(r'^sample_type \{\s*type: (\d+)\s*unit: (\d+)\s*\}', text, re.M)]
+samples = re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S)
+values = [[int(v) for v in re.findall(r'^  value: (\d+)$', sample, re.M)] for sample in samples]
+want = {"alloc": ([("alloc_samples", "count"), ("alloc_space", "bytes")], 4, 11500),
+        "lock": ([("contentions", "count"), ("delay", "nanoseconds")], 2, 7000000)}[sys.argv[2]]
+got = (types, len(samples), sum(v[1] for v in values))
+if got != want or any(v[0] != 1 for v in values):
+    print("FAIL: want %s, got %s (values %s)" % (want, got, values), file=sys.stderr)
+    sys.exit(1)
+CHECK
+done
 echo "PASS"
