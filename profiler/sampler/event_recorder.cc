@@ -132,6 +132,8 @@ EventCounts EventRecorder::counts() {
   return counts;
 }
 
+void EventRecorder::SeedThreadRandom(uint64_t seed) { t_random = seed; }
+
 bool EventRecorder::Enter(Event* event) {
   g_in_flight.fetch_add(1, std::memory_order_seq_cst);
   if (!g_enabled.load(std::memory_order_seq_cst)) {

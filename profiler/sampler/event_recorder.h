@@ -150,6 +150,8 @@ class EventRecorder {
   static Dictionary* class_names();
 
   static EventCounts counts();
+  // Tests: makes the calling thread's thinning draws reproducible (seed != 0).
+  static void SeedThreadRandom(uint64_t seed);
 
  private:
   // Joins the session; false (and nothing held) when there is none.
