@@ -50,7 +50,8 @@ std::unique_ptr<Recording> Recording::Open(
 
 void Recording::PublishProgress() {
   if (writer_ != nullptr) {
-    samples_written_.store(writer_->samples_written(), std::memory_order_relaxed);
+    samples_written_.store(writer_->samples_written() + writer_->events_written(),
+                           std::memory_order_relaxed);
   }
 }
 

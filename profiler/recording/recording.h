@@ -69,7 +69,7 @@ class Recording : public SampleSink {
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The first failure ("" while none).
   std::string error() const;
-  // Samples written so far, as of the last Tick() or Close().
+  // Samples and runtime events written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
 
  private:
