@@ -20,10 +20,14 @@
 //    may touch until the consumer itself frees them.
 // Claiming: a producer starts at the slot after the previous claim's start (a relaxed fetch_add
 // on a shared cursor) and probes at most kMaxProbes slots, so the handler's cost is bounded
-// regardless of the buffer size. Every Drain ends by resetting the cursor to slot 0 (a relaxed
+// regardless of the buffer size. A Drain ends by resetting the cursor to slot 0 (a relaxed
 // store: the cursor is only a hint, and a claim racing with the reset merely starts elsewhere),
 // so under a steady load the handlers keep reusing the first few slots, which stay in cache and
-// resident; the rest of the ring is touched only by bursts between two drains. (Walking the
+// resident; the rest of the ring is touched only by bursts between two drains. It does not reset
+// when one of the first kMaxProbes slots is still taken: producers that published there while
+// the drain was already past them (a drain that consumes many records, or is descheduled, takes
+// long enough) would otherwise make every claim that starts at slot 0 fail while the rest of
+// the buffer is free. (Walking the
 // whole ring instead made every claim of a 2048-slot buffer touch a cold, often never-faulted
 // slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
 // dropped while the rest of the buffer was free.)
@@ -80,7 +84,7 @@ class SampleBuffer {
       ++consumed;
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
-    cursor_.store(0, std::memory_order_relaxed);  // reuse the warm slots (see Claiming)
+    if (FrontIsFree()) cursor_.store(0, std::memory_order_relaxed);  // reuse warm slots (Claiming)
     return consumed;
   }
 
@@ -98,6 +102,14 @@ class SampleBuffer {
         states_(states),
         slots_(slots),
         mapped_bytes_(mapped_bytes) {}
+
+  // Whether none of the slots a claim from slot 0 would probe is taken.
+  bool FrontIsFree() const {
+    for (uint32_t i = 0; i < slots_ && i < kMaxProbes; ++i) {
+      if (states_[i].load(std::memory_order_relaxed) != kFree) return false;
+    }
+    return true;
+  }
 
   SampleRecord* record(uint32_t index) const {
     return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);
