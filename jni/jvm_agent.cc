@@ -259,6 +259,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   JvmEvents::Init(vm);
   hooks.events_start = JvmEvents::Start;
   hooks.events_stop = JvmEvents::Stop;
+  hooks.object_tracker = JvmEvents::NewObjectTracker;
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
 
   if (live) {

@@ -25,8 +25,9 @@ jfieldID g_park_blocker = nullptr;  // java.lang.Thread.parkBlocker
 using ParkFunction = void(JNICALL*)(JNIEnv*, jobject, jboolean, jlong);
 std::atomic<void*> g_original_park{nullptr};
 std::atomic<bool> g_time_parks{false};
-std::mutex g_park_mutex;    // serialises the one-time binding
-bool g_park_bound = false;  // guarded by g_park_mutex
+std::atomic<bool> g_track_objects{false};  // live option: allocation records get a weak ref
+std::mutex g_park_mutex;                   // serialises the one-time binding
+bool g_park_bound = false;                 // guarded by g_park_mutex
 
 // The contended monitor enter in progress on this OS thread: its start and the Java id of the
 // thread that waits (a virtual thread may be entered on another carrier).
@@ -93,10 +94,33 @@ jlong JavaThreadId(JNIEnv* jni, jthread thread) {
   return g_thread_id != nullptr && thread != nullptr ? jni->GetLongField(thread, g_thread_id) : 0;
 }
 
-void JNICALL OnSampledObjectAlloc(jvmtiEnv*, JNIEnv*, jthread, jobject, jclass klass, jlong size) {
+void JNICALL OnSampledObjectAlloc(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jclass klass,
+                                  jlong size) {
   EventRecorder::Event event;
-  if (EventRecorder::BeginAllocation(static_cast<uint64_t>(size), &event)) Complete(klass, &event);
+  if (!EventRecorder::BeginAllocation(static_cast<uint64_t>(size), &event)) return;
+  if (g_track_objects.load(std::memory_order_relaxed)) {
+    event.record()->event.object_ref = reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(object));
+  }
+  Complete(klass, &event);
 }
+
+// The calling thread's JNIEnv, or nullptr when it is not attached to the JVM.
+JNIEnv* CurrentJni() {
+  JNIEnv* jni = nullptr;
+  return g_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK ? jni : nullptr;
+}
+
+class JvmObjectTracker : public ObjectTracker {
+ public:
+  bool Alive(uint64_t ref) override {
+    JNIEnv* jni = CurrentJni();
+    return jni != nullptr && !jni->IsSameObject(reinterpret_cast<jweak>(ref), nullptr);
+  }
+  void Release(uint64_t ref) override {
+    JNIEnv* jni = CurrentJni();
+    if (jni != nullptr) jni->DeleteWeakGlobalRef(reinterpret_cast<jweak>(ref));
+  }
+};
 
 void JNICALL OnMonitorContendedEnter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject) {
   t_enter = PendingEnter{JavaThreadId(jni, thread), EventRecorder::WaitStartTicks()};
@@ -204,6 +228,7 @@ bool StartLocks(std::string* error) {
 }
 
 bool StartAllocations(const EventRules& rules, std::string* error) {
+  g_track_objects.store(rules.live, std::memory_order_relaxed);
   const uint64_t interval = EventRecorder::SamplingInterval(rules);
   return Check(g_jvmti->SetHeapSamplingInterval(
                    static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
@@ -212,6 +237,10 @@ bool StartAllocations(const EventRules& rules, std::string* error) {
 }
 
 }  // namespace
+
+std::unique_ptr<ObjectTracker> JvmEvents::NewObjectTracker() {
+  return std::make_unique<JvmObjectTracker>();
+}
 
 void JvmEvents::Init(JavaVM* vm) {
   g_vm = vm;
@@ -260,6 +289,7 @@ bool JvmEvents::Start(const EventRules& rules, std::string* error) {
 void JvmEvents::Stop() {
   if (g_jvmti == nullptr) return;
   g_time_parks.store(false, std::memory_order_relaxed);
+  g_track_objects.store(false, std::memory_order_relaxed);
   std::string ignored;
   SetEvents(JVMTI_DISABLE,
             {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,

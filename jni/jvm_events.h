@@ -28,6 +28,12 @@
 // AsyncGetCallTrace walker's (JavaStackWalker::KindOf). Class names (objectClass, monitorClass,
 // parkedClass) come from GetClassSignature and are interned in EventRecorder::class_names().
 //
+// The live option: each kept allocation sample also gets a JNI weak global reference to its
+// object (event.object_ref); NewObjectTracker() answers for those references at the end
+// (profiler/recording/live_objects.h: IsSameObject with null = collected). Its calls need a
+// thread attached to the JVM (the session's writer thread, or the thread stopping the session);
+// on another thread an object counts as collected and its reference is not released.
+//
 // Nothing blocks: the callbacks and the hook hold the EventRecorder's session only while they
 // fill a record (never across the park itself); every failure drops the event.
 //
@@ -38,8 +44,10 @@
 
 #include <jni.h>
 
+#include <memory>
 #include <string>
 
+#include "profiler/recording/live_objects.h"
 #include "profiler/sampler/event_recorder.h"
 
 namespace ctxprof {
@@ -54,6 +62,8 @@ class JvmEvents {
   static bool Start(const EventRules& rules, std::string* error);
   // RuntimeHooks::events_stop.
   static void Stop();
+  // RuntimeHooks::object_tracker.
+  static std::unique_ptr<ObjectTracker> NewObjectTracker();
 };
 
 }  // namespace ctxprof

@@ -86,6 +86,7 @@ EventRules EventRulesOf(const Options& options) {
   rules.lock_enabled = options.lock_enabled;
   rules.lock_threshold_ns = options.lock_threshold_ns;
   rules.if_context = options.select == EventSelect::kIfContext;
+  rules.live = options.live;
   return rules;
 }
 
@@ -165,7 +166,7 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
   }
   const EventRules event_rules = EventRulesOf(options);
   const bool events = event_rules.alloc_interval_bytes != 0 || event_rules.lock_enabled;
-  if (events && !hooks_.events_start) {
+  if ((events && !hooks_.events_start) || (options.live && !hooks_.object_tracker)) {
     *message = std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
                "': allocation and lock events come from the JVM; this process has no JVM agent "
                "(load libctxprof as -agentpath or through io.ctxprof.Profiler)";
@@ -230,7 +231,8 @@ bool Profiler::StartLocked(const Options& options, std::string* message) {
         [buffer] { return buffer->dropped(); },
         hooks_.frame_resolver ? hooks_.frame_resolver() : nullptr,
         hooks_.thread_resolver ? hooks_.thread_resolver() : nullptr,
-        events ? EventRecorder::class_names() : nullptr, &error);
+        events ? EventRecorder::class_names() : nullptr,
+        options.live ? hooks_.object_tracker() : nullptr, &error);
   }
   const bool recording_failed =
       (!options.file.empty() || !options.repository.empty()) && session->recording == nullptr;

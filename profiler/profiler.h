@@ -35,6 +35,7 @@
 #include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
 #include "profiler/sampler/event_recorder.h"
@@ -82,6 +83,8 @@ struct RuntimeHooks {
   // sessions refuse alloc= and lock=.
   std::function<bool(const EventRules& rules, std::string* error)> events_start;
   std::function<void()> events_stop;
+  // The live option: tells whether a sampled object is still alive (live_objects.h).
+  std::function<std::unique_ptr<ObjectTracker>()> object_tracker;
 };
 
 // Outcome of a control call; the C API maps these to its CTXPROF_E* codes.

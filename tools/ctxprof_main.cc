@@ -92,6 +92,7 @@ Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exit
   --alloc SIZE         allocation sampling, e.g. 512k (alloc)
   --lock D             lock waits at least this long, e.g. 10ms (lock)
   --select S           all or if-context (select)
+  --live               also the sampled objects still alive at the end (live; needs --alloc)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";

@@ -42,6 +42,10 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
       *error = "record: unexpected \"" + flag + "\"; the java command goes after \"--\"";
       return false;
     }
+    if (flag == "--live") {  // the agent's one option without a value
+      out->agent_options.emplace_back("live", "");
+      continue;
+    }
     if (i + 1 >= args.size() || args[i + 1] == "--") {
       *error = "record: " + flag + " needs a value";
       return false;
@@ -92,7 +96,11 @@ bool AgentOptionString(const RecordOptions& options, std::string* out, std::stri
     return true;
   };
   for (const auto& [key, value] : options.agent_options) {
-    if (!append(key, value)) return false;
+    if (key == "live" && value.empty()) {
+      text += ",live";
+    } else if (!append(key, value)) {
+      return false;
+    }
   }
   if (!append("file", options.output)) return false;
   *out = text;

@@ -24,7 +24,7 @@ struct RecordOptions {
 };
 
 // Parses the arguments after "record". False + *error (a usage error) for an unknown flag, a
-// flag without value, or no command after "--".
+// flag without value (every flag but --live takes one), or no command after "--".
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error);
 

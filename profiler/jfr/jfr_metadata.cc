@@ -255,6 +255,18 @@ void DeclareRuntimeEvents(MetadataTree* tree) {
       .FieldAnnotate(kJfrTypeMemoryAddress);
 }
 
+// async-profiler's event for the sampled objects still alive at the end (its --live).
+void DeclareLiveObjectEvent(MetadataTree* tree) {
+  tree->Event("profiler.LiveObject", kJfrTypeLiveObject, "Live Object", {"ctxprof", "Profiling"})
+      .Field("eventThread", kJfrTypeThread, true, false, "Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("allocationSize", kJfrTypeLong, false, false, "Allocation Size")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .Field("allocationTime", kJfrTypeLong, false, false, "Allocation Time")
+      .FieldAnnotate(kJfrTypeTimestamp, "TICKS");
+}
+
 void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names) {
   tree->Event("jdk.ExecutionSample", kJfrTypeExecutionSample, "Method Profiling Sample",
               {"Java Virtual Machine", "Profiling"})
@@ -265,6 +277,7 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
                      "eventThread");
   DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample", "eventThread");
   DeclareRuntimeEvents(tree);
+  DeclareLiveObjectEvent(tree);
 
   ClassBuilder context =
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
@@ -306,7 +319,7 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   for (const char* field :
        {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
         "truncatedStacks", "dictionaryOverflows", "truncatedValues", "allocationSamples",
-        "monitorEnters", "threadParks"}) {
+        "monitorEnters", "threadParks", "liveObjects", "untrackedObjects"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }

@@ -12,13 +12,17 @@
 //                              previousOwner, address
 //   jdk.ThreadPark             startTime, duration, eventThread, stackTrace, parkedClass, timeout,
 //                              until, address
+//   profiler.LiveObject        startTime, eventThread, stackTrace, objectClass, allocationSize,
+//                              allocationTime (async-profiler's layout, which its converter's
+//                              --live reads)
 //   ctxprof.Context            startTime, duration, eventThread, traceId, spanId, <attributes>
 //   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
 //                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
 //                              select
 //   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
 //                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
-//                              truncatedValues, allocationSamples, monitorEnters, threadParks
+//                              truncatedValues, allocationSamples, monitorEnters, threadParks,
+//                              liveObjects, untrackedObjects
 //
 // The three jdk.* runtime events have exactly the JDK's field names, types, order and units, so
 // JDK tools (`jfr view allocation-by-class`, JMC) read them as their own, and async-profiler's
@@ -77,6 +81,7 @@ enum JfrTypeId : uint32_t {
   kJfrTypeObjectAllocationSample = 107,
   kJfrTypeJavaMonitorEnter = 108,
   kJfrTypeThreadPark = 109,
+  kJfrTypeLiveObject = 110,
   kJfrTypeLabel = 200,
   kJfrTypeCategory = 201,
   kJfrTypeTimestamp = 202,

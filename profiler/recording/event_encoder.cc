@@ -63,6 +63,18 @@ void EventEncoder::AppendWait(const WaitEventFields& fields, JfrBuffer* out) {
   out->PutRecord(scratch_);
 }
 
+void EventEncoder::AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeLiveObject);
+  scratch_.PutVarint(fields.allocation_ticks);
+  scratch_.PutVarint(fields.thread_key);
+  scratch_.PutVarint(fields.stack_key);
+  scratch_.PutVarint(fields.class_key);
+  scratch_.PutVarint(fields.object_bytes);
+  scratch_.PutVarint(fields.allocation_ticks);
+  out->PutRecord(scratch_);
+}
+
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
   const ContextSnapshot& context = *fields.context;
   scratch_.clear();
@@ -113,11 +125,11 @@ void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* o
   scratch_.clear();
   scratch_.PutVarint(kJfrTypeProfilerCounters);
   scratch_.PutVarint(fields.ticks);
-  for (uint64_t value :
-       {fields.samples, fields.cpu_samples, fields.wall_samples, fields.dropped_samples,
-        fields.context_busy, fields.context_torn, fields.truncated_stacks,
-        fields.dictionary_overflows, fields.truncated_values, fields.allocation_samples,
-        fields.monitor_enters, fields.thread_parks}) {
+  for (uint64_t value : {fields.samples, fields.cpu_samples, fields.wall_samples,
+                         fields.dropped_samples, fields.context_busy, fields.context_torn,
+                         fields.truncated_stacks, fields.dictionary_overflows,
+                         fields.truncated_values, fields.allocation_samples, fields.monitor_enters,
+                         fields.thread_parks, fields.live_objects, fields.untracked_objects}) {
     scratch_.PutVarint(value);
   }
   out->PutRecord(scratch_);

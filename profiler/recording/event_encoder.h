@@ -8,6 +8,8 @@
 //   wait       jdk.JavaMonitorEnter {startTime, duration, eventThread, stackTrace, monitorClass,
 //              previousOwner, address} or jdk.ThreadPark {startTime, duration, eventThread,
 //              stackTrace, parkedClass, timeout, until, address}: the JDK's exact layouts
+//   live       profiler.LiveObject {startTime, eventThread, stackTrace, objectClass,
+//              allocationSize, allocationTime}: async-profiler's layout
 //   context    ctxprof.Context {startTime, duration, eventThread, traceId, spanId, attributes...}
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk
@@ -56,6 +58,15 @@ struct WaitEventFields {
   int64_t until_millis;   // ThreadPark: INT64_MIN = none
 };
 
+// profiler.LiveObject (live option).
+struct LiveObjectFields {
+  uint64_t allocation_ticks;  // written as startTime and allocationTime
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;
+  uint64_t object_bytes;
+};
+
 struct ContextEventFields {
   uint64_t start_ticks;
   uint64_t duration_ticks;
@@ -94,6 +105,8 @@ struct CounterEventFields {
   uint64_t allocation_samples;
   uint64_t monitor_enters;
   uint64_t thread_parks;
+  uint64_t live_objects;
+  uint64_t untracked_objects;
 };
 
 class EventEncoder {
@@ -101,6 +114,7 @@ class EventEncoder {
   void AppendSample(const SampleEventFields& fields, JfrBuffer* out);
   void AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out);
   void AppendWait(const WaitEventFields& fields, JfrBuffer* out);
+  void AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out);
   void AppendContext(const ContextEventFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);

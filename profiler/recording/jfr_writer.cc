@@ -16,7 +16,10 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
       stacks_(inputs.frames, &methods_),
       threads_(inputs.threads),
       values_(inputs.dictionary),
-      runs_(chunk_.get(), &encoder_, &values_, attribute_names_.size()) {}
+      runs_(chunk_.get(), &encoder_, &values_, attribute_names_.size()),
+      live_(inputs.objects != nullptr
+                ? std::make_unique<LiveObjects>(inputs.objects, LiveObjects::kDefaultCapacity)
+                : nullptr) {}
 
 JfrWriter::~JfrWriter() {
   std::string ignored;
@@ -101,7 +104,8 @@ bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* erro
             inputs_.dropped_samples ? inputs_.dropped_samples() : 0, counters_.context_busy,
             counters_.context_torn, counters_.truncated_stacks,
             inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values(),
-            counters_.allocation_samples, counters_.monitor_enters, counters_.thread_parks},
+            counters_.allocation_samples, counters_.monitor_enters, counters_.thread_parks,
+            counters_.live_objects, live_ != nullptr ? live_->untracked() : 0},
         &chunk_->out());
   }
   WriteCheckpoint();
@@ -142,6 +146,7 @@ bool JfrWriter::Close(std::string* error) {
     chunk_->Close(&ignored);
     return Fail(failure_, error);
   }
+  WriteLiveObjects();
   if (!WriteSegment(/*chunk_end=*/true, /*final_chunk=*/true, error)) return false;
   return chunk_->Close(error) || Fail(*error, error);
 }
@@ -173,6 +178,23 @@ uint32_t JfrWriter::ClassKeyOf(uint32_t class_id) {
   return key;
 }
 
+void JfrWriter::WriteLiveObjects() {
+  if (live_ == nullptr) return;
+  const uint32_t chunk = chunk_->chunk_number();
+  const uint64_t now = inputs_.clock->Now();
+  live_->Finish([&](const TrackedAllocation& allocation) {
+    const uint32_t thread_key = threads_.Key(allocation.tid, chunk, &pending_pool_bytes_);
+    const uint32_t stack_key =
+        stacks_.Carry(allocation.stack_key, chunk, &pending_pool_bytes_) ? allocation.stack_key : 0;
+    methods_.MarkClass(allocation.class_key, chunk, &pending_pool_bytes_);
+    encoder_.AppendLiveObject(LiveObjectFields{allocation.ticks, thread_key, stack_key,
+                                               allocation.class_key, allocation.object_bytes},
+                              &chunk_->out());
+    counters_.live_objects++;
+  });
+  chunk_->NoteEventTicks(now);
+}
+
 uint64_t JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key,
                                        uint32_t stack_key) {
   const uint32_t class_key = ClassKeyOf(event.event.class_id);
@@ -181,6 +203,10 @@ uint64_t JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t threa
         AllocationEventFields{event.ticks, thread_key, stack_key, class_key, event.event.amount},
         &chunk_->out());
     counters_.allocation_samples++;
+    if (event.event.object_ref != 0 && live_ != nullptr) {
+      live_->Add(TrackedAllocation{event.event.object_ref, event.ticks, event.tid, stack_key,
+                                   class_key, event.event.object_bytes});
+    }
     return event.ticks;
   }
   const bool park = event.kind == SampleKind::kThreadPark;
@@ -205,7 +231,12 @@ uint64_t JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t threa
 }
 
 bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
-  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  if (failed_ || closed_) {
+    if (sample.event.object_ref != 0 && inputs_.objects != nullptr) {
+      inputs_.objects->Release(sample.event.object_ref);
+    }
+    return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  }
   const uint32_t chunk = chunk_->chunk_number();
   const uint32_t thread_key = threads_.Key(sample.tid, chunk, &pending_pool_bytes_);
   const uint32_t stack_key = stacks_.Key(sample, chunk, &pending_pool_bytes_);

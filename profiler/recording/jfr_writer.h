@@ -34,6 +34,11 @@
 //  Their class ids are names in inputs.class_names (null: every class is written as null). A
 //  wait's interval [start, end] feeds ContextRuns, so the wait joins its context by its start
 //  (our reader) and by its end (JDK 25's `jfr print`).
+//  * live option (inputs.objects): the writer owns the object reference of every allocation
+//    record it is given (LiveObjects); at Close, each sampled object still alive becomes
+//    profiler.LiveObject {startTime = allocationTime = when it was sampled, eventThread,
+//    stackTrace, objectClass, allocationSize = its size} (async-profiler's layout; startTime is
+//    the allocation's, so the event joins the context it was allocated in) in the last chunk.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished", so no reader
@@ -57,6 +62,7 @@
 #include "profiler/recording/context_runs.h"
 #include "profiler/recording/event_encoder.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/method_pool.h"
 #include "profiler/recording/stack_pool.h"
 #include "profiler/recording/thread_pool.h"
@@ -110,6 +116,8 @@ struct JfrWriterInputs {
   std::function<uint64_t()> dropped_samples;
   // Class names of runtime events (event.class_id); may be null.
   const Dictionary* class_names = nullptr;
+  // The live option's object references (event.object_ref); null when off.
+  ObjectTracker* objects = nullptr;
 };
 
 class JfrWriter {
@@ -122,8 +130,8 @@ class JfrWriter {
   JfrWriter(const JfrWriter&) = delete;
   JfrWriter& operator=(const JfrWriter&) = delete;
 
-  // Adds one sample or runtime event. Records of one thread should arrive in tick order. May
-  // flush or rotate.
+  // Adds one sample or runtime event (and takes its object reference, if any, even when it
+  // fails). Records of one thread should arrive in tick order. May flush or rotate.
   bool Add(const SampleRecord& sample, std::string* error);
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
@@ -166,6 +174,7 @@ class JfrWriter {
     uint64_t allocation_samples = 0;
     uint64_t monitor_enters = 0;
     uint64_t thread_parks = 0;
+    uint64_t live_objects = 0;
     uint64_t context_busy = 0;
     uint64_t context_torn = 0;
     uint64_t truncated_stacks = 0;
@@ -185,6 +194,8 @@ class JfrWriter {
   uint64_t AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
   // The Class pool key of class-name id `class_id`, queued for the current chunk; 0 for none.
   uint32_t ClassKeyOf(uint32_t class_id);
+  // Writes the live objects (live option) before the last segment.
+  void WriteLiveObjects();
 
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
@@ -201,7 +212,8 @@ class JfrWriter {
   ThreadPool threads_;
   AttributeValuePool values_;
   ContextRuns runs_;
-  std::vector<uint32_t> class_keys_;  // class-name id -> Class pool key (0 = not yet interned)
+  std::vector<uint32_t> class_keys_;   // class-name id -> Class pool key (0 = not yet interned)
+  std::unique_ptr<LiveObjects> live_;  // live option; else null
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;

@@ -6,7 +6,8 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names, std::string* error) {
+    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+    std::unique_ptr<ObjectTracker> objects, std::string* error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -40,6 +41,8 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
   inputs.class_names = class_names;
+  recording->objects_ = std::move(objects);
+  inputs.objects = recording->objects_.get();
   recording->writer_ = JfrWriter::Open(config, inputs, error);
   if (recording->writer_ == nullptr) return nullptr;
   recording->clock_ = clock;
@@ -74,14 +77,27 @@ void Recording::Fail(const std::string& error) {
   ReleaseWriter();  // the writer already stopped itself; nothing more is written
 }
 
+void Recording::Discard(const SampleRecord& record) {
+  if (record.event.object_ref != 0 && objects_ != nullptr)
+    objects_->Release(record.event.object_ref);
+}
+
 void Recording::Consume(const SampleRecord& record) {
-  if (writer_ != nullptr) reorderer_.Add(record);
+  if (writer_ != nullptr) {
+    reorderer_.Add(record);
+  } else {
+    Discard(record);
+  }
 }
 
 void Recording::WriteUpTo(uint64_t horizon) {
   reorderer_.Release(horizon, [this](const SampleRecord& record) {
     std::string error;
-    if (writer_ != nullptr && !writer_->Add(record, &error)) Fail(error);
+    if (writer_ == nullptr) {
+      Discard(record);
+    } else if (!writer_->Add(record, &error)) {
+      Fail(error);
+    }
   });
 }
 

@@ -26,6 +26,7 @@
 #include "context/dictionary.h"
 #include "profiler/options.h"
 #include "profiler/recording/jfr_writer.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/native_resolvers.h"
 #include "profiler/recording/sample_reorderer.h"
 #include "profiler/recording/sample_sink.h"
@@ -46,13 +47,15 @@ class Recording : public SampleSink {
   // *error (naming the path) on failure. `frames`/`threads` name frames and threads (the JVM
   // layer's resolvers); null means the native resolvers. `class_names` names the classes of
   // runtime events (profiler/sampler/event_recorder.h); may be null when there are none.
-  static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
-                                         const Clock* clock, const Dictionary* dictionary,
-                                         const AttributeRegistry* attributes,
-                                         std::function<uint64_t()> dropped_samples,
-                                         std::unique_ptr<FrameResolver> frames,
-                                         std::unique_ptr<ThreadResolver> threads,
-                                         const Dictionary* class_names, std::string* error);
+  // `objects` (the live option; else null) owns the object references allocation records carry:
+  // the writer reports the live ones at the end, and references of records never written (after
+  // a failure) are released here.
+  static std::unique_ptr<Recording> Open(
+      const Options& options, const RecordingSettings& settings, const Clock* clock,
+      const Dictionary* dictionary, const AttributeRegistry* attributes,
+      std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
+      std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+      std::unique_ptr<ObjectTracker> objects, std::string* error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -79,9 +82,12 @@ class Recording : public SampleSink {
   void PublishProgress();
   // Writes the held samples with ticks <= horizon.
   void WriteUpTo(uint64_t horizon);
+  // A record that will not be written: gives back its object reference, if any.
+  void Discard(const SampleRecord& record);
 
   std::unique_ptr<FrameResolver> frames_;
   std::unique_ptr<ThreadResolver> threads_;
+  std::unique_ptr<ObjectTracker> objects_;  // may be null
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;

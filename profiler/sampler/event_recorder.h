@@ -71,6 +71,7 @@ struct EventRules {
   bool lock_enabled = false;
   uint64_t lock_threshold_ns = 0;
   bool if_context = false;  // select=if-context
+  bool live = false;        // allocation records carry a reference to their object (live)
 };
 
 // Counters since process start (relaxed; for the recording's counters and status).

@@ -91,6 +91,9 @@ struct EventFields {
   // recorder's class-name dictionary (event_recorder.h), 0 = unknown.
   uint32_t class_id;
   bool park_absolute;
+  // kAllocation with the live option: the runtime's reference to the sampled object
+  // (profiler/recording/live_objects.h), owned by whoever consumes the record; 0 = none.
+  uint64_t object_ref;
 };
 inline constexpr int64_t kNoParkTimeout = INT64_MIN;
 

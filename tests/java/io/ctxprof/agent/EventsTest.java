@@ -60,12 +60,15 @@ class EventsTest {
           Math.abs((double) bytes / expected - 1) <= 0.15,
           endpoint + ": recorded " + bytes + " bytes, allocated " + expected);
     }
+    int arrays = 0; // byte[1000] samples in the endpoints (JFR names the class "[B")
     for (RecordedEvent event : recording.ofType(ALLOCATION)) {
       if (!endpointOf(recording, event, event.getStartTime()).equals(NO_CONTEXT)
-          && event.getClass("objectClass").getName().equals("byte[]")) {
+          && event.getClass("objectClass").getName().equals("[B")) {
         assertTrue(inWorkload(event), "stack of " + event);
+        arrays++;
       }
     }
+    assertTrue(arrays >= 0.9 * (recorded.get("/small")[0] + recorded.get("/large")[0]), "byte[]");
     checkJdkTools(jfr, "allocation-by-class", "byte[]");
   }
 
@@ -140,6 +143,35 @@ class EventsTest {
         + " inside contexts below 1 MiB, " + outside + " outside (all >= 1 MiB)");
     assertTrue(inside >= 100, "inside contexts, samples finer than alloc=: " + inside);
     assertTrue(outside >= 1, "allocation outside contexts is still sampled at alloc=");
+  }
+
+  @Test
+  void liveReportsTheSampledObjectsStillReachable() throws Exception {
+    Path jfr = dir.resolve("live.jfr");
+    runWorkload("live", "alloc=64k,live", jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
+    Map<String, Long> sampled = new TreeMap<>();
+    Map<String, Long> live = new TreeMap<>();
+    for (String type : List.of(ALLOCATION, "profiler.LiveObject")) {
+      for (RecordedEvent event : recording.ofType(type)) {
+        if (!event.getClass("objectClass").getName().equals("[B")) {
+          continue;
+        }
+        if (type.equals("profiler.LiveObject")) {
+          assertEquals(event.getStartTime(), event.getInstant("allocationTime"), "allocation time");
+          assertEquals(1016, event.getLong("allocationSize"), "size of a byte[1000]");
+          assertTrue(inWorkload(event), "stack of " + event);
+        }
+        // Joined by its allocation time: the context the object was allocated in.
+        String endpoint = endpointOf(recording, event, event.getStartTime());
+        (type.equals(ALLOCATION) ? sampled : live).merge(endpoint, 1L, Long::sum);
+      }
+    }
+    System.out.println("live: sampled byte[] " + sampled + ", still alive " + live);
+    assertTrue(sampled.getOrDefault("/kept", 0L) >= 100, "samples in /kept: " + sampled);
+    assertTrue(sampled.getOrDefault("/dropped", 0L) >= 100, "samples in /dropped: " + sampled);
+    assertEquals(sampled.get("/kept"), live.get("/kept"), "every kept sample is alive");
+    assertEquals(null, live.get("/dropped"), "dropped objects collected by System.gc()");
   }
 
   /** Runs EventsWorkload `mode` under the agent; returns its "truth" lines summed by key. */

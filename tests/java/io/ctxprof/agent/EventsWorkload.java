@@ -25,12 +25,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *       and 30 ms) and then on one ReentrantLock, rounds under their context.
  *   <li>{@code select}: the same contention (holds of 20 ms) and some allocation, once under
  *       context /in and once without any context.
+ *   <li>{@code live}: endpoint /kept allocates byte arrays it keeps, /dropped as many it drops;
+ *       then a garbage collection (System.gc()) before the JVM exits.
  * </ul>
  */
 public final class EventsWorkload {
   static final Object MONITOR = new Object();
   static final ReentrantLock LOCK = new ReentrantLock();
   static volatile Object sink;
+  static final List<byte[]> KEPT = new ArrayList<>();
   private static ContextSetter setter;
   private static int endpointSlot;
 
@@ -67,8 +70,13 @@ public final class EventsWorkload {
               allocator(null, 60_000));
           break;
         }
+      case "live":
+        runAll(allocator("/kept", 50_000), allocator("/dropped", 50_000));
+        sink = null;
+        System.gc();
+        break;
       default:
-        throw new IllegalArgumentException("mode: alloc, lock or select");
+        throw new IllegalArgumentException("mode: alloc, lock, select or live");
     }
   }
 
@@ -128,7 +136,11 @@ public final class EventsWorkload {
           () -> {
             long before = bean.getThreadAllocatedBytes(self);
             for (int i = 0; i < arrays; i++) {
-              sink = new byte[1000];
+              byte[] array = new byte[1000];
+              sink = array;
+              if ("/kept".equals(endpoint)) {
+                KEPT.add(array);
+              }
             }
             allocated[0] = bean.getThreadAllocatedBytes(self) - before;
           });
