@@ -23,11 +23,14 @@
 // regardless of the buffer size. A Drain ends by resetting the cursor to slot 0 (a relaxed
 // store: the cursor is only a hint, and a claim racing with the reset merely starts elsewhere),
 // so under a steady load the handlers keep reusing the first few slots, which stay in cache and
-// resident; the rest of the ring is touched only by bursts between two drains. It does not reset
-// when one of the first kMaxProbes slots is still taken: producers that published there while
-// the drain was already past them (a drain that consumes many records, or is descheduled, takes
-// long enough) would otherwise make every claim that starts at slot 0 fail while the rest of
-// the buffer is free. (Walking the
+// resident; the rest of the ring is touched only by bursts between two drains. The reset happens
+// only when the drain's pass saw no slot being written and no claim happened since the drain
+// began (a compare-exchange from the cursor value it started with): then every slot is free. A
+// record published behind the drain's position (its claim was in progress when the pass went by,
+// or happened during a long pass: a drain consuming many records, or descheduled) stays ready
+// until the next drain, and sending the claims back to slot 0 would make them run into such
+// records and drop while the rest of the buffer is free. Without the reset, claims go on around
+// the ring past them. (Walking the
 // whole ring instead made every claim of a 2048-slot buffer touch a cold, often never-faulted
 // slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
 // dropped while the rest of the buffer was free.)
@@ -76,15 +79,25 @@ class SampleBuffer {
   // slot. Must be called by one thread at a time. Returns the number of records consumed.
   template <typename Consume>
   size_t Drain(Consume&& consume) {
+    uint32_t start = cursor_.load(std::memory_order_relaxed);
+    bool saw_writing = false;
     size_t consumed = 0;
     for (uint32_t i = 0; i < slots_; ++i) {
-      if (states_[i].load(std::memory_order_acquire) != kReady) continue;
+      const uint32_t state = states_[i].load(std::memory_order_acquire);
+      if (state != kReady) {
+        saw_writing |= state == kWriting;
+        continue;
+      }
       consume(*record(i));
       states_[i].store(kFree, std::memory_order_release);
       ++consumed;
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
-    if (FrontIsFree()) cursor_.store(0, std::memory_order_relaxed);  // reuse warm slots (Claiming)
+    // Reuse the warm slots when every slot is free (see Claiming).
+    if (!saw_writing) {
+      cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
+                                      std::memory_order_relaxed);
+    }
     return consumed;
   }
 
@@ -102,14 +115,6 @@ class SampleBuffer {
         states_(states),
         slots_(slots),
         mapped_bytes_(mapped_bytes) {}
-
-  // Whether none of the slots a claim from slot 0 would probe is taken.
-  bool FrontIsFree() const {
-    for (uint32_t i = 0; i < slots_ && i < kMaxProbes; ++i) {
-      if (states_[i].load(std::memory_order_relaxed) != kFree) return false;
-    }
-    return true;
-  }
 
   SampleRecord* record(uint32_t index) const {
     return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);

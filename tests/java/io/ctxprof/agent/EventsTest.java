@@ -174,6 +174,34 @@ class EventsTest {
     assertEquals(null, live.get("/dropped"), "dropped objects collected by System.gc()");
   }
 
+  /** The same events when the Java API loads the library late and starts the session. */
+  @Test
+  void javaApiStartsAllocationAndLockEvents() throws Exception {
+    Path jfr = dir.resolve("api.jfr");
+    List<String> jvm = new java.util.ArrayList<>(List.of("-Dctxprof.library=" + ChildJvm.LIBRARY));
+    if (Runtime.version().feature() >= 22) {
+      jvm.add("--enable-native-access=ALL-UNNAMED"); // System.load without a warning
+    }
+    ChildJvm.Result result =
+        runJava(
+            jvm,
+            "EventsWorkload",
+            "api",
+            "event=cpu,alloc=64k,lock=1ms,attributes=endpoint,file=" + jfr);
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    assertTrue(
+        result.stdout.stream().allMatch(line -> line.startsWith("truth ")),
+        "the JVM printed: " + result.stdout);
+    JfrRecording recording = JfrRecording.read(jfr);
+    for (String type : List.of(ALLOCATION, MONITOR, PARK)) {
+      Map<String, long[]> recorded = sumByEndpoint(recording, type);
+      System.out.println("Java API, " + type + ": " + describe(recorded));
+      assertTrue(recorded.containsKey("/a"), type + " in /a: " + describe(recorded));
+    }
+    assertTrue(sumByEndpoint(recording, MONITOR).containsKey("/b"), "monitor waits in /b");
+  }
+
   /** Runs EventsWorkload `mode` under the agent; returns its "truth" lines summed by key. */
   private static Map<String, Long> runWorkload(String mode, String events, Path jfr)
       throws Exception {

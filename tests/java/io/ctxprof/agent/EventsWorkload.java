@@ -27,6 +27,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       context /in and once without any context.
  *   <li>{@code live}: endpoint /kept allocates byte arrays it keeps, /dropped as many it drops;
  *       then a garbage collection (System.gc()) before the JVM exits.
+ *   <li>{@code api OPTIONS}: without the agent, starts the profiler through the Java API with
+ *       OPTIONS (the library loaded late), runs the {@code lock} contention (fewer rounds) and
+ *       some allocation, and stops it.
  * </ul>
  */
 public final class EventsWorkload {
@@ -68,6 +71,17 @@ public final class EventsWorkload {
               contender(null, 20, 6, phase),
               contender(null, 20, 6, phase),
               allocator(null, 60_000));
+          break;
+        }
+      case "api":
+        {
+          Profiler.getInstance().start(args[1]);
+          CyclicBarrier phase = new CyclicBarrier(2);
+          runAll(
+              contender("/a", 10, 4, phase),
+              contender("/b", 10, 4, phase),
+              allocator("/a", 20_000));
+          Profiler.getInstance().stop();
           break;
         }
       case "live":
