@@ -34,45 +34,41 @@ void EventEncoder::AppendSample(const SampleEventFields& fields, JfrBuffer* out)
   out->mutable_data()[start] = static_cast<uint8_t>(out->size() - start);
 }
 
-void EventEncoder::AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out) {
+void EventEncoder::AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields,
+                                 JfrBuffer* out) {
   scratch_.clear();
-  scratch_.PutVarint(kJfrTypeObjectAllocationSample);
-  scratch_.PutVarint(fields.ticks);
-  scratch_.PutVarint(fields.thread_key);
-  scratch_.PutVarint(fields.stack_key);
-  scratch_.PutVarint(fields.class_key);
-  scratch_.PutVarint(fields.weight);
+  scratch_.PutVarint(type);
+  for (uint64_t value : fields) scratch_.PutVarint(value);
   out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out) {
+  AppendVarints(
+      kJfrTypeObjectAllocationSample,
+      {fields.ticks, fields.thread_key, fields.stack_key, fields.class_key, fields.weight}, out);
 }
 
 void EventEncoder::AppendWait(const WaitEventFields& fields, JfrBuffer* out) {
-  scratch_.clear();
-  scratch_.PutVarint(fields.type);
-  scratch_.PutVarint(fields.start_ticks);
-  scratch_.PutVarint(fields.duration_ticks);
-  scratch_.PutVarint(fields.thread_key);
-  scratch_.PutVarint(fields.stack_key);
-  scratch_.PutVarint(fields.class_key);
+  // previousOwner (monitor): null, JVMTI does not tell it (docs/JFR.md); address: unknown, 0.
   if (fields.type == kJfrTypeJavaMonitorEnter) {
-    scratch_.PutVarint(0);  // previousOwner: null (JVMTI does not tell it, see docs/JFR.md)
+    AppendVarints(fields.type,
+                  {fields.start_ticks, fields.duration_ticks, fields.thread_key, fields.stack_key,
+                   fields.class_key, /*previousOwner=*/0, /*address=*/0},
+                  out);
   } else {
-    scratch_.PutVarint(static_cast<uint64_t>(fields.timeout_nanos));
-    scratch_.PutVarint(static_cast<uint64_t>(fields.until_millis));
+    AppendVarints(fields.type,
+                  {fields.start_ticks, fields.duration_ticks, fields.thread_key, fields.stack_key,
+                   fields.class_key, static_cast<uint64_t>(fields.timeout_nanos),
+                   static_cast<uint64_t>(fields.until_millis), /*address=*/0},
+                  out);
   }
-  scratch_.PutVarint(0);  // address: unknown
-  out->PutRecord(scratch_);
 }
 
 void EventEncoder::AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out) {
-  scratch_.clear();
-  scratch_.PutVarint(kJfrTypeLiveObject);
-  scratch_.PutVarint(fields.allocation_ticks);
-  scratch_.PutVarint(fields.thread_key);
-  scratch_.PutVarint(fields.stack_key);
-  scratch_.PutVarint(fields.class_key);
-  scratch_.PutVarint(fields.object_bytes);
-  scratch_.PutVarint(fields.allocation_ticks);
-  out->PutRecord(scratch_);
+  AppendVarints(kJfrTypeLiveObject,
+                {fields.allocation_ticks, fields.thread_key, fields.stack_key, fields.class_key,
+                 fields.object_bytes, fields.allocation_ticks},
+                out);
 }
 
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
@@ -122,17 +118,13 @@ void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* 
 }
 
 void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* out) {
-  scratch_.clear();
-  scratch_.PutVarint(kJfrTypeProfilerCounters);
-  scratch_.PutVarint(fields.ticks);
-  for (uint64_t value : {fields.samples, fields.cpu_samples, fields.wall_samples,
-                         fields.dropped_samples, fields.context_busy, fields.context_torn,
-                         fields.truncated_stacks, fields.dictionary_overflows,
-                         fields.truncated_values, fields.allocation_samples, fields.monitor_enters,
-                         fields.thread_parks, fields.live_objects, fields.untracked_objects}) {
-    scratch_.PutVarint(value);
-  }
-  out->PutRecord(scratch_);
+  AppendVarints(
+      kJfrTypeProfilerCounters,
+      {fields.ticks, fields.samples, fields.cpu_samples, fields.wall_samples,
+       fields.dropped_samples, fields.context_busy, fields.context_torn, fields.truncated_stacks,
+       fields.dictionary_overflows, fields.truncated_values, fields.allocation_samples,
+       fields.monitor_enters, fields.thread_parks, fields.live_objects, fields.untracked_objects},
+      out);
 }
 
 }  // namespace ctxprof

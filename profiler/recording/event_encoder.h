@@ -21,6 +21,7 @@
 #define CTXPROF_PROFILER_RECORDING_EVENT_ENCODER_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,9 @@ class EventEncoder {
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);
 
  private:
+  // A record of `type` whose fields are all varints.
+  void AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields, JfrBuffer* out);
+
   JfrBuffer scratch_;  // a record's body before its size is known
 };
 

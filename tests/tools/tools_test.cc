@@ -120,11 +120,13 @@ TEST_P(ToolsTest, CollapsedStacksAreExactlyTheHandDerivedLines) {
   EXPECT_EQ(collapsed, expected_cpu);
 }
 
+// A report row; amounts are 10 characters wide for samples, 12 for bytes and time.
 std::string Row(const char* self, const char* self_share, const char* self_all, const char* total,
-                const char* total_share, const char* total_all, const std::string& method) {
+                const char* total_share, const char* total_all, const std::string& method,
+                int width = 10) {
   char line[256];
-  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", self, self_share, self_all, total,
-           total_share, total_all, method.c_str());
+  snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  %s\n", width, self, self_share, self_all,
+           width, total, total_share, total_all, method.c_str());
   return line;
 }
 
@@ -273,10 +275,7 @@ TEST_F(EventToolsTest, LockWaitsWeighNanosecondsAndJoinByTheirStart) {
 std::string WideRow(const char* self, const char* self_share, const char* self_all,
                     const char* total, const char* total_share, const char* total_all,
                     const std::string& method) {
-  char line[256];
-  snprintf(line, sizeof(line), "%12s %8s %8s %12s %8s %8s  %s\n", self, self_share, self_all, total,
-           total_share, total_all, method.c_str());
-  return line;
+  return Row(self, self_share, self_all, total, total_share, total_all, method, 12);
 }
 
 TEST_F(EventToolsTest, ReportsSayTimeBlockedAndBytesAllocated) {
