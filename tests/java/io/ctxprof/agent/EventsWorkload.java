@@ -6,6 +6,7 @@ import io.ctxprof.Profiler;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -28,8 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>{@code live}: endpoint /kept allocates byte arrays it keeps, /dropped as many it drops;
  *       then a garbage collection (System.gc()) before the JVM exits.
  *   <li>{@code api OPTIONS}: without the agent, starts the profiler through the Java API with
- *       OPTIONS (the library loaded late), runs the {@code lock} contention (fewer rounds) and
- *       some allocation, and stops it.
+ *       OPTIONS (the library loaded late); under context /a a thread waits about 50 ms for the
+ *       monitor and then for the ReentrantLock, each held by a thread without context meanwhile,
+ *       and allocates; then stops the profiler.
  * </ul>
  */
 public final class EventsWorkload {
@@ -76,10 +78,11 @@ public final class EventsWorkload {
       case "api":
         {
           Profiler.getInstance().start(args[1]);
-          CyclicBarrier phase = new CyclicBarrier(2);
+          CountDownLatch monitorHeld = new CountDownLatch(1);
+          CountDownLatch lockHeld = new CountDownLatch(1);
           runAll(
-              contender("/a", 10, 4, phase),
-              contender("/b", 10, 4, phase),
+              holder(monitorHeld, lockHeld),
+              waiter("/a", monitorHeld, lockHeld),
               allocator("/a", 20_000));
           Profiler.getInstance().stop();
           break;
@@ -200,6 +203,51 @@ public final class EventsWorkload {
       report("monitor", endpoint, waited[0]);
       report("park", endpoint, waited[1]);
     };
+  }
+
+  /**
+   * Holds the monitor and then the lock for 50 ms each, saying so through the latches: the
+   * waiter's acquisitions certainly block.
+   */
+  private static Runnable holder(CountDownLatch monitorHeld, CountDownLatch lockHeld) {
+    return () -> {
+      synchronized (MONITOR) {
+        monitorHeld.countDown();
+        sleep(50);
+      }
+      LOCK.lock();
+      try {
+        lockHeld.countDown();
+        sleep(50);
+      } finally {
+        LOCK.unlock();
+      }
+    };
+  }
+
+  /** Waits for the holder's monitor, then for its lock, under context `endpoint`. */
+  private static Runnable waiter(
+      String endpoint, CountDownLatch monitorHeld, CountDownLatch lockHeld) {
+    return () ->
+        inContext(
+            endpoint,
+            () -> {
+              awaitLatch(monitorHeld);
+              synchronized (MONITOR) {
+                sink = MONITOR;
+              }
+              awaitLatch(lockHeld);
+              LOCK.lock();
+              LOCK.unlock();
+            });
+  }
+
+  private static void awaitLatch(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** A wait counts toward the truth when it is at least 1 ms (the tests' lock= threshold). */
