@@ -1,5 +1,6 @@
 #include "context/process_context.h"
 
+#include <atomic>
 #include <mutex>
 
 namespace ctxprof {
@@ -7,7 +8,10 @@ namespace ctxprof {
 namespace {
 
 std::mutex init_mutex;
-ProcessContext* instance = nullptr;  // never deleted: blocks and ids outlive every session
+// Never deleted: blocks and ids outlive every session. Written once under init_mutex with
+// release; Get() loads it with acquire (pairs), so a caller that sees the pointer sees the
+// constructed store without taking the lock.
+std::atomic<ProcessContext*> instance{nullptr};
 
 bool SameOptions(const Dictionary::Options& a, const Dictionary::Options& b) {
   return a.max_values == b.max_values && a.max_total_bytes == b.max_total_bytes &&
@@ -18,11 +22,12 @@ bool SameOptions(const Dictionary::Options& a, const Dictionary::Options& b) {
 
 ProcessContext* ProcessContext::Init(const Dictionary::Options& options, std::string* error) {
   std::lock_guard<std::mutex> lock(init_mutex);
-  if (instance != nullptr) {
-    if (SameOptions(instance->dictionary().options(), options)) return instance;
+  ProcessContext* existing = instance.load(std::memory_order_relaxed);  // written under the lock
+  if (existing != nullptr) {
+    if (SameOptions(existing->dictionary().options(), options)) return existing;
     *error =
         "the context dictionary was already created with max_values=" +
-        std::to_string(instance->dictionary().options().max_values) +
+        std::to_string(existing->dictionary().options().max_values) +
         "; dictionary sizes can only be chosen before the first context write or session start";
     return nullptr;
   }
@@ -33,16 +38,14 @@ ProcessContext* ProcessContext::Init(const Dictionary::Options& options, std::st
   }
   std::unique_ptr<Dictionary> dictionary = Dictionary::Create(options, error);
   if (dictionary == nullptr) return nullptr;
-  instance = new ProcessContext(map, std::move(dictionary));
-  return instance;
+  ProcessContext* created = new ProcessContext(map, std::move(dictionary));
+  instance.store(created, std::memory_order_release);
+  return created;
 }
 
 ProcessContext* ProcessContext::Get(std::string* error) {
-  {
-    std::lock_guard<std::mutex> lock(init_mutex);
-    if (instance != nullptr) return instance;
-  }
-  return Init(Dictionary::Options{}, error);
+  ProcessContext* existing = instance.load(std::memory_order_acquire);
+  return existing != nullptr ? existing : Init(Dictionary::Options{}, error);
 }
 
 }  // namespace ctxprof

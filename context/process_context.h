@@ -8,9 +8,13 @@
 //
 // Initialization: Init() creates the store once with the given dictionary options; a second
 // Init() with different options fails with a message (the first configuration stays). Get()
-// initializes with defaults when nobody called Init(). Neither is async-signal-safe; call them
+// initializes with defaults when nobody called Init(); once the store exists it is one acquire
+// load, no lock (ThreadContext calls it on every write). Neither is async-signal-safe; call them
 // at start-up or from API entry points. The returned object is never destroyed, and its
 // accessors are safe from any thread; map() is safe in signal handlers.
+//
+// The calling thread's own context is written through ThreadContext (thread_context.h), never
+// by reaching into map() from a front end.
 #ifndef CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
 #define CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
 

@@ -1,13 +1,19 @@
 // JNI methods of io.ctxprof.Native: the Java API's bridge to the process context store.
 //
-// execute0 is the Java API's control call (Profiler.execute): "start[,options]", "stop",
-// "dump,file=<path>" and "status" map to Profiler::Start/Stop/Dump/Stats. A malformed command
-// or option throws IllegalArgumentException naming it; a command that does not fit the state
-// (double start, stop or dump without a session) or fails (I/O) throws IllegalStateException.
+// execute0 is the Java API's control call (Profiler.execute): the control commands of
+// jni/control_command.h ("start[,options]", "stop", "dump,file=<path>", "status"). The Status
+// of a failed command becomes an exception whose message is "ctxprof: <command>: <the
+// profiler's message>": kInvalidArgument (a malformed command or option) ->
+// IllegalArgumentException; kWrongState (double start, stop or dump without a session) and
+// kUnavailable (the system refused perf events, timers, a signal, memory or a thread) ->
+// IllegalStateException; kIo (the recording's file or folder, the dump file) ->
+// java.io.UncheckedIOException whose cause is an IOException with the same message, which names
+// the path and the OS error.
 //
 // None of the others is on the platform-thread write path (Java writes its block directly); they
 // run once per thread (threadBlock0), once per distinct value (intern0), once per setter
-// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters).
+// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters, which
+// write through ThreadContext like the C API).
 #include <jni.h>
 
 #include <algorithm>
@@ -16,6 +22,8 @@
 
 #include "context/context_block.h"
 #include "context/process_context.h"
+#include "context/thread_context.h"
+#include "jni/control_command.h"
 #include "jni/java_strings.h"
 #include "jni/jvm_agent.h"
 #include "profiler/profiler.h"
@@ -23,108 +31,75 @@
 namespace ctxprof {
 namespace {
 
-// The process context store, or nullptr with an IllegalStateException pending.
-ProcessContext* Store(JNIEnv* env) {
-  std::string error;
-  ProcessContext* store = ProcessContext::Get(&error);
-  if (store == nullptr) {
-    env->ThrowNew(env->FindClass("java/lang/IllegalStateException"),
-                  ("ctxprof context store unavailable: " + error).c_str());
-  }
-  return store;
-}
-
-// The calling thread's block; nullptr when the store is unavailable (exception pending) or the
-// tid is beyond the map (counted by the map; the write is dropped). The tid is cached: the *Jni0
-// setters run per write for virtual threads (on the carrier, whose tid is the right one).
-ContextBlock* OwnBlock(JNIEnv* env) {
-  ProcessContext* store = Store(env);
-  return store == nullptr ? nullptr : store->map().BlockFor(CachedTid());
-}
-
-bool IsSlot(jint slot) { return slot >= 0 && slot < kAttributeSlots; }
-
 void Throw(JNIEnv* env, const char* exception, const std::string& message) {
   jclass type = env->FindClass(exception);
   if (type != nullptr) env->ThrowNew(type, ("ctxprof: " + message).c_str());
 }
 
-std::string StatusText(const SessionStats& stats) {
-  std::string text = stats.running ? "running" : "not running";
-  text += "; engine=" + (stats.cpu_engine.empty() ? std::string("none") : stats.cpu_engine);
-  if (stats.wall) text += "+wall";
-  text += "; samples=" + std::to_string(stats.consumed);
-  text += "; drops=" + std::to_string(stats.dropped);
-  text += "; recording=" + (stats.recording.empty() ? std::string("none") : stats.recording);
-  if (!stats.recording.empty()) text += "; recorded=" + std::to_string(stats.recorded_samples);
-  if (!stats.recording_error.empty()) {
-    text += "; recording error: " + stats.recording_error +
-            "; nothing more is written to the recording, sampling goes on";
-  }
-  return text;
+void ThrowNoStore(JNIEnv* env, const std::string& error) {
+  Throw(env, "java/lang/IllegalStateException", "context store unavailable: " + error);
 }
 
-// Runs one command; returns the result string, or nullptr with an exception pending.
+// The process context store, or nullptr with an IllegalStateException pending.
+ProcessContext* Store(JNIEnv* env) {
+  std::string error;
+  ProcessContext* store = ProcessContext::Get(&error);
+  if (store == nullptr) ThrowNoStore(env, error);
+  return store;
+}
+
+// A *Jni0 setter's outcome: an IllegalStateException when the store is unavailable. A thread
+// whose tid is beyond the map (kNoBlock, counted by the map) simply has no context, as its
+// threadBlock0 said; a bad slot cannot come from ContextSetter, which only hands out
+// registered ones.
+void CheckWrite(JNIEnv* env, ContextWrite write) {
+  if (write == ContextWrite::kNoStore) ThrowNoStore(env, ThreadContext::StoreError());
+}
+
+// new UncheckedIOException(message, new IOException(message)): the Java form of kIo.
+void ThrowIo(JNIEnv* env, const std::string& message) {
+  jstring text = ToJavaString(env, "ctxprof: " + message);
+  jclass io_type = env->FindClass("java/io/IOException");
+  jclass unchecked_type = env->FindClass("java/io/UncheckedIOException");
+  if (text == nullptr || io_type == nullptr || unchecked_type == nullptr) return;  // pending
+  jmethodID io_init = env->GetMethodID(io_type, "<init>", "(Ljava/lang/String;)V");
+  jmethodID unchecked_init =
+      env->GetMethodID(unchecked_type, "<init>", "(Ljava/lang/String;Ljava/io/IOException;)V");
+  if (io_init == nullptr || unchecked_init == nullptr) return;
+  jobject cause = env->NewObject(io_type, io_init, text);
+  if (cause == nullptr) return;
+  auto exception =
+      static_cast<jthrowable>(env->NewObject(unchecked_type, unchecked_init, text, cause));
+  if (exception != nullptr) env->Throw(exception);
+}
+
+// Runs one control command (control_command.h); returns its answer, or nullptr with the
+// exception of its Status pending (see the top of this file).
 jstring Execute(JNIEnv* env, const std::string& command) {
-  const std::string verb = command.substr(0, command.find(','));
-  const std::string args = verb.size() < command.size() ? command.substr(verb.size() + 1) : "";
-  Profiler* profiler = Profiler::Global();
-  std::string message;
-  if (verb == "start") {
-    const Status status = profiler->Start(args, &message);
-    if (status == Status::kWrongState) {
-      Throw(env, "java/lang/IllegalStateException",
-            "start: the profiler is already running; call stop first");
+  std::string answer;
+  const Status status = RunControlCommand(command, &answer);
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return ToJavaString(env, answer);
+    case StatusCode::kInvalidArgument:
+      Throw(env, "java/lang/IllegalArgumentException", status.message());
       return nullptr;
-    }
-    if (status != Status::kOk) {
-      Throw(env, "java/lang/IllegalArgumentException", "start: " + message);
+    case StatusCode::kIo:
+      ThrowIo(env, status.message());
       return nullptr;
-    }
-    return ToJavaString(env, message.empty() ? "started" : "started; " + message);
+    case StatusCode::kWrongState:
+    case StatusCode::kUnavailable:
+      break;
   }
-  if (verb != "stop" && verb != "dump" && verb != "status") {
-    Throw(env, "java/lang/IllegalArgumentException",
-          "unknown command '" + verb + "': use start,<options>, stop, dump,file=<path> or status");
-    return nullptr;
-  }
-  if (verb == "dump") {
-    if (args.rfind("file=", 0) != 0 || args.size() == 5 || args.find(',', 5) != std::string::npos) {
-      Throw(env, "java/lang/IllegalArgumentException",
-            "dump: '" + args + "' is not file=<path>; use dump,file=/path/profile.txt");
-      return nullptr;
-    }
-    const std::string path = args.substr(5);
-    if (profiler->Dump(path, &message) != Status::kOk) {
-      Throw(env, "java/lang/IllegalStateException", "dump: " + message);
-      return nullptr;
-    }
-    return ToJavaString(env, "dumped collapsed stacks to " + path);
-  }
-  if (!args.empty()) {
-    Throw(env, "java/lang/IllegalArgumentException",
-          verb + ": takes no arguments, got '" + args + "'");
-    return nullptr;
-  }
-  if (verb == "status") return ToJavaString(env, StatusText(profiler->Stats()));
-  const Status status = profiler->Stop(&message);
-  if (status == Status::kWrongState) {
-    Throw(env, "java/lang/IllegalStateException",
-          "stop: the profiler is not running; start it with start,<options> first");
-    return nullptr;
-  }
-  if (status != Status::kOk) {
-    Throw(env, "java/lang/IllegalStateException", "stop: " + message);
-    return nullptr;
-  }
-  return ToJavaString(env, "stopped; " + StatusText(profiler->Stats()));
+  Throw(env, "java/lang/IllegalStateException", status.message());
+  return nullptr;
 }
 
 }  // namespace
 }  // namespace ctxprof
 
-using ctxprof::BlockWriter;
 using ctxprof::ContextBlock;
+using ctxprof::ThreadContext;
 
 extern "C" {
 
@@ -143,7 +118,8 @@ JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_layout0(JNIEnv* env, jclass) 
 
 JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclass) {
   ctxprof::JvmAgent::SeeCurrentThread(env);
-  ContextBlock* block = ctxprof::OwnBlock(env);
+  if (ctxprof::Store(env) == nullptr) return nullptr;
+  ContextBlock* block = ThreadContext::OwnBlock();
   if (block == nullptr) return nullptr;
   return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
 }
@@ -188,38 +164,31 @@ JNIEXPORT jint JNICALL Java_io_ctxprof_Native_slotOf0(JNIEnv* env, jclass, jstri
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAttributeJni0(JNIEnv* env, jclass, jint slot,
                                                                jint id) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr || !ctxprof::IsSlot(slot)) return;
-  BlockWriter(block).SetAttribute(slot, static_cast<uint32_t>(id));
+  ctxprof::CheckWrite(env, ThreadContext::SetAttributeId(slot, static_cast<uint32_t>(id)));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setTraceContextJni0(JNIEnv* env, jclass,
                                                                   jlong trace_high, jlong trace_low,
                                                                   jlong span) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr) return;
-  BlockWriter writer(block);
-  writer.SetTraceId(static_cast<uint64_t>(trace_high), static_cast<uint64_t>(trace_low));
-  writer.SetSpanId(static_cast<uint64_t>(span));
+  ctxprof::CheckWrite(
+      env, ThreadContext::SetTrace(static_cast<uint64_t>(trace_high),
+                                   static_cast<uint64_t>(trace_low), static_cast<uint64_t>(span)));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_setAllJni0(JNIEnv* env, jclass, jlong trace_high,
                                                          jlong trace_low, jlong span,
                                                          jintArray attributes) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block == nullptr) return;
   ctxprof::ContextSnapshot context{};
   context.trace_id_high = static_cast<uint64_t>(trace_high);
   context.trace_id_low = static_cast<uint64_t>(trace_low);
   context.span_id = static_cast<uint64_t>(span);
   const jsize count = std::min<jsize>(env->GetArrayLength(attributes), ctxprof::kAttributeSlots);
   env->GetIntArrayRegion(attributes, 0, count, reinterpret_cast<jint*>(context.attributes));
-  BlockWriter(block).SetAll(context);
+  ctxprof::CheckWrite(env, ThreadContext::SetAll(context));
 }
 
 JNIEXPORT void JNICALL Java_io_ctxprof_Native_clearJni0(JNIEnv* env, jclass) {
-  ContextBlock* block = ctxprof::OwnBlock(env);
-  if (block != nullptr) BlockWriter(block).Clear();
+  ctxprof::CheckWrite(env, ThreadContext::Clear());
 }
 
 JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_execute0(JNIEnv* env, jclass, jstring command) {

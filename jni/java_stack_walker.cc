@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "jni/java_thread_env.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
 
@@ -135,7 +136,7 @@ bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t
 }  // namespace
 
 int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
-  JNIEnv* env = t_env;
+  JNIEnv* env = t_env != nullptr ? t_env : JavaThreadEnv::Current();
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};

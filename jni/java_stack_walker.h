@@ -3,9 +3,13 @@
 //
 // ASGCT is an unexported-in-headers but exported-from-libjvm function found with dlsym
 // (RTLD_DEFAULT). It needs the interrupted thread's JNIEnv, which the handler cannot ask the VM
-// for: the JVM layer stores it with SetCurrentThreadEnv() into an initial-exec TLS slot, on the
-// thread itself (JVMTI ThreadStart, VMInit, and every JNI call into libctxprof for threads that
-// started before the library was loaded). A thread without a stored JNIEnv gets no Java frames.
+// for (JNI GetEnv is not async-signal-safe). Two sources, in this order:
+//  * fast path: an initial-exec TLS slot the JVM layer fills with SetCurrentThreadEnv() on the
+//    thread itself (JVMTI ThreadStart, VMInit, every JNI call into libctxprof);
+//  * every other Java thread (started before the library was loaded, e.g. after a dynamic
+//    attach, and never calling it): HotSpot's own current-thread key (jni/java_thread_env.h).
+// A thread found by neither (not a Java thread, or a VM where the key could not be resolved)
+// gets no Java frames.
 // ASGCT also needs a jmethodID for every method it reports; jvm_agent.cc creates them (class
 // preparation) and keeps CompiledMethodLoad enabled.
 //

@@ -6,8 +6,11 @@
 #include <memory>
 #include <mutex>
 
-#include "context/process_context.h"
+#include "context/context_map.h"
+#include "context/thread_context.h"
+#include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
+#include "jni/java_thread_env.h"
 #include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_threads.h"
@@ -74,32 +77,46 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   JvmThreads::RecordCurrent(jvmti, jni, thread);
 }
 
+// Lets the signal handler find every Java thread's JNIEnv from HotSpot's own thread-local
+// (java_thread_env.h); `jni` is the calling thread's.
+void ResolveJavaThreadEnv(JNIEnv* jni) {
+  std::string error;
+  if (!JavaThreadEnv::Resolve(jni, &error)) {
+    PrintLine("cannot find the JVM's current-thread key: " + error +
+              "; Java frames only on threads that called into libctxprof");
+  }
+}
+
+// One "ctxprof:" line when the session cannot start (the profiler's message names the option,
+// the path and the OS error) or started with notes; the JVM runs on either way.
 void StartSession(const std::string& options) {
-  std::string message;
-  if (Profiler::Global()->Start(options, &message) != Status::kOk) {
-    PrintLine(message + "; the JVM runs without profiling");
-  } else if (!message.empty()) {
-    PrintLine(message);
+  std::string notes;
+  const Status status = Profiler::Global()->Start(options, &notes);
+  if (!status.ok()) {
+    PrintLine(status.message() + "; the JVM runs without profiling");
+  } else if (!notes.empty()) {
+    PrintLine(notes);
   }
 }
 
 void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   CreateAllMethodIds(jvmti, jni);
   AdoptCurrentThread(jvmti, jni, thread);
+  ResolveJavaThreadEnv(jni);
   if (g_start_at_init) StartSession(g_start_options);
 }
 
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
   if (!Profiler::Global()->Stats().running) return;
-  std::string error;
-  if (Profiler::Global()->Stop(&error) == Status::kOk) return;
+  const Status stopped = Profiler::Global()->Stop();
+  if (stopped.ok()) return;
   const SessionStats stats = Profiler::Global()->Stats();
   if (stats.recording_error_reported) {
     // The full line was printed when the error happened; do not repeat it.
     PrintLine("the recording " + stats.recording +
               " is incomplete: writing stopped at the error reported earlier");
   } else {
-    PrintLine(error);
+    PrintLine(stopped.message());
   }
 }
 
@@ -107,9 +124,7 @@ void JNICALL OnThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   if (t_profiler_thread) return;
   AdoptCurrentThread(jvmti, jni, thread);
   const pid_t tid = CachedTid();
-  std::string ignored;
-  ProcessContext* store = ProcessContext::Get(&ignored);
-  if (store != nullptr) store->map().OnThreadStart(tid);
+  ThreadContext::OnThreadStart(tid);
   Profiler::Global()->OnThreadStart(tid);
 }
 
@@ -117,9 +132,7 @@ void JNICALL OnThreadEnd(jvmtiEnv*, JNIEnv*, jthread) {
   if (t_profiler_thread) return;
   const pid_t tid = CachedTid();
   Profiler::Global()->OnThreadEnd(tid);
-  std::string ignored;
-  ProcessContext* store = ProcessContext::Get(&ignored);
-  if (store != nullptr) store->map().OnThreadEnd(tid);
+  ThreadContext::OnThreadEnd(tid);
   JavaStackWalker::SetCurrentThreadEnv(nullptr);
 }
 
@@ -265,6 +278,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (live) {
     JNIEnv* jni = nullptr;
     if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
+      ResolveJavaThreadEnv(jni);
       CreateAllMethodIds(jvmti, jni);
       jthread thread = nullptr;
       if (jvmti->GetCurrentThread(&thread) == JVMTI_ERROR_NONE) {
@@ -328,34 +342,26 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
   return true;
 }
 
-jint Load(JavaVM* vm, const char* options, bool live) {
-  std::string start_options;
-  const bool start = ParseAgentOptions(options, &start_options);
-  std::string error;
-  if (!JvmAgent::Init(vm, live, &error)) {
-    ctxprof::PrintLine(error + "; the JVM runs without profiling");
-    return 0;
-  }
-  if (!start) return 0;
-  if (live) {
-    ctxprof::StartSession(start_options);
-  } else {
-    ctxprof::g_start_options = start_options;
-    ctxprof::g_start_at_init = true;
-  }
-  return 0;
-}
-
 }  // namespace
 
 extern "C" {
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/false);
+  std::string start_options;
+  const bool start = ParseAgentOptions(options, &start_options);
+  std::string error;
+  if (!JvmAgent::Init(vm, /*live=*/false, &error)) {
+    ctxprof::PrintLine(error + "; the JVM runs without profiling");
+    return 0;
+  }
+  if (!start) return 0;
+  ctxprof::g_start_options = start_options;
+  ctxprof::g_start_at_init = true;
+  return 0;
 }
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
-  return Load(vm, options, /*live=*/true);
+  return ctxprof::AttachCommand::Run(vm, options);
 }
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {

@@ -1,5 +1,6 @@
 // JvmAgent: libctxprof inside a JVM. Entry points: Agent_OnLoad (-agentpath:libctxprof.so=...),
-// Agent_OnAttach (dynamic attach) and JNI_OnLoad (System.load from io.ctxprof.Profiler).
+// Agent_OnAttach (dynamic attach: one control command per load, jni/attach_command.h) and
+// JNI_OnLoad (System.load from io.ctxprof.Profiler).
 //
 // What Init() sets up, once per process (later entry points find it done):
 //  * a jvmtiEnv with can_generate_compiled_method_load_events, can_get_line_numbers and, when
@@ -16,7 +17,9 @@
 //    session's background thread to the VM as a daemon, and the allocation and lock event
 //    sources (JvmEvents, jni/jvm_events.h: a jvmtiEnv of its own).
 // Loaded late (JNI_OnLoad/Agent_OnAttach) it also creates jmethodIDs for every loaded class and
-// replays CompiledMethodLoad/DynamicCodeGenerated with GenerateEvents.
+// replays CompiledMethodLoad/DynamicCodeGenerated with GenerateEvents. At VMInit, or at once when
+// loaded late, it resolves HotSpot's current-thread key (jni/java_thread_env.h), so threads that
+// never reach ThreadStart or libctxprof still get Java frames.
 //
 // Every JVMTI/JNI failure is turned into a one-line message on stderr ("ctxprof: ...") and a
 // reduced feature (e.g. no Java frames), never into a failure of the JVM.

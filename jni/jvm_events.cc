@@ -206,34 +206,38 @@ bool BindParkHook(JNIEnv* jni, std::string* error) {
   return g_park_bound;
 }
 
-bool StartLocks(std::string* error) {
+Status StartLocks() {
   JNIEnv* jni = nullptr;
   if (g_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK) {
-    *error =
-        "the thread starting the profiler is not a Java thread; start it with -agentpath or "
-        "through io.ctxprof.Profiler";
-    return false;
+    return Status::WrongState(
+        "option 'lock': the thread starting the profiler is not a Java thread; start it with "
+        "-agentpath, ctxprof attach or io.ctxprof.Profiler");
   }
-  if (!BindParkHook(jni, error)) {
-    *error = "cannot time LockSupport.park: " + *error;
-    return false;
+  std::string error;
+  if (!BindParkHook(jni, &error)) {
+    return Status::Unavailable("option 'lock': cannot time LockSupport.park: " + error, 0);
   }
   if (!SetEvents(JVMTI_ENABLE,
                  {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED},
-                 error)) {
-    return false;
+                 &error)) {
+    return Status::Unavailable("option 'lock': " + error, 0);
   }
   g_time_parks.store(true, std::memory_order_relaxed);
-  return true;
+  return Status();
 }
 
-bool StartAllocations(const EventRules& rules, std::string* error) {
+Status StartAllocations(const EventRules& rules) {
   g_track_objects.store(rules.live, std::memory_order_relaxed);
   const uint64_t interval = EventRecorder::SamplingInterval(rules);
-  return Check(g_jvmti->SetHeapSamplingInterval(
-                   static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
-               "SetHeapSamplingInterval", error) &&
-         SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC}, error);
+  std::string error;
+  if (!Check(g_jvmti->SetHeapSamplingInterval(
+                 static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
+             "SetHeapSamplingInterval", &error) ||
+      !SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC}, &error)) {
+    return Status::Unavailable(
+        "option 'alloc': " + error + " (allocation sampling needs JDK 11+)", 0);
+  }
+  return Status();
 }
 
 }  // namespace
@@ -267,23 +271,18 @@ void JvmEvents::Init(JavaVM* vm) {
   }
 }
 
-bool JvmEvents::Start(const EventRules& rules, std::string* error) {
-  const char* option = rules.alloc_interval_bytes != 0 ? "alloc" : "lock";
+Status JvmEvents::Start(const EventRules& rules) {
   if (g_jvmti == nullptr) {
-    *error = std::string("option '") + option + "': " + g_init_error;
-    return false;
+    return Status::Unavailable(std::string("option '") +
+                                   (rules.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+                                   "': " + g_init_error,
+                               0);
   }
-  if (rules.lock_enabled && !StartLocks(error)) {
-    *error = "option 'lock': " + *error;
-    Stop();
-    return false;
-  }
-  if (rules.alloc_interval_bytes != 0 && !StartAllocations(rules, error)) {
-    *error = "option 'alloc': " + *error + " (allocation sampling needs JDK 11+)";
-    Stop();
-    return false;
-  }
-  return true;
+  Status started;
+  if (rules.lock_enabled) started = StartLocks();
+  if (started.ok() && rules.alloc_interval_bytes != 0) started = StartAllocations(rules);
+  if (!started.ok()) Stop();
+  return started;
 }
 
 void JvmEvents::Stop() {

@@ -49,6 +49,7 @@
 
 #include "profiler/recording/live_objects.h"
 #include "profiler/sampler/event_recorder.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -58,8 +59,10 @@ class JvmEvents {
   // callbacks, all events off. A failure is kept and returned by every Start.
   static void Init(JavaVM* vm);
   // RuntimeHooks::events_start: turns on what `rules` ask for (binding the park hook the first
-  // time). False + *error naming the option and the cause; nothing stays on then.
-  static bool Start(const EventRules& rules, std::string* error);
+  // time). On failure nothing stays on and the Status names the option and the cause:
+  // kUnavailable (the JVM refused a JVMTI capability or event, or the park hook) or kWrongState
+  // (the calling thread is not a Java thread).
+  static Status Start(const EventRules& rules);
   // RuntimeHooks::events_stop.
   static void Stop();
   // RuntimeHooks::object_tracker.

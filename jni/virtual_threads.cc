@@ -5,16 +5,12 @@
 #include <new>
 
 #include "context/context_block.h"
-#include "context/process_context.h"
+#include "context/thread_context.h"
 
+// Every callback here runs on the carrier thread, so ThreadContext (the calling thread's
+// context) is the carrier's block: the one its samples read while the virtual thread is mounted.
 namespace ctxprof {
 namespace {
-
-ContextBlock* CarrierBlock() {
-  std::string ignored;
-  ProcessContext* store = ProcessContext::Get(&ignored);
-  return store != nullptr ? store->map().BlockFor(CachedTid()) : nullptr;
-}
 
 // The snapshot of the current (virtual) thread; created when `create`.
 ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
@@ -33,27 +29,18 @@ ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
 }
 
 void JNICALL OnMount(jvmtiEnv* jvmti, ...) {
-  ContextBlock* block = CarrierBlock();
-  if (block == nullptr) return;
   const ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot != nullptr) {
-    BlockWriter(block).SetAll(*snapshot);
+    ThreadContext::SetAll(*snapshot);
   } else {
-    BlockWriter(block).Clear();
+    ThreadContext::Clear();
   }
 }
 
 void JNICALL OnUnmount(jvmtiEnv* jvmti, ...) {
-  ContextBlock* block = CarrierBlock();
-  if (block == nullptr) return;
   ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/true);
-  // The carrier is the block's only writer and is running this callback: a read cannot race a
-  // write, so it returns a complete copy at the first attempt.
-  if (snapshot != nullptr &&
-      ReadBlock(*block, snapshot, kSameThreadReadAttempts) != ReadStatus::kConsistent) {
-    memset(snapshot, 0, sizeof(*snapshot));
-  }
-  BlockWriter(block).Clear();
+  if (snapshot != nullptr) ThreadContext::Read(snapshot);
+  ThreadContext::Clear();
 }
 
 bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callback,
@@ -108,14 +95,10 @@ bool VirtualThreads::Enable(jvmtiEnv* jvmti, std::string* error) {
   return true;
 }
 
-void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv*, jthread) {
-  ContextBlock* block = CarrierBlock();
-  if (block != nullptr) BlockWriter(block).Clear();
-}
+void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv*, jthread) { ThreadContext::Clear(); }
 
 void JNICALL VirtualThreads::OnEnd(jvmtiEnv* jvmti, JNIEnv*, jthread) {
-  ContextBlock* block = CarrierBlock();
-  if (block != nullptr) BlockWriter(block).Clear();
+  ThreadContext::Clear();
   ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot == nullptr) return;
   jvmti->SetThreadLocalStorage(nullptr, nullptr);

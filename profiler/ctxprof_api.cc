@@ -1,9 +1,12 @@
-// The C API (profiler/ctxprof.h) over Profiler::Global(). No C++ exception crosses it: every
-// entry point that allocates catches (allocation failure is the only exception expected).
+// The C API (profiler/ctxprof.h): sessions through Profiler::Global(), the calling thread's
+// context through ThreadContext. No C++ exception crosses it: every entry point that allocates
+// catches, and answers CTXPROF_EUNAVAIL (allocation failure is the only exception expected).
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
+#include "context/thread_context.h"
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
 
@@ -16,16 +19,31 @@ void CopyMessage(const std::string& message, char* error, size_t error_len) {
   error[length] = '\0';
 }
 
-int ToCode(ctxprof::Status status) {
-  switch (status) {
-    case ctxprof::Status::kOk:
+int ToCode(const ctxprof::Status& status) {
+  switch (status.code()) {
+    case ctxprof::StatusCode::kOk:
       return 0;
-    case ctxprof::Status::kInvalidArgument:
+    case ctxprof::StatusCode::kInvalidArgument:
       return CTXPROF_EINVAL;
-    case ctxprof::Status::kWrongState:
+    case ctxprof::StatusCode::kWrongState:
       return CTXPROF_ESTATE;
-    case ctxprof::Status::kIoError:
+    case ctxprof::StatusCode::kIo:
       return CTXPROF_EIO;
+    case ctxprof::StatusCode::kUnavailable:
+      return CTXPROF_EUNAVAIL;
+  }
+  return CTXPROF_EINVAL;
+}
+
+int ToCode(ctxprof::ContextWrite write) {
+  switch (write) {
+    case ctxprof::ContextWrite::kWritten:
+      return 0;
+    case ctxprof::ContextWrite::kBadSlot:
+      return CTXPROF_EINVAL;
+    case ctxprof::ContextWrite::kNoBlock:
+    case ctxprof::ContextWrite::kNoStore:
+      return CTXPROF_EUNAVAIL;
   }
   return CTXPROF_EINVAL;
 }
@@ -36,33 +54,31 @@ extern "C" {
 
 int ctxprof_start(const char* options, char* error, size_t error_len) {
   try {
-    std::string message;
+    std::string notes;
     const ctxprof::Status status =
-        ctxprof::Profiler::Global()->Start(options != nullptr ? options : "", &message);
-    CopyMessage(message, error, error_len);
+        ctxprof::Profiler::Global()->Start(options != nullptr ? options : "", &notes);
+    CopyMessage(status.ok() ? notes : status.message(), error, error_len);
     return ToCode(status);
   } catch (const std::exception& e) {
-    CopyMessage(std::string("ctxprof_start failed: ") + e.what(), error, error_len);
-    return CTXPROF_EINVAL;
+    CopyMessage(e.what(), error, error_len);
+    return CTXPROF_EUNAVAIL;
   }
 }
 
 int ctxprof_stop(void) {
   try {
-    std::string error;
-    return ToCode(ctxprof::Profiler::Global()->Stop(&error));
+    return ToCode(ctxprof::Profiler::Global()->Stop());
   } catch (const std::exception&) {
-    return CTXPROF_ESTATE;
+    return CTXPROF_EUNAVAIL;
   }
 }
 
 int ctxprof_dump(const char* path) {
   if (path == nullptr || path[0] == '\0') return CTXPROF_EINVAL;
   try {
-    std::string error;
-    return ToCode(ctxprof::Profiler::Global()->Dump(path, &error));
+    return ToCode(ctxprof::Profiler::Global()->Dump(path));
   } catch (const std::exception&) {
-    return CTXPROF_EIO;
+    return CTXPROF_EUNAVAIL;
   }
 }
 
@@ -74,26 +90,24 @@ int ctxprof_register_attributes(const char* const* names, int count) {
       if (names[i] == nullptr) return CTXPROF_EINVAL;
       list.emplace_back(names[i]);
     }
-    std::string error;
-    return ToCode(ctxprof::Profiler::Global()->RegisterAttributes(list, &error));
+    return ToCode(ctxprof::Profiler::Global()->RegisterAttributes(list));
   } catch (const std::exception&) {
-    return CTXPROF_EINVAL;
+    return CTXPROF_EUNAVAIL;
   }
 }
 
 int ctxprof_set_attribute(int slot, const char* value) {
   try {
-    std::string error;
-    return ctxprof::Profiler::Global()->SetAttribute(slot, value, &error) ? 0 : CTXPROF_EINVAL;
+    return ToCode(ctxprof::ThreadContext::SetAttribute(slot, value));
   } catch (const std::exception&) {
-    return CTXPROF_EINVAL;
+    return CTXPROF_EUNAVAIL;
   }
 }
 
 void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id) {
-  ctxprof::Profiler::Global()->SetTraceContext(trace_hi, trace_lo, span_id);
+  ctxprof::ThreadContext::SetTrace(trace_hi, trace_lo, span_id);
 }
 
-void ctxprof_clear_context(void) { ctxprof::Profiler::Global()->ClearContext(); }
+void ctxprof_clear_context(void) { ctxprof::ThreadContext::Clear(); }
 
 }  // extern "C"

@@ -1,5 +1,5 @@
-// ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input or failed
-// output, 2 usage error; `record` exits with the JVM's status.
+// ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input, failed output
+// or a failed attach, 2 usage error; `record` exits with the JVM's status.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "profiler/wire/gzip.h"
+#include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
+#include "tools/labels.h"
+#include "tools/otlp.h"
 #include "tools/pprof.h"
 #include "tools/profile.h"
 #include "tools/record.h"
@@ -28,17 +32,18 @@ constexpr int kUsage = 2;
 constexpr const char* kMainHelp = R"help(usage: ctxprof COMMAND [options]
 
 Commands:
-  report   hottest methods per context attribute value, as text
-  flame    a self-contained HTML flame graph with a selector per attribute value
-  convert  collapsed stacks or gzipped pprof
+  report   hottest methods per context attribute value (or per thread), as text
+  flame    a self-contained HTML flame graph with a selector per attribute value; --diff
+  convert  collapsed stacks, gzipped pprof or OTLP profiles
   record   run a JVM with the ctxprof agent and write a JFR recording
+  attach   start, stop, dump or ask the status of profiling in a running JVM
 
 Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
-Exit status: 0 ok, 1 bad input or unwritable output, 2 usage error.
+Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage error.
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events E] [--quiet]
+    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
@@ -46,6 +51,7 @@ then sections for samples whose context lacks the attribute and for samples with
 With --events alloc the amounts are bytes allocated, with --events lock time blocked, and the
 allocated (or waited-for) class is the leaf of each stack.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
+  --threads        one section per thread (name and OS thread id) instead
   --top N          rows per section (default 10)
   --events E       cpu, wall, all (cpu and wall samples; the default), alloc
                    (jdk.ObjectAllocationSample) or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
@@ -54,26 +60,38 @@ allocated (or waited-for) class is the leaf of each stack.
 
 constexpr const char* kFlameHelp =
     R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
+       ctxprof flame --diff BEFORE.jfr AFTER.jfr -o DIFF.html [--by ATTRIBUTE] [--events E]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
+With --diff, the graph of AFTER coloured by each frame's change of share since BEFORE (red:
+more, blue: less), per selected value in both recordings; "widths" switches to BEFORE's shape.
   -o FILE          the page to write (required)
+  --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
   --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events E] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp FILE.jfr -o OUT [--events E] [--labels LIST] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
-  --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
-                   and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to pprof       gzipped perftools.profiles.Profile; sample types samples/count and one per
+                   kind (cpu and wall nanoseconds...); labels "kind" and one per attribute
+                   (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to otlp        OpenTelemetry profiles (ProfilesData, profiles/v1development): one profile
+                   per sample kind, attributes per context attribute, trace and span ids as
+                   links
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
-                   or ns, pprof has alloc_samples/alloc_space or contentions/delay values
+                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
+  --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
+                   trace_id, span_id, attribute names, or none (default: kind and the
+                   attributes for pprof, the attributes for OTLP; ids make a series per
+                   request or thread in Pyroscope and most backends)
   --quiet          no progress on stderr
 )help";
 
@@ -97,15 +115,40 @@ Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exit
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";
 
+constexpr const char* kAttachHelp =
+    R"help(usage: ctxprof attach PID start [record's options] [-o OUT]
+       ctxprof attach PID stop | status
+       ctxprof attach PID dump -o FILE
+
+Loads libctxprof into the running JVM PID (HotSpot dynamic attach; no JDK tool needed) and runs
+one command there; the agent's answer is printed, and a refusal exits 1 with its message.
+  start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
+            ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
+            --alloc, --lock, --select, --live, --clock, --unwind, --chunksize, --chunktime,
+            --option KEY=VALUE
+  stop      stop profiling and finish the recording
+  dump      write the samples so far to FILE (collapsed stacks) without stopping
+  status    the session's state, engine, sample and drop counts, recording
+  --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --timeout S     seconds to wait for the JVM's attach listener (default 10)
+Relative paths are taken from the current directory. A JVM in a container (another mount or
+pid namespace) is reached through /proc/PID/root; OUT, FILE and the library are then paths
+inside the container, and the library must exist there at the same path.
+)help";
+
 // Flags of the analysis commands, parsed the same way for each.
 struct AnalysisArguments {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output;
   std::string by;
   std::string to;
+  std::string labels;
+  bool labels_given = false;
   size_t top = 10;
   EventSelection events = EventSelection::kAll;
   bool quiet = false;
+  bool threads = false;
+  bool diff = false;
 };
 
 // Parses `args` (after the command); `allowed` lists the flags the command takes.
@@ -120,8 +163,8 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         *error = command + ": unknown option \"" + arg + "\" (see ctxprof " + command + " --help)";
         return false;
       }
-      if (arg == "--quiet") {
-        out->quiet = true;
+      if (arg == "--quiet" || arg == "--threads" || arg == "--diff") {
+        (arg == "--quiet" ? out->quiet : arg == "--threads" ? out->threads : out->diff) = true;
         continue;
       }
       if (i + 1 >= args.size()) {
@@ -135,6 +178,9 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->by = value;
       } else if (arg == "--to") {
         out->to = value;
+      } else if (arg == "--labels") {
+        out->labels = value;
+        out->labels_given = true;
       } else if (arg == "--top") {
         char* end = nullptr;
         const long top = strtol(value.c_str(), &end, 10);
@@ -150,35 +196,42 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
           return false;
         }
       }
-    } else if (out->input.empty()) {
-      out->input = arg;
     } else {
-      *error = command + ": one input file only (got \"" + out->input + "\" and \"" + arg + "\")";
-      return false;
+      out->inputs.push_back(arg);
     }
   }
-  if (out->input.empty()) {
+  if (out->diff && out->inputs.size() != 2) {
+    *error = command + ": --diff wants two input files, BEFORE.jfr AFTER.jfr (got " +
+             std::to_string(out->inputs.size()) + ")";
+    return false;
+  }
+  if (out->inputs.empty()) {
     *error = command + ": no input file (see ctxprof " + command + " --help)";
+    return false;
+  }
+  if (!out->diff && out->inputs.size() > 1) {
+    *error = command + ": one input file only (got \"" + out->inputs[0] + "\" and \"" +
+             out->inputs[1] + "\")";
     return false;
   }
   return true;
 }
 
-bool LoadProfile(const AnalysisArguments& arguments, Profile* profile) {
+bool LoadProfile(const AnalysisArguments& arguments, const std::string& input, Profile* profile) {
   struct stat info;
-  if (!arguments.quiet && stat(arguments.input.c_str(), &info) == 0) {
-    fprintf(stderr, "reading %s: %.1f MiB\n", arguments.input.c_str(),
+  if (!arguments.quiet && stat(input.c_str(), &info) == 0) {
+    fprintf(stderr, "reading %s: %.1f MiB\n", input.c_str(),
             static_cast<double>(info.st_size) / (1 << 20));
   }
   std::string error;
-  if (!profile->Load(arguments.input, arguments.events, &error)) {
+  if (!profile->Load(input, arguments.events, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return false;
   }
   if (!arguments.quiet) {
-    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n",
-            arguments.input.c_str(), profile->chunk_count(), profile->samples().size(),
-            profile->contexts().size(), profile->stacks().size());
+    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n", input.c_str(),
+            profile->chunk_count(), profile->samples().size(), profile->contexts().size(),
+            profile->stacks().size());
   }
   return true;
 }
@@ -232,14 +285,18 @@ int Usage(const std::string& error) {
 int Report(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("report", args, {"--by", "--top", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("report", args, {"--by", "--threads", "--top", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
+  }
+  if (arguments.threads && !arguments.by.empty()) {
+    return Usage("report: --by and --threads each choose the sections; give one of them");
   }
   Profile profile;
   ReportOptions options;
   options.top = arguments.top;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  options.by_thread = arguments.threads;
+  if (!LoadProfile(arguments, arguments.inputs[0], &profile)) return kBadInput;
   if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
   std::string text;
   WriteReport(profile, options, &text);
@@ -249,38 +306,61 @@ int Report(const std::vector<std::string>& args) {
 int Flame(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--diff", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
-  Profile profile;
+  std::vector<Profile> profiles(arguments.inputs.size());
+  for (size_t i = 0; i < profiles.size(); i++) {
+    if (!LoadProfile(arguments, arguments.inputs[i], &profiles[i])) return kBadInput;
+  }
+  // The attribute is chosen in the last (AFTER) recording, or in BEFORE when AFTER lacks it.
   int attribute = -1;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
-  if (!ChooseAttribute(profile, arguments.by, &attribute)) return kUsage;
+  const Profile* named = &profiles.back();
+  if (arguments.diff && !arguments.by.empty() && named->AttributeIndex(arguments.by) < 0) {
+    named = &profiles.front();
+  }
+  if (!ChooseAttribute(*named, arguments.by, &attribute)) return kUsage;
+  const std::string by = attribute < 0 ? "" : named->attribute_names()[attribute];
   std::string page;
-  WriteFlameGraph(profile, attribute, "ctxprof: " + arguments.input, &page);
+  if (arguments.diff) {
+    WriteDiffFlameGraph(profiles[0], profiles[1], by,
+                        "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1], &page);
+  } else {
+    WriteFlameGraph(profiles[0], by, "ctxprof: " + arguments.inputs[0], &page);
+  }
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
 
 int Convert(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--labels", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
-  if (arguments.to != "collapsed" && arguments.to != "pprof") {
-    return Usage("convert: --to wants collapsed or pprof" +
+  if (arguments.to != "collapsed" && arguments.to != "pprof" && arguments.to != "otlp") {
+    return Usage("convert: --to wants collapsed, pprof or otlp" +
                  (arguments.to.empty() ? std::string() : ", got \"" + arguments.to + "\""));
+  }
+  if (arguments.to == "collapsed" && arguments.labels_given) {
+    return Usage("convert: --labels applies to --to pprof and --to otlp");
   }
   if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
   Profile profile;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs[0], &profile)) return kBadInput;
+  std::vector<LabelSource> labels = DefaultLabels(profile);
+  if (arguments.to == "otlp") labels.erase(labels.begin());  // one profile per kind already
+  if (arguments.labels_given && !ParseLabels(arguments.labels, profile, &labels, &error)) {
+    return Usage("convert: " + error);
+  }
   std::string bytes;
   if (arguments.to == "collapsed") {
     WriteCollapsed(profile, &bytes);
-  } else if (!Gzip(EncodePprof(profile), &bytes, &error)) {
+  } else if (arguments.to == "otlp") {
+    bytes = EncodeOtlp(profile, labels);
+  } else if (!Gzip(EncodePprof(profile, labels), /*level=*/9, &bytes, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return kBadInput;
   }
@@ -292,10 +372,10 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   std::string error, agent_options, library;
   std::vector<std::string> command;
   if (!ParseRecordArguments(args, &options, &error) ||
-      !AgentOptionString(options, &agent_options, &error)) {
+      !AgentOptionString("record", options, &agent_options, &error)) {
     return Usage(error);
   }
-  if (!FindAgentLibrary(options.library, executable, &library, &error)) {
+  if (!FindAgentLibrary("record", options.library, executable, &library, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return kBadInput;
   }
@@ -304,6 +384,13 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
   return status;
+}
+
+int Attach(const std::vector<std::string>& args, const std::string& executable) {
+  AttachArguments arguments;
+  std::string error;
+  if (!ParseAttachArguments(args, &arguments, &error)) return Usage(error);
+  return RunAttach(arguments, executable);
 }
 
 }  // namespace
@@ -325,10 +412,12 @@ int main(int argc, char** argv) {
   const std::map<std::string, const char*> helps = {{"report", kReportHelp},
                                                     {"flame", kFlameHelp},
                                                     {"convert", kConvertHelp},
-                                                    {"record", kRecordHelp}};
+                                                    {"record", kRecordHelp},
+                                                    {"attach", kAttachHelp}};
   auto help = helps.find(command);
   if (help == helps.end()) {
-    return Usage("unknown command \"" + command + "\" (commands: report, flame, convert, record)");
+    return Usage("unknown command \"" + command +
+                 "\" (commands: report, flame, convert, record, attach)");
   }
   if (WantsHelp(args)) {
     fputs(help->second, stdout);
@@ -337,5 +426,6 @@ int main(int argc, char** argv) {
   if (command == "report") return Report(args);
   if (command == "flame") return Flame(args);
   if (command == "convert") return Convert(args);
+  if (command == "attach") return Attach(args, argv[0]);
   return Record(args, argv[0]);
 }

@@ -1,5 +1,7 @@
 #include "tools/profile.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -13,7 +15,7 @@ namespace {
 // ctxprof.Context fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "traceId" || name == "spanId";
+         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -36,35 +38,68 @@ std::string DottedClassName(std::string name) {
   return name;
 }
 
-// The kind of a selected event type.
-SampleKind KindOf(const std::string& type) {
-  if (type == "ctxprof.WallClockSample") return SampleKind::kWall;
-  if (type == "jdk.ObjectAllocationSample") return SampleKind::kAllocation;
-  if (type == "jdk.JavaMonitorEnter") return SampleKind::kMonitor;
-  if (type == "jdk.ThreadPark") return SampleKind::kPark;
-  return SampleKind::kCpu;
+// The kind of events of `type`; false for a type the tool does not read. jdk.NativeMethodSample
+// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not.
+bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
+  if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
+    *kind = SampleKind::kCpu;
+  } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
+             (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
+    *kind = SampleKind::kWall;
+  } else if (type == "jdk.ObjectAllocationSample") {
+    *kind = SampleKind::kAllocation;
+  } else if (type == "jdk.JavaMonitorEnter") {
+    *kind = SampleKind::kMonitor;
+  } else if (type == "jdk.ThreadPark") {
+    *kind = SampleKind::kPark;
+  } else {
+    return false;
+  }
+  return true;
 }
 
-// Whether events of `type` are loaded for `selection`.
-bool Selects(EventSelection selection, const std::string& type) {
-  const bool cpu = type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample";
-  const bool wall = type == "ctxprof.WallClockSample";
+// Whether samples of `kind` are loaded for `selection`.
+bool Selects(EventSelection selection, SampleKind kind) {
   switch (selection) {
     case EventSelection::kCpu:
-      return cpu;
+      return kind == SampleKind::kCpu;
     case EventSelection::kWall:
-      return wall;
+      return kind == SampleKind::kWall;
     case EventSelection::kAll:
-      return cpu || wall;
+      return IsIntervalKind(kind);
     case EventSelection::kAlloc:
-      return type == "jdk.ObjectAllocationSample";
+      return kind == SampleKind::kAllocation;
     case EventSelection::kLock:
-      return type == "jdk.JavaMonitorEnter" || type == "jdk.ThreadPark";
+      return kind == SampleKind::kMonitor || kind == SampleKind::kPark;
   }
   return false;
 }
 
 }  // namespace
+
+const char* SampleKindName(SampleKind kind) {
+  switch (kind) {
+    case SampleKind::kCpu:
+      return "cpu";
+    case SampleKind::kWall:
+      return "wall";
+    case SampleKind::kAllocation:
+      return "alloc";
+    case SampleKind::kMonitor:
+      return "monitor";
+    case SampleKind::kPark:
+      return "park";
+  }
+  return "cpu";
+}
+
+const char* MeasureUnit(SampleKind kind) {
+  return kind == SampleKind::kAllocation ? "bytes" : "nanoseconds";
+}
+
+bool IsIntervalKind(SampleKind kind) {
+  return kind == SampleKind::kCpu || kind == SampleKind::kWall;
+}
 
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
   if (text == "cpu") {
@@ -114,6 +149,29 @@ std::string JavaClassName(const std::string& jvm_name) {
   return name;
 }
 
+int64_t Profile::period(SampleKind kind) const {
+  switch (kind) {
+    case SampleKind::kCpu:
+      return cpu_interval_nanos_;
+    case SampleKind::kWall:
+      return wall_interval_nanos_;
+    case SampleKind::kAllocation:
+      return alloc_interval_bytes_;
+    case SampleKind::kMonitor:
+    case SampleKind::kPark:
+      break;
+  }
+  return 0;
+}
+
+int64_t Profile::CountOf(const Sample& sample) {
+  return IsIntervalKind(sample.kind) ? sample.weight : 1;
+}
+
+int64_t Profile::MeasureOf(const Sample& sample) const {
+  return IsIntervalKind(sample.kind) ? sample.weight * period(sample.kind) : sample.weight;
+}
+
 int Profile::AttributeIndex(const std::string& name) const {
   for (size_t i = 0; i < attribute_names_.size(); i++) {
     if (attribute_names_[i] == name || attribute_fields_[i] == name) return static_cast<int>(i);
@@ -133,13 +191,35 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   if (!reader.Read(path, JfrReader::Options{}, error)) return false;
   chunk_count_ = reader.chunks().size();
 
+  if (!reader.chunks().empty()) {
+    start_nanos_ = reader.chunks().front().start_nanos;
+    for (const JfrChunkInfo& chunk : reader.chunks()) {
+      const int64_t end = chunk.start_nanos + static_cast<int64_t>(chunk.duration_nanos);
+      duration_nanos_ = std::max(duration_nanos_, end - start_nanos_);
+    }
+  }
   // Registered attribute names, to show "http.route" rather than the field name "http_route".
   std::map<std::string, std::string> name_of_field;
+  bool ctxprof_recording = false;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.ProfilerSettings") {
+      ctxprof_recording = true;
       if (cpu_interval_nanos_ == 0) cpu_interval_nanos_ = event.Field("interval").integer();
       for (const std::string& name : SplitCommas(event.Field("attributes").string())) {
         name_of_field.emplace(JfrMetadata::FieldNameOf(name), name);
+      }
+      if (alloc_interval_bytes_ == 0) {
+        const JfrValue& alloc = event.Field("allocInterval");
+        alloc_interval_bytes_ = alloc.is_null() ? 0 : alloc.integer();
+      }
+    } else if (event.type_name() == "jdk.ActiveSetting") {
+      // async-profiler's names, which ctxprof writes too.
+      const std::string& name = event.Field("name").string();
+      int64_t* interval = name == "wall"    ? &wall_interval_nanos_
+                          : name == "alloc" ? &alloc_interval_bytes_
+                                            : nullptr;
+      if (interval != nullptr && *interval == 0) {
+        *interval = strtoll(event.Field("value").string().c_str(), nullptr, 10);
       }
     }
   }
@@ -230,16 +310,29 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
         Frame{klass.is_null() ? "(unknown class)" : JavaClassName(klass.Field("name").string()), "",
               "", 0, "Class"});
   };
+  std::map<std::pair<int64_t, std::string>, uint32_t> thread_index;
   for (const JfrEvent& event : reader.events()) {
-    if (!Selects(selection, event.type_name())) continue;
-    const std::string& type = event.type_name();
+    SampleKind kind;
+    if (!KindOf(event.type_name(), ctxprof_recording, &kind) || !Selects(selection, kind)) {
+      continue;
+    }
     Sample sample;
-    sample.kind = KindOf(type);
-    sample.thread_id = event.thread().Field("osThreadId").integer();
+    sample.kind = kind;
+    const JfrValue& thread = event.thread();
+    sample.thread_id = thread.Field("osThreadId").integer();
+    const JfrValue& java_name = thread.Field("javaName");
+    std::string thread_name =
+        java_name.is_null() ? thread.Field("osName").string() : java_name.string();
+    auto known = thread_index.emplace(std::make_pair(sample.thread_id, thread_name),
+                                      static_cast<uint32_t>(threads_.size()));
+    if (known.second) threads_.push_back(Thread{sample.thread_id, std::move(thread_name)});
+    sample.thread = known.first->second;
     sample.ticks = event.start_ticks();
+    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
     sample.stack = intern_stack(event.Field("stackTrace"));
-    if (sample.kind == SampleKind::kCpu || sample.kind == SampleKind::kWall) {
-      const JfrValue& weight = event.Field("weight");
+    if (IsIntervalKind(kind)) {
+      const JfrValue& samples = event.Field("samples");
+      const JfrValue& weight = samples.is_null() ? event.Field("weight") : samples;
       sample.weight = weight.is_null() ? 1 : weight.integer();
     } else {
       const char* class_field = sample.kind == SampleKind::kAllocation ? "objectClass"

@@ -33,6 +33,42 @@ bool IsFile(const std::string& path) {
 
 }  // namespace
 
+FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::string>& args,
+                         size_t* i, RecordOptions* out, std::string* error) {
+  const std::string& flag = args[*i];
+  if (flag == "--live") {  // the agent's one option without a value
+    out->agent_options.emplace_back("live", "");
+    return FlagParse::kParsed;
+  }
+  const FlagKey* mapped = nullptr;
+  for (const FlagKey& candidate : kFlagKeys) {
+    if (flag == candidate.flag) mapped = &candidate;
+  }
+  const bool known = mapped != nullptr || flag == "--lib" || flag == "-o" || flag == "--output" ||
+                     flag == "--option";
+  if (!known) return FlagParse::kNotAgentFlag;
+  if (*i + 1 >= args.size() || args[*i + 1] == "--") {
+    *error = command + ": " + flag + " needs a value";
+    return FlagParse::kError;
+  }
+  const std::string& value = args[++*i];
+  if (mapped != nullptr) {
+    out->agent_options.emplace_back(mapped->key, value);
+  } else if (flag == "--lib") {
+    out->library = value;
+  } else if (flag == "--option") {
+    const size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      *error = command + ": --option wants key=value, got \"" + value + "\"";
+      return FlagParse::kError;
+    }
+    out->agent_options.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+  } else {
+    out->output = value;
+  }
+  return FlagParse::kParsed;
+}
+
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error) {
   size_t i = 0;
@@ -42,33 +78,9 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
       *error = "record: unexpected \"" + flag + "\"; the java command goes after \"--\"";
       return false;
     }
-    if (flag == "--live") {  // the agent's one option without a value
-      out->agent_options.emplace_back("live", "");
-      continue;
-    }
-    if (i + 1 >= args.size() || args[i + 1] == "--") {
-      *error = "record: " + flag + " needs a value";
-      return false;
-    }
-    const std::string& value = args[++i];
-    const FlagKey* mapped = nullptr;
-    for (const FlagKey& candidate : kFlagKeys) {
-      if (flag == candidate.flag) mapped = &candidate;
-    }
-    if (mapped != nullptr) {
-      out->agent_options.emplace_back(mapped->key, value);
-    } else if (flag == "--lib") {
-      out->library = value;
-    } else if (flag == "-o" || flag == "--output") {
-      out->output = value;
-    } else if (flag == "--option") {
-      const size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        *error = "record: --option wants key=value, got \"" + value + "\"";
-        return false;
-      }
-      out->agent_options.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    } else {
+    const FlagParse parsed = ParseAgentFlag("record", args, &i, out, error);
+    if (parsed == FlagParse::kError) return false;
+    if (parsed == FlagParse::kNotAgentFlag) {
       *error = "record: unknown option \"" + flag + "\" (see ctxprof record --help)";
       return false;
     }
@@ -83,11 +95,12 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
   return true;
 }
 
-bool AgentOptionString(const RecordOptions& options, std::string* out, std::string* error) {
+bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
+                       std::string* error) {
   std::string text = "start";
   auto append = [&](const std::string& key, const std::string& value) {
     if (value.empty() || value.find(',') != std::string::npos) {
-      *error = "record: " + key + "=\"" + value + "\": " +
+      *error = command + ": " + key + "=\"" + value + "\": " +
                (value.empty() ? "empty value" : "the agent splits its options at ','; use ';'") +
                " (docs/SAMPLER.md)";
       return false;
@@ -122,11 +135,11 @@ bool JvmCommand(const RecordOptions& options, const std::string& library,
   return true;
 }
 
-bool FindAgentLibrary(const std::string& explicit_path, const std::string& executable,
-                      std::string* out, std::string* error) {
+bool FindAgentLibrary(const std::string& command, const std::string& explicit_path,
+                      const std::string& executable, std::string* out, std::string* error) {
   if (!explicit_path.empty()) {
     if (!IsFile(explicit_path)) {
-      *error = "record: --lib " + explicit_path + ": no such file";
+      *error = command + ": --lib " + explicit_path + ": no such file";
       return false;
     }
     *out = explicit_path;
@@ -141,7 +154,7 @@ bool FindAgentLibrary(const std::string& explicit_path, const std::string& execu
       return true;
     }
   }
-  *error = "record: libctxprof.so is not in " + candidates[0] + " nor " + candidates[1] +
+  *error = command + ": libctxprof.so is not in " + candidates[0] + " nor " + candidates[1] +
            "; pass --lib PATH (bazel build -c opt //jni:libctxprof.so)";
   return false;
 }

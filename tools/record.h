@@ -15,6 +15,7 @@
 
 namespace ctxprof::tools {
 
+// The flags of `record` (and of `attach PID start`, which takes the same agent flags).
 struct RecordOptions {
   std::string library;                 // --lib; "" = look next to the ctxprof binary
   std::string output = "ctxprof.jfr";  // -o
@@ -23,14 +24,26 @@ struct RecordOptions {
   std::vector<std::string> command;  // after "--": the java executable and its arguments
 };
 
+// The agent flags, shared by `record` and `attach PID start`: --event, --interval, --wall,
+// --depth, --attributes, --filter, --clock, --chunksize, --chunktime, --unwind, --alloc,
+// --lock, --select, --live (the one without a value) and --option KEY=VALUE become agent keys;
+// -o/--output and --lib set their fields. Parses args[*i] and its value, leaving *i on the
+// value. kNotAgentFlag (nothing consumed) when
+// args[*i] is none of them; kError + *error ("<command>: ...") when the value is missing or
+// --option is not key=value.
+enum class FlagParse { kParsed, kNotAgentFlag, kError };
+FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::string>& args,
+                         size_t* i, RecordOptions* out, std::string* error);
+
 // Parses the arguments after "record". False + *error (a usage error) for an unknown flag, a
 // flag without value (every flag but --live takes one), or no command after "--".
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error);
 
-// "start,key=value,...,file=<output>". False + *error if a value holds a ',' (the agent splits
-// options at commas) or is empty.
-bool AgentOptionString(const RecordOptions& options, std::string* out, std::string* error);
+// "start,key=value,...,file=<output>" (live alone, without a value). False + *error
+// ("<command>: ...") if a value holds a ',' (the agent splits options at commas) or is empty.
+bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
+                       std::string* error);
 
 // The command to exec: command[0], "-agentpath:<library>=<agent_options>", command[1..].
 // False + *error if the library path holds '=' (the JVM splits -agentpath at the first '=').
@@ -40,9 +53,9 @@ bool JvmCommand(const RecordOptions& options, const std::string& library,
 
 // The agent library: `explicit_path` if given (it must exist), else libctxprof.so in the
 // folder of `executable` or, for Bazel's output tree, in ../jni/ from there. False + *error
-// naming the places searched and the --lib fix.
-bool FindAgentLibrary(const std::string& explicit_path, const std::string& executable,
-                      std::string* out, std::string* error);
+// ("<command>: ...") naming the places searched and the --lib fix.
+bool FindAgentLibrary(const std::string& command, const std::string& explicit_path,
+                      const std::string& executable, std::string* out, std::string* error);
 
 // Runs `command` (PATH lookup) and waits for it; SIGINT/SIGQUIT are ignored meanwhile so ^C
 // reaches the JVM, which stops the recording itself. Returns the child's exit status, 128 +

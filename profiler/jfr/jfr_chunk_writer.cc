@@ -61,7 +61,11 @@ JfrChunkWriter::JfrChunkWriter(const JfrChunkConfig& config, const JfrClock* clo
     : config_(config), clock_(clock) {}
 
 std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& config,
-                                                     const JfrClock* clock, std::string* error) {
+                                                     const JfrClock* clock, std::string* error,
+                                                     int* os_error) {
+  int unused_os_error;
+  if (os_error == nullptr) os_error = &unused_os_error;
+  *os_error = 0;
   if (config.path.empty() == config.repository.empty()) {
     *error = "JFR writer: set exactly one of path (one file) and repository (a folder)";
     return nullptr;
@@ -73,15 +77,18 @@ std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& confi
   std::unique_ptr<JfrChunkWriter> writer(new JfrChunkWriter(config, clock));
   if (!config.repository.empty()) {
     if (::mkdir(config.repository.c_str(), 0700) != 0 && errno != EEXIST) {
+      *os_error = errno;
       *error = "cannot create repository folder " + config.repository + ": " + strerror(errno);
       return nullptr;
     }
     struct stat st;
     if (::stat(config.repository.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      *os_error = ENOTDIR;
       *error = "repository " + config.repository + " is not a folder: choose another path";
       return nullptr;
     }
     if (::chmod(config.repository.c_str(), 0700) != 0) {
+      *os_error = errno;
       *error =
           "cannot set mode 0700 on repository folder " + config.repository + ": " + strerror(errno);
       return nullptr;
@@ -89,6 +96,7 @@ std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& confi
     // Continue after the chunk files an earlier session left, never overwriting them.
     DIR* dir = ::opendir(config.repository.c_str());
     if (dir == nullptr) {
+      *os_error = errno;
       *error = "cannot list repository folder " + config.repository + ": " + strerror(errno);
       return nullptr;
     }
@@ -219,6 +227,7 @@ bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string
   if (!PatchHeader(generation, final_chunk, error)) return false;
   if (!chunk_end) return true;
   chunks_finished_++;
+  last_finished_ = FinishedChunk{file_.path(), chunk_start_nanos_, previous_chunk_end_nanos_};
   return config_.repository.empty() || FinishChunkFile(error);
 }
 

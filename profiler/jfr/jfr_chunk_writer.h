@@ -69,9 +69,10 @@ class JfrChunkWriter {
   enum class Due { kNothing, kFlush, kRotate };
 
   // Validates `config` and creates the repository folder (0700) if needed; the first chunk is
-  // opened by BeginChunk. `clock` must outlive the writer. nullptr + *error on failure.
+  // opened by BeginChunk. `clock` must outlive the writer. nullptr + *error on failure, and
+  // *os_error (when given) = the errno of the failed folder call, 0 for a bad config.
   static std::unique_ptr<JfrChunkWriter> Open(const JfrChunkConfig& config, const JfrClock* clock,
-                                              std::string* error);
+                                              std::string* error, int* os_error = nullptr);
   JfrChunkWriter(const JfrChunkWriter&) = delete;
   JfrChunkWriter& operator=(const JfrChunkWriter&) = delete;
 
@@ -121,6 +122,9 @@ class JfrChunkWriter {
   // Closes the current file (after a failure too); reports a close() error.
   bool Close(std::string* error);
 
+  // The errno of the chunk file's last failed call (0 before any), e.g. ENOENT when BeginChunk
+  // could not create the file.
+  int os_error() const { return file_.os_error(); }
   uint32_t chunk_number() const { return chunk_number_; }  // 1, 2, ... (0 before the first)
   uint64_t chunk_start_ticks() const { return chunk_start_ticks_; }
   uint64_t max_ticks() const { return max_ticks_; }
@@ -135,6 +139,15 @@ class JfrChunkWriter {
 
   // Repository mode: the finished chunk files still present, oldest first.
   std::vector<std::string> finished_chunk_files() const;
+
+  // The chunk the last CommitSegment(chunk_end = true) finished: its file (repository mode; in
+  // file mode the recording's file) and its time range as its header gives it.
+  struct FinishedChunk {
+    std::string path;
+    int64_t start_nanos = 0;
+    int64_t end_nanos = 0;
+  };
+  const FinishedChunk& last_finished_chunk() const { return last_finished_; }
 
  private:
   struct ChunkFile {
@@ -173,6 +186,7 @@ class JfrChunkWriter {
   uint64_t chunk_end_ticks_ = 0;  // 0 = none
 
   uint64_t chunks_finished_ = 0;
+  FinishedChunk last_finished_;
   uint32_t repository_sequence_ = 0;
   std::deque<ChunkFile> finished_files_;
   uint64_t finished_files_bytes_ = 0;

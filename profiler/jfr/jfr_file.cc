@@ -12,7 +12,8 @@ JfrFile::~JfrFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string JfrFile::Describe(const char* operation, uint64_t offset, int error_number) const {
+std::string JfrFile::Fail(const char* operation, uint64_t offset, int error_number) {
+  os_error_ = error_number;
   std::string message = std::string("cannot ") + operation + " recording file " + path_;
   if (offset != UINT64_MAX) message += " at offset " + std::to_string(offset);
   message += ": ";
@@ -32,12 +33,12 @@ bool JfrFile::Open(const std::string& path, std::string* error) {
   size_ = 0;
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0) {
-    *error = Describe("create", UINT64_MAX, errno);
+    *error = Fail("create", UINT64_MAX, errno);
     return false;
   }
   // O_CREAT's mode is filtered by the umask and does not apply to an existing file.
   if (::fchmod(fd_, 0600) != 0) {
-    *error = Describe("set mode 0600 on", UINT64_MAX, errno);
+    *error = Fail("set mode 0600 on", UINT64_MAX, errno);
     return false;
   }
   return true;
@@ -56,11 +57,11 @@ bool JfrFile::WriteAt(uint64_t offset, const void* data, size_t length, std::str
     const ssize_t n = ::pwrite(fd_, bytes + done, length - done, offset + done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      *error = Describe("write", offset + done, errno);
+      *error = Fail("write", offset + done, errno);
       return false;
     }
     if (n == 0) {
-      *error = Describe("write", offset + done, EIO);
+      *error = Fail("write", offset + done, EIO);
       return false;
     }
     done += static_cast<size_t>(n);
@@ -73,7 +74,7 @@ bool JfrFile::Close(std::string* error) {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) {
-    *error = Describe("close", UINT64_MAX, errno);
+    *error = Fail("close", UINT64_MAX, errno);
     return false;
   }
   return true;

@@ -26,6 +26,8 @@ class JfrFile {
   bool Open(const std::string& path, std::string* error);
   bool is_open() const { return fd_ >= 0; }
   const std::string& path() const { return path_; }
+  // The errno of the last failed call (0 before any failure); its *error says it in words.
+  int os_error() const { return os_error_; }
   // Bytes appended so far (the file's size).
   uint64_t size() const { return size_; }
 
@@ -36,9 +38,11 @@ class JfrFile {
   bool Close(std::string* error);
 
  private:
-  std::string Describe(const char* operation, uint64_t offset, int error_number) const;
+  // Records `error_number` as os_error() and returns the message naming the path.
+  std::string Fail(const char* operation, uint64_t offset, int error_number);
 
   int fd_ = -1;
+  int os_error_ = 0;
   std::string path_;
   uint64_t size_ = 0;
 };

@@ -133,13 +133,14 @@ std::string Aggregator::ContextFramesLocked(const ContextSnapshot& context) {
   return frames;
 }
 
-bool Aggregator::WriteCollapsed(const std::string& path, std::string* error) {
+Status Aggregator::WriteCollapsed(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
   FILE* out = fopen(path.c_str(), "we");
   if (out == nullptr) {
-    *error = "cannot open dump file '" + path + "' for writing: " + strerror(errno) +
-             "; check that the directory exists and is writable";
-    return false;
+    const int err = errno;
+    return Status::Io("cannot open dump file '" + path + "' for writing: " + strerror(err) +
+                          "; check that the directory exists and is writable",
+                      err);
   }
   for (const auto& [key, entry] : entries_) {
     std::string line = std::string("[") + KindName(entry.kind) + "];[" + StateName(entry.state) +
@@ -156,10 +157,10 @@ bool Aggregator::WriteCollapsed(const std::string& path, std::string* error) {
   const bool write_failed = ferror(out) != 0;
   const int saved = errno;
   if (fclose(out) != 0 || write_failed) {
-    *error = "cannot write dump file '" + path + "': " + strerror(write_failed ? saved : errno);
-    return false;
+    const int err = write_failed ? saved : errno;
+    return Status::Io("cannot write dump file '" + path + "': " + strerror(err), err);
   }
-  return true;
+  return Status();
 }
 
 }  // namespace ctxprof

@@ -21,6 +21,7 @@
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/sample_sink.h"
 #include "profiler/recording/symbolizer.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -57,8 +58,8 @@ class Aggregator : public SampleSink {
 
   std::vector<AggregatedStack> Stacks();
   AggregatorCounters counters();
-  // Writes the collapsed-stack file; false and *error (naming the path) on an I/O failure.
-  bool WriteCollapsed(const std::string& path, std::string* error);
+  // Writes the collapsed-stack file; kIo naming the path and carrying the errno on failure.
+  Status WriteCollapsed(const std::string& path);
 
  private:
   struct Entry {

@@ -18,7 +18,8 @@
 // end (EndAll: each flush and chunk carries the contexts of its own records), and when a thread's
 // records arrive out of tick order (then the intervals around that record may overlap: keep the
 // records of one thread in tick order). Intervals are written only when some sample or event
-// falls inside them.
+// falls inside them. Each carries the contextId of its context (ContextIds), which Track also
+// returns for the record.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_RECORDING_CONTEXT_RUNS_H_
@@ -30,30 +31,46 @@
 #include "context/context_block.h"
 #include "profiler/jfr/jfr_chunk_writer.h"
 #include "profiler/recording/attribute_value_pool.h"
+#include "profiler/recording/context_ids.h"
 #include "profiler/recording/event_encoder.h"
 
 namespace ctxprof {
 
 class ContextRuns {
  public:
-  // Events go to `chunk`'s out(), their attribute values into `values`; every pointer must
-  // outlive this object. `attribute_count` is the number of registered attribute slots.
+  // Events go to `chunk`'s out(), their attribute values into `values`, their ids come from
+  // `ids`; every pointer must outlive this object. `attribute_count` is the number of registered
+  // attribute slots.
   ContextRuns(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
-              size_t attribute_count)
-      : chunk_(chunk), encoder_(encoder), values_(values), attribute_count_(attribute_count) {}
+              ContextIds* ids, size_t attribute_count)
+      : chunk_(chunk),
+        encoder_(encoder),
+        values_(values),
+        ids_(ids),
+        attribute_count_(attribute_count) {}
 
   // Follows the context of a record of thread `tid` (pool key `thread_key`) that covers
   // [first_ticks, last_ticks] (a sample: first_ticks == last_ticks); a run it ends is written at
-  // once. Adds the bytes of newly queued attribute values to *pending_bytes.
-  void Track(int32_t tid, uint32_t thread_key, uint64_t first_ticks, uint64_t last_ticks,
-             const ContextSnapshot& context, uint64_t* pending_bytes);
+  // once. Adds the bytes of newly queued attribute values to *pending_bytes. Returns the
+  // record's contextId (0 for an empty context).
+  uint64_t Track(int32_t tid, uint32_t thread_key, uint64_t first_ticks, uint64_t last_ticks,
+                 const ContextSnapshot& context, uint64_t* pending_bytes);
   // Writes every open run (at a flush or a chunk end).
   void EndAll();
+  // Writes one interval of thread `thread_key` with `context` that covers just `ticks`, apart
+  // from the runs: for a record written out of time order, a live object at the recording's
+  // end with its allocation's time and context, so that the last chunk resolves its contextId
+  // and a repository's last file alone joins it. The interval lies inside the one its
+  // allocation was in (same thread, same context), so joins stay unambiguous. Returns the
+  // contextId, 0 for an empty context (then nothing is written).
+  uint64_t CoverInstant(uint32_t thread_key, uint64_t ticks, const ContextSnapshot& context,
+                        uint64_t* pending_bytes);
 
  private:
   struct Run {
     bool open = false;
     ContextSnapshot context;
+    uint64_t context_id = 0;
     uint32_t thread_key = 0;
     uint64_t first_ticks = 0;
     uint64_t last_ticks = 0;
@@ -64,11 +81,17 @@ class ContextRuns {
 
   // Writes `run`; its end stays <= next_ticks when that allows it.
   void End(Run* run, uint64_t next_ticks);
+  // Queues the context's attribute values for the chunk.
+  void MarkValues(const ContextSnapshot& context, uint64_t* pending_bytes);
+  // Appends one ctxprof.Context event.
+  void Write(uint64_t start_ticks, uint64_t duration_ticks, uint32_t thread_key,
+             uint64_t context_id, const ContextSnapshot& context);
   uint64_t DurationTicks(uint64_t first_ticks, uint64_t last_ticks) const;
 
   JfrChunkWriter* const chunk_;
   EventEncoder* const encoder_;
   AttributeValuePool* const values_;
+  ContextIds* const ids_;
   const size_t attribute_count_;
   std::unordered_map<int32_t, Run> runs_;  // by kernel tid
 };

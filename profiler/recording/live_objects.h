@@ -22,6 +22,8 @@
 #include <functional>
 #include <vector>
 
+#include "context/context_block.h"
+
 namespace ctxprof {
 
 // The runtime's view of sampled objects (jni/jvm_events.h implements it with JNI weak refs).
@@ -42,6 +44,7 @@ struct TrackedAllocation {
   uint32_t stack_key;
   uint32_t class_key;
   uint64_t object_bytes;
+  ContextSnapshot context;  // the allocating thread's context when it was sampled
 };
 
 class LiveObjects {

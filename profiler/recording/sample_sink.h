@@ -1,5 +1,6 @@
-// SampleSink: where the background thread delivers drained samples. Today the Aggregator
-// (in-memory counts, collapsed-stack dump); the JFR writer plugs in behind the same interface.
+// SampleSink: where a session's background thread delivers drained samples: the Aggregator
+// (in-memory counts, the collapsed-stack dump) and, with file= or repository=, the Recording
+// (the JFR writer).
 //
 // Thread safety: Consume() is called by the session's one background thread only; an
 // implementation that is also read by other threads (dump, tests) synchronises internally.

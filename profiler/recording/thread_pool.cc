@@ -9,23 +9,33 @@ uint32_t ThreadPool::Key(int32_t tid, uint32_t chunk, uint64_t* pending_bytes) {
   if (slot.resolved_in_chunk != chunk) {
     ResolvedThread resolved;
     resolver_->Resolve(tid, &resolved);
-    if (slot.key == 0 || threads_[slot.key - 1].name != resolved.name ||
-        threads_[slot.key - 1].java_thread_id != resolved.java_thread_id) {
-      threads_.push_back(Thread{std::move(resolved.name), tid, resolved.java_thread_id});
-      slot.key = static_cast<uint32_t>(threads_.size());
+    const bool known = slot.resolved_in_chunk != 0;
+    if (!known || threads_[slot.thread].name != resolved.name ||
+        threads_[slot.thread].java_thread_id != resolved.java_thread_id) {
+      const uint32_t key = known || tid <= 0 || static_cast<uint32_t>(tid) >= kFirstSpareKey
+                               ? next_spare_key_++
+                               : static_cast<uint32_t>(tid);
+      threads_.push_back(Thread{key, tid, std::move(resolved.name), resolved.java_thread_id, 0});
+      slot.thread = threads_.size() - 1;
     }
     slot.resolved_in_chunk = chunk;
   }
-  if (pool_.Mark(slot.key, chunk)) *pending_bytes += 16 + 2 * threads_[slot.key - 1].name.size();
-  return slot.key;
+  Thread& thread = threads_[slot.thread];
+  if (thread.carried_in_chunk != chunk) {
+    thread.carried_in_chunk = chunk;
+    pending_.push_back(slot.thread);
+    *pending_bytes += 16 + 2 * thread.name.size();
+  }
+  return thread.key;
 }
 
 void ThreadPool::WritePending(JfrBuffer* out) {
-  if (pool_.pending.empty()) return;
-  PutPoolHeader(kJfrTypeThread, pool_, out);
-  for (uint32_t key : pool_.pending) {
-    const Thread& thread = threads_[key - 1];
-    out->PutVarint(key);
+  if (pending_.empty()) return;
+  out->PutVarint(kJfrTypeThread);
+  out->PutVarint(pending_.size());
+  for (size_t index : pending_) {
+    const Thread& thread = threads_[index];
+    out->PutVarint(thread.key);
     out->PutString(thread.name);
     out->PutVarint(static_cast<uint64_t>(thread.tid));
     if (thread.java_thread_id > 0) {
@@ -35,7 +45,7 @@ void ThreadPool::WritePending(JfrBuffer* out) {
     }
     out->PutVarint(static_cast<uint64_t>(thread.java_thread_id));
   }
-  pool_.pending.clear();
+  pending_.clear();
 }
 
 }  // namespace ctxprof

@@ -38,17 +38,17 @@ int CpuTimerEngine::CreateFor(pid_t tid, timer_t* timer) {
   return 0;
 }
 
-bool CpuTimerEngine::Start(std::string* error, bool* refused) {
+Status CpuTimerEngine::Start(bool* refused) {
   timer_t probe;
   const int err = CreateFor(static_cast<pid_t>(syscall(SYS_gettid)), &probe);
   if (err != 0) {
     *refused = err == EPERM || err == EACCES || err == ENOSYS || err == EINVAL;
-    *error =
-        std::string("timer_create(thread CPU clock, SIGEV_THREAD_ID) failed: ") + strerror(err);
-    return false;
+    return Status::Unavailable(
+        std::string("timer_create(thread CPU clock, SIGEV_THREAD_ID) failed: ") + strerror(err),
+        err);
   }
   timer_delete(probe);
-  return true;
+  return Status();
 }
 
 void CpuTimerEngine::Stop() {

@@ -25,7 +25,7 @@ class CpuTimerEngine : public SamplingEngine {
 
   Engine kind() const override { return Engine::kCpuTimer; }
   const char* name() const override { return "ctimer"; }
-  bool Start(std::string* error, bool* refused) override;
+  Status Start(bool* refused) override;
   void Stop() override;
   void AddThread(pid_t tid) override;
   void RemoveThread(pid_t tid) override;

@@ -10,9 +10,8 @@
 
 #include <sys/types.h>
 
-#include <string>
-
 #include "profiler/sampler/sample.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -22,10 +21,10 @@ class SamplingEngine {
   // The engine that really runs (recorded in samples).
   virtual Engine kind() const = 0;
   virtual const char* name() const = 0;
-  // Returns false and sets *error naming the syscall and errno when the engine cannot run here.
-  // *refused is set when the failure means "not permitted/supported on this system" (a reason to
-  // fall back to the next engine) rather than a bad argument.
-  virtual bool Start(std::string* error, bool* refused) = 0;
+  // Fails with kUnavailable, naming the system call and carrying its errno, when the engine
+  // cannot run here. *refused is set when the failure means "not permitted/supported on this
+  // system" (a reason to fall back to the next engine) rather than, say, a resource limit.
+  virtual Status Start(bool* refused) = 0;
   virtual void Stop() = 0;
   // Per-thread engines arm `tid`; process-wide engines ignore these. Failures are counted.
   virtual void AddThread(pid_t tid) = 0;

@@ -47,11 +47,11 @@ void OnFault(int signo, siginfo_t* info, void* ucontext) {
 
 }  // namespace
 
-bool FaultGuard::Install(std::string* error) {
+Status FaultGuard::Install() {
   static std::mutex install_mutex;
   static bool installed = false;
   std::lock_guard<std::mutex> lock(install_mutex);
-  if (installed) return true;
+  if (installed) return Status();
   struct sigaction action;
   memset(&action, 0, sizeof(action));
   action.sa_sigaction = OnFault;
@@ -59,11 +59,13 @@ bool FaultGuard::Install(std::string* error) {
   sigemptyset(&action.sa_mask);
   if (sigaction(SIGSEGV, &action, &g_previous_segv) != 0 ||
       sigaction(SIGBUS, &action, &g_previous_bus) != 0) {
-    *error = std::string("cannot install the SIGSEGV/SIGBUS guard: ") + strerror(errno);
-    return false;
+    const int err = errno;
+    return Status::Unavailable(
+        std::string("cannot install the SIGSEGV/SIGBUS guard: sigaction failed: ") + strerror(err),
+        err);
   }
   installed = true;
-  return true;
+  return Status();
 }
 
 // Never inlined: the jump point must belong to a frame of its own that stays alive while body

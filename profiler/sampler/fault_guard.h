@@ -28,16 +28,18 @@
 #ifndef CTXPROF_PROFILER_SAMPLER_FAULT_GUARD_H_
 #define CTXPROF_PROFILER_SAMPLER_FAULT_GUARD_H_
 
+#include <cstddef>
 #include <cstdint>
-#include <string>
+
+#include "profiler/status.h"
 
 namespace ctxprof {
 
 class FaultGuard {
  public:
   // Installs the SIGSEGV and SIGBUS handlers once per process (later calls are no-ops).
-  // Thread-safe. Returns false and sets *error when sigaction fails.
-  static bool Install(std::string* error);
+  // Thread-safe. Fails with kUnavailable (and the errno) when sigaction fails.
+  static Status Install();
 
   // Runs body(state) with faults guarded; false when it faulted (body was abandoned at the
   // faulting read). Async-signal-safe once Install() has succeeded.

@@ -7,25 +7,25 @@
 
 namespace ctxprof {
 
-bool ITimerEngine::Start(std::string* error, bool* refused) {
+Status ITimerEngine::Start(bool* refused) {
   itimerval current;
   if (getitimer(ITIMER_PROF, &current) == 0 &&
       (current.it_value.tv_sec != 0 || current.it_value.tv_usec != 0)) {
     *refused = true;
-    *error = "setitimer(ITIMER_PROF): the process already has a profiling timer armed";
-    return false;
+    return Status::Unavailable(
+        "setitimer(ITIMER_PROF): the process already has a profiling timer armed", 0);
   }
   itimerval spec;
   spec.it_interval.tv_sec = static_cast<time_t>(interval_ns_ / 1000000000);
   spec.it_interval.tv_usec = static_cast<suseconds_t>((interval_ns_ % 1000000000) / 1000);
   spec.it_value = spec.it_interval;
   if (setitimer(ITIMER_PROF, &spec, nullptr) != 0) {
+    const int err = errno;
     *refused = true;
-    *error = std::string("setitimer(ITIMER_PROF) failed: ") + strerror(errno);
-    return false;
+    return Status::Unavailable(std::string("setitimer(ITIMER_PROF) failed: ") + strerror(err), err);
   }
   running_ = true;
-  return true;
+  return Status();
 }
 
 void ITimerEngine::Stop() {

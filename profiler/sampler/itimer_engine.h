@@ -17,7 +17,7 @@ class ITimerEngine : public SamplingEngine {
 
   Engine kind() const override { return Engine::kITimer; }
   const char* name() const override { return "itimer"; }
-  bool Start(std::string* error, bool* refused) override;
+  Status Start(bool* refused) override;
   void Stop() override;
   void AddThread(pid_t) override {}
   void RemoveThread(pid_t) override {}

@@ -69,19 +69,19 @@ int PerfEngine::OpenFor(pid_t tid) {
   return fd;
 }
 
-bool PerfEngine::Start(std::string* error, bool* refused) {
+Status PerfEngine::Start(bool* refused) {
   // Probe on the calling thread: permissions, seccomp and kernel support show up here.
   const int fd = OpenFor(static_cast<pid_t>(syscall(SYS_gettid)));
   if (fd < 0) {
     const int err = -fd;
     *refused = err == EACCES || err == EPERM || err == ENOENT || err == ENOSYS ||
                err == EOPNOTSUPP || err == EINVAL;
-    *error = std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err);
-    return false;
+    return Status::Unavailable(
+        std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err), err);
   }
   MarkOurs(fd, false);
   close(fd);
-  return true;
+  return Status();
 }
 
 void PerfEngine::Stop() {

@@ -35,7 +35,7 @@ class PerfEngine : public SamplingEngine {
 
   Engine kind() const override { return Engine::kPerfCpuClock; }
   const char* name() const override { return "cpu"; }
-  bool Start(std::string* error, bool* refused) override;
+  Status Start(bool* refused) override;
   void Stop() override;
   void AddThread(pid_t tid) override;
   void RemoveThread(pid_t tid) override;

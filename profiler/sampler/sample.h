@@ -1,10 +1,12 @@
 // SampleRecord: what the signal handler (and the event recorder) publishes and the background
 // writer consumes.
 //
-// This is the meeting point of the sampler (profiler/sampler*, signal handler, event recorder)
-// and the JFR writer (profiler/recording/). A record is a fixed-size POD so a producer can fill a
-// preallocated slot without allocating; frames are raw (a pc, or a jmethodID + bci) and are
-// symbolized later on the writer thread, never by the producer.
+// The meeting point of the sampler (profiler/sampler/: the signal handler and the event
+// recorder fill records in the SampleBuffer) and the recording (profiler/recording/: the
+// session's background thread hands them to the Aggregator and the JFR writer). A record is a
+// fixed-size POD so a producer can fill a preallocated slot without allocating; frames are raw
+// (a pc, or a jmethodID + bci) and are symbolized later on the background thread, never by the
+// producer.
 //
 // Besides samples (kCpu, kWall) a record can be an event the runtime reported on the thread it
 // happened on (event_recorder.h): a sampled allocation, a contended monitor enter, a park. Such a

@@ -16,10 +16,10 @@ size_t RoundUpToCacheLine(size_t bytes) { return (bytes + kCacheLine - 1) & ~(kC
 
 }  // namespace
 
-std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, int depth, std::string* error) {
+StatusOr<std::unique_ptr<SampleBuffer>> SampleBuffer::Create(uint32_t slots, int depth) {
   if (depth < 1 || depth > kMaxStackDepth) {
-    *error = "depth=" + std::to_string(depth) + ": use 1.." + std::to_string(kMaxStackDepth);
-    return nullptr;
+    return Status::InvalidArgument("depth=" + std::to_string(depth) + ": use 1.." +
+                                   std::to_string(kMaxStackDepth));
   }
   // States first, then the records, each starting on its own cache line so that handlers
   // filling neighbouring slots on different CPUs do not share a line.
@@ -30,9 +30,11 @@ std::unique_ptr<SampleBuffer> SampleBuffer::Create(uint32_t slots, int depth, st
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {
-    *error = "buffer=" + std::to_string(slots) + ": cannot map " + std::to_string(bytes) +
-             " bytes for the sample buffer (" + strerror(errno) + "); use a smaller buffer=";
-    return nullptr;
+    const int err = errno;
+    return Status::Unavailable("buffer=" + std::to_string(slots) + ": cannot map " +
+                                   std::to_string(bytes) + " bytes for the sample buffer (" +
+                                   strerror(err) + "); use a smaller buffer=",
+                               err);
   }
   // Anonymous memory is zero: every state is kFree. Construct the atomics formally.
   auto* states = static_cast<std::atomic<uint32_t>*>(memory);

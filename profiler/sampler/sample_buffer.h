@@ -44,7 +44,8 @@
 // 32 KiB, so buffer=2048 maps ~4.3 MiB, and resident memory stays below that.
 //
 // Async-signal-safety: TryClaim/Publish/CountDrop use only lock-free atomics on memory mapped
-// before sampling starts and unmapped only after every handler has left (profiler.cc).
+// before sampling starts and unmapped only after every handler has left (the session deactivates
+// the handler before it frees the buffer: profiler/recording/session.h).
 #ifndef CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
 #define CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
 
@@ -55,6 +56,7 @@
 #include <string>
 
 #include "profiler/sampler/sample.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -62,9 +64,9 @@ class SampleBuffer {
  public:
   static constexpr uint32_t kMaxProbes = 16;
 
-  // Maps `slots` records of up to `depth` frames each. Returns nullptr and sets *error when depth
-  // is outside [1, kMaxStackDepth] or the mapping fails.
-  static std::unique_ptr<SampleBuffer> Create(uint32_t slots, int depth, std::string* error);
+  // Maps `slots` records of up to `depth` frames each. Fails with kInvalidArgument when depth is
+  // outside [1, kMaxStackDepth], with kUnavailable (and mmap's errno) when the mapping fails.
+  static StatusOr<std::unique_ptr<SampleBuffer>> Create(uint32_t slots, int depth);
   ~SampleBuffer();
   SampleBuffer(const SampleBuffer&) = delete;
   SampleBuffer& operator=(const SampleBuffer&) = delete;

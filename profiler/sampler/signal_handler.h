@@ -1,8 +1,10 @@
 // SignalHandler: the profiling signals' handler (signal= for the CPU engines, wallsignal= for
 // wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker and
-// PerfEngine::Rearm, which it calls). The two signals do not block each other, so one handler
-// can interrupt the other on the same thread; every step below is reentrant (slot claims are
-// CAS, fault-guard regions nest, the context read is a pure read).
+// PerfEngine::Rearm, which it calls). Each of our profiling signals is blocked while the handler
+// runs for any of them (sa_mask holds every signal installed here): a CPU signal arriving while
+// the wall handler walks a stack waits until that handler returns, so it samples the
+// application, never our own handler's frames. Every step below is reentrant anyway (slot
+// claims are CAS, fault-guard regions nest, the context read is a pure read).
 //
 // What one invocation does, in order: save errno; count itself in flight; return at once if no
 // session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
@@ -22,7 +24,8 @@
 //
 // Installation: the handler is installed once per signal number and never uninstalled (a
 // queued signal arriving after stop must find a handler, or SIGPROF's default action would kill
-// the host). Install() refuses a signal that already has a foreign handler.
+// the host). Install() refuses a signal that already has a foreign handler; installing a new
+// signal re-installs the earlier ones so that every one of them blocks all the others.
 #ifndef CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
 #define CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
 
@@ -36,6 +39,7 @@
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/stack_walker.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -74,10 +78,10 @@ struct HandlerCostRecorder {
 
 class SignalHandler {
  public:
-  // Installs the handler for `signal` unless it is already ours. Fails (and names the signal)
-  // when another handler is installed (SIG_DFL and SIG_IGN are replaced). Not
-  // async-signal-safe; serialised by the caller.
-  static bool Install(int signal, std::string* error);
+  // Installs the handler for `signal` unless it is already ours. Fails with kUnavailable (and
+  // names the signal) when another handler is installed (SIG_DFL and SIG_IGN are replaced) or
+  // sigaction fails. Thread-safe; not async-signal-safe.
+  static Status Install(int signal);
   static void Activate(const HandlerSession& session);
   // Returns when no handler can still be using the session.
   static void Deactivate();

@@ -2,7 +2,7 @@
 //
 // Discovery for native programs: Rescan() lists /proc/self/task and arms new tids / disarms tids
 // that disappeared. The session's background thread calls RescanIfChanged() every
-// Profiler::kDrainInterval: one stat() of /proc/self/task (its link count is the thread count +
+// Session::kDrainInterval: one stat() of /proc/self/task (its link count is the thread count +
 // 2) decides whether a full listing is needed; a full listing also runs every
 // kFullRescanInterval, which catches a thread exit and a thread start between two checks that
 // leave the count unchanged. Limits: a thread that lives shorter than one check interval may
@@ -34,7 +34,13 @@ class ThreadRegistry {
  public:
   static constexpr std::chrono::milliseconds kFullRescanInterval{200};
 
+  // `engines` must outlive the registry.
   explicit ThreadRegistry(std::vector<SamplingEngine*> engines) : engines_(std::move(engines)) {}
+  // Disarms every thread still armed (RemoveAll), so a registry torn down on any path leaves no
+  // per-thread event or timer behind.
+  ~ThreadRegistry() { RemoveAll(); }
+  ThreadRegistry(const ThreadRegistry&) = delete;
+  ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
   // Never sample `tid` (the profiler's own threads).
   void Exclude(pid_t tid);

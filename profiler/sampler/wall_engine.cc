@@ -7,18 +7,27 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <system_error>
 
 namespace ctxprof {
 
-bool WallEngine::Start(std::string* error, bool* refused) {
-  (void)error;
-  (void)refused;
+Status WallEngine::Start(bool* refused) {
   std::unique_lock<std::mutex> lock(mutex_);
   stopping_ = false;
-  thread_ = std::thread([this] { Run(); });
+  try {
+    thread_ = std::thread([this] { Run(); });
+  } catch (const std::system_error& e) {
+    // EAGAIN: a thread or memory limit (RLIMIT_NPROC, threads-max, cgroup pids.max).
+    *refused = false;
+    return Status::Unavailable(std::string("cannot create the wall sampler thread: ") +
+                                   strerror(e.code().value()) +
+                                   "; raise the process's thread limit or sample without wall",
+                               e.code().value());
+  }
   // Wait until the sampler knows its tid, so the profiler can exclude it right away.
   wake_.wait(lock, [this] { return sampler_tid_.load() != 0; });
-  return true;
+  return Status();
 }
 
 void WallEngine::Stop() {
@@ -69,7 +78,7 @@ void WallEngine::PickTargets(std::vector<pid_t>* targets) {
 }
 
 void WallEngine::Run() {
-  pthread_setname_np(pthread_self(), "ctxprof-wall");  // as the writer thread (profiler.cc)
+  pthread_setname_np(pthread_self(), "ctxprof-wall");  // as the writer thread (session.cc)
   const pid_t pid = getpid();
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -44,7 +44,7 @@ class WallEngine : public SamplingEngine {
 
   Engine kind() const override { return Engine::kWall; }
   const char* name() const override { return "wall"; }
-  bool Start(std::string* error, bool* refused) override;
+  Status Start(bool* refused) override;
   void Stop() override;
   void AddThread(pid_t tid) override;
   void RemoveThread(pid_t tid) override;

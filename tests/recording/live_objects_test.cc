@@ -28,7 +28,7 @@ class FakeTracker : public ObjectTracker {
 };
 
 TrackedAllocation Allocation(uint64_t ref) {
-  return TrackedAllocation{ref, 1000 + ref, 7, 1, 2, 16 * ref};
+  return TrackedAllocation{ref, 1000 + ref, 7, 1, 2, 16 * ref, ContextSnapshot{}};
 }
 
 TEST(LiveObjectsTest, FinishReportsTheLiveInOrderAndReleasesAll) {

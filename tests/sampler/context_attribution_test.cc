@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "context/process_context.h"
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
 #include "tests/sampler/sampler_test_util.h"
@@ -79,7 +80,10 @@ TEST(ContextAttributionTest, EverySampleCarriesTheContextOfItsWork) {
   for (auto& worker : workers) worker.join();
   ASSERT_EQ(ctxprof_stop(), 0);
 
-  const Dictionary* dictionary = Profiler::Global()->dictionary();
+  std::string store_error;
+  ProcessContext* store = ProcessContext::Get(&store_error);
+  ASSERT_NE(store, nullptr) << store_error;
+  const Dictionary* dictionary = &store->dictionary();
   uint64_t checked = 0, misattributed = 0, cpu = 0, wall = 0;
   for (const AggregatedStack& stack : Profiler::Global()->Stacks()) {
     for (int context = 0; context < kContexts; ++context) {

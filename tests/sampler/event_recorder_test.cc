@@ -62,8 +62,9 @@ class EventRecorderTest : public ::testing::Test {
     ASSERT_NE(store_, nullptr) << error;
     block_ = store_->map().BlockFor(CachedTid());
     ASSERT_NE(block_, nullptr);
-    buffer_ = SampleBuffer::Create(4096, 16, &error);
-    ASSERT_NE(buffer_, nullptr) << error;
+    StatusOr<std::unique_ptr<SampleBuffer>> buffer = SampleBuffer::Create(4096, 16);
+    ASSERT_TRUE(buffer.ok()) << buffer.status().message();
+    buffer_ = std::move(buffer.value());
     std::string note;
     clock_ = CreateClock(ClockKind::kMonotonic, &note);
     SetContext(false);

@@ -67,7 +67,7 @@ TEST(FallbackTest, RefusedEnginesFallBackAndSaySo) {
 
   // Explicitly requested itimer has nothing to fall back to; a refused one is an error.
   RefuseSyscall(SYS_setitimer);
-  EXPECT_EQ(ctxprof_start("event=cpu", message, sizeof(message)), CTXPROF_EINVAL);
+  EXPECT_EQ(ctxprof_start("event=cpu", message, sizeof(message)), CTXPROF_EUNAVAIL);
   EXPECT_NE(std::string(message).find("no CPU sampling engine could start"), std::string::npos)
       << message;
   EXPECT_FALSE(Profiler::Global()->Stats().running);

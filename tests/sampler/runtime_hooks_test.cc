@@ -80,10 +80,10 @@ std::vector<AggregatedStack> RunSession(const std::string& cstack) {
   hooks.background_start = [] { g_background_starts++; };
   hooks.background_end = [] { g_background_ends++; };
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
-  std::string message;
-  EXPECT_EQ(Profiler::Global()->Start("event=cpu,interval=1ms,cstack=" + cstack, &message),
-            Status::kOk)
-      << message;
+  std::string notes;
+  const Status started =
+      Profiler::Global()->Start("event=cpu,interval=1ms,cstack=" + cstack, &notes);
+  EXPECT_TRUE(started.ok()) << started.message();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> java_cpu{0};
   std::atomic<uint64_t> native_cpu{0};
@@ -97,8 +97,8 @@ std::vector<AggregatedStack> RunSession(const std::string& cstack) {
   stop = true;
   java.join();
   native.join();
-  std::string error;
-  EXPECT_EQ(Profiler::Global()->Stop(&error), Status::kOk) << error;
+  const Status stopped = Profiler::Global()->Stop();
+  EXPECT_TRUE(stopped.ok()) << stopped.message();
   Profiler::Global()->SetRuntimeHooks(RuntimeHooks());
   return Profiler::Global()->Stacks();
 }

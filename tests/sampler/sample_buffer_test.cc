@@ -10,10 +10,16 @@
 namespace ctxprof {
 namespace {
 
+// The buffer, or nullptr after a test failure that says why it could not be created.
+std::unique_ptr<SampleBuffer> MakeBuffer(uint32_t slots, int depth) {
+  StatusOr<std::unique_ptr<SampleBuffer>> created = SampleBuffer::Create(slots, depth);
+  EXPECT_TRUE(created.ok()) << created.status().message();
+  return created.ok() ? std::move(created.value()) : nullptr;
+}
+
 TEST(SampleBufferTest, FullBufferDropsAndCounts) {
-  std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(16, kDefaultStackDepth, &error);
-  ASSERT_NE(buffer, nullptr) << error;
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(16, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
   for (int i = 0; i < 16; ++i) {
     SampleRecord* record = buffer->TryClaim();
     ASSERT_NE(record, nullptr) << i;
@@ -31,9 +37,8 @@ TEST(SampleBufferTest, FullBufferDropsAndCounts) {
 // Records published at the front while a drain is past them (a long drain) must not make the
 // claims after the drain fail: the cursor is not sent back to slots that are still taken.
 TEST(SampleBufferTest, ClaimsAfterADrainSkipTheFrontPublishedDuringIt) {
-  std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(256, kDefaultStackDepth, &error);
-  ASSERT_NE(buffer, nullptr) << error;
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(256, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
   std::vector<SampleRecord*> claimed;
   for (int i = 0; i < 100; ++i) {
     claimed.push_back(buffer->TryClaim());
@@ -59,9 +64,8 @@ TEST(SampleBufferTest, ClaimsAfterADrainSkipTheFrontPublishedDuringIt) {
 // frame is inside the mapping.
 TEST(SampleBufferTest, SlotsHoldDepthFramesWithoutOverlap) {
   for (int depth : {1, 5, 128, kMaxStackDepth}) {
-    std::string error;
-    std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(8, depth, &error);
-    ASSERT_NE(buffer, nullptr) << error;
+    std::unique_ptr<SampleBuffer> buffer = MakeBuffer(8, depth);
+    ASSERT_NE(buffer, nullptr);
     for (int slot = 0; slot < 8; ++slot) {
       SampleRecord* record = buffer->TryClaim();
       ASSERT_NE(record, nullptr) << "depth " << depth << " slot " << slot;
@@ -90,9 +94,8 @@ TEST(SampleBufferTest, SlotsHoldDepthFramesWithoutOverlap) {
 // After a drain, claims restart at the first slot: a steady load keeps reusing a few warm
 // slots instead of walking (and faulting in) the whole ring.
 TEST(SampleBufferTest, ClaimsRestartAtTheFirstSlotAfterADrain) {
-  std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(64, kDefaultStackDepth, &error);
-  ASSERT_NE(buffer, nullptr) << error;
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(64, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
   SampleRecord* first = nullptr;
   for (int round = 0; round < 10; ++round) {
     for (int i = 0; i < 5; ++i) {
@@ -109,8 +112,10 @@ TEST(SampleBufferTest, ClaimsRestartAtTheFirstSlotAfterADrain) {
 
 TEST(SampleBufferTest, RejectsDepthOutsideItsRange) {
   for (int depth : {0, -1, kMaxStackDepth + 1}) {
-    std::string error;
-    EXPECT_EQ(SampleBuffer::Create(8, depth, &error), nullptr) << depth;
+    const StatusOr<std::unique_ptr<SampleBuffer>> created = SampleBuffer::Create(8, depth);
+    EXPECT_FALSE(created.ok()) << depth;
+    EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument) << depth;
+    const std::string& error = created.status().message();
     EXPECT_NE(error.find("depth=" + std::to_string(depth)), std::string::npos) << error;
   }
 }
@@ -118,9 +123,8 @@ TEST(SampleBufferTest, RejectsDepthOutsideItsRange) {
 // Many producers and one consumer: every published record is consumed exactly once, intact,
 // and every failed claim is counted as a drop.
 TEST(SampleBufferTest, ConcurrentProducersNeverLoseOrTearRecords) {
-  std::string error;
-  std::unique_ptr<SampleBuffer> buffer = SampleBuffer::Create(64, kDefaultStackDepth, &error);
-  ASSERT_NE(buffer, nullptr) << error;
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(64, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 20000;
   std::atomic<int> published{0};

@@ -3,7 +3,9 @@
 # errors for missing, empty, truncated and random-bytes inputs that name the file and (from
 # JfrReader) the offset, progress on stderr, collapsed output to a file and stdout, and
 # `record` driving a stand-in "java" (a script that prints its arguments and exits 7) with a
-# stand-in library: the real agent is not built yet. Every run is under a timeout.
+# stand-in library, and `attach`'s usage errors and refusals of processes that are not JVMs
+# (tests/java/io/ctxprof/attach/AttachTest.java attaches to real ones). Every run is under a
+# timeout.
 #
 # Usage: cli_test.sh <ctxprof> <write_tools_recording>
 set -uo pipefail
@@ -35,7 +37,7 @@ expect() {
 size=$(stat -c %s "$tmp/good.jfr")
 
 # Help: exit 0, usage on stdout.
-for command in "" report flame convert record; do
+for command in "" report flame convert record attach; do
   expect 0 "" $command --help
   grep -q "^usage: ctxprof" "$tmp/out" || fail "ctxprof $command --help: no usage on stdout"
 done
@@ -53,7 +55,15 @@ expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" -
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
-expect 2 "--to wants collapsed or pprof" convert "$tmp/good.jfr" -o "$tmp/x"
+expect 2 "--to wants collapsed, pprof or otlp" convert "$tmp/good.jfr" -o "$tmp/x"
+expect 2 '--labels: "nope" is not a label of this recording (labels: kind, thread, thread_id, trace_id, span_id, endpoint, tenant; or none)' \
+  convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --labels kind,nope
+expect 2 "--labels applies to --to pprof and --to otlp" convert --to collapsed "$tmp/good.jfr" \
+  -o "$tmp/x" --labels kind
+expect 2 "--diff wants two input files, BEFORE.jfr AFTER.jfr (got 1)" flame --diff \
+  "$tmp/good.jfr" -o "$tmp/x.html"
+expect 2 "--by and --threads each choose the sections" report "$tmp/good.jfr" --threads --by tenant
+expect 2 'unknown option "--threads"' convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --threads
 expect 2 "-o OUT is required" convert --to pprof "$tmp/good.jfr"
 expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
 expect 2 "no command" record -o "$tmp/r.jfr"
@@ -99,6 +109,35 @@ cmp -s "$tmp/java-args" "$tmp/want-args" ||
   fail "java got: $(cat "$tmp/java-args" 2> /dev/null), want: $(cat "$tmp/want-args")"
 expect 1 "--lib $tmp/nope.so: no such file" record --lib "$tmp/nope.so" -- java Main
 expect 127 "cannot run $tmp/bin/absent" record --lib "$tmp/libctxprof.so" -- "$tmp/bin/absent"
+
+# attach: usage errors, then targets that are not JVMs, which must survive the attempt.
+expect 2 "attach: want PID and an action" attach
+expect 2 '"abc" is not a process id' attach abc status
+expect 2 'unknown action "go"' attach 1 go
+expect 2 "attach dump: -o FILE is required" attach 1 dump
+expect 2 "attach stop: --event is an option of start" attach 1 stop --event cpu
+expect 2 'attach start: unknown option "--bogus"' attach 1 start --bogus
+expect 2 "--timeout wants seconds" attach 1 status --timeout 0
+expect 1 "attach: --lib $tmp/nope.so: no such file" attach $$ status --lib "$tmp/nope.so"
+expect 1 "no process 4194305" attach 4194305 status --lib "$tmp/libctxprof.so"
+long_value=$(printf 'a%.0s' {1..1100})
+expect 1 "bytes; the JVM takes at most 1024" attach $$ start --option "x=$long_value" \
+  --lib "$tmp/libctxprof.so"
+sleep 30 &
+sleeper=$!
+expect 1 "process $sleeper has no attach socket and does not catch SIGQUIT" \
+  attach $sleeper status --lib "$tmp/libctxprof.so"
+kill -0 $sleeper 2> /dev/null || fail "attach killed a process that does not catch SIGQUIT"
+kill $sleeper
+mkdir -p "$tmp/catcher"
+(cd "$tmp/catcher" && exec bash -c 'trap ":" QUIT; while :; do sleep 0.05; done') &
+catcher=$!
+sleep 0.3
+expect 1 "process $catcher did not open /tmp/.java_pid$catcher within 500 ms of SIGQUIT" \
+  attach $catcher status --lib "$tmp/libctxprof.so" --timeout 0.5
+kill -0 $catcher 2> /dev/null || fail "attach killed a process that catches SIGQUIT"
+[[ -e $tmp/catcher/.attach_pid$catcher ]] && fail "attach left its trigger file behind"
+kill $catcher
 
 if [[ $failures -gt 0 ]]; then
   echo "$failures checks failed" >&2

@@ -24,7 +24,7 @@ TEST(RecordTest, MapsFlagsToAgentKeysInOrder) {
       &options, &error))
       << error;
   std::string agent;
-  ASSERT_TRUE(AgentOptionString(options, &agent, &error)) << error;
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error)) << error;
   EXPECT_EQ(agent,
             "start,event=cpu,interval=10ms,wall=20ms,attributes=endpoint;tenant,buffer=1024,"
             "file=out.jfr");
@@ -44,7 +44,7 @@ TEST(RecordTest, EventFlagsIncludingLiveWithoutAValue) {
                                     "if-context", "--", "java", "Main"},
                                    &options, &error))
       << error;
-  ASSERT_TRUE(AgentOptionString(options, &agent, &error)) << error;
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error)) << error;
   EXPECT_EQ(agent, "start,alloc=512k,live,lock=10ms,select=if-context,file=ctxprof.jfr");
 }
 
@@ -52,7 +52,7 @@ TEST(RecordTest, DefaultsToCtxprofJfr) {
   RecordOptions options;
   std::string error, agent;
   ASSERT_TRUE(ParseRecordArguments({"--", "java", "Main"}, &options, &error)) << error;
-  ASSERT_TRUE(AgentOptionString(options, &agent, &error));
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error));
   EXPECT_EQ(agent, "start,file=ctxprof.jfr");
   EXPECT_EQ(options.command, (Args{"java", "Main"}));
 }
@@ -79,7 +79,7 @@ TEST(RecordTest, UsageErrorsNameTheProblem) {
   RecordOptions options;
   std::string error, agent;
   ASSERT_TRUE(ParseRecordArguments({"-o", "a,b.jfr", "--", "java"}, &options, &error));
-  EXPECT_FALSE(AgentOptionString(options, &agent, &error));
+  EXPECT_FALSE(AgentOptionString("record", options, &agent, &error));
   EXPECT_NE(error.find("file=\"a,b.jfr\""), std::string::npos) << error;
   std::vector<std::string> command;
   EXPECT_FALSE(JvmCommand(options, "/tmp/a=b/libctxprof.so", "start", &command, &error));
@@ -91,17 +91,17 @@ TEST(RecordTest, FindsTheLibraryNextToTheBinaryOrInBazelsJniFolder) {
   ASSERT_EQ(system(("rm -rf " + root + " && mkdir -p " + root + "/tools " + root + "/jni").c_str()),
             0);
   std::string library, error;
-  EXPECT_FALSE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error));
+  EXPECT_FALSE(FindAgentLibrary("record", "", root + "/tools/ctxprof", &library, &error));
   EXPECT_NE(error.find("--lib"), std::string::npos) << error;
   std::ofstream(root + "/jni/libctxprof.so") << "x";
-  ASSERT_TRUE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error)) << error;
+  ASSERT_TRUE(FindAgentLibrary("record", "", root + "/tools/ctxprof", &library, &error)) << error;
   EXPECT_EQ(library, root + "/tools/../jni/libctxprof.so");
   std::ofstream(root + "/tools/libctxprof.so") << "x";
-  ASSERT_TRUE(FindAgentLibrary("", root + "/tools/ctxprof", &library, &error)) << error;
+  ASSERT_TRUE(FindAgentLibrary("record", "", root + "/tools/ctxprof", &library, &error)) << error;
   EXPECT_EQ(library, root + "/tools/libctxprof.so");
-  ASSERT_TRUE(FindAgentLibrary(root + "/jni/libctxprof.so", "ctxprof", &library, &error));
+  ASSERT_TRUE(FindAgentLibrary("record", root + "/jni/libctxprof.so", "ctxprof", &library, &error));
   EXPECT_EQ(library, root + "/jni/libctxprof.so");
-  EXPECT_FALSE(FindAgentLibrary(root + "/missing.so", "ctxprof", &library, &error));
+  EXPECT_FALSE(FindAgentLibrary("record", root + "/missing.so", "ctxprof", &library, &error));
   EXPECT_NE(error.find(root + "/missing.so: no such file"), std::string::npos) << error;
 }
 

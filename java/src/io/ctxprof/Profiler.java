@@ -75,10 +75,19 @@ public final class Profiler {
    * Runs a command: {@code "start,event=cpu,interval=10ms,file=x.jfr,attributes=a;b"},
    * {@code "stop"}, {@code "dump,file=y.jfr"} or {@code "status"}.
    *
+   * <p>Failures name the command, then what is wrong and how to fix it ({@code "ctxprof: start:
+   * option 'file': cannot create recording file /x/y.jfr: No such file or directory (create the
+   * folder first)"}).
+   *
    * @return what the profiler reports (notes such as an engine fallback, or the status)
    * @throws IllegalArgumentException for a malformed command or option, naming it
    * @throws IllegalStateException when the command does not fit the state (double start, stop
-   *     without start) or the profiler could not do it
+   *     without start, dump before any session), or the system refused what the options ask
+   *     for (perf events, timers, a signal another handler owns, memory, a thread)
+   * @throws java.io.UncheckedIOException when a file or folder could not be created or written
+   *     (the recording's {@code file=} or {@code repository=} at start, the recording at stop,
+   *     the dump file); its cause is an {@link java.io.IOException} with the same message,
+   *     which names the path and the operating system's error
    */
   public String execute(String command) {
     if (command == null) {

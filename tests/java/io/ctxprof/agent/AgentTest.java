@@ -1,12 +1,13 @@
 package io.ctxprof.agent;
 
-import static io.ctxprof.agent.ChildJvm.agent;
-import static io.ctxprof.agent.ChildJvm.javaCommand;
-import static io.ctxprof.agent.ChildJvm.run;
-import static io.ctxprof.agent.ChildJvm.runJava;
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.javaCommand;
+import static io.ctxprof.agent.ChildProcess.run;
+import static io.ctxprof.agent.ChildProcess.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ctxprof.agent.ChildProcess.Result;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -34,15 +35,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * joined to their ctxprof.Context intervals by OS thread and time.
  */
 class AgentTest {
-  private static final String JAVA_HOME = ChildJvm.JAVA_HOME;
-  private static final String LIBRARY = ChildJvm.LIBRARY;
+  private static final String JAVA_HOME = ChildProcess.JAVA_HOME;
+  private static final String LIBRARY = ChildProcess.LIBRARY;
 
   @TempDir Path dir;
 
   @Test
   void serviceWorkloadSamplesCarryTheirHandlersContext() throws Exception {
     Path jfr = dir.resolve("service.jfr");
-    ChildJvm.Result result =
+    Result result =
         runJava(
             List.of(agent("start,event=cpu,interval=5ms,file=" + jfr + ",attributes=endpoint;tenant")),
             "ServiceWorkload",
@@ -139,15 +140,21 @@ class AgentTest {
   }
 
   @Test
-  void badAgentOptionsPrintOneLineAndTheJvmRunsOn() throws Exception {
+  void badAgentOptionsAndPathsPrintOneLineAndTheJvmRunsOn() throws Exception {
     for (String[] bad :
         new String[][] {
           {"start,interval=5", "ctxprof: option 'interval': value '5'"},
           {"start,nosuch=1", "ctxprof: unknown option 'nosuch'"},
           {"start,cstack=mixed", "ctxprof: option 'cstack': value 'mixed'"},
           {"go", "ctxprof: agent command 'go' is not supported"},
+          // The path and the OS error, from the recording's open at VMInit.
+          {
+            "start,file=/nonexistent/x.jfr",
+            "ctxprof: option 'file': cannot create recording file /nonexistent/x.jfr: "
+                + "No such file or directory"
+          },
         }) {
-      ChildJvm.Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
+      Result result = runJava(List.of(agent(bad[0])), "ExitWorkload", "normal");
       assertEquals(0, result.exit, result.toString());
       List<String> ours =
           result.stderr.stream().filter(l -> l.startsWith("ctxprof:")).collect(Collectors.toList());
@@ -161,7 +168,8 @@ class AgentTest {
   @ValueSource(strings = {"normal", "exit", "throw", "sigterm"})
   void everyExitPathLeavesAValidRecording(String how) throws Exception {
     Path jfr = dir.resolve(how + ".jfr");
-    List<String> command = javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
+    List<String> command =
+        javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
     command.add(ExitWorkload.class.getName());
     command.add(how);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -193,7 +201,7 @@ class AgentTest {
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      ChildJvm.Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -202,7 +210,7 @@ class AgentTest {
   void javaApiControlCalls() throws Exception {
     Path jfr = dir.resolve("api.jfr");
     Path dump = dir.resolve("api.txt");
-    ChildJvm.Result result =
+    Result result =
         runJava(
             List.of("-Dctxprof.library=" + LIBRARY),
             "ApiWorkload",
@@ -256,7 +264,7 @@ class AgentTest {
 
   @Test
   void missingLibraryNamesThePath() throws Exception {
-    ChildJvm.Result result =
+    Result result =
         runJava(List.of("-Dctxprof.library=/nope/libctxprof.so"), "ApiWorkload", "x", "y");
     assertEquals(0, result.exit, result.toString());
     assertTrue(
@@ -275,7 +283,7 @@ class AgentTest {
     Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
     Path jfr = dir.resolve("virtual.jfr");
     Path dump = dir.resolve("virtual.txt");
-    ChildJvm.Result result =
+    Result result =
         loading.equals("agent")
             ? runJava(
                 List.of(

@@ -1,11 +1,12 @@
 package io.ctxprof.agent;
 
-import static io.ctxprof.agent.ChildJvm.agent;
-import static io.ctxprof.agent.ChildJvm.run;
-import static io.ctxprof.agent.ChildJvm.runJava;
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.run;
+import static io.ctxprof.agent.ChildProcess.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.ctxprof.agent.ChildProcess.Result;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -75,7 +76,7 @@ class EventsTest {
   @Test
   void lockWaitsPerEndpointMatchTheTruth() throws Exception {
     Path jfr = dir.resolve("lock.jfr");
-    Map<String, Long> truth = runWorkload("lock", "lock=1ms", jfr);
+    Map<String, Long> truth = runWorkload("lock", "lock=1ms,contextid=true", jfr);
     JfrRecording recording = JfrRecording.read(jfr);
     for (String type : List.of(MONITOR, PARK)) {
       Map<String, long[]> recorded = sumByEndpoint(recording, type); // {events, nanoseconds}
@@ -94,6 +95,7 @@ class EventsTest {
         Duration duration = event.getDuration();
         assertTrue(duration.toNanos() >= 1_000_000, "below lock=1ms: " + event);
         String endpoint = endpointOf(recording, event, event.getStartTime());
+        assertContextIdJoins(recording, event);
         if (endpoint.equals("/a") || endpoint.equals("/b")) {
           // JDK 25's printer joins an event to its context at its end.
           assertEquals(endpoint, endpointOf(recording, event, event.getEndTime()), "end of " + event);
@@ -148,7 +150,7 @@ class EventsTest {
   @Test
   void liveReportsTheSampledObjectsStillReachable() throws Exception {
     Path jfr = dir.resolve("live.jfr");
-    runWorkload("live", "alloc=64k,live", jfr);
+    runWorkload("live", "alloc=64k,live,contextid=true", jfr);
     JfrRecording recording = JfrRecording.read(jfr);
     Map<String, Long> sampled = new TreeMap<>();
     Map<String, Long> live = new TreeMap<>();
@@ -162,8 +164,10 @@ class EventsTest {
           assertEquals(event.getStartTime(), event.getInstant("allocationTime"), "allocation time");
           assertEquals(1016, event.getLong("allocationSize"), "size of a byte[1000]");
         }
-        // Joined by its allocation time: the context the object was allocated in.
+        // Joined by its allocation time: the context the object was allocated in; its contextId
+        // says the same.
         String endpoint = endpointOf(recording, event, event.getStartTime());
+        assertContextIdJoins(recording, event);
         (type.equals(ALLOCATION) ? sampled : live).merge(endpoint, 1L, Long::sum);
       }
     }
@@ -178,11 +182,11 @@ class EventsTest {
   @Test
   void javaApiStartsAllocationAndLockEvents() throws Exception {
     Path jfr = dir.resolve("api.jfr");
-    List<String> jvm = new java.util.ArrayList<>(List.of("-Dctxprof.library=" + ChildJvm.LIBRARY));
+    List<String> jvm = new java.util.ArrayList<>(List.of("-Dctxprof.library=" + ChildProcess.LIBRARY));
     if (Runtime.version().feature() >= 22) {
       jvm.add("--enable-native-access=ALL-UNNAMED"); // System.load without a warning
     }
-    ChildJvm.Result result =
+    Result result =
         runJava(
             jvm,
             "EventsWorkload",
@@ -204,7 +208,7 @@ class EventsTest {
   /** Runs EventsWorkload `mode` under the agent; returns its "truth" lines summed by key. */
   private static Map<String, Long> runWorkload(String mode, String events, Path jfr)
       throws Exception {
-    ChildJvm.Result result =
+    Result result =
         runJava(
             List.of(agent("start,event=cpu," + events + ",attributes=endpoint,file=" + jfr)),
             "EventsWorkload",
@@ -237,6 +241,23 @@ class EventsTest {
     }
     assertTrue(endpoints.size() <= 1, "contexts " + endpoints + " at " + time + " for " + event);
     return endpoints.isEmpty() ? NO_CONTEXT : endpoints.iterator().next();
+  }
+
+  /**
+   * With contextid=true: `event`'s contextId is that of a context interval of its thread that
+   * covers its start (one chunk per file here, so ids are the file's), 0 when none does.
+   */
+  private static void assertContextIdJoins(JfrRecording recording, RecordedEvent event) {
+    long id = event.getLong("contextId");
+    List<RecordedEvent> contexts =
+        recording.contextsAt(event.getThread("eventThread"), event.getStartTime());
+    if (contexts.isEmpty()) {
+      assertEquals(0, id, "contextId without a context: " + event);
+    } else {
+      assertTrue(
+          contexts.stream().anyMatch(context -> context.getLong("contextId") == id),
+          "contextId " + id + " is not its context's: " + event + " in " + contexts);
+    }
   }
 
   /** Per endpoint: {events, sum of weights (allocations) or durations in ns (waits)}. */
@@ -281,13 +302,13 @@ class EventsTest {
 
   /** `jfr summary` and `print` read the file; JDK 25's `jfr view <view>` shows `expected`. */
   private static void checkJdkTools(Path jfr, String view, String expected) throws Exception {
-    String tool = ChildJvm.JAVA_HOME + "/bin/jfr";
+    String tool = ChildProcess.JAVA_HOME + "/bin/jfr";
     for (String command : List.of("summary", "print")) {
-      ChildJvm.Result check = run(List.of(tool, command, jfr.toString()), 120);
+      Result check = run(List.of(tool, command, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + command + ": " + check.stderr);
     }
     if (Runtime.version().feature() >= 25) {
-      ChildJvm.Result shown = run(List.of(tool, "view", view, jfr.toString()), 120);
+      Result shown = run(List.of(tool, "view", view, jfr.toString()), 120);
       assertEquals(0, shown.exit, "jfr view " + view + ": " + shown.stderr);
       assertTrue(
           shown.stdout.stream().anyMatch(line -> line.contains(expected)),

@@ -1,0 +1,56 @@
+// JavaThreadEnv: the interrupted thread's JNIEnv, inside a signal handler, for any Java thread
+// of a HotSpot VM, whether or not it ever called into libctxprof (AsyncGetCallTrace needs the
+// JNIEnv; jni/java_stack_walker.h).
+//
+// HotSpot keeps the current Thread* in a pthread key created by ThreadLocalStorage::init() and
+// set by Thread::initialize_thread_current() on every thread attached to the VM (Java threads,
+// GC, compiler and VM threads); AsyncGetCallTrace and HotSpot's own signal handlers read the same
+// key. A JavaThread embeds its JNIEnv (the unexported member _jni_environment), so
+// JNIEnv* = Thread* + a per-build constant. Neither the key nor that member is exported, so
+// Resolve() finds both on a thread whose JNIEnv it has (JDK 17, 21, 25 alike):
+//   1. sizeof(Thread) and sizeof(JavaThread) from the VM's type table (jni/vm_structs.h): the
+//      JNIEnv, a JavaThread member, lies at least sizeof(Thread) and at most
+//      sizeof(JavaThread) - sizeof(JNIEnv) bytes after the JavaThread's start;
+//   2. every pthread key 0..PTHREAD_KEYS_MAX-1 is read with pthread_getspecific; exactly one
+//      must hold a pointer P with JNIEnv - P in that range. That key is the VM's, and
+//      JNIEnv - P is the offset. (Measured on key 0: offset 688 with sizeof(Thread) 648 and
+//      sizeof(JavaThread) 1384 on OpenJDK 17.0.15; 1184, 1112 and 2216 on Temurin 25.0.3.)
+//   3. the JNI function table pointer (JNIEnv->functions, one table per VM) is kept to
+//      recognise a JavaThread later.
+// No private Java field (java.lang.Thread.eetop) is read, so Resolve also works on a virtual
+// thread (the key holds its carrier).
+//
+// In the handler, Current() reads the key (pthread_getspecific: glibc reads the thread's own
+// descriptor, no lock, no allocation; HotSpot relies on the same in its signal handlers) and
+// then the one word at P + offset through FaultGuard::SafeRead. It returns that address only if
+// the word is the JNI function table, i.e. P is a JavaThread with a live JNIEnv; a GC, compiler
+// or VM thread, a thread not attached to the VM, or a thread being torn down gives nullptr.
+// A JVMTI agent that later installs another function table with SetJNIFunctionTable only
+// changes the table's contents, not its address, so the check holds.
+//
+// Thread safety: Resolve is called off the signal path (agent load, VMInit) and serialised by
+// the caller; it stores the offset and the table pointer before publishing the key with a
+// release store, and Current() loads the key with acquire before reading them, so a handler
+// sees either no key or a complete resolution. Current() is async-signal-safe once
+// FaultGuard is installed (a session's start does that before any handler runs).
+#ifndef CTXPROF_JNI_JAVA_THREAD_ENV_H_
+#define CTXPROF_JNI_JAVA_THREAD_ENV_H_
+
+#include <jni.h>
+
+#include <string>
+
+namespace ctxprof {
+
+class JavaThreadEnv {
+ public:
+  // Finds the VM's current-thread key and the JNIEnv offset from `jni`, the calling thread's
+  // JNIEnv. Idempotent once it succeeded. False with *error when the VM is not HotSpot-like.
+  static bool Resolve(JNIEnv* jni, std::string* error);
+  // The calling thread's JNIEnv, or nullptr (not resolved, not a Java thread). Async-signal-safe.
+  static JNIEnv* Current();
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_JAVA_THREAD_ENV_H_

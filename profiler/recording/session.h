@@ -1,0 +1,177 @@
+// Session: one profiling session, from a successful start to its stop: what samples (the signal
+// handler's activation, the engines, the thread registry), what reports runtime events (the
+// runtime's event sources, alloc= and lock=) and what records (the sample buffer, the in-memory
+// aggregator, the JFR recording, the background thread that drains the buffer into both).
+//
+// Construction and destruction undo each other. Start() acquires, in order:
+//   1. clock, sample buffer, aggregator        (memory)
+//   2. the signal handler's activation         (released: SignalHandler::Deactivate)
+//   3. the CPU engine, after fallback          (released: its Stop, by its destructor)
+//   4. the wall engine                         (released: its sampler thread joined)
+//   5. the JFR recording, file= or repository= (released: the writer finishes the file)
+//   6. the runtime's event sources, alloc= or  (released: RuntimeHooks::events_stop, then
+//      lock= (EventRecorder::Activate, then        EventRecorder::Deactivate)
+//      RuntimeHooks::events_start)
+//   7. the thread registry, armed with 3 and 4 (released: every thread disarmed)
+//   8. the background thread                   (released: woken and joined)
+// Each is a member that releases itself in its destructor, declared in that order, so C++
+// destroys them in reverse. A failure at any step returns its Status and the steps before it
+// are undone by the destructors: nothing keeps running, with no unwinding code of our own.
+// (Events in the buffer when a later step fails are dropped with it, and so are the object
+// references that live allocation records hold.)
+//
+// Stop() is the orderly end, for a session that started: the background thread is joined
+// (8), every thread disarmed (7), the engines stopped (4, 3), the handler deactivated (2) and
+// the event sources turned off (6), so that no sample or event can still arrive; then the last
+// records are drained into the aggregator and the recording (5), and the recording is closed.
+// That order differs from destruction in one place, on purpose: the recording outlives the
+// engines and event sources so that it gets their last records. After Stop() the session's
+// stats and aggregator stay readable.
+//
+// The background thread (named "ctxprof-writer" for top -H and /proc) drains the buffer every
+// kDrainInterval, ticks the recording (flush, rotation) and rescans threads. Each wake-up costs
+// ~25 us of CPU on this VM, so the interval trades idle overhead (~1.3 ms of CPU per second at
+// 20 ms) against buffer size: the default 2048 slots hold 100k samples/s for 20 ms, and ride out
+// a drain that the scheduler or a JVM safepoint holds back for a while (docs/RELIABILITY.md).
+// The first write error of the recording is printed by the background thread when it happens
+// (one "ctxprof:" line on stderr, report.h); sampling and aggregation go on.
+//
+// Thread safety: Start, Stop, Stats, OnThreadStart/OnThreadEnd are called by one controller at
+// a time (Profiler serialises them under its mutex); Stats may run while the background thread
+// works. The aggregator is thread-safe on its own (aggregator.h).
+#ifndef CTXPROF_PROFILER_RECORDING_SESSION_H_
+#define CTXPROF_PROFILER_RECORDING_SESSION_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "profiler/options.h"
+#include "profiler/recording/aggregator.h"
+#include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/live_objects.h"
+#include "profiler/recording/recording.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/sampler/engine.h"
+#include "profiler/sampler/event_recorder.h"
+#include "profiler/sampler/sample_buffer.h"
+#include "profiler/sampler/signal_handler.h"
+#include "profiler/sampler/thread_registry.h"
+#include "profiler/sampler/wall_engine.h"
+#include "profiler/status.h"
+
+namespace ctxprof {
+
+// What a runtime (the JVM layer, jni/jvm_agent.h) plugs into sessions. Every member is optional;
+// an empty RuntimeHooks is a native program.
+struct RuntimeHooks {
+  // Java frames in the signal handler (signal_handler.h); combined with native frames as the
+  // session's cstack= option says.
+  JavaStackWalk java_walk = nullptr;
+  // Resolvers for a session's JFR recording, made on the thread that starts the session.
+  std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
+  std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;
+  // Run on the session's background thread first thing and last thing (the JVM layer attaches
+  // it to the VM so that the resolvers may call JVMTI, and detaches it).
+  std::function<void()> background_start;
+  std::function<void()> background_end;
+  // Runtime events (alloc=, lock=; profiler/sampler/event_recorder.h): events_start turns the
+  // runtime's event sources on for a session with `rules` (the EventRecorder is already active)
+  // or returns why it cannot (the message names the option), leaving nothing on; events_stop
+  // turns them off. Without events_start (a native program) sessions refuse alloc= and lock=.
+  std::function<Status(const EventRules& rules)> events_start;
+  std::function<void()> events_stop;
+  // The live option: tells whether a sampled object is still alive (live_objects.h). Without
+  // it sessions refuse live.
+  std::function<std::unique_ptr<ObjectTracker>()> object_tracker;
+};
+
+// What a session did, for callers and tests.
+struct SessionStats {
+  bool running = false;
+  std::string cpu_engine;  // the CPU engine that really ran ("" when none)
+  bool wall = false;
+  std::string clock;            // "tsc" or "monotonic"
+  uint64_t consumed = 0;        // samples drained from the buffer
+  uint64_t dropped = 0;         // samples dropped because the buffer was full
+  uint64_t failed_threads = 0;  // threads an engine could not arm (not counting exited ones)
+  uint64_t threads_seen = 0;    // distinct tids armed during the session
+  uint64_t wall_signals = 0;
+  std::string recording;  // the JFR file or repository ("" when samples stay in memory)
+  uint64_t recorded_samples = 0;
+  std::string recording_error;  // the recording's first I/O failure, if any
+  // The background thread printed recording_error when it happened (report.h); a failure in
+  // the final drain at Stop() is not, and is left to the caller of Stop().
+  bool recording_error_reported = false;
+};
+
+class Session {
+ public:
+  static constexpr std::chrono::milliseconds kDrainInterval{20};
+
+  // Starts sampling (and recording, with file= or repository=) as `options` say. On failure
+  // nothing of the session is left running and the Status says what failed: kInvalidArgument
+  // (attributes=; alloc=, lock= or live without a runtime that reports events), kUnavailable
+  // (the context store, signals, memory, every CPU engine refused, a thread, the runtime's event
+  // sources), kIo (the recording's file or folder; the message names the option and the path).
+  // On success *notes holds what the caller should print once (a CPU engine fallback, a clock
+  // fallback) or is empty.
+  static StatusOr<std::unique_ptr<Session>> Start(const Options& options, const RuntimeHooks& hooks,
+                                                  std::string* notes);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Stops sampling and finishes the recording (see above). kIo naming the recording when it
+  // failed at some point (its first failure); sampling stopped either way. Call once.
+  Status Stop();
+
+  SessionStats Stats() const;
+  // The samples aggregated in memory; stays valid (shared) after the session is gone.
+  std::shared_ptr<Aggregator> aggregator() const { return aggregator_; }
+
+  // A runtime's thread hooks (JVMTI ThreadStart/ThreadEnd): arm or disarm `tid` now.
+  void OnThreadStart(pid_t tid) { registry_->OnThreadStart(tid); }
+  void OnThreadEnd(pid_t tid) { registry_->OnThreadEnd(tid); }
+
+ private:
+  class HandlerActivation;
+  class EventSources;
+  class BackgroundThread;
+
+  Session(const Options& options, const RuntimeHooks& hooks);
+  // The background thread's periodic work.
+  void Tick();
+  // Moves buffered samples into the aggregator and the recording.
+  void DrainSamples();
+  // Prints the recording's first write error once, when it happens: a long-running process
+  // learns it then, not only at Stop(). Sampling goes on.
+  void ReportRecordingFailure();
+  const std::string& recording_path() const;
+
+  const Options options_;
+  const RuntimeHooks hooks_;  // a copy: the background thread reads it unlocked
+  // Acquired in this order, released in reverse (see above).
+  std::unique_ptr<Clock> clock_;
+  std::unique_ptr<SampleBuffer> buffer_;
+  std::shared_ptr<Aggregator> aggregator_;
+  std::unique_ptr<HandlerActivation> activation_;
+  std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
+  std::unique_ptr<WallEngine> wall_engine_;     // null without wall=
+  std::unique_ptr<Recording> recording_;        // null without file= or repository=
+  std::unique_ptr<EventSources> events_;        // null without alloc= and lock=
+  std::unique_ptr<ThreadRegistry> registry_;
+  std::unique_ptr<BackgroundThread> background_;
+
+  bool stopped_ = false;
+  // Set by the background thread once it printed the recording's error; read by Stats().
+  std::atomic<bool> recording_error_reported_{false};
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_SESSION_H_
