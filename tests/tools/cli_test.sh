@@ -51,7 +51,7 @@ expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
 expect 2 "no input file" report
 expect 2 "one input file only" report "$tmp/good.jfr" "$tmp/good.jfr"
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
-expect 2 "--events wants cpu, wall or all" report "$tmp/good.jfr" --events heap
+expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" --events heap
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"

@@ -1,16 +1,18 @@
 package io.ctxprof.agent;
 
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.javaCommand;
+import static io.ctxprof.agent.ChildProcess.run;
+import static io.ctxprof.agent.ChildProcess.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ctxprof.agent.ChildProcess.Result;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +23,6 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,7 +59,7 @@ class AgentTest {
     }
     assertEquals(4, threadIds.size(), result.toString());
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     Map<String, int[]> counts = new HashMap<>(); // handler -> {samples, own context, other}
     for (RecordedEvent sample : recording.samples) {
       String handler = handlerOf(sample.getStackTrace());
@@ -168,7 +169,7 @@ class AgentTest {
   void everyExitPathLeavesAValidRecording(String how) throws Exception {
     Path jfr = dir.resolve(how + ".jfr");
     List<String> command =
-        ChildProcess.javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
+        javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
     command.add(ExitWorkload.class.getName());
     command.add(how);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -188,7 +189,7 @@ class AgentTest {
     int expected = Map.of("normal", 0, "exit", 3, "throw", 1, "sigterm", 143).get(how);
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long spinning =
         recording.samples.stream()
             .filter(
@@ -200,7 +201,7 @@ class AgentTest {
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      Result check = ChildProcess.run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -242,7 +243,7 @@ class AgentTest {
         "dump names Java frames: " + collapsed);
     System.out.println("api: dumps until the work showed: " + steps.get("dump-attempts"));
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long working =
         recording.samples.stream()
             .filter(
@@ -347,7 +348,7 @@ class AgentTest {
 
     // The JFR recording says the same through the Context-interval join: the recording hands
     // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     int joined = 0;
     int misjoined = 0;
     for (RecordedEvent sample : recording.samples) {
@@ -375,58 +376,5 @@ class AgentTest {
         "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
     assertEquals(0, misjoined, "JFR join off for " + misjoined + " of " + joined);
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
-  }
-
-  // ---- harness
-
-  private static String agent(String options) {
-    return "-agentpath:" + LIBRARY + "=" + options;
-  }
-
-  private static Result runJava(List<String> jvmOptions, String mainClass, String... args)
-      throws IOException, InterruptedException {
-    List<String> command = ChildProcess.javaCommand(jvmOptions);
-    command.add(AgentTest.class.getPackageName() + "." + mainClass);
-    command.addAll(List.of(args));
-    return ChildProcess.run(command, 120);
-  }
-
-  /** CPU samples and context intervals of a recording, joined by OS thread id and time. */
-  private static final class Recording {
-    final List<RecordedEvent> samples = new ArrayList<>();
-    final Map<Long, List<RecordedEvent>> contexts = new HashMap<>();
-
-    static Recording read(Path file) throws IOException {
-      Recording recording = new Recording();
-      for (RecordedEvent event : RecordingFile.readAllEvents(file)) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExecutionSample")) {
-          recording.samples.add(event);
-        } else if (type.equals("ctxprof.Context")) {
-          recording
-              .contexts
-              .computeIfAbsent(event.getThread().getOSThreadId(), t -> new ArrayList<>())
-              .add(event);
-        }
-      }
-      return recording;
-    }
-
-    /**
-     * The context intervals of the sample's OS thread that contain it: none (no context), one, or
-     * several. The writer's intervals overlap only when a thread's samples reached it out of tick
-     * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
-     */
-    List<RecordedEvent> contextsOf(RecordedEvent sample) {
-      long tid = sample.getThread("sampledThread").getOSThreadId();
-      Instant time = sample.getStartTime();
-      List<RecordedEvent> found = new ArrayList<>();
-      for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
-        if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
-          found.add(context);
-        }
-      }
-      return found;
-    }
   }
 }
