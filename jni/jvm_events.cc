@@ -234,8 +234,8 @@ Status StartAllocations(const EventRules& rules) {
                  static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
              "SetHeapSamplingInterval", &error) ||
       !SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC}, &error)) {
-    return Status::Unavailable(
-        "option 'alloc': " + error + " (allocation sampling needs JDK 11+)", 0);
+    return Status::Unavailable("option 'alloc': " + error + " (allocation sampling needs JDK 11+)",
+                               0);
   }
   return Status();
 }

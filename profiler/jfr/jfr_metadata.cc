@@ -232,9 +232,9 @@ void DeclareContextId(const JfrEventLayout& layout, ClassBuilder* event) {
 // each ending with contextId when the layout has it.
 void DeclareRuntimeEvents(MetadataTree* tree, const JfrEventLayout& layout) {
   const std::vector<std::string> categories = {"Java Application"};
-  ClassBuilder allocation = tree->Event("jdk.ObjectAllocationSample",
-                                        kJfrTypeObjectAllocationSample, "Object Allocation Sample",
-                                        categories);
+  ClassBuilder allocation =
+      tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
+                  "Object Allocation Sample", categories);
   allocation.Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
       .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
@@ -273,8 +273,8 @@ void DeclareRuntimeEvents(MetadataTree* tree, const JfrEventLayout& layout) {
 
 // async-profiler's event for the sampled objects still alive at the end (its --live).
 void DeclareLiveObjectEvent(MetadataTree* tree, const JfrEventLayout& layout) {
-  ClassBuilder live =
-      tree->Event("profiler.LiveObject", kJfrTypeLiveObject, "Live Object", {"ctxprof", "Profiling"});
+  ClassBuilder live = tree->Event("profiler.LiveObject", kJfrTypeLiveObject, "Live Object",
+                                  {"ctxprof", "Profiling"});
   live.Field("eventThread", kJfrTypeThread, true, false, "Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
       .Field("objectClass", kJfrTypeClass, true, false, "Object Class")

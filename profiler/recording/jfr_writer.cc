@@ -165,23 +165,14 @@ bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* erro
     const std::pair<uint64_t, uint64_t> uploads =
         inputs_.upload_counts ? inputs_.upload_counts() : std::make_pair(uint64_t{0}, uint64_t{0});
     encoder_.AppendCounters(
-        CounterEventFields{chunk_->max_ticks(),
-                           counters_.samples,
-                           counters_.cpu_samples,
-                           counters_.wall_samples,
-                           inputs_.dropped_samples ? inputs_.dropped_samples() : 0,
-                           counters_.context_busy,
-                           counters_.context_torn,
-                           counters_.truncated_stacks,
-                           inputs_.dictionary->overflowed_interns(),
-                           inputs_.dictionary->truncated_values(),
-                           uploads.first,
-                           uploads.second,
-                           counters_.allocation_samples,
-                           counters_.monitor_enters,
-                           counters_.thread_parks,
-                           counters_.live_objects,
-                           live_ != nullptr ? live_->untracked() : 0},
+        CounterEventFields{
+            chunk_->max_ticks(), counters_.samples, counters_.cpu_samples, counters_.wall_samples,
+            inputs_.dropped_samples ? inputs_.dropped_samples() : 0, counters_.context_busy,
+            counters_.context_torn, counters_.truncated_stacks,
+            inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values(),
+            uploads.first, uploads.second, counters_.allocation_samples, counters_.monitor_enters,
+            counters_.thread_parks, counters_.live_objects,
+            live_ != nullptr ? live_->untracked() : 0},
         &chunk_->out());
   }
   WriteCheckpoint();
@@ -267,19 +258,18 @@ void JfrWriter::WriteLiveObjects() {
     const uint32_t stack_key =
         stacks_.Carry(allocation.stack_key, chunk, &pending_pool_bytes_) ? allocation.stack_key : 0;
     methods_.MarkClass(allocation.class_key, chunk, &pending_pool_bytes_);
-    const uint64_t context_id = runs_.CoverInstant(thread_key, allocation.ticks,
-                                                   allocation.context, &pending_pool_bytes_);
-    encoder_.AppendLiveObject(LiveObjectFields{allocation.ticks, thread_key, stack_key,
-                                               allocation.class_key, allocation.object_bytes,
-                                               context_id},
-                              &chunk_->out());
+    const uint64_t context_id =
+        runs_.CoverInstant(thread_key, allocation.ticks, allocation.context, &pending_pool_bytes_);
+    encoder_.AppendLiveObject(
+        LiveObjectFields{allocation.ticks, thread_key, stack_key, allocation.class_key,
+                         allocation.object_bytes, context_id},
+        &chunk_->out());
     counters_.live_objects++;
   });
   chunk_->NoteEventTicks(now);
 }
 
-void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key,
-                             uint32_t stack_key) {
+void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key) {
   const bool wall = sample.kind == SampleKind::kWall;
   uint32_t type;
   uint32_t state_key;

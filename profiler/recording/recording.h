@@ -43,7 +43,7 @@ namespace ctxprof {
 struct RecordingSettings {
   std::string engine;  // the engines really running, e.g. "cpu+wall"; "" with event=alloc|lock
   uint64_t interval_nanos = 0;  // the CPU interval, else the wall interval, else 0
-  std::string fallbacks;  // notes about engine fallbacks; may be empty
+  std::string fallbacks;        // notes about engine fallbacks; may be empty
 };
 
 class Recording : public SampleSink {

@@ -335,11 +335,10 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
 
   // The option parser made alloc= and lock= require a recording: their events go only there.
   if (WantsEvents(options)) {
-    StatusOr<std::unique_ptr<EventSources>> events =
-        EventSources::Start(EventRecorder::Session{session->buffer_.get(), session->clock_.get(),
-                                                   &store->map(), options.depth,
-                                                   EventRulesOf(options)},
-                            hooks);
+    StatusOr<std::unique_ptr<EventSources>> events = EventSources::Start(
+        EventRecorder::Session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                               options.depth, EventRulesOf(options)},
+        hooks);
     if (!events.ok()) return events.status();
     session->events_ = std::move(events.value());
   }

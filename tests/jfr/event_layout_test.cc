@@ -174,10 +174,9 @@ TEST(EventLayoutTest, ActiveSettingsDescribeTheSession) {
   recorder.Add(0, SampleKind::kCpu, 1);
   JfrReader reader;
   recorder.Close(&reader);
-  EXPECT_EQ(ActiveSettings(reader), (std::map<std::string, std::string>{
-                                        {"event", "cpu"},
-                                        {"interval", "10000000"},
-                                        {"wall", "50000000"}}));
+  EXPECT_EQ(ActiveSettings(reader),
+            (std::map<std::string, std::string>{
+                {"event", "cpu"}, {"interval", "10000000"}, {"wall", "50000000"}}));
 }
 
 TEST(EventLayoutTest, ActiveSettingsOfRuntimeEventsWithoutSampling) {
@@ -190,8 +189,8 @@ TEST(EventLayoutTest, ActiveSettingsOfRuntimeEventsWithoutSampling) {
   recorder.Open();
   JfrReader reader;
   recorder.Close(&reader);
-  EXPECT_EQ(ActiveSettings(reader), (std::map<std::string, std::string>{{"alloc", "524288"},
-                                                                        {"lock", "10000000"}}));
+  EXPECT_EQ(ActiveSettings(reader),
+            (std::map<std::string, std::string>{{"alloc", "524288"}, {"lock", "10000000"}}));
 }
 
 // A tracker whose every object stays alive; counts what it is given back.

@@ -169,8 +169,7 @@ TEST(StartFailureTest, RefusedEventSourcesAreUnavailableAndUndoEverything) {
   calls.answer = Status::Unavailable("option 'lock': the runtime refused its monitor events", 0);
   std::string notes;
   const std::string path = TempPath("events.jfr");
-  Status status =
-      Profiler::Global()->Start("event=ctimer,wall=10ms,lock=1ms,file=" + path, &notes);
+  Status status = Profiler::Global()->Start("event=ctimer,wall=10ms,lock=1ms,file=" + path, &notes);
   EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.message();
   EXPECT_EQ(status.message(), "option 'lock': the runtime refused its monitor events");
   EXPECT_EQ(calls.starts, 1);
