@@ -1,20 +1,38 @@
 package io.ctxprof.example;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * The endpoints' work. Each endpoint does a clearly different kind of work in its own methods,
- * so a profile can tell them apart by stack as well as by context.
+ * The endpoints' work. Each endpoint spends its time in a different way, in methods of its own,
+ * so a profile tells them apart by stack as well as by context:
+ *
+ * <ul>
+ *   <li>/checkout burns CPU (prices the cart, signs the order with SHA-256 rounds);
+ *   <li>/catalog allocates (renders a page of the catalog into fresh strings and byte arrays,
+ *       about 1.7 MiB per request);
+ *   <li>/inventory waits for a lock (reserves stock in the one shared {@link Inventory}, whose
+ *       monitor every reservation holds for about 2 ms of bookkeeping);
+ *   <li>/shipping waits for I/O (asks the {@link Carrier} over a socket, which answers after
+ *       20 ms).
+ * </ul>
  */
 final class Handlers {
   private static final List<String> CATALOG = buildCatalog();
 
-  private Handlers() {}
+  private final Inventory inventory = new Inventory(CATALOG.size());
+  private final Carrier carrier;
+
+  Handlers(Carrier carrier) {
+    this.carrier = carrier;
+  }
 
   /** /checkout: prices a cart and signs the order (hashing: CPU-bound). */
   static String checkout(int cartSize) {
@@ -24,7 +42,7 @@ final class Handlers {
 
   static long priceCart(int cartSize) {
     long cents = 0;
-    for (int item = 0; item < cartSize * 2000; item++) {
+    for (int item = 0; item < cartSize * 60_000; item++) {
       cents += (item * 7919L) % 1013 + Long.numberOfTrailingZeros(item | 1);
     }
     return cents;
@@ -33,82 +51,55 @@ final class Handlers {
   static String signOrder(long cents, int rounds) {
     try {
       MessageDigest digest = MessageDigest.getInstance("SHA-256");
-      byte[] value = Long.toString(cents).getBytes(StandardCharsets.UTF_8);
-      for (int i = 0; i < rounds * 400; i++) {
-        value = digest.digest(value);
+      byte[] value = Arrays.copyOf(Long.toString(cents).getBytes(StandardCharsets.UTF_8), 32);
+      for (int i = 0; i < rounds * 10_000; i++) {
+        digest.update(value);
+        digest.digest(value, 0, value.length); // in place: hashing, not allocating
       }
       return String.format(Locale.ROOT, "%02x%02x%02x%02x", value[0], value[1], value[2], value[3]);
-    } catch (NoSuchAlgorithmException e) {
+    } catch (DigestException | NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }
 
-  /** /search: scores every catalog entry against the query (string matching: CPU-bound). */
-  static String search(String query) {
-    int best = -1;
-    String bestItem = "";
-    for (int pass = 0; pass < 8; pass++) {
-      for (String item : CATALOG) {
-        int score = rankItem(item, query);
-        if (score > best) {
-          best = score;
-          bestItem = item;
-        }
-      }
+  /**
+   * /catalog: renders a page of the catalog (allocation-bound): every item becomes a fresh
+   * string, the page a fresh byte array, and each item gets a thumbnail buffer of 8 KiB. What it
+   * returns is small; everything it built is garbage when the request ends.
+   */
+  static String catalog(int page) {
+    int first = (page * 200) % CATALOG.size();
+    StringBuilder html = new StringBuilder();
+    long thumbnails = 0;
+    for (int i = 0; i < 200; i++) {
+      String item = CATALOG.get((first + i) % CATALOG.size());
+      html.append(renderItem(item, i));
+      thumbnails += renderThumbnail(item).length;
     }
-    return "best " + bestItem + " score " + best;
+    byte[] body = html.toString().getBytes(StandardCharsets.UTF_8);
+    return "page " + page + ": " + body.length + " bytes, " + thumbnails + " bytes of thumbnails";
   }
 
-  static int rankItem(String item, String query) {
-    int score = 0;
-    for (int i = 0; i + query.length() <= item.length(); i++) {
-      if (item.regionMatches(true, i, query, 0, query.length())) {
-        score += 10;
-      }
-    }
-    return score + (item.hashCode() & 7);
+  static String renderItem(String item, int position) {
+    return "<li id=\"item-" + position + "\"><a href=\"/item/" + item + "\">"
+        + item.toUpperCase(Locale.ROOT) + "</a> <span>" + item.replace('-', ' ')
+        + "</span></li>\n";
   }
 
-  /** /recommend: multiplies small preference matrices (floating point: CPU-bound). */
-  static String recommend(int user) {
-    double[][] a = matrix(48, user);
-    double[][] b = matrix(48, user + 1);
-    double[][] product = multiply(a, b);
-    return "top " + (int) (product[user % 48][0] * 100);
+  static byte[] renderThumbnail(String item) {
+    byte[] pixels = new byte[8 * 1024];
+    pixels[item.length()] = 1;
+    return pixels;
   }
 
-  static double[][] matrix(int size, int seed) {
-    double[][] m = new double[size][size];
-    for (int i = 0; i < size; i++) {
-      for (int j = 0; j < size; j++) {
-        m[i][j] = ((i * 31 + j * 17 + seed) % 97) / 97.0;
-      }
-    }
-    return m;
+  /** /inventory: reserves stock in the shared inventory (lock-bound under concurrency). */
+  Inventory.Reservation inventory(int sku) {
+    return inventory.reserve(sku);
   }
 
-  static double[][] multiply(double[][] a, double[][] b) {
-    int n = a.length;
-    double[][] c = new double[n][n];
-    for (int i = 0; i < n; i++) {
-      for (int k = 0; k < n; k++) {
-        double aik = a[i][k];
-        for (int j = 0; j < n; j++) {
-          c[i][j] += aik * b[k][j];
-        }
-      }
-    }
-    return c;
-  }
-
-  /** /inventory: waits on a slow "warehouse" (sleeping: visible to wall-clock sampling only). */
-  static String inventory(int sku) throws InterruptedException {
-    waitForWarehouse();
-    return "sku " + sku + " in stock";
-  }
-
-  static void waitForWarehouse() throws InterruptedException {
-    Thread.sleep(15);
+  /** /shipping: asks the carrier for a quote over a socket (I/O-bound: the carrier is slow). */
+  String shipping(int parcel) throws IOException {
+    return "parcel " + parcel + ": " + carrier.quote(parcel);
   }
 
   private static List<String> buildCatalog() {

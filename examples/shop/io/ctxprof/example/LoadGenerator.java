@@ -2,73 +2,285 @@ package io.ctxprof.example;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
-import java.util.concurrent.ThreadLocalRandom;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Sends requests to the shop on loopback from a few client threads for a bounded time: a
- * weighted mix of endpoints (checkout 30 %, search 30 %, recommend 20 %, inventory 20 %) and
- * tenants.
+ * The shop's load generator, a process of its own: {@code LoadGenerator --port N [--clients N]
+ * (--seconds S [--warmup W] | --requests N) [--summary PATH]}. Its clients send a fixed mix of
+ * requests over HTTP on loopback — in every 20 consecutive requests 6 /checkout, 5 /catalog, 5
+ * /inventory and 4 /shipping, tenants in turn — each waiting for its answer before the next.
+ *
+ * <p>For each endpoint it adds up what the service measured for every answered request
+ * (response headers X-Cpu-Nanos, X-Alloc-Bytes, X-Blocked-Nanos; see {@link ShopService}), and
+ * at the end prints requests × cost per endpoint and each endpoint's share of the CPU time: the
+ * shares a CPU profile of the service should show. With {@code --seconds}, requests that start
+ * in the first W seconds (the warm-up, while the JIT compiles and the profiler attaches) or end
+ * after the deadline are sent but not counted. {@code --summary} writes the same numbers as
+ * tab-separated values for tools (the demo's comparison, tools/demo_compare.py).
  */
-final class LoadGenerator {
-  private final int port;
-  private final int clients;
-  private final String[] tenants;
-  private final LongAdder sent = new LongAdder();
-  private final LongAdder errors = new LongAdder();
+public final class LoadGenerator {
+  /** The request mix: one cycle of endpoint indices into ShopService.ENDPOINTS. */
+  static final int[] CYCLE = {0, 1, 2, 3, 0, 1, 2, 0, 3, 1, 2, 0, 1, 3, 2, 0, 1, 2, 3, 0};
 
-  LoadGenerator(int port, int clients, String[] tenants) {
-    this.port = port;
-    this.clients = clients;
-    this.tenants = tenants;
+  static final String[] TENANTS = {"acme", "globex", "initech"};
+
+  /** What the service measured for one endpoint's counted requests. */
+  static final class EndpointTotals {
+    final LongAdder requests = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final LongAdder cpuNanos = new LongAdder();
+    final LongAdder allocatedBytes = new LongAdder();
+    final LongAdder blockedNanos = new LongAdder();
+    final LongAdder latencyNanos = new LongAdder();
   }
 
-  /** Runs for {@code millis} and returns the number of requests sent. */
-  long run(long millis) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000L;
+  private final int port;
+  private final EndpointTotals[] totals = new EndpointTotals[ShopService.ENDPOINTS.length];
+  private final AtomicLong next = new AtomicLong();
+  private final AtomicBoolean firstErrorShown = new AtomicBoolean();
+  private final LongAdder uncounted = new LongAdder();
+
+  LoadGenerator(int port) {
+    this.port = port;
+    for (int i = 0; i < totals.length; i++) {
+      totals[i] = new EndpointTotals();
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    int port = -1;
+    int clients = 8;
+    int seconds = 0;
+    int warmup = 0;
+    int requests = 0;
+    String summary = null;
+    for (int i = 0; i < args.length; i += 2) {
+      if (i + 1 >= args.length) {
+        usage("'" + args[i] + "' needs a value");
+      }
+      String value = args[i + 1];
+      switch (args[i]) {
+        case "--port":
+          port = ShopService.parseNumber(args[i], value, 1, 65535);
+          break;
+        case "--clients":
+          clients = ShopService.parseNumber(args[i], value, 1, 256);
+          break;
+        case "--seconds":
+          seconds = ShopService.parseNumber(args[i], value, 1, 3600);
+          break;
+        case "--warmup":
+          warmup = ShopService.parseNumber(args[i], value, 0, 3600);
+          break;
+        case "--requests":
+          requests = ShopService.parseNumber(args[i], value, 1, 100_000_000);
+          break;
+        case "--summary":
+          summary = value;
+          break;
+        default:
+          usage("unknown argument '" + args[i] + "'");
+      }
+    }
+    if (port < 0 || (seconds == 0) == (requests == 0) || (requests > 0 && warmup > 0)) {
+      usage("give --port and either --seconds (with an optional --warmup) or --requests");
+    }
+    LoadGenerator load = new LoadGenerator(port);
+    long started = System.nanoTime();
+    load.run(clients, seconds, warmup, requests);
+    double elapsed = (System.nanoTime() - started) / 1e9;
+    load.report(System.out, clients, elapsed, warmup);
+    if (summary != null) {
+      Files.write(Paths.get(summary), load.summary().getBytes(StandardCharsets.UTF_8));
+    }
+    long errors = 0;
+    for (EndpointTotals endpoint : load.totals) {
+      errors += endpoint.errors.sum();
+    }
+    System.exit(errors == 0 ? 0 : 1);
+  }
+
+  private static void usage(String problem) {
+    System.err.println(
+        "load: " + problem + ": use --port N [--clients N] (--seconds S [--warmup W] |"
+            + " --requests N) [--summary PATH]");
+    System.exit(2);
+  }
+
+  /** The path and query of request number {@code index}: endpoint by the cycle, tenant in turn. */
+  static String requestFor(long index) {
+    String endpoint = ShopService.ENDPOINTS[CYCLE[(int) (index % CYCLE.length)]];
+    String tenant = TENANTS[(int) (index % TENANTS.length)];
+    return endpoint + "?tenant=" + tenant + "&n=" + (5 + index % 10);
+  }
+
+  /**
+   * Sends requests from {@code clients} threads: {@code requests} in all, or for {@code
+   * seconds} after a warm-up of {@code warmup} seconds (both then counted only in that window).
+   */
+  void run(int clients, int seconds, int warmup, int requests) throws InterruptedException {
+    long now = System.nanoTime();
+    long countFrom = now + warmup * 1_000_000_000L;
+    long deadline = countFrom + seconds * 1_000_000_000L;
     Thread[] threads = new Thread[clients];
     for (int i = 0; i < clients; i++) {
-      threads[i] = new Thread(() -> loop(deadline), "shop-client-" + (i + 1));
+      threads[i] =
+          new Thread(
+              () -> {
+                while (true) {
+                  long index = next.getAndIncrement();
+                  long start = System.nanoTime();
+                  if (requests > 0 ? index >= requests : start >= deadline) {
+                    return;
+                  }
+                  boolean counted = requests > 0 || start >= countFrom;
+                  send(index, counted, requests > 0 ? Long.MAX_VALUE : deadline);
+                }
+              },
+              "load-client-" + (i + 1));
       threads[i].start();
+    }
+    if (warmup > 0) {
+      Thread.sleep(warmup * 1000L);
+      System.out.println("load: warm-up done, counting requests for " + seconds + " s");
     }
     for (Thread thread : threads) {
       thread.join();
     }
-    return sent.sum();
   }
 
-  long errors() {
-    return errors.sum();
-  }
-
-  private void loop(long deadline) {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    while (System.nanoTime() < deadline) {
-      int pick = random.nextInt(100);
-      String endpoint =
-          pick < 30 ? "/checkout" : pick < 60 ? "/search" : pick < 80 ? "/recommend" : "/inventory";
-      String tenant = tenants[random.nextInt(tenants.length)];
-      request(endpoint + "?tenant=" + tenant + "&n=" + (5 + random.nextInt(10)));
-    }
-  }
-
-  private void request(String pathAndQuery) {
-    sent.increment();
+  private void send(long index, boolean counted, long deadline) {
+    String pathAndQuery = requestFor(index);
+    EndpointTotals endpoint = totals[CYCLE[(int) (index % CYCLE.length)]];
+    long start = System.nanoTime();
     try {
       HttpURLConnection connection =
           (HttpURLConnection) new URL("http://127.0.0.1:" + port + pathAndQuery).openConnection();
       connection.setConnectTimeout(5000);
       connection.setReadTimeout(30000);
-      try (InputStream in = connection.getInputStream()) {
-        in.readAllBytes();
+      int status = connection.getResponseCode();
+      try (InputStream in =
+          status == 200 ? connection.getInputStream() : connection.getErrorStream()) {
+        if (in != null) {
+          in.readAllBytes();
+        }
       }
-      if (connection.getResponseCode() != 200) {
-        errors.increment();
+      if (status != 200) {
+        throw new IOException("HTTP status " + status);
       }
-    } catch (IOException e) {
-      errors.increment();
+      long end = System.nanoTime();
+      if (!counted || end > deadline) {
+        uncounted.increment();
+        return;
+      }
+      endpoint.requests.increment();
+      endpoint.cpuNanos.add(header(connection, "X-Cpu-Nanos"));
+      endpoint.allocatedBytes.add(header(connection, "X-Alloc-Bytes"));
+      endpoint.blockedNanos.add(header(connection, "X-Blocked-Nanos"));
+      endpoint.latencyNanos.add(end - start);
+    } catch (IOException | RuntimeException e) {
+      endpoint.errors.increment();
+      if (firstErrorShown.compareAndSet(false, true)) {
+        System.err.println("load: " + pathAndQuery + " failed: " + e);
+      }
     }
+  }
+
+  private static long header(HttpURLConnection connection, String name) throws IOException {
+    String value = connection.getHeaderField(name);
+    if (value == null) {
+      throw new IOException("the answer has no " + name + " header");
+    }
+    return Long.parseLong(value);
+  }
+
+  /** Each endpoint's share of the CPU time the service measured, in percent (0 when none). */
+  double[] cpuShares() {
+    long total = 0;
+    for (EndpointTotals endpoint : totals) {
+      total += endpoint.cpuNanos.sum();
+    }
+    double[] shares = new double[totals.length];
+    for (int i = 0; i < totals.length; i++) {
+      shares[i] = total == 0 ? 0 : 100.0 * totals[i].cpuNanos.sum() / total;
+    }
+    return shares;
+  }
+
+  void report(PrintStream out, int clients, double elapsedSeconds, int warmup) {
+    long counted = 0;
+    long errors = 0;
+    for (EndpointTotals endpoint : totals) {
+      counted += endpoint.requests.sum();
+      errors += endpoint.errors.sum();
+    }
+    out.printf(
+        Locale.ROOT,
+        "load: %d clients sent %d requests in %.1f s, %d errors; counted %d (not counted: %d"
+            + " in the %d s warm-up or past the deadline)%n",
+        clients,
+        counted + uncounted.sum() + errors,
+        elapsedSeconds,
+        errors,
+        counted,
+        uncounted.sum(),
+        warmup);
+    out.println("load: per endpoint, requests x what the service measured per request:");
+    out.printf(
+        Locale.ROOT,
+        "load:   %-10s %8s %11s %14s %14s %11s %10s%n",
+        "endpoint",
+        "requests",
+        "CPU ms/req",
+        "alloc KiB/req",
+        "blocked ms/req",
+        "latency ms",
+        "CPU share");
+    double[] shares = cpuShares();
+    for (int i = 0; i < totals.length; i++) {
+      EndpointTotals endpoint = totals[i];
+      double n = Math.max(1, endpoint.requests.sum());
+      out.printf(
+          Locale.ROOT,
+          "load:   %-10s %8d %11.3f %14.1f %14.3f %11.2f %8.1f %%%n",
+          ShopService.ENDPOINTS[i],
+          endpoint.requests.sum(),
+          endpoint.cpuNanos.sum() / n / 1e6,
+          endpoint.allocatedBytes.sum() / n / 1024,
+          endpoint.blockedNanos.sum() / n / 1e6,
+          endpoint.latencyNanos.sum() / n / 1e6,
+          shares[i]);
+    }
+  }
+
+  /** Tab-separated totals: a header line, then one line per endpoint. */
+  String summary() {
+    StringBuilder out =
+        new StringBuilder("endpoint\trequests\terrors\tcpu_nanos\talloc_bytes\tblocked_nanos\n");
+    for (int i = 0; i < totals.length; i++) {
+      EndpointTotals endpoint = totals[i];
+      out.append(ShopService.ENDPOINTS[i])
+          .append('\t')
+          .append(endpoint.requests.sum())
+          .append('\t')
+          .append(endpoint.errors.sum())
+          .append('\t')
+          .append(endpoint.cpuNanos.sum())
+          .append('\t')
+          .append(endpoint.allocatedBytes.sum())
+          .append('\t')
+          .append(endpoint.blockedNanos.sum())
+          .append('\n');
+    }
+    return out.toString();
   }
 }

@@ -34,8 +34,14 @@ final class Tracer {
     }
   }
 
+  /** A request's span: closing it restores the thread's previous context. */
+  interface Span extends AutoCloseable {
+    @Override
+    void close();
+  }
+
   /** A span around one request; close it when the request is done. */
-  AutoCloseable startSpan(String endpoint, String tenant) {
+  Span startSpan(String endpoint, String tenant) {
     if (setter == null) {
       return () -> {};
     }
@@ -46,6 +52,6 @@ final class Tracer {
     ContextScope scope = setter.open(traceHigh, traceLow, spanId);
     setter.setAttribute(endpointOffset, endpoint);
     setter.setAttribute(tenantOffset, tenant);
-    return scope;
+    return scope::close;
   }
 }
