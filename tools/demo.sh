@@ -1,33 +1,137 @@
 #!/usr/bin/env bash
-# The main job: profile the bundled shop service (examples/shop) for about 20 s under its own
-# load generator, then print the per-endpoint report and write a flame graph.
-#   CTXPROF_DEMO_SECONDS=N   how long the service runs (default 20)
+# The main job: profile the bundled shop service (examples/shop) the way a service is profiled in
+# production. The service starts as a plain JVM (no agent flag); its load generator runs as a
+# separate JVM; after the warm-up `ctxprof attach` starts profiling the running service (CPU and
+# wall samples, allocations, lock waits), records about 20 s and stops. Then the demo prints,
+# per endpoint, the share of CPU, wall time by thread state, bytes allocated and time blocked
+# with the top methods of each, writes flame graphs and pprof files, and says in one line whether
+# the CPU shares match what the load generator measured it sent.
+#   CTXPROF_DEMO_SECONDS=N   how long the profile records (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 
 seconds=${CTXPROF_DEMO_SECONDS:-20}
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 2 ] || [ "$seconds" -gt 3600 ]; then
+  echo "demo: CTXPROF_DEMO_SECONDS must be a whole number of seconds from 2 to 3600" >&2
+  exit 2
+fi
+warmup=5          # seconds of load before profiling starts: the JIT compiles the hot paths
+wall_interval_ms=20
 out=$PWD/out
 mkdir -p "$out"
+rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv
 
 echo "== building the agent, the Java API, the example service and the ctxprof tool"
 bazel build -c opt --color=no --curses=no --show_progress_rate_limit=30 \
   //jni:libctxprof.so //java:ctxprof //examples:shop //tools:ctxprof
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 ctxprof="$bin/tools/ctxprof"
+classpath="$bin/java/ctxprof.jar:$bin/examples/shop.jar"
 
-echo "== profiling the shop service for ${seconds} s (cpu every 10 ms, wall every 20 ms)"
-"$ctxprof" record --lib "$bin/jni/libctxprof.so" \
-  --event cpu --interval 10ms --wall 20ms --filter context --attributes 'endpoint;tenant' \
-  -o "$out/shop.jfr" -- \
-  java -cp "$bin/java/ctxprof.jar:$bin/examples/shop.jar" io.ctxprof.example.ShopService \
-  --seconds "$seconds"
+service=""
+load=""
+cleanup() {
+  for pid in $load $service; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+    fi
+  done
+}
+trap cleanup EXIT
+
+# Waits up to $2 seconds for the command in $1 to succeed; fails naming $3 and showing $4.
+wait_for() {
+  local deadline=$((SECONDS + $2))
+  until eval "$1"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "demo: $3 did not happen within $2 s; its log ($4):" >&2
+      cat "$4" >&2
+      exit 1
+    fi
+    sleep 0.2
+  done
+}
+
+echo "== starting the shop service (a plain JVM: no agent, no profiling yet)"
+# The tracer in the service binds libctxprof's context store through the Java API (docs/JAVA.md);
+# that loads the library but starts no profiling.
+java -Dctxprof.library="$bin/jni/libctxprof.so" -cp "$classpath" \
+  io.ctxprof.example.ShopService --port-file "$out/shop.port" >"$out/shop.log" 2>&1 &
+service=$!
+wait_for "[ -s '$out/shop.port' ] || ! kill -0 $service 2>/dev/null" 30 "the service's start" \
+  "$out/shop.log"
+kill -0 "$service" 2>/dev/null || { cat "$out/shop.log" >&2; exit 1; }
+cat "$out/shop.log"
+
+echo "== starting the load generator (another JVM): 8 clients, ${warmup} s warm-up, then counting"
+java -cp "$classpath" io.ctxprof.example.LoadGenerator --port "$(cat "$out/shop.port")" \
+  --clients 8 --warmup "$warmup" --seconds "$((seconds + 1))" --summary "$out/load.tsv" \
+  >"$out/load.log" 2>&1 &
+load=$!
+wait_for "grep -qs 'warm-up done' '$out/load.log' || ! kill -0 $load 2>/dev/null" \
+  $((warmup + 30)) "the load generator's warm-up" "$out/load.log"
+kill -0 "$load" 2>/dev/null || { cat "$out/load.log" >&2; exit 1; }
+
+echo "== ctxprof attach $service start: CPU every 10 ms, wall every ${wall_interval_ms} ms on threads in a request,"
+echo "   allocations (4m; 16x finer in requests), every lock wait in a request; recording ${seconds} s"
+"$ctxprof" attach "$service" start --event cpu --interval 10ms --wall "${wall_interval_ms}ms" \
+  --filter context --alloc 4m --lock 1s --select if-context -o "$out/shop.jfr"
+sleep "$seconds"
+"$ctxprof" attach "$service" stop
+# The collapsed dump of the session just stopped: the one output with each wall sample's thread
+# state (running or sleeping), which the JFR-based reports do not split by.
+"$ctxprof" attach "$service" dump -o "$out/shop-states.txt"
+
+echo "== the load generator's account (what it sent, what the service measured per request)"
+load_status=0
+wait "$load" || load_status=$?
+load=""
+cat "$out/load.log"
+if [ "$load_status" -ne 0 ]; then
+  echo "demo: the load generator exited with status $load_status" >&2
+  exit 1
+fi
+
+echo "== stopping the service (SIGTERM)"
+kill -TERM "$service"
+service_status=0
+wait "$service" || service_status=$?
+service=""
+tail -n 1 "$out/shop.log"
+if [ "$service_status" -ne 143 ] && [ "$service_status" -ne 0 ]; then
+  echo "demo: the service exited with status $service_status" >&2
+  exit 1
+fi
+
+for events in cpu wall alloc lock; do
+  case $events in
+    cpu) title="CPU samples (10 ms each)" ;;
+    wall) title="wall-clock samples of threads in a request (${wall_interval_ms} ms each)" ;;
+    alloc) title="bytes allocated (sampled; the leaf is the class allocated)" ;;
+    lock) title="time blocked on a monitor or in a park (the leaf is the lock's class)" ;;
+  esac
+  echo
+  echo "== top methods per endpoint: $title"
+  "$ctxprof" report "$out/shop.jfr" --by endpoint --events "$events" --top 4 --quiet
+  "$ctxprof" convert --to collapsed --events "$events" "$out/shop.jfr" \
+    -o "$out/shop-$events.collapsed" --quiet
+  "$ctxprof" flame "$out/shop.jfr" --by endpoint --events "$events" \
+    -o "$out/shop-flame-$events.html" --quiet
+done
+"$ctxprof" convert --to pprof "$out/shop.jfr" -o "$out/shop.pb.gz" --quiet
+for events in alloc lock; do
+  "$ctxprof" convert --to pprof --events "$events" "$out/shop.jfr" -o "$out/shop-$events.pb.gz" \
+    --quiet
+done
 
 echo
-echo "== where the CPU goes, per endpoint"
-"$ctxprof" report "$out/shop.jfr" --by endpoint --events cpu --top 5
+echo "recording:    $out/shop.jfr   (also readable by the JDK's jfr tool and JMC)"
+echo "flame graphs: $out/shop-flame-{cpu,wall,alloc,lock}.html   (pick an endpoint at the top)"
+echo "pprof:        $out/shop.pb.gz (cpu, wall), $out/shop-alloc.pb.gz, $out/shop-lock.pb.gz"
+echo "              e.g. go tool pprof -tagfocus endpoint=/checkout -top $out/shop.pb.gz"
 echo
-"$ctxprof" flame "$out/shop.jfr" -o "$out/shop-flame.html" --by endpoint
-echo "recording:   $out/shop.jfr   (also readable by the JDK's jfr tool and JMC)"
-echo "flame graph: $out/shop-flame.html   (one self-contained page; pick an endpoint at the top)"
-echo "more:        $ctxprof report $out/shop.jfr --by tenant"
+echo "== per endpoint, from the profile"
+python3 tools/demo_summary.py --load "$out/load.tsv" --cpu "$out/shop-cpu.collapsed" \
+  --alloc "$out/shop-alloc.collapsed" --lock "$out/shop-lock.collapsed" \
+  --states "$out/shop-states.txt" --wall-interval-ms "$wall_interval_ms"

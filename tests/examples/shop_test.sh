@@ -1,0 +1,89 @@
+#!/bin/bash
+# The example shop (examples/shop) as the demo runs it, without timing: the service starts as a
+# plain JVM that binds libctxprof's context store but profiles nothing, the load generator (a
+# second JVM) sends a fixed number of requests of the fixed mix, every one is answered with the
+# service's measurements, and SIGTERM stops the service with its account of what it served.
+# Usage errors of both programs exit 2 with a message.
+#
+# Usage: shop_test.sh <ctxprof.jar> <shop.jar> <libctxprof.so>
+set -euo pipefail
+
+classpath="$(realpath "$1"):$(realpath "$2")"
+library=$(realpath "$3")
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+source "$(dirname "$0")/../jdks.sh"
+java="$(ctxprof_jdk17)/bin/java"
+
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$tmp/shop.log" ] && { echo "service log:" >&2; cat "$tmp/shop.log" >&2; }
+  exit 1
+}
+
+service=""
+trap '[ -n "$service" ] && kill -KILL "$service" 2>/dev/null; true' EXIT
+
+"$java" -Dctxprof.library="$library" -cp "$classpath" io.ctxprof.example.ShopService \
+  --workers 3 --port-file "$tmp/port" > "$tmp/shop.log" 2>&1 &
+service=$!
+for _ in $(seq 300); do  # up to 60 s for a loaded machine; normally well under 1 s
+  [ -s "$tmp/port" ] && break
+  kill -0 "$service" 2>/dev/null || fail "the service exited before it wrote its port"
+  sleep 0.2
+done
+[ -s "$tmp/port" ] || fail "the service wrote no port file within 60 s"
+grep -q "^shop: serving on 127.0.0.1:$(cat "$tmp/port") with 3 workers (pid $service)" \
+  "$tmp/shop.log" || fail "no 'serving on' line with the port and pid"
+grep -q "context disabled" "$tmp/shop.log" && fail "the tracer did not bind libctxprof"
+
+# 40 requests = two cycles of the mix: 12 /checkout, 10 /catalog, 10 /inventory, 8 /shipping.
+timeout 120 "$java" -cp "$classpath" io.ctxprof.example.LoadGenerator \
+  --port "$(cat "$tmp/port")" --clients 2 --requests 40 --summary "$tmp/load.tsv" \
+  > "$tmp/load.log" 2>&1 || { cat "$tmp/load.log" >&2; fail "the load generator failed"; }
+grep -q "^load: 2 clients sent 40 requests in .* s, 0 errors; counted 40" "$tmp/load.log" ||
+  fail "load generator's first line: $(head -n 1 "$tmp/load.log")"
+
+# The summary: the counts of the mix, no errors, and what the service measured. Every request
+# runs some code (CPU > 0); each /catalog request allocates at least its 200 thumbnails of
+# 8 KiB (10 requests: >= 16,384,000 bytes); only /inventory takes the monitor, so only it can
+# have blocked time.
+python3 - "$tmp/load.tsv" <<'EOF' || fail "load summary: $(cat "$tmp/load.tsv")"
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+assert rows[0] == ["endpoint", "requests", "errors", "cpu_nanos", "alloc_bytes",
+                   "blocked_nanos"], rows[0]
+table = {row[0]: [int(v) for v in row[1:]] for row in rows[1:]}
+assert list(table) == ["/checkout", "/catalog", "/inventory", "/shipping"], list(table)
+for endpoint, requests in {"/checkout": 12, "/catalog": 10, "/inventory": 10,
+                           "/shipping": 8}.items():
+    count, errors, cpu, alloc, blocked = table[endpoint]
+    assert (count, errors) == (requests, 0), (endpoint, count, errors)
+    assert cpu > 0, (endpoint, cpu)
+    assert blocked == 0 or endpoint == "/inventory", (endpoint, blocked)
+assert table["/catalog"][3] >= 10 * 200 * 8192, table["/catalog"]
+EOF
+
+kill -TERM "$service"
+status=0
+wait "$service" || status=$?
+service=""
+[ "$status" -eq 143 ] || fail "the service exited with $status on SIGTERM (want 143)"
+grep -qx "shop: stopped after serving 40 requests: /catalog 10 /checkout 12 /inventory 10 /shipping 8" \
+  "$tmp/shop.log" || fail "no (or a wrong) 'stopped after serving' line"
+
+expect_usage() {  # $1 = text of the message; the rest: the command
+  local want=$1 status=0
+  shift
+  "$@" > "$tmp/usage.log" 2>&1 || status=$?
+  [ "$status" -eq 2 ] || fail "exit $status (want 2) for: $*"
+  grep -qF -e "$want" "$tmp/usage.log" || fail "message '$(cat "$tmp/usage.log")' lacks '$want'"
+}
+expect_usage "--workers wants a number from 1 to 256, got '0'" \
+  "$java" -cp "$classpath" io.ctxprof.example.ShopService --workers 0
+expect_usage "unknown argument '--nope'" \
+  "$java" -cp "$classpath" io.ctxprof.example.ShopService --nope 1
+expect_usage "give --port and either --seconds" \
+  "$java" -cp "$classpath" io.ctxprof.example.LoadGenerator --requests 3
+expect_usage "give --port and either --seconds" \
+  "$java" -cp "$classpath" io.ctxprof.example.LoadGenerator --port 1 --seconds 3 --requests 3
+echo PASS
