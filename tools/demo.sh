@@ -20,7 +20,8 @@ warmup=5          # seconds of load before profiling starts: the JIT compiles th
 wall_interval_ms=20
 out=$PWD/out
 mkdir -p "$out"
-rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv
+counting=$out/load.counting  # exists while the load generator counts requests
+rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting"
 
 echo "== building the agent, the Java API, the example service and the ctxprof tool"
 bazel build -c opt --color=no --curses=no --show_progress_rate_limit=30 \
@@ -64,20 +65,21 @@ wait_for "[ -s '$out/shop.port' ] || ! kill -0 $service 2>/dev/null" 30 "the ser
 kill -0 "$service" 2>/dev/null || { cat "$out/shop.log" >&2; exit 1; }
 cat "$out/shop.log"
 
-echo "== starting the load generator (another JVM): 8 clients, ${warmup} s warm-up, then counting"
+echo "== starting the load generator (another JVM, 8 clients); ${warmup} s of warm-up for the JIT"
+# It counts only the requests made while $counting exists: the same window as the recording.
 java -cp "$classpath" io.ctxprof.example.LoadGenerator --port "$(cat "$out/shop.port")" \
-  --clients 8 --warmup "$warmup" --seconds "$((seconds + 1))" --summary "$out/load.tsv" \
-  >"$out/load.log" 2>&1 &
+  --clients 8 --count-while "$counting" --summary "$out/load.tsv" >"$out/load.log" 2>&1 &
 load=$!
-wait_for "grep -qs 'warm-up done' '$out/load.log' || ! kill -0 $load 2>/dev/null" \
-  $((warmup + 30)) "the load generator's warm-up" "$out/load.log"
+sleep "$warmup"
 kill -0 "$load" 2>/dev/null || { cat "$out/load.log" >&2; exit 1; }
 
 echo "== ctxprof attach $service start: CPU every 10 ms, wall every ${wall_interval_ms} ms on threads in a request,"
 echo "   allocations (4m; 16x finer in requests), every lock wait in a request; recording ${seconds} s"
 "$ctxprof" attach "$service" start --event cpu --interval 10ms --wall "${wall_interval_ms}ms" \
   --filter context --alloc 4m --lock 1s --select if-context -o "$out/shop.jfr"
+touch "$counting"
 sleep "$seconds"
+rm "$counting"
 "$ctxprof" attach "$service" stop
 # The collapsed dump of the session just stopped: the one output with each wall sample's thread
 # state (running or sleeping), which the JFR-based reports do not split by.

@@ -2,7 +2,8 @@
 # The example shop (examples/shop) as the demo runs it, without timing: the service starts as a
 # plain JVM that binds libctxprof's context store but profiles nothing, the load generator (a
 # second JVM) sends a fixed number of requests of the fixed mix, every one is answered with the
-# service's measurements, and SIGTERM stops the service with its account of what it served.
+# service's measurements; the generator's counting window (--count-while) opens and closes with
+# its file; SIGTERM stops the service with its account of what it served.
 # Usage errors of both programs exit 2 with a message.
 #
 # Usage: shop_test.sh <ctxprof.jar> <shop.jar> <libctxprof.so>
@@ -63,13 +64,37 @@ for endpoint, requests in {"/checkout": 12, "/catalog": 10, "/inventory": 10,
 assert table["/catalog"][3] >= 10 * 200 * 8192, table["/catalog"]
 EOF
 
+# --count-while: requests count only while the file exists, and the generator stops once the
+# file has come and gone. Nothing here depends on how many requests fit in the window.
+"$java" -cp "$classpath" io.ctxprof.example.LoadGenerator --port "$(cat "$tmp/port")" \
+  --clients 2 --count-while "$tmp/window" --summary "$tmp/window.tsv" > "$tmp/window.log" 2>&1 &
+generator=$!
+touch "$tmp/window"
+for _ in $(seq 300); do
+  grep -qs "exists: counting requests" "$tmp/window.log" && break
+  sleep 0.2
+done
+grep -qs "^load: $tmp/window exists: counting requests" "$tmp/window.log" ||
+  fail "the generator did not see the window open: $(cat "$tmp/window.log")"
+rm "$tmp/window"
+status=0
+timeout 60 tail --pid="$generator" -f /dev/null || fail "the generator did not stop after the window"
+wait "$generator" || status=$?
+[ "$status" -eq 0 ] || fail "the generator exited with $status: $(cat "$tmp/window.log")"
+line=$(grep "^load: 2 clients sent" "$tmp/window.log") || fail "no 'sent' line: $(cat "$tmp/window.log")"
+[[ $line =~ sent\ ([0-9]+)\ requests\ in\ .*\ s,\ 0\ errors\;\ counted\ ([0-9]+)\ \(([0-9]+)\ outside ]] ||
+  fail "unexpected line: $line"
+sent=${BASH_REMATCH[1]}
+[ $((BASH_REMATCH[2] + BASH_REMATCH[3])) -eq "$sent" ] || fail "counted + outside != sent: $line"
+[ "$(wc -l < "$tmp/window.tsv")" -eq 5 ] || fail "window summary: $(cat "$tmp/window.tsv")"
+
 kill -TERM "$service"
 status=0
 wait "$service" || status=$?
 service=""
 [ "$status" -eq 143 ] || fail "the service exited with $status on SIGTERM (want 143)"
-grep -qx "shop: stopped after serving 40 requests: /catalog 10 /checkout 12 /inventory 10 /shipping 8" \
-  "$tmp/shop.log" || fail "no (or a wrong) 'stopped after serving' line"
+grep -qxE "shop: stopped after serving $((40 + sent)) requests: /catalog [0-9]+ /checkout [0-9]+ /inventory [0-9]+ /shipping [0-9]+" \
+  "$tmp/shop.log" || fail "no (or a wrong) 'stopped after serving' line (want $((40 + sent)) requests)"
 
 expect_usage() {  # $1 = text of the message; the rest: the command
   local want=$1 status=0
@@ -82,8 +107,8 @@ expect_usage "--workers wants a number from 1 to 256, got '0'" \
   "$java" -cp "$classpath" io.ctxprof.example.ShopService --workers 0
 expect_usage "unknown argument '--nope'" \
   "$java" -cp "$classpath" io.ctxprof.example.ShopService --nope 1
-expect_usage "give --port and either --seconds" \
+expect_usage "give --port and one of --requests, --seconds, --count-while" \
   "$java" -cp "$classpath" io.ctxprof.example.LoadGenerator --requests 3
-expect_usage "give --port and either --seconds" \
+expect_usage "give --port and one of --requests, --seconds, --count-while" \
   "$java" -cp "$classpath" io.ctxprof.example.LoadGenerator --port 1 --seconds 3 --requests 3
 echo PASS

@@ -7,6 +7,7 @@ import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,17 +16,20 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The shop's load generator, a process of its own: {@code LoadGenerator --port N [--clients N]
- * (--seconds S [--warmup W] | --requests N) [--summary PATH]}. Its clients send a fixed mix of
- * requests over HTTP on loopback — in every 20 consecutive requests 6 /checkout, 5 /catalog, 5
- * /inventory and 4 /shipping, tenants in turn — each waiting for its answer before the next.
+ * (--requests N | --seconds S | --count-while FILE) [--summary PATH]}. Its clients send a fixed
+ * mix of requests over HTTP on loopback (in every 20 consecutive requests 6 /checkout, 5
+ * /catalog, 5 /inventory and 4 /shipping, tenants in turn), each waiting for its answer before
+ * the next.
  *
  * <p>For each endpoint it adds up what the service measured for every answered request
  * (response headers X-Cpu-Nanos, X-Alloc-Bytes, X-Blocked-Nanos; see {@link ShopService}), and
- * at the end prints requests × cost per endpoint and each endpoint's share of the CPU time: the
- * shares a CPU profile of the service should show. With {@code --seconds}, requests that start
- * in the first W seconds (the warm-up, while the JIT compiles and the profiler attaches) or end
- * after the deadline are sent but not counted. {@code --summary} writes the same numbers as
- * tab-separated values for tools (the demo's comparison, tools/demo_compare.py).
+ * at the end prints requests x cost per endpoint and each endpoint's share of the CPU time: the
+ * shares a CPU profile of the service should show. It stops after N requests, after S seconds,
+ * or with {@code --count-while} once FILE has appeared and gone again; then it counts only the
+ * requests that started after FILE appeared and ended before it was removed, so its numbers
+ * cover the same window as a recording made while FILE exists (the demo creates it right after
+ * {@code ctxprof attach} started and removes it right before the stop). {@code --summary} writes
+ * the numbers as tab-separated values for tools (the demo's comparison, tools/demo_summary.py).
  */
 public final class LoadGenerator {
   /** The request mix: one cycle of endpoint indices into ShopService.ENDPOINTS. */
@@ -43,11 +47,19 @@ public final class LoadGenerator {
     final LongAdder latencyNanos = new LongAdder();
   }
 
+  /** Whether requests count: always, except with --count-while before and after its window. */
+  private enum Phase {
+    BEFORE,
+    COUNTING,
+    DONE
+  }
+
   private final int port;
   private final EndpointTotals[] totals = new EndpointTotals[ShopService.ENDPOINTS.length];
   private final AtomicLong next = new AtomicLong();
   private final AtomicBoolean firstErrorShown = new AtomicBoolean();
   private final LongAdder uncounted = new LongAdder();
+  private volatile Phase phase = Phase.COUNTING;
 
   LoadGenerator(int port) {
     this.port = port;
@@ -60,8 +72,8 @@ public final class LoadGenerator {
     int port = -1;
     int clients = 8;
     int seconds = 0;
-    int warmup = 0;
     int requests = 0;
+    Path window = null;
     String summary = null;
     for (int i = 0; i < args.length; i += 2) {
       if (i + 1 >= args.length) {
@@ -78,11 +90,11 @@ public final class LoadGenerator {
         case "--seconds":
           seconds = ShopService.parseNumber(args[i], value, 1, 3600);
           break;
-        case "--warmup":
-          warmup = ShopService.parseNumber(args[i], value, 0, 3600);
-          break;
         case "--requests":
           requests = ShopService.parseNumber(args[i], value, 1, 100_000_000);
+          break;
+        case "--count-while":
+          window = Paths.get(value);
           break;
         case "--summary":
           summary = value;
@@ -91,14 +103,18 @@ public final class LoadGenerator {
           usage("unknown argument '" + args[i] + "'");
       }
     }
-    if (port < 0 || (seconds == 0) == (requests == 0) || (requests > 0 && warmup > 0)) {
-      usage("give --port and either --seconds (with an optional --warmup) or --requests");
+    int stops = (seconds > 0 ? 1 : 0) + (requests > 0 ? 1 : 0) + (window != null ? 1 : 0);
+    if (port < 0 || stops != 1) {
+      usage("give --port and one of --requests, --seconds, --count-while");
     }
     LoadGenerator load = new LoadGenerator(port);
     long started = System.nanoTime();
-    load.run(clients, seconds, warmup, requests);
+    if (window != null) {
+      load.watch(window);
+    }
+    load.run(clients, seconds, requests);
     double elapsed = (System.nanoTime() - started) / 1e9;
-    load.report(System.out, clients, elapsed, warmup);
+    load.report(System.out, clients, elapsed);
     if (summary != null) {
       Files.write(Paths.get(summary), load.summary().getBytes(StandardCharsets.UTF_8));
     }
@@ -111,8 +127,8 @@ public final class LoadGenerator {
 
   private static void usage(String problem) {
     System.err.println(
-        "load: " + problem + ": use --port N [--clients N] (--seconds S [--warmup W] |"
-            + " --requests N) [--summary PATH]");
+        "load: " + problem + ": use --port N [--clients N] (--requests N | --seconds S |"
+            + " --count-while FILE) [--summary PATH]");
     System.exit(2);
   }
 
@@ -124,13 +140,39 @@ public final class LoadGenerator {
   }
 
   /**
-   * Sends requests from {@code clients} threads: {@code requests} in all, or for {@code
-   * seconds} after a warm-up of {@code warmup} seconds (both then counted only in that window).
+   * Counts only while {@code file} exists: a daemon thread polls it every 10 ms and moves the
+   * phase from BEFORE to COUNTING when it appears and to DONE when it is gone again.
    */
-  void run(int clients, int seconds, int warmup, int requests) throws InterruptedException {
-    long now = System.nanoTime();
-    long countFrom = now + warmup * 1_000_000_000L;
-    long deadline = countFrom + seconds * 1_000_000_000L;
+  void watch(Path file) {
+    phase = Phase.BEFORE;
+    Thread watcher =
+        new Thread(
+            () -> {
+              try {
+                while (!Files.exists(file)) {
+                  Thread.sleep(10);
+                }
+                phase = Phase.COUNTING;
+                System.out.println("load: " + file + " exists: counting requests");
+                while (Files.exists(file)) {
+                  Thread.sleep(10);
+                }
+              } catch (InterruptedException e) {
+                // ends the window like the file's removal
+              }
+              phase = Phase.DONE;
+            },
+            "load-window");
+    watcher.setDaemon(true);
+    watcher.start();
+  }
+
+  /**
+   * Sends requests from {@code clients} threads until {@code requests} were sent, {@code
+   * seconds} passed or the counting window closed, whichever was asked for.
+   */
+  void run(int clients, int seconds, int requests) throws InterruptedException {
+    long deadline = seconds > 0 ? System.nanoTime() + seconds * 1_000_000_000L : Long.MAX_VALUE;
     Thread[] threads = new Thread[clients];
     for (int i = 0; i < clients; i++) {
       threads[i] =
@@ -138,27 +180,24 @@ public final class LoadGenerator {
               () -> {
                 while (true) {
                   long index = next.getAndIncrement();
-                  long start = System.nanoTime();
-                  if (requests > 0 ? index >= requests : start >= deadline) {
+                  if ((requests > 0 && index >= requests)
+                      || System.nanoTime() >= deadline
+                      || phase == Phase.DONE) {
                     return;
                   }
-                  boolean counted = requests > 0 || start >= countFrom;
-                  send(index, counted, requests > 0 ? Long.MAX_VALUE : deadline);
+                  send(index, deadline);
                 }
               },
               "load-client-" + (i + 1));
       threads[i].start();
-    }
-    if (warmup > 0) {
-      Thread.sleep(warmup * 1000L);
-      System.out.println("load: warm-up done, counting requests for " + seconds + " s");
     }
     for (Thread thread : threads) {
       thread.join();
     }
   }
 
-  private void send(long index, boolean counted, long deadline) {
+  private void send(long index, long deadline) {
+    boolean countingAtStart = phase == Phase.COUNTING;
     String pathAndQuery = requestFor(index);
     EndpointTotals endpoint = totals[CYCLE[(int) (index % CYCLE.length)]];
     long start = System.nanoTime();
@@ -178,7 +217,7 @@ public final class LoadGenerator {
         throw new IOException("HTTP status " + status);
       }
       long end = System.nanoTime();
-      if (!counted || end > deadline) {
+      if (!countingAtStart || phase != Phase.COUNTING || end > deadline) {
         uncounted.increment();
         return;
       }
@@ -216,7 +255,7 @@ public final class LoadGenerator {
     return shares;
   }
 
-  void report(PrintStream out, int clients, double elapsedSeconds, int warmup) {
+  void report(PrintStream out, int clients, double elapsedSeconds) {
     long counted = 0;
     long errors = 0;
     for (EndpointTotals endpoint : totals) {
@@ -225,15 +264,14 @@ public final class LoadGenerator {
     }
     out.printf(
         Locale.ROOT,
-        "load: %d clients sent %d requests in %.1f s, %d errors; counted %d (not counted: %d"
-            + " in the %d s warm-up or past the deadline)%n",
+        "load: %d clients sent %d requests in %.1f s, %d errors; counted %d (%d outside the"
+            + " counting window)%n",
         clients,
         counted + uncounted.sum() + errors,
         elapsedSeconds,
         errors,
         counted,
-        uncounted.sum(),
-        warmup);
+        uncounted.sum());
     out.println("load: per endpoint, requests x what the service measured per request:");
     out.printf(
         Locale.ROOT,
