@@ -18,7 +18,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 2 ] || [ "$seconds" -gt 36
 fi
 warmup=5          # seconds of load before profiling starts: the JIT compiles the hot paths
 wall_interval_ms=20
-out=$PWD/out
+out=out  # relative to the repository root, as the messages and the page titles show it
 mkdir -p "$out"
 counting=$out/load.counting  # exists while the load generator counts requests
 rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting"
