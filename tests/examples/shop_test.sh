@@ -22,7 +22,8 @@ fail() {
 }
 
 service=""
-trap '[ -n "$service" ] && kill -KILL "$service" 2>/dev/null; true' EXIT
+generator=""
+trap 'for pid in $service $generator; do kill -KILL "$pid" 2>/dev/null; done; true' EXIT
 
 "$java" -Dctxprof.library="$library" -cp "$classpath" io.ctxprof.example.ShopService \
   --workers 3 --port-file "$tmp/port" > "$tmp/shop.log" 2>&1 &
@@ -80,6 +81,7 @@ rm "$tmp/window"
 status=0
 timeout 60 tail --pid="$generator" -f /dev/null || fail "the generator did not stop after the window"
 wait "$generator" || status=$?
+generator=""
 [ "$status" -eq 0 ] || fail "the generator exited with $status: $(cat "$tmp/window.log")"
 line=$(grep "^load: 2 clients sent" "$tmp/window.log") || fail "no 'sent' line: $(cat "$tmp/window.log")"
 [[ $line =~ sent\ ([0-9]+)\ requests\ in\ .*\ s,\ 0\ errors\;\ counted\ ([0-9]+)\ \(([0-9]+)\ outside ]] ||

@@ -117,14 +117,14 @@ public final class ShopService {
         .addShutdownHook(new Thread(() -> stop(server, workers), "shop-shutdown"));
     server.start();
     int bound = server.getAddress().getPort();
-    if (portFile != null) {
+    System.out.println(
+        "shop: serving on 127.0.0.1:" + bound + " with " + workerCount + " workers (pid "
+            + ProcessHandle.current().pid() + "); stop with SIGTERM");
+    if (portFile != null) { // last: whoever waits for the file finds the line above printed
       Path partial = Paths.get(portFile + ".partial");
       Files.write(partial, (bound + "\n").getBytes(StandardCharsets.US_ASCII));
       Files.move(partial, portFile, StandardCopyOption.ATOMIC_MOVE);
     }
-    System.out.println(
-        "shop: serving on 127.0.0.1:" + bound + " with " + workerCount + " workers (pid "
-            + ProcessHandle.current().pid() + "); stop with SIGTERM");
   }
 
   /** The shutdown hook: stop accepting, finish the requests in flight, report. */
