@@ -23,7 +23,12 @@ fail() {
 
 service=""
 generator=""
-trap 'for pid in $service $generator; do kill -KILL "$pid" 2>/dev/null; done; true' EXIT
+cleanup() {
+  local pid
+  for pid in $service $generator; do kill -KILL "$pid" 2>/dev/null; done
+  true
+}
+trap cleanup EXIT
 
 "$java" -Dctxprof.library="$library" -cp "$classpath" io.ctxprof.example.ShopService \
   --workers 3 --port-file "$tmp/port" > "$tmp/shop.log" 2>&1 &
