@@ -5,7 +5,8 @@ package io.ctxprof;
  * thread-safe: close it on the thread that opened it; closing twice restores once.
  *
  * <p>The saved context lives in this object's fields (no arrays), so opening a scope allocates
- * one small object that escape analysis can often remove.
+ * one small object, which escape analysis removes when the scope is opened and closed in one
+ * compiled method (try-with-resources): open, the writes and close are then all inlined.
  */
 public final class ContextScope implements AutoCloseable {
   private final ThreadContext context;
@@ -49,20 +50,29 @@ public final class ContextScope implements AutoCloseable {
     return (even & 0xffffffffL) | ((long) odd << 32);
   }
 
+  // close() stays under 35 bytes of bytecode so the JIT inlines it at any call site: a scope
+  // whose close() is not inlined escapes, and is then allocated on every open.
   @Override
   public void close() {
-    if (closed) {
-      return;
+    if (!closed) {
+      checkOwner();
+      closed = true;
+      context.restore(this);
     }
+  }
+
+  private void checkOwner() {
     if (Thread.currentThread() != owner) {
-      throw new IllegalStateException(
-          "ContextScope closed on thread '"
-              + Thread.currentThread().getName()
-              + "' but opened on '"
-              + owner.getName()
-              + "': close it on the thread that opened it");
+      throw wrongThread();
     }
-    closed = true;
-    context.restore(this);
+  }
+
+  private IllegalStateException wrongThread() {
+    return new IllegalStateException(
+        "ContextScope closed on thread '"
+            + Thread.currentThread().getName()
+            + "' but opened on '"
+            + owner.getName()
+            + "': close it on the thread that opened it");
   }
 }
