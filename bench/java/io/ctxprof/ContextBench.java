@@ -22,8 +22,9 @@ import java.util.Map;
  * the spread across forks. Time is the measuring thread's CPU time, and the bytes it allocated
  * per operation are reported beside it (0 when escape analysis removed a scope).
  *
- * <p>Usage: {@code ContextBench [--forks N] [--warmups N] [--iterations N] [--millis N]}; the
- * library comes from {@code -Dctxprof.library}. A fork runs with {@code --child}.
+ * <p>Usage: {@code ContextBench [--forks N] [--warmups N] [--iterations N] [--millis N] [--only
+ * TEXT]} (only the operations whose name contains TEXT); the library comes from {@code
+ * -Dctxprof.library}. A fork runs with {@code --child}.
  */
 public final class ContextBench {
   private static volatile long blackhole;
@@ -43,6 +44,7 @@ public final class ContextBench {
     int warmups = 5;
     int iterations = 10;
     int millis = 200;
+    String only = "";
     boolean child = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -58,19 +60,24 @@ public final class ContextBench {
         case "--millis":
           millis = Integer.parseInt(args[++i]);
           break;
+        case "--only":
+          only = args[++i];
+          break;
         case "--child":
           child = true;
           break;
         default:
           System.err.println(
-              "unknown argument '" + args[i] + "': use --forks, --warmups, --iterations, --millis");
+              "unknown argument '"
+                  + args[i]
+                  + "': use --forks, --warmups, --iterations, --millis, --only TEXT");
           System.exit(2);
       }
     }
     if (child) {
-      runChild(warmups, iterations, millis);
+      runChild(warmups, iterations, millis, only);
     } else {
-      runParent(forks, warmups, iterations, millis);
+      runParent(forks, warmups, iterations, millis, only);
     }
   }
 
@@ -172,6 +179,16 @@ public final class ContextBench {
           }
         });
     ops.put(
+        "span lifecycle (handle, one-write open)",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            try (ContextScope scope =
+                handle.open(i, ~i, i * 31L, endpoint, valueA, tenant, valueB)) {
+              // the span's work; the scope is what is measured
+            }
+          }
+        });
+    ops.put(
         "span lifecycle via JNI",
         n -> {
           for (int i = 0; i < n; i++) {
@@ -188,8 +205,11 @@ public final class ContextBench {
    * Prints one line per operation: name TAB median ns/op TAB median bytes allocated per op, over
    * the measured iterations.
    */
-  private static void runChild(int warmups, int iterations, int millis) {
+  private static void runChild(int warmups, int iterations, int millis, String only) {
     for (Map.Entry<String, Op> entry : operations().entrySet()) {
+      if (!entry.getKey().contains(only)) {
+        continue;
+      }
       Op op = entry.getValue();
       int batch = calibrate(op);
       for (int i = 0; i < warmups; i++) {
@@ -248,7 +268,7 @@ public final class ContextBench {
     return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   }
 
-  private static void runParent(int forks, int warmups, int iterations, int millis)
+  private static void runParent(int forks, int warmups, int iterations, int millis, String only)
       throws IOException, InterruptedException {
     String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     Map<String, List<Double>> results = new LinkedHashMap<>();
@@ -268,7 +288,9 @@ public final class ContextBench {
               "--iterations",
               "" + iterations,
               "--millis",
-              "" + millis));
+              "" + millis,
+              "--only",
+              only));
       Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
       try (BufferedReader reader =
           new BufferedReader(new InputStreamReader(process.getInputStream(), "UTF-8"))) {

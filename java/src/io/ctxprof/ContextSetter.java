@@ -119,7 +119,10 @@ public final class ContextSetter {
    * }</pre>
    */
   public ContextScope open(long traceIdHigh, long traceIdLow, long spanId) {
-    return open(ThreadContext.current(), Thread.currentThread(), traceIdHigh, traceIdLow, spanId);
+    ThreadContext context = ThreadContext.current();
+    ContextScope scope = context.push();
+    context.setTraceContext(traceIdHigh, traceIdLow, spanId);
+    return scope;
   }
 
   /**
@@ -145,14 +148,7 @@ public final class ContextSetter {
    * thread throws {@link IllegalStateException}.
    */
   public ThreadHandle forCurrentThread() {
-    return new ThreadHandle(ThreadContext.current(), Thread.currentThread(), ownSlots);
-  }
-
-  static ContextScope open(
-      ThreadContext context, Thread owner, long traceIdHigh, long traceIdLow, long spanId) {
-    ContextScope scope = new ContextScope(context, owner);
-    context.setTraceContext(traceIdHigh, traceIdLow, spanId);
-    return scope;
+    return new ThreadHandle(ThreadContext.current(), ownSlots);
   }
 
   /** Writes dictionary id {@code id} into slot {@code offset}; false when it is the overflow id. */

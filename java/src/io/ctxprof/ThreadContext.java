@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 
 /**
  * The calling thread's context: where its writes go. One instance per thread, used only by that
@@ -23,13 +24,57 @@ abstract class ThreadContext {
   private static final ThreadLocal<ThreadContext> CURRENT =
       ThreadLocal.withInitial(ThreadContext::create);
 
+  /** The thread this context belongs to (contexts are created on their own thread). */
+  final Thread owner = Thread.currentThread();
+
+  // The thread's scopes (ContextScope), one per nesting depth, made on first use.
+  private ContextScope[] scopes = new ContextScope[4];
+  private int depth; // how many of them are open
+
   static ThreadContext current() {
     return CURRENT.get();
+  }
+
+  /** Opens the scope of the next nesting depth: it saves the current context. */
+  final ContextScope push() {
+    int index = depth;
+    ContextScope[] all = scopes;
+    ContextScope scope = index < all.length ? all[index] : null;
+    if (scope == null) {
+      scope = newScope(index);
+    }
+    depth = index + 1;
+    scope.reopen();
+    return scope;
+  }
+
+  private ContextScope newScope(int index) {
+    if (index == scopes.length) {
+      scopes = Arrays.copyOf(scopes, 2 * index);
+    }
+    scopes[index] = new ContextScope(this, index);
+    return scopes[index];
+  }
+
+  /**
+   * {@code scope} was closed. Scopes close innermost first; closing an outer one
+   * while inner ones are open (they were never closed) closes those too: its restore undoes
+   * their writes anyway.
+   */
+  final void closed(ContextScope scope) {
+    for (int inner = scope.depth + 1; inner < depth; inner++) {
+      scopes[inner].closed = true;
+    }
+    depth = scope.depth;
   }
 
   abstract void setAttribute(int slot, int id);
 
   abstract void setTraceContext(long traceIdHigh, long traceIdLow, long spanId);
+
+  /** The trace context and two attribute slots (possibly the same slot twice) as one write. */
+  abstract void setTraceAndAttributes(
+      long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2);
 
   /** Writes a whole context at once. */
   abstract void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] attributes);
@@ -78,9 +123,9 @@ abstract class ThreadContext {
    * context/context_block.h; {@code block} is its offset in the context map (BlockMemory).
    *
    * <p>Ordering. Only this thread writes the block (the native writers on this thread — thread
-   * start/end hooks, the C API — run between our writes, never inside one), so plain loads see
-   * its own last write and the sequence is re-read on every write rather than cached. A write
-   * is:
+   * start/end hooks, the C API, a virtual thread mounting on this carrier — run between our
+   * writes, never inside one), so plain loads see its own last write, and the sequence is
+   * re-read on every write rather than cached. A write is:
    *
    * <ol>
    *   <li>load the sequence (even), store sequence + 1 (odd: a write is in progress);
@@ -96,9 +141,9 @@ abstract class ThreadContext {
    * the whole previous or the whole new context: a reader that copies fields while a write is in
    * progress sees an odd sequence or a changed one and discards the copy. On x86-64 (TSO) both
    * fences emit no instruction; they still forbid the JIT to move stores across them, which is
-   * what a same-thread signal handler needs. On AArch64 they are a {@code dmb ishst} and a
-   * {@code dmb ish}. The fences are not merged across writes: each write is complete in memory
-   * before the next begins, so a reader never sees two writes' fields under one even sequence.
+   * what a same-thread signal handler needs. On AArch64 they are a {@code dmb ishst} and a {@code
+   * dmb ish}. Each write is complete in memory before the next begins, so a reader never sees
+   * two writes' fields under one even sequence.
    */
   static final class BlockContext extends ThreadContext {
     private static final int SEQUENCE = ContextLayout.SEQUENCE;
@@ -132,15 +177,23 @@ abstract class ThreadContext {
       BlockMemory.putLong(block + SPAN, spanId);
     }
 
-    /** Two adjacent slots (even, even + 1) as one 8-byte store: the same bytes as two ints. */
+    private void putAttribute(int slot, int id) {
+      BlockMemory.putInt(block + ATTRIBUTES + slot * Integer.BYTES, id);
+    }
+
+    /** Slots {@code evenSlot} and {@code evenSlot + 1} as one 8-byte store (ContextScope.pair). */
     private void putAttributePair(int evenSlot, long pair) {
       BlockMemory.putLong(block + ATTRIBUTES + evenSlot * Integer.BYTES, pair);
+    }
+
+    private long getAttributePair(int evenSlot) {
+      return BlockMemory.getLong(block + ATTRIBUTES + evenSlot * Integer.BYTES);
     }
 
     @Override
     void setAttribute(int slot, int id) {
       long before = beginWrite();
-      BlockMemory.putInt(block + ATTRIBUTES + slot * Integer.BYTES, id);
+      putAttribute(slot, id);
       endWrite(before);
     }
 
@@ -152,11 +205,21 @@ abstract class ThreadContext {
     }
 
     @Override
+    void setTraceAndAttributes(
+        long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2) {
+      long before = beginWrite();
+      putTrace(traceIdHigh, traceIdLow, spanId);
+      putAttribute(slot1, id1);
+      putAttribute(slot2, id2);
+      endWrite(before);
+    }
+
+    @Override
     void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] values) {
       long before = beginWrite();
       putTrace(traceIdHigh, traceIdLow, spanId);
       for (int slot = 0; slot < SLOTS; slot++) {
-        BlockMemory.putInt(block + ATTRIBUTES + slot * Integer.BYTES, values[slot]);
+        putAttribute(slot, values[slot]);
       }
       endWrite(before);
     }
@@ -177,10 +240,10 @@ abstract class ThreadContext {
       scope.traceIdHigh = BlockMemory.getLong(block + TRACE_HIGH);
       scope.traceIdLow = BlockMemory.getLong(block + TRACE_LOW);
       scope.spanId = BlockMemory.getLong(block + SPAN);
-      scope.attributes01 = BlockMemory.getLong(block + ATTRIBUTES);
-      scope.attributes23 = BlockMemory.getLong(block + ATTRIBUTES + 2 * Integer.BYTES);
-      scope.attributes45 = BlockMemory.getLong(block + ATTRIBUTES + 4 * Integer.BYTES);
-      scope.attributes67 = BlockMemory.getLong(block + ATTRIBUTES + 6 * Integer.BYTES);
+      scope.attributes01 = getAttributePair(0);
+      scope.attributes23 = getAttributePair(2);
+      scope.attributes45 = getAttributePair(4);
+      scope.attributes67 = getAttributePair(6);
     }
 
     @Override
@@ -221,6 +284,14 @@ abstract class ThreadContext {
     }
 
     @Override
+    void setTraceAndAttributes(
+        long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2) {
+      values[slot1] = id1;
+      values[slot2] = id2;
+      setAll(traceIdHigh, traceIdLow, spanId, values);
+    }
+
+    @Override
     void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] attributes) {
       traceHigh = traceIdHigh;
       traceLow = traceIdLow;
@@ -234,7 +305,7 @@ abstract class ThreadContext {
       traceHigh = 0;
       traceLow = 0;
       span = 0;
-      java.util.Arrays.fill(values, 0);
+      Arrays.fill(values, 0);
       Native.clearJni0();
     }
 

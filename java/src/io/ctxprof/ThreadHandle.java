@@ -15,8 +15,13 @@ package io.ctxprof;
  * <p>Misuse is refused, not silently written: a handle used on any other thread than its own
  * throws {@link IllegalStateException} before writing anything (a second writer would break the
  * block's single-writer seqlock and let the profiler read a mix of two contexts). The check is
- * one comparison and costs no measurable time (docs/PERFORMANCE.md). A handle can be kept for
- * the thread's life; after the thread ends, no thread can use it.
+ * part of every write and of the fast-path figures in docs/PERFORMANCE.md: {@code
+ * Thread.currentThread()} is a JIT intrinsic (a load from the thread register), so it is two
+ * loads and a compare. A handle can be kept for the thread's life; after the thread ends, no
+ * thread can use it.
+ *
+ * <p>Scopes opened here are the same as {@link ContextSetter#open}'s: no allocation, one reused
+ * object per nesting depth (see {@link ContextScope} for what that means for a kept reference).
  *
  * <p>On a virtual thread (JDK 21+) the handle belongs to the virtual thread and writes through
  * JNI into the block of whichever carrier runs it, exactly like ContextSetter; a handle is not
@@ -27,9 +32,9 @@ public final class ThreadHandle {
   private final Thread owner;
   private final int ownSlots; // the setter's slots, bit i for slot i
 
-  ThreadHandle(ThreadContext context, Thread owner, int ownSlots) {
+  ThreadHandle(ThreadContext context, int ownSlots) {
     this.context = context;
-    this.owner = owner;
+    this.owner = context.owner;
     this.ownSlots = ownSlots;
   }
 
@@ -104,7 +109,9 @@ public final class ThreadHandle {
    */
   public ContextScope open(long traceIdHigh, long traceIdLow, long spanId) {
     checkThread();
-    return ContextSetter.open(context, owner, traceIdHigh, traceIdLow, spanId);
+    ContextScope scope = context.push();
+    context.setTraceContext(traceIdHigh, traceIdLow, spanId);
+    return scope;
   }
 
   // The public methods and these helpers stay under 35 bytes of bytecode each, so the JIT
@@ -117,6 +124,57 @@ public final class ThreadHandle {
 
   private static int idOf(AttributeValue value) {
     return value == null ? 0 : value.id;
+  }
+
+  /**
+   * Opens a scope and sets the trace context and attribute {@code offset} in one write (one
+   * sequence bump instead of two): {@link #open(long, long, long)} followed by {@link
+   * #setAttribute(int, AttributeValue)}, for a span that starts with its attribute known.
+   *
+   * @throws IllegalArgumentException when {@code offset} is not an attribute of this handle's
+   *     setter (nothing is written)
+   * @throws IllegalStateException when called on another thread than the handle's
+   */
+  public ContextScope open(
+      long traceIdHigh, long traceIdLow, long spanId, int offset, AttributeValue value) {
+    return open(traceIdHigh, traceIdLow, spanId, offset, value, offset, value);
+  }
+
+  /**
+   * Opens a scope and sets the trace context and two attributes in one write: {@link #open(long,
+   * long, long)} followed by two {@link #setAttribute(int, AttributeValue)} calls, for a span that
+   * starts with its attributes known. Closing the scope restores the previous context, these
+   * attributes included, as usual. A value the dictionary could not record is written as
+   * "dictionary full" ({@link AttributeValue#isRecorded()}).
+   *
+   * @throws IllegalArgumentException when an offset is not an attribute of this handle's setter
+   *     (nothing is written)
+   * @throws IllegalStateException when called on another thread than the handle's
+   */
+  public ContextScope open(
+      long traceIdHigh,
+      long traceIdLow,
+      long spanId,
+      int offset1,
+      AttributeValue value1,
+      int offset2,
+      AttributeValue value2) {
+    checkThread();
+    checkSlot(offset1);
+    checkSlot(offset2);
+    ContextScope scope = context.push();
+    context.setTraceAndAttributes(
+        traceIdHigh, traceIdLow, spanId, offset1, idOf(value1), offset2, idOf(value2));
+    return scope;
+  }
+
+  private void checkSlot(int offset) {
+    if (!isOwnSlot(offset)) {
+      throw new IllegalArgumentException(
+          "offset "
+              + offset
+              + " is not an attribute of this handle's ContextSetter: use its offsetOf(name)");
+    }
   }
 
   private void checkThread() {

@@ -2,6 +2,7 @@ package io.ctxprof;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 /**
@@ -20,6 +21,8 @@ final class BlockMemory {
   static final String KIND = "MemorySegment";
 
   private static final MemorySegment MAP = MemorySegment.ofBuffer(Native.contextMap0());
+  private static final VarHandle LONG = ValueLayout.JAVA_LONG_UNALIGNED.varHandle();
+  private static final VarHandle INT = ValueLayout.JAVA_INT_UNALIGNED.varHandle();
 
   private BlockMemory() {}
 
@@ -28,14 +31,14 @@ final class BlockMemory {
   }
 
   static long getLong(long offset) {
-    return MAP.get(ValueLayout.JAVA_LONG, offset);
+    return (long) LONG.get(MAP, offset);
   }
 
   static void putLong(long offset, long value) {
-    MAP.set(ValueLayout.JAVA_LONG, offset, value);
+    LONG.set(MAP, offset, value);
   }
 
   static void putInt(long offset, int value) {
-    MAP.set(ValueLayout.JAVA_INT, offset, value);
+    INT.set(MAP, offset, value);
   }
 }
