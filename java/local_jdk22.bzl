@@ -5,9 +5,9 @@ version of BlockMemory (java/src22) needs a javac that knows java.lang.foreign (
 This rule looks at $CTXPROF_JDK22_HOME, else at every /usr/lib/jvm/*/release, and exposes the
 newest JDK >= 22 it finds as `@local_jdk22//:bin/javac` and `:bin/jar` (JDK 17's jar cannot read
 JDK 22 class files), with `JDK22_JAVAC`, `JDK22_JAR` (those labels, or None) and `JDK22_VERSION`
-in `@local_jdk22//:defs.bzl`. None found: the jar is built without its JDK
-22+ classes and JDK 22+ run the JDK 11 code (docs/JAVA.md). Re-detects when the variable
-changes or on `bazel sync --configure`.
+in `@local_jdk22//:defs.bzl`. None found: the jar is built without its JDK 22+ classes and
+JDK 22+ run the JDK 11 code (docs/JAVA.md). Re-detects when the variable changes or on
+`bazel sync --configure`.
 """
 
 def _java_version(repository_ctx, home):

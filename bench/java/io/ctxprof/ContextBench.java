@@ -276,6 +276,7 @@ public final class ContextBench {
     for (int fork = 0; fork < forks; fork++) {
       List<String> command = new ArrayList<>();
       command.add(java);
+      command.add("--enable-native-access=ALL-UNNAMED"); // JDK 24+: silences System.load's warning
       command.add("-Dctxprof.library=" + System.getProperty("ctxprof.library"));
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
@@ -313,9 +314,10 @@ public final class ContextBench {
         throw new IllegalStateException("benchmark fork " + fork + " failed");
       }
     }
+    Profiler.getInstance(); // binds the library, which BlockMemory needs
     System.out.printf(
-        "Java %s, %d forks x (%d warm-up + %d measured) x %d ms%n",
-        System.getProperty("java.version"), forks, warmups, iterations, millis);
+        "Java %s (block access: %s), %d forks x (%d warm-up + %d measured) x %d ms%n",
+        System.getProperty("java.version"), BlockMemory.KIND, forks, warmups, iterations, millis);
     System.out.printf(
         "%-62s %10s %18s %12s%n", "operation (CPU time)", "median", "fork medians", "allocated");
     for (Map.Entry<String, List<Double>> entry : results.entrySet()) {

@@ -57,9 +57,8 @@ abstract class ThreadContext {
   }
 
   /**
-   * {@code scope} was closed. Scopes close innermost first; closing an outer one
-   * while inner ones are open (they were never closed) closes those too: its restore undoes
-   * their writes anyway.
+   * {@code scope} was closed. Scopes close innermost first; closing an outer one while inner ones
+   * are open (they were never closed) closes those too: its restore undoes their writes anyway.
    */
   final void closed(ContextScope scope) {
     for (int inner = scope.depth + 1; inner < depth; inner++) {

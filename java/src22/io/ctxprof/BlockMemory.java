@@ -15,7 +15,15 @@ import java.nio.ByteBuffer;
  * hands out for the map, which is not a restricted method (unlike {@code reinterpret}), so this
  * path prints nothing even without {@code --enable-native-access}. Because the segment is a
  * constant, the JIT folds its base address, size and session: what remains per access is the
- * offset's bounds and alignment check (a compare and a test against constants) and the mov.
+ * offset's bounds check (a compare against a constant) and the mov. The layouts are the
+ * unaligned ones only to spare the JIT an alignment check per access: every offset is a field
+ * of a 64-byte-aligned block, so each access is still an aligned, single-copy-atomic mov.
+ *
+ * <p>Measured (docs/PERFORMANCE.md, JDK 25): a handle's setAttribute costs about half the
+ * ByteBuffer path's, but each access inlines ~25 JDK methods, so a span of four separate writes
+ * (~30 accesses) exceeds C2's inlining budget for one method (NodeCountInliningCutoff) and runs
+ * slower than through the buffer; the one-write {@code ThreadHandle.open} (~20 accesses) stays
+ * within it and is faster than through the buffer.
  */
 final class BlockMemory {
   static final String KIND = "MemorySegment";
