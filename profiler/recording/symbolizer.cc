@@ -54,6 +54,12 @@ const ElfSymbols* Symbolizer::LoadVdso(uint64_t start, uint64_t end) {
       if (image != nullptr) {
         vdso_ = std::make_unique<ElfSymbols>();
         vdso_->ReadSegments(*image);
+        // The image has only .dynsym; its static functions (x86-64's pvclock reader under
+        // kvm-clock) are named only where the kernel's unstripped vDSO is installed as a
+        // debug file (by build id).
+        if (std::unique_ptr<ElfImage> debug = OpenDebugFile(*image, "[vdso]", debug_root_)) {
+          vdso_->AddFunctions(*debug, SHT_SYMTAB);
+        }
         vdso_->AddFunctions(*image, SHT_DYNSYM);
         vdso_->Finish();
       }
@@ -118,10 +124,12 @@ std::string Symbolizer::Lookup(uint64_t address, bool* cacheable) {
     const std::string* name = module->symbols->FunctionAt(virtual_address);
     if (name != nullptr) return Demangle(name->c_str());
   }
-  const size_t slash = module->path.rfind('/');
+  // "[libc.so.6+0x1098eb]", "[vdso+0x79d]".
+  const std::string module_name = ModuleName(address);
+  const bool pseudo = module_name.size() > 2 && module_name.front() == '[';
   char offset_text[32];
   snprintf(offset_text, sizeof(offset_text), "+0x%" PRIx64 "]", file_offset);
-  return "[" + module->path.substr(slash + 1) + offset_text;
+  return "[" + (pseudo ? module_name.substr(1, module_name.size() - 2) : module_name) + offset_text;
 }
 
 std::string Symbolizer::ModuleName(uint64_t pc) const {

@@ -9,7 +9,10 @@
 //    internal functions (the thread root `clone3`, `start_thread`). The load bias comes from the
 //    PT_LOAD header covering the mapping's file offset.
 //  * the vDSO ("[vdso]"): the symbols of its image in our own memory (getauxval
-//    (AT_SYSINFO_EHDR)): `__vdso_clock_gettime`, `__vdso_gettimeofday`...
+//    (AT_SYSINFO_EHDR)): `__vdso_clock_gettime`, `__vdso_gettimeofday`... The image keeps only
+//    .dynsym; its static functions (e.g. the pvclock reader that __vdso_clock_gettime calls
+//    under kvm-clock) are named where a debug file with its build id is installed, else
+//    "[vdso+0x79d]".
 //  * anonymous executable memory: code generated at run time, in a JVM the code cache (JIT-
 //    compiled methods, the interpreter, stubs). A native frame there is named "[jit]": the
 //    native walk does not know which Java method it is (async-profiler's walkers stop at such a
@@ -21,8 +24,9 @@
 // Kernel addresses (FrameKind::kKernel): /proc/kallsyms (kernel_symbols.h), the process's one
 // table, loaded on the first kernel address.
 //
-// Output for an address no symbol covers: "[<file basename>+0x<file offset>]", or "[unknown]"
-// when no mapping covers it; "[kernel]" for a kernel address below every kernel symbol.
+// Output for an address no symbol covers: "[<file basename>+0x<file offset>]" ("[vdso+0x...]"
+// in the vDSO), or "[unknown]" when no mapping covers it; "[kernel]" for a kernel address below
+// every kernel symbol.
 //
 // Thread safety: not thread-safe; the owner serialises calls (the aggregator holds its mutex).
 // Memory: symbols of every loaded file stay cached for the Symbolizer's lifetime (libc with its

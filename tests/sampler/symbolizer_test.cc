@@ -234,6 +234,52 @@ TEST_F(DebugFileTest, ByDebugLinkAndCrc) {
   dlclose(plugin.handle);
 }
 
+// The vDSO's static functions are named where a debug file of the kernel's vDSO is installed,
+// found by the build id of the image in memory. The debug file here is the image itself with a
+// symbol added by objcopy one byte into __vdso_clock_gettime (a symbol without a size covers
+// up to the next one), so that only the debug file can name that address so.
+TEST_F(DebugFileTest, VdsoByBuildId) {
+  void* vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (vdso == nullptr) GTEST_SKIP() << "no vDSO in this process: " << dlerror();
+  const auto function = reinterpret_cast<uint64_t>(dlsym(vdso, "__vdso_clock_gettime"));
+  dlclose(vdso);
+  if (function == 0) GTEST_SKIP() << "this vDSO has no __vdso_clock_gettime";
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  uint64_t start = 0, end = 0;
+  while (std::getline(maps, line)) {
+    if (line.find("[vdso]") == std::string::npos) continue;
+    sscanf(line.c_str(), "%lx-%lx", &start, &end);
+  }
+  ASSERT_NE(start, 0u);
+  const std::string image = folder_ + "/vdso.so";
+  WriteAll(image, std::string(reinterpret_cast<const char*>(start), end - start));
+  const std::string id = BuildIdHex(image);
+  if (id.size() <= 2) GTEST_SKIP() << "this vDSO has no build id";
+  // The function's virtual address in the image, from its own symbol table.
+  FILE* pipe = popen(
+      ("readelf -sW " + image + " | awk '$8 ~ /^__vdso_clock_gettime/ {print $2; exit}'").c_str(),
+      "r");
+  char value[64] = {};
+  ASSERT_NE(fgets(value, sizeof(value), pipe), nullptr);
+  pclose(pipe);
+  char symbol[128];
+  snprintf(symbol, sizeof(symbol), "ctxprof_vdso_probe=0x%lx,global,function",
+           strtoul(value, nullptr, 16) + 1);
+  MakeFolders(folder_ + "/root/.build-id/" + id.substr(0, 2));
+  const std::string debug =
+      folder_ + "/root/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  ASSERT_EQ(
+      system(("objcopy --add-symbol " + std::string(symbol) + " " + image + " " + debug).c_str()),
+      0);
+
+  Symbolizer with_debug_file(folder_ + "/root");
+  EXPECT_EQ(with_debug_file.Resolve(function + 2, false), "ctxprof_vdso_probe");
+  EXPECT_EQ(with_debug_file.Resolve(function, false), "__vdso_clock_gettime");
+  Symbolizer without(folder_ + "/nothing");
+  EXPECT_EQ(without.Resolve(function + 2, false), "__vdso_clock_gettime");
+}
+
 // The root frame of a thread started by pthread_create is glibc's clone3, which only libc's
 // .symtab names; Debian strips it into libc6-dbg's debug file. Where that is not installed this
 // test skips.
