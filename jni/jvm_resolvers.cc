@@ -21,8 +21,7 @@ JfrFrameType TypeOf(FrameKind kind) {
       // class in async-profiler's converter, which names the Native frames of a recording that
       // has a Kernel frame type (ours) by method alone: "poll" for "sun.nio.ch.Net.poll".
       return JfrFrameType::kJitCompiled;
-    case FrameKind::kKernel:
-      return JfrFrameType::kKernel;
+    case FrameKind::kKernel:  // named and typed by NativeFrameResolver
     case FrameKind::kNative:
     case FrameKind::kJavaUnwalkable:
       break;
@@ -49,7 +48,7 @@ std::string InternalName(const std::string& signature) {
 }  // namespace
 
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
-  if (frame.kind == FrameKind::kNative) {
+  if (frame.kind == FrameKind::kNative || frame.kind == FrameKind::kKernel) {
     native_.Resolve(frame, out);
     return;
   }

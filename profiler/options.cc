@@ -336,6 +336,15 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     }
     return true;
   }
+  if (key == "kernel") {
+    if (value != "true" && value != "false") {
+      *error = Problem(key, value, "is not true or false",
+                       "use kernel=false to leave kernel frames out of CPU samples");
+      return false;
+    }
+    options->kernel_frames = value == "true";
+    return true;
+  }
   if (key == "clock") {
     if (value == "tsc") {
       options->clock = ClockKind::kTsc;

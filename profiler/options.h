@@ -24,6 +24,13 @@
 //                      native stack when the thread has no walkable Java frames (VM threads,
 //                      native threads, a thread in VM code); java+native = the native stack
 //                      followed by the Java frames. Outside a JVM every mode walks natively.
+//   kernel=true|false  kernel frames in CPU samples: with event=cpu (perf_events) and the
+//                      permission for kernel-mode sampling (perf_event_paranoid <= 1, or
+//                      CAP_PERFMON / CAP_SYS_ADMIN) and readable /proc/kallsyms addresses, each
+//                      sample interrupted in the kernel starts with the kernel stack from the
+//                      perf ring buffer (profiler/sampler/perf_callchain.h); otherwise the start
+//                      notes say why there are none. false: no ring buffers, no kernel frames.
+//                      In a JVM, cstack=no (Java frames only) has no kernel frames either.
 //   clock=tsc|monotonic
 //   signal=SIGPROF     the CPU engines' signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
 //   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
@@ -130,6 +137,7 @@ struct Options {
   int depth = kDefaultStackDepth;
   UnwindKind unwind = UnwindKind::kDwarf;
   CStackKind cstack = CStackKind::kNative;
+  bool kernel_frames = true;  // kernel=
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
   int wall_signal = SIGVTALRM;

@@ -69,9 +69,15 @@ std::vector<std::string> Aggregator::SymbolizeLocked(const Entry& entry) {
   frames.reserve(entry.frames.size());
   for (size_t i = 0; i < entry.frames.size(); ++i) {
     const RawFrame& frame = entry.frames[i];
-    frames.push_back(frame.kind == FrameKind::kNative
-                         ? symbolizer_.Resolve(frame.id, /*is_return_address=*/i > 0)
-                         : JavaFrameLocked(frame));
+    if (frame.kind == FrameKind::kNative) {
+      frames.push_back(symbolizer_.Resolve(frame.id, /*is_return_address=*/i > 0));
+    } else if (frame.kind == FrameKind::kKernel) {
+      // async-profiler's suffix for kernel frames, which flame graph tools color apart.
+      frames.push_back(symbolizer_.ResolveKernel(frame.id, frame.bci == kNativeReturnAddress) +
+                       "_[k]");
+    } else {
+      frames.push_back(JavaFrameLocked(frame));
+    }
   }
   return frames;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "context/process_context.h"
+#include "profiler/recording/kernel_symbols.h"
 #include "profiler/report.h"
 #include "profiler/sampler/ctimer_engine.h"
 #include "profiler/sampler/itimer_engine.h"
@@ -108,10 +109,11 @@ std::string RecordingFailure(const std::string& recording, const std::string& er
   return "the recording " + recording + " failed: " + error;
 }
 
-std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options) {
+std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options,
+                                              bool kernel_frames) {
   switch (kind) {
     case CpuEngineKind::kPerf:
-      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal);
+      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal, kernel_frames);
     case CpuEngineKind::kCpuTimer:
       return std::make_unique<CpuTimerEngine>(options.cpu_interval_ns, options.signal);
     case CpuEngineKind::kITimer:
@@ -161,18 +163,29 @@ CpuEngineKind NextFallback(CpuEngineKind kind) {
 // note per fallback to *notes. When none starts: kUnavailable listing every refusal, with the
 // errno of the last one.
 StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
+                                                         bool kernel_frames_wanted,
                                                          std::string* notes) {
+  // Kernel frames only with names for them: the cpu engine records none when /proc/kallsyms
+  // hides its addresses from us.
+  std::string kallsyms_hidden;
+  const bool kernel_frames = kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf &&
+                             KernelSymbols::AddressesVisible(&kallsyms_hidden);
   std::string reasons;
   int last_error = 0;
   for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
        kind = NextFallback(kind)) {
-    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options);
+    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options, kernel_frames);
     bool refused = false;
     const Status started = engine->Start(&refused);
     if (started.ok()) {
       if (!reasons.empty()) {
         *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
       }
+      std::string kernel_off = engine->kernel_frames_off();
+      if (kernel_off.empty() && !kallsyms_hidden.empty() && kind == CpuEngineKind::kPerf) {
+        kernel_off = "kernel frames off: " + kallsyms_hidden;
+      }
+      if (!kernel_off.empty()) *notes += kernel_off + ". ";
       return engine;
     }
     if (!reasons.empty()) reasons += "; ";
@@ -233,7 +246,12 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
 
   std::vector<SamplingEngine*> engines;
   if (options.cpu_engine != CpuEngineKind::kNone) {
-    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine = StartCpuEngine(options, notes);
+    // cstack=no in a JVM means Java frames only, kernel ones included (async-profiler's
+    // meaning too); outside a JVM cstack= does not apply.
+    const bool kernel_frames =
+        options.kernel_frames && (options.cstack != CStackKind::kNo || hooks.java_walk == nullptr);
+    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine =
+        StartCpuEngine(options, kernel_frames, notes);
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());

@@ -24,7 +24,7 @@ enum class FrameKind : uint8_t {
   kJavaJit = 2,          // id = jmethodID, bci valid
   kJavaInlined = 3,      // id = jmethodID, bci valid
   kJavaNative = 4,       // id = jmethodID of a native method
-  kKernel = 5,           // id = kernel address (reserved; not captured today)
+  kKernel = 5,           // id = kernel address (perf_callchain.h), bci as for kNative
   kJavaUnwalkable = 6,   // the thread was in Java code the JVM could not walk; id = the JVM's
                          // reason (AsyncGetCallTrace's error code, negated). A whole stack.
 };

@@ -84,6 +84,13 @@ TEST(OptionsTest, EventLayoutKeys) {
   ExpectError("contextid=yes", "contextid", "yes");
 }
 
+TEST(OptionsTest, KernelFrames) {
+  EXPECT_TRUE(ParseOk("").kernel_frames);
+  EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
+  EXPECT_TRUE(ParseOk("kernel=false,kernel=true").kernel_frames);
+  ExpectError("kernel=no", "kernel", "no");
+}
+
 TEST(OptionsTest, Upload) {
   const Options options = ParseOk(
       "event=cpu+wall,interval=20ms,wall=20ms,repository=/tmp/r,"
