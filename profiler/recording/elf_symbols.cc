@@ -165,6 +165,35 @@ void ElfSymbols::AddFunctions(const ElfImage& image, uint32_t section_type) {
   }
 }
 
+void ElfSymbols::AddUnwindStarts(const ElfImage& image) {
+  // .eh_frame_hdr: version 1, the encodings of eh_frame_ptr, fde_count and the table, then
+  // those values and fde_count (initial location, FDE address) pairs. The GNU linkers write the
+  // table as DW_EH_PE_datarel | DW_EH_PE_sdata4 (0x3b: signed 4-byte offsets from the section's
+  // own address) with 4-byte eh_frame_ptr and fde_count; anything else is not read.
+  constexpr uint8_t kDatarelSdata4 = 0x3b;
+  // Typed PROGBITS by older linkers, X86_64_UNWIND by newer ones on x86-64.
+  const Elf64_Shdr* section = image.FindSection(SHT_PROGBITS, ".eh_frame_hdr");
+  if (section == nullptr) section = image.FindSection(SHT_X86_64_UNWIND, ".eh_frame_hdr");
+  if (section == nullptr) return;
+  const char* header = image.At(section->sh_offset, section->sh_size);
+  // Both 4-byte values: udata4 (0x03) or sdata4 (0x0b), with any application bits.
+  if (header == nullptr || section->sh_size < 12 || header[0] != 1 ||
+      static_cast<uint8_t>(header[3]) != kDatarelSdata4 || (header[1] & 0x07) != 0x03 ||
+      (header[2] & 0x07) != 0x03) {
+    return;
+  }
+  uint32_t count = 0;
+  memcpy(&count, header + 8, sizeof(count));
+  if (count > (section->sh_size - 12) / 8) return;
+  unwind_starts_.reserve(unwind_starts_.size() + count);
+  for (uint32_t i = 0; i < count; ++i) {
+    int32_t location = 0;
+    memcpy(&location, header + 12 + 8 * static_cast<uint64_t>(i), sizeof(location));
+    unwind_starts_.push_back(section->sh_addr +
+                             static_cast<uint64_t>(static_cast<int64_t>(location)));
+  }
+}
+
 void ElfSymbols::Finish() {
   std::sort(functions_.begin(), functions_.end(), [](const Function& a, const Function& b) {
     if (a.start != b.start) return a.start < b.start;
@@ -177,6 +206,7 @@ void ElfSymbols::Finish() {
                   [](const Function& a, const Function& b) { return a.start == b.start; }),
       functions_.end());
   functions_.shrink_to_fit();
+  std::sort(unwind_starts_.begin(), unwind_starts_.end());
 }
 
 bool ElfSymbols::VirtualAddressOf(uint64_t file_offset, uint64_t* address) const {
@@ -196,6 +226,13 @@ const std::string* ElfSymbols::FunctionAt(uint64_t address) const {
   --it;
   if (it->size != 0 && address - it->start >= it->size) return nullptr;
   return &it->name;
+}
+
+bool ElfSymbols::FunctionStartAt(uint64_t address, uint64_t* start) const {
+  auto it = std::upper_bound(unwind_starts_.begin(), unwind_starts_.end(), address);
+  if (it == unwind_starts_.begin()) return false;
+  *start = *(it - 1);
+  return true;
 }
 
 int BindingRank(unsigned char binding) {

@@ -81,6 +81,10 @@ class ElfSymbols {
   // SHT_DYNSYM). The addresses must be in the same address space as the segments: true for
   // an object and its separate debug file.
   void AddFunctions(const ElfImage& image, uint32_t section_type);
+  // Adds the start of every function that `image`'s .eh_frame_hdr search table lists (the
+  // unwind info of code with or without symbols), for FunctionStartAt. For objects without a
+  // .symtab: their static functions then have a start if not a name.
+  void AddUnwindStarts(const ElfImage& image);
   // Sorts and keeps one name per address; call once, after the Add calls.
   void Finish();
 
@@ -89,6 +93,9 @@ class ElfSymbols {
   // The (mangled) name of the function containing virtual address `address`, or null. A symbol
   // without a size covers the addresses up to the next symbol.
   const std::string* FunctionAt(uint64_t address) const;
+  // The start of the function containing `address` by the unwind table (AddUnwindStarts):
+  // the last listed start at or below it. False when none is.
+  bool FunctionStartAt(uint64_t address, uint64_t* start) const;
   size_t function_count() const { return functions_.size(); }
 
  private:
@@ -105,7 +112,8 @@ class ElfSymbols {
   };
 
   std::vector<Segment> segments_;
-  std::vector<Function> functions_;  // sorted by start after Finish()
+  std::vector<Function> functions_;      // sorted by start after Finish()
+  std::vector<uint64_t> unwind_starts_;  // sorted after Finish()
 };
 
 // The rank of a symbol binding for BetterAlias: global 0, weak 1, local and others 2.

@@ -34,6 +34,8 @@ const ElfSymbols* Symbolizer::LoadFile(const std::string& path) {
       loaded->AddFunctions(*image, SHT_SYMTAB);
     } else if (std::unique_ptr<ElfImage> debug = OpenDebugFile(*image, path, debug_root_)) {
       loaded->AddFunctions(*debug, SHT_SYMTAB);
+    } else {
+      loaded->AddUnwindStarts(*image);  // static functions: at least where they start
     }
     loaded->AddFunctions(*image, SHT_DYNSYM);
     loaded->Finish();
@@ -59,6 +61,8 @@ const ElfSymbols* Symbolizer::LoadVdso(uint64_t start, uint64_t end) {
         // debug file (by build id).
         if (std::unique_ptr<ElfImage> debug = OpenDebugFile(*image, "[vdso]", debug_root_)) {
           vdso_->AddFunctions(*debug, SHT_SYMTAB);
+        } else {
+          vdso_->AddUnwindStarts(*image);
         }
         vdso_->AddFunctions(*image, SHT_DYNSYM);
         vdso_->Finish();
@@ -119,16 +123,25 @@ std::string Symbolizer::Lookup(uint64_t address, bool* cacheable) {
   if (module->path == "[jit]") return module->path;
   const uint64_t file_offset = address - module->start + module->file_offset;
   uint64_t virtual_address = 0;
+  uint64_t offset = file_offset;
   if (module->symbols != nullptr &&
       module->symbols->VirtualAddressOf(file_offset, &virtual_address)) {
     const std::string* name = module->symbols->FunctionAt(virtual_address);
     if (name != nullptr) return Demangle(name->c_str());
+    // Unnamed code: the start of its function by the unwind table, so that the samples of one
+    // function share one name.
+    uint64_t start = 0;
+    if (module->symbols->FunctionStartAt(virtual_address, &start) &&
+        virtual_address - start <= file_offset) {
+      offset = file_offset - (virtual_address - start);
+    }
   }
-  // "[libc.so.6+0x1098eb]", "[vdso+0x79d]".
+  // "[libz.so.1+0x5f00]", "[vdso+0x780]": the file offset of the function's start, or of the
+  // address itself when no unwind table lists the function.
   const std::string module_name = ModuleName(address);
   const bool pseudo = module_name.size() > 2 && module_name.front() == '[';
   char offset_text[32];
-  snprintf(offset_text, sizeof(offset_text), "+0x%" PRIx64 "]", file_offset);
+  snprintf(offset_text, sizeof(offset_text), "+0x%" PRIx64 "]", offset);
   return "[" + (pseudo ? module_name.substr(1, module_name.size() - 2) : module_name) + offset_text;
 }
 

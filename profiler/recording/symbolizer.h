@@ -12,7 +12,7 @@
 //    (AT_SYSINFO_EHDR)): `__vdso_clock_gettime`, `__vdso_gettimeofday`... The image keeps only
 //    .dynsym; its static functions (e.g. the pvclock reader that __vdso_clock_gettime calls
 //    under kvm-clock) are named where a debug file with its build id is installed, else
-//    "[vdso+0x79d]".
+//    "[vdso+0x780]" (its start).
 //  * anonymous executable memory: code generated at run time, in a JVM the code cache (JIT-
 //    compiled methods, the interpreter, stubs). A native frame there is named "[jit]": the
 //    native walk does not know which Java method it is (async-profiler's walkers stop at such a
@@ -25,8 +25,10 @@
 // table, loaded on the first kernel address.
 //
 // Output for an address no symbol covers: "[<file basename>+0x<file offset>]" ("[vdso+0x...]"
-// in the vDSO), or "[unknown]" when no mapping covers it; "[kernel]" for a kernel address below
-// every kernel symbol.
+// in the vDSO), where the offset is that of the start of its function when the object has no
+// .symtab and its .eh_frame_hdr lists the function (so that all samples of one unnamed static
+// function share a name, e.g. zlib's internal functions), else that of the address; "[unknown]"
+// when no mapping covers it; "[kernel]" for a kernel address below every kernel symbol.
 //
 // Thread safety: not thread-safe; the owner serialises calls (the aggregator holds its mutex).
 // Memory: symbols of every loaded file stay cached for the Symbolizer's lifetime (libc with its

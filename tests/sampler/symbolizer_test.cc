@@ -205,9 +205,15 @@ TEST_F(DebugFileTest, ByBuildId) {
 
   Symbolizer with_debug_files(folder_ + "/root");
   EXPECT_EQ(with_debug_files.Resolve(plugin.helper + 1, false), "HiddenHelperForDebugFiles(int)");
+  // Without it the function has no name, but one: its start's offset, wherever in it the
+  // address is (the unwind table's function starts), and not the next function's.
   Symbolizer without(folder_ + "/nothing");
-  EXPECT_EQ(without.Resolve(plugin.helper + 1, false).rfind("[libnamed_plugin.so+0x", 0), 0u)
-      << without.Resolve(plugin.helper + 1, false);
+  const std::string unnamed = without.Resolve(plugin.helper + 1, false);
+  EXPECT_EQ(unnamed.rfind("[libnamed_plugin.so+0x", 0), 0u) << unnamed;
+  EXPECT_EQ(without.Resolve(plugin.helper, false), unnamed);
+  EXPECT_EQ(without.Resolve(plugin.helper + 9, true), unnamed);
+  const auto call = reinterpret_cast<uint64_t>(dlsym(plugin.handle, "NamedPluginCall"));
+  EXPECT_EQ(without.Resolve(call + 1, false), "NamedPluginCall");
   dlclose(plugin.handle);
 }
 
