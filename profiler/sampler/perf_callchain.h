@@ -67,9 +67,9 @@ namespace ctxprof {
 
 class PerfCallchain {
  public:
-  static constexpr int kDataPages = 1;  // a power of two, as the kernel requires
+  static constexpr int kDataPages = 1;          // a power of two, as the kernel requires
   static constexpr int kMaxKernelFrames = 127;  // the kernel's default perf_event_max_stack
-  static constexpr int kMaxFd = 1 << 16;  // events with higher fds get no kernel frames
+  static constexpr int kMaxFd = 1 << 16;        // events with higher fds get no kernel frames
 
   // Asks the kernel for kernel callchains in `attr` (user frames excluded: our walkers take them).
   static void Configure(perf_event_attr* attr);
