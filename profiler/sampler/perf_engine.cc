@@ -75,10 +75,7 @@ int PerfEngine::OpenFor(pid_t tid) {
   if (fd < 0) return -errno;
   // Before the event is armed, so that its first overflow already has a ring to go to.
   const int attached = kernel_frames_ ? PerfCallchain::Attach(fd, tid) : 0;
-  if (attached != 0) {
-    ++ring_failures_;
-    ring_error_ = -attached;
-  }
+  if (attached != 0) ring_error_ = -attached;
   f_owner_ex owner;
   owner.type = F_OWNER_TID;
   owner.pid = tid;
@@ -114,13 +111,15 @@ Status PerfEngine::Start(bool* refused) {
     return Status::Unavailable(
         std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err), err);
   }
-  if (kernel_frames_ && ring_failures_ > 0) {
+  if (kernel_frames_ && ring_error_ != 0) {
     // The probe's ring was refused: every thread's would be.
     kernel_frames_ = false;
+    const std::string fix = ring_error_ == EBADF
+                                ? "the event's fd is beyond the handler's table of " +
+                                      std::to_string(PerfCallchain::kMaxFd) + " fds"
+                                : "raise kernel.perf_event_mlock_kb or RLIMIT_MEMLOCK";
     kernel_frames_off_ = "kernel frames off: the perf ring buffer could not be mapped (" +
-                         std::string(strerror(ring_error_)) +
-                         "; raise kernel.perf_event_mlock_kb or RLIMIT_MEMLOCK)";
-    ring_failures_ = 0;
+                         std::string(strerror(ring_error_)) + "; " + fix + ")";
   }
   Close(fd);
   return Status();

@@ -18,7 +18,8 @@
 // reads. They need kernel-mode sampling: when perf_event_open refuses it (perf_event_paranoid >= 2
 // without CAP_PERFMON or CAP_SYS_ADMIN) the engine samples user mode only, as before, and
 // kernel_frames_off() says why there are none. A thread whose ring cannot be mapped (the
-// locked-memory limit) is sampled without kernel frames (ring_failures()).
+// locked-memory limit) is sampled without kernel frames; when the probe's at Start cannot, no
+// thread gets them.
 //
 // The handler side: Rearm(fd) runs in the signal handler; it re-arms only fds recorded in a
 // lock-free bitmap of our open events (set after open, cleared before close, relaxed atomics: a
@@ -50,8 +51,6 @@ class PerfEngine : public SamplingEngine {
   void RemoveThread(pid_t tid) override;
   uint64_t failed_threads() const override { return failed_threads_; }
   std::string kernel_frames_off() const override { return kernel_frames_off_; }
-  // Threads sampled without kernel frames because their ring buffer could not be mapped.
-  uint64_t ring_failures() const { return ring_failures_; }
 
   // Async-signal-safe: re-arms our event `fd` for one more overflow.
   static void Rearm(int fd);
@@ -70,8 +69,7 @@ class PerfEngine : public SamplingEngine {
   bool exclude_kernel_ = false;
   bool kernel_frames_;             // asked for and still possible
   std::string kernel_frames_off_;  // why not, when asked for
-  uint64_t ring_failures_ = 0;
-  int ring_error_ = 0;  // the last ring's errno
+  int ring_error_ = 0;             // the errno of the last ring that could not be mapped
   std::unordered_map<pid_t, int> fds_;
   uint64_t failed_threads_ = 0;
 };
