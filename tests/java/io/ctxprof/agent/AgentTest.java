@@ -129,7 +129,8 @@ class AgentTest {
       assertTrue(frame.isJavaFrame(), "Java frame");
       assertTrue(frame.getLineNumber() > 0, "line of " + name);
       assertTrue(
-          List.of("Interpreted", "JIT compiled").contains(frame.getType()), frame.getType());
+          List.of("Interpreted", "JIT compiled", "Inlined").contains(frame.getType()),
+          frame.getType());
       RecordedFrame caller = frames.get(i + 1);
       assertEquals(ServiceWorkload.class.getName(), caller.getMethod().getType().getName());
       assertTrue(caller.getMethod().getName().startsWith("lambda$main$"), "caller");
