@@ -256,10 +256,14 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
     Check(jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr),
           "SetEventNotificationMode");
   }
+  bool virtual_thread_events = false;
   if (has_virtual_threads) {
     std::string vt_error;
-    if (!VirtualThreads::Enable(jvmti, &vt_error)) {
-      PrintLine("virtual threads: " + vt_error + "; their context is not saved across unmounts");
+    virtual_thread_events = VirtualThreads::Enable(jvmti, &vt_error);
+    if (!virtual_thread_events) {
+      PrintLine("virtual threads: " + vt_error +
+                "; their context is not saved across unmounts and their samples belong to their "
+                "carriers");
     }
   }
 
@@ -270,6 +274,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   } else {
     PrintLine(walker_error);
   }
+  if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
   hooks.background_start = AttachBackgroundThread;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "jni/jvm_threads.h"
+#include "jni/virtual_threads.h"
 
 namespace ctxprof {
 namespace {
@@ -113,5 +114,7 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
   if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
 }
+
+std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }
 
 }  // namespace ctxprof

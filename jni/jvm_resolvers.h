@@ -43,6 +43,8 @@ class JvmFrameResolver : public FrameResolver {
 class JvmThreadResolver : public ThreadResolver {
  public:
   void Resolve(int32_t tid, ResolvedThread* out) override;
+  // From VirtualThreads (jni/virtual_threads.h).
+  std::string VirtualThreadName(uint64_t id) override;
 
  private:
   NativeThreadResolver native_;

@@ -174,11 +174,12 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     Sample sample;
     sample.kind = kind;
     sample.thread_id = event.thread().Field("osThreadId").integer();
+    const int64_t thread_key = JfrReader::ThreadKey(event.thread());
     sample.ticks = event.start_ticks();
     const JfrValue& weight = event.Field("weight");
     sample.weight = weight.is_null() ? 1 : weight.integer();
     sample.stack = intern_stack(event.Field("stackTrace"));
-    const JfrEvent* context = reader.ContextAt(sample.thread_id, sample.ticks);
+    const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

@@ -673,8 +673,7 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
     if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
       end_ticks = INT64_MAX;
     }
-    contexts_[event.thread().Field("osThreadId").integer()].push_back(
-        ContextInterval{start_ticks, end_ticks, i});
+    contexts_[ThreadKey(event.thread())].push_back(ContextInterval{start_ticks, end_ticks, i});
   }
   for (auto& [tid, intervals] : contexts_) {
     std::stable_sort(intervals.begin(), intervals.end(),
@@ -685,8 +684,15 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   return true;
 }
 
-const JfrEvent* JfrReader::ContextAt(int64_t os_thread_id, int64_t ticks) const {
-  auto it = contexts_.find(os_thread_id);
+int64_t JfrReader::ThreadKey(const JfrValue& thread) {
+  const int64_t os_thread_id = thread.Field("osThreadId").integer();
+  if (os_thread_id != 0) return os_thread_id;
+  // Wrapping negation: any value a file holds maps without undefined behaviour.
+  return static_cast<int64_t>(0 - static_cast<uint64_t>(thread.Field("javaThreadId").integer()));
+}
+
+const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
+  auto it = contexts_.find(thread_key);
   if (it == contexts_.end()) return nullptr;
   const std::vector<ContextInterval>& intervals = it->second;
   // The last interval starting at or before `ticks`.

@@ -92,10 +92,14 @@ class JfrReader {
   // The frames of a stack trace value (leaf first).
   static std::vector<JfrFrame> FramesOf(const JfrValue& stack_trace);
 
-  // The ctxprof.Context event of thread `os_thread_id` whose [startTime, startTime + duration)
-  // contains `ticks`, or nullptr: the join of a sample to its context. Intervals of a thread do
-  // not overlap (docs/JFR.md); if a file has overlapping ones, the latest-starting wins.
-  const JfrEvent* ContextAt(int64_t os_thread_id, int64_t ticks) const;
+  // The identity a sample and its context are joined on: the thread's osThreadId, or for a
+  // virtual thread (osThreadId 0, as JDK 25 writes it) its javaThreadId, negated.
+  static int64_t ThreadKey(const JfrValue& thread);
+  // The ctxprof.Context event of the thread with ThreadKey `thread_key` whose
+  // [startTime, startTime + duration) contains `ticks`, or nullptr: the join of a sample to its
+  // context. Intervals of a thread do not overlap (docs/JFR.md); if a file has overlapping ones,
+  // the latest-starting wins.
+  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks) const;
 
  private:
   class ChunkParser;
@@ -110,7 +114,7 @@ class JfrReader {
     int64_t end_ticks;
     size_t event;  // index into events_
   };
-  // os thread id -> its ctxprof.Context intervals, sorted by start.
+  // ThreadKey -> the thread's ctxprof.Context intervals, sorted by start.
   std::map<int64_t, std::vector<ContextInterval>> contexts_;
 };
 

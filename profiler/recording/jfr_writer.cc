@@ -73,6 +73,7 @@ bool JfrWriter::StartChunk(std::string* error) {
     stacks_.DropUnused(chunk_->chunk_number());
   }
   if (!chunk_->BeginChunk(error)) return Fail(*error, error);
+  threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
   JfrMetadata::Write(attribute_names_, chunk_->chunk_start_ticks(), &chunk_->out());
   SettingsEventFields settings;
@@ -168,7 +169,8 @@ bool JfrWriter::Tick(std::string* error) {
 bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
   const uint32_t chunk = chunk_->chunk_number();
-  const uint32_t thread_key = threads_.Key(sample.tid, chunk, &pending_pool_bytes_);
+  const uint32_t thread_key =
+      threads_.Key(sample.tid, sample.virtual_thread_id, chunk, &pending_pool_bytes_);
   const uint32_t stack_key = stacks_.Key(sample, chunk, &pending_pool_bytes_);
   const bool wall = sample.kind == SampleKind::kWall;
   const uint32_t type = wall

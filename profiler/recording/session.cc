@@ -218,6 +218,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
       options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
                                                   : StackWalker::Method::kDwarf};
   handler_session.java_walk = hooks.java_walk;
+  handler_session.virtual_thread = hooks.virtual_thread;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 

@@ -64,6 +64,8 @@ struct RuntimeHooks {
   // Java frames in the signal handler (signal_handler.h); combined with native frames as the
   // session's cstack= option says.
   JavaStackWalk java_walk = nullptr;
+  // The virtual thread a sample of a carrier thread belongs to (signal_handler.h).
+  VirtualThreadProbe virtual_thread = nullptr;
   // Resolvers for a session's JFR recording, made on the thread that starts the session.
   std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
   std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;

@@ -4,7 +4,25 @@
 
 namespace ctxprof {
 
-uint32_t ThreadPool::Key(int32_t tid, uint32_t chunk, uint64_t* pending_bytes) {
+uint32_t ThreadPool::Key(int32_t tid, uint64_t virtual_thread_id, uint32_t chunk,
+                         uint64_t* pending_bytes) {
+  if (virtual_thread_id != 0) {
+    VirtualThread& thread = virtual_[virtual_thread_id];
+    if (thread.resolved_in_chunk != chunk) {
+      std::string name = resolver_->VirtualThreadName(virtual_thread_id);
+      if (thread.key == 0 || thread.name != name) {
+        thread.key = next_virtual_key_++;
+        thread.name = std::move(name);
+      }
+      thread.resolved_in_chunk = chunk;
+    }
+    if (thread.carried_in_chunk != chunk) {
+      thread.carried_in_chunk = chunk;
+      pending_virtual_.push_back(virtual_thread_id);
+      *pending_bytes += 24 + thread.name.size();
+    }
+    return thread.key;
+  }
   Slot& slot = by_tid_[tid];
   if (slot.resolved_in_chunk != chunk) {
     ResolvedThread resolved;
@@ -20,9 +38,30 @@ uint32_t ThreadPool::Key(int32_t tid, uint32_t chunk, uint64_t* pending_bytes) {
   return slot.key;
 }
 
+void ThreadPool::ForgetVirtualThreads(uint32_t chunk) {
+  for (auto it = virtual_.begin(); it != virtual_.end();) {
+    if (it->second.carried_in_chunk + 1 < chunk) {
+      it = virtual_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void ThreadPool::WritePending(JfrBuffer* out) {
-  if (pool_.pending.empty()) return;
-  PutPoolHeader(kJfrTypeThread, pool_, out);
+  if (!has_pending()) return;
+  out->PutVarint(kJfrTypeThread);
+  out->PutVarint(pool_.pending.size() + pending_virtual_.size());
+  for (uint64_t id : pending_virtual_) {
+    const VirtualThread& thread = virtual_.at(id);
+    out->PutVarint(thread.key);
+    out->PutNullString();  // no OS thread of its own
+    out->PutVarint(0);
+    out->PutString(thread.name);
+    out->PutVarint(id);
+    out->PutByte(1);
+  }
+  pending_virtual_.clear();
   for (uint32_t key : pool_.pending) {
     const Thread& thread = threads_[key - 1];
     out->PutVarint(key);
@@ -34,6 +73,7 @@ void ThreadPool::WritePending(JfrBuffer* out) {
       out->PutNullString();  // `jfr print` then shows the OS name and tid
     }
     out->PutVarint(static_cast<uint64_t>(thread.java_thread_id));
+    out->PutByte(0);  // not virtual
   }
   pool_.pending.clear();
 }

@@ -65,7 +65,10 @@ struct SampleRecord {
   Engine engine;
   uint8_t flags;  // SampleFlags
   ThreadState state;
-  uint32_t weight;          // intervals this sample stands for (>= 1)
+  uint32_t weight;  // intervals this sample stands for (>= 1)
+  // The java.lang.Thread id of the virtual thread mounted on `tid` when the sample was taken
+  // (a JVM's carrier thread, JDK 21+); 0 when the sample belongs to the OS thread itself.
+  uint64_t virtual_thread_id = 0;
   ContextSnapshot context;  // dictionary ids, resolved by the writer
   uint32_t frame_count;     // frames[0] is the leaf
   RawFrame frames[kMaxStackDepth];

@@ -388,6 +388,69 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
 }
 
+// A carrier thread's samples belong to the virtual thread it runs: an entry like JDK 25's
+// (osThreadId 0, the virtual thread's name and id, virtual=true), and the context join follows
+// the virtual thread, not the carrier.
+TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
+  struct NamingResolver : FakeThreadResolver {
+    std::string VirtualThreadName(uint64_t id) override { return id == 7 ? "vt-seven" : ""; }
+  } naming;
+  Recorder recorder(1, 6);
+  recorder.config.path = TempPath("virtual.jfr");
+  JfrWriterInputs inputs = recorder.Inputs();
+  inputs.threads = &naming;
+  std::string error;
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  // One carrier: its own work, then virtual threads 7 and 8 in turns, each under the context
+  // the workload gives sample i.
+  const uint64_t runs[] = {0, 7, 7, 8, 7, 8};
+  static SampleRecord sample;
+  for (size_t i = 0; i < 6; i++) {
+    recorder.workload.Fill(i, &sample);
+    sample.virtual_thread_id = runs[i];
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  size_t index = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample" &&
+        event.type_name() != "ctxprof.WallClockSample") {
+      continue;
+    }
+    const JfrValue& thread = event.thread();
+    const uint64_t id = runs[index];
+    const int32_t tid = recorder.workload.samples[index].tid;
+    EXPECT_EQ(thread.Field("virtual").integer(), id != 0 ? 1 : 0) << index;
+    EXPECT_EQ(thread.Field("osThreadId").integer(), id != 0 ? 0 : tid) << index;
+    EXPECT_EQ(thread.Field("javaThreadId").integer(),
+              id != 0 ? static_cast<int64_t>(id) : FakeThreadResolver::JavaIdOf(tid))
+        << index;
+    EXPECT_EQ(thread.Field("osName").is_null(), id != 0) << index;
+    if (id != 0) {
+      EXPECT_EQ(thread.Field("javaName").string(), id == 7 ? "vt-seven" : "") << index;
+    }
+    const JfrEvent* context = reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks());
+    const int want = recorder.workload.samples[index].context;
+    ASSERT_EQ(context != nullptr, want >= 0) << index;
+    if (context != nullptr) {
+      EXPECT_EQ(JfrReader::ThreadKey(context->thread()), JfrReader::ThreadKey(thread)) << index;
+      const std::map<std::string, std::string> fields = recorder.workload.ContextFields(want);
+      const JfrValue& trace = context->Field("traceId");
+      EXPECT_EQ(trace.is_null() ? "" : trace.string(),
+                fields.count("traceId") != 0 ? fields.at("traceId") : "")
+          << index;
+    }
+    index++;
+  }
+  EXPECT_EQ(index, 6u);
+}
+
 // Bounded memory: at a rotation over stack_cache_bytes, stacks the finished chunk did not use
 // are dropped; one that comes back gets a new key and resolves correctly in every reader.
 TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {

@@ -348,9 +348,21 @@ class AgentTest {
 
     // The JFR recording says the same through the Context-interval join: the recording hands
     // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
+    // Each sample belongs to the virtual thread that ran it (as JDK 25's JFR writes it: osThreadId
+    // 0, the virtual thread's name and id, virtual=true), and the join is by that thread.
+    Map<String, Long> virtualIds = new HashMap<>();
+    for (String line : result.stdout) {
+      String[] parts = line.split(" ");
+      if (parts.length == 3 && parts[0].equals("thread")) {
+        virtualIds.put(parts[1], Long.parseLong(parts[2]));
+      }
+    }
+    assertEquals(3, virtualIds.size(), result.toString());
     Recording recording = Recording.read(jfr);
     int joined = 0;
     int misjoined = 0;
+    int ownThread = 0;
+    List<String> misattributed = new ArrayList<>();
     for (RecordedEvent sample : recording.samples) {
       RecordedStackTrace stack = sample.getStackTrace();
       String method =
@@ -364,6 +376,16 @@ class AgentTest {
       if (method == null) {
         continue;
       }
+      RecordedThread thread = sample.getThread("sampledThread");
+      String owner = method.equals("vtWorkA") ? "vt-a" : method.equals("vtWorkB") ? "vt-b" : "vt-none";
+      if (owner.equals(thread.getJavaName())
+          && virtualIds.get(owner) == thread.getJavaThreadId()
+          && thread.getLong("osThreadId") == 0
+          && thread.getBoolean("virtual")) {
+        ownThread++;
+      } else if (misattributed.size() < 3) {
+        misattributed.add(owner + ": " + thread);
+      }
       List<RecordedEvent> contexts = recording.contextsOf(sample);
       String expected = method.equals("vtWorkA") ? "/a" : method.equals("vtWorkB") ? "/b" : null;
       String endpoint = contexts.size() == 1 ? contexts.get(0).getString("endpoint") : null;
@@ -373,9 +395,19 @@ class AgentTest {
       }
     }
     System.out.println(
-        "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
+        "virtual threads ("
+            + loading
+            + ", JFR join): "
+            + misjoined
+            + " of "
+            + joined
+            + " off; "
+            + ownThread
+            + " attributed to their virtual thread");
     assertEquals(0, misjoined, "JFR join off for " + misjoined + " of " + joined);
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
+    assertEquals(
+        joined, ownThread, "samples not attributed to the thread that ran them: " + misattributed);
   }
 
   // ---- harness
@@ -392,7 +424,10 @@ class AgentTest {
     return ChildProcess.run(command, 120);
   }
 
-  /** CPU samples and context intervals of a recording, joined by OS thread id and time. */
+  /**
+   * CPU samples and context intervals of a recording, joined by thread and time: the OS thread id,
+   * or for a virtual thread (OS thread id 0) its Java thread id.
+   */
   private static final class Recording {
     final List<RecordedEvent> samples = new ArrayList<>();
     final Map<Long, List<RecordedEvent>> contexts = new HashMap<>();
@@ -404,22 +439,25 @@ class AgentTest {
         if (type.equals("jdk.ExecutionSample")) {
           recording.samples.add(event);
         } else if (type.equals("ctxprof.Context")) {
-          recording
-              .contexts
-              .computeIfAbsent(event.getThread().getOSThreadId(), t -> new ArrayList<>())
-              .add(event);
+          recording.contexts.computeIfAbsent(threadKey(event.getThread()), t -> new ArrayList<>()).add(event);
         }
       }
       return recording;
     }
 
     /**
-     * The context intervals of the sample's OS thread that contain it: none (no context), one, or
+     * The context intervals of the sample's thread that contain it: none (no context), one, or
      * several. The writer's intervals overlap only when a thread's samples reached it out of tick
      * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
      */
+    /** JDK 25's getOSThreadId() is -1 for every virtual thread: the field itself is read. */
+    static long threadKey(RecordedThread thread) {
+      long os = thread.getLong("osThreadId");
+      return os != 0 ? os : -thread.getJavaThreadId();
+    }
+
     List<RecordedEvent> contextsOf(RecordedEvent sample) {
-      long tid = sample.getThread("sampledThread").getOSThreadId();
+      long tid = threadKey(sample.getThread("sampledThread"));
       Instant time = sample.getStartTime();
       List<RecordedEvent> found = new ArrayList<>();
       for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
