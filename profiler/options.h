@@ -27,8 +27,9 @@
 //                      a standard signal does not queue, so a pending wall signal would swallow
 //                      a perf overflow's signal and the one-shot event would never be re-armed.
 //   buffer=2048        sample buffer slots, [16, 65536]; ~2.1 KiB each at depth=128.
-//   file=path          write a JFR recording to this file (chunks appended, streamable while
-//                      it grows); without file= or repository= samples stay in memory.
+//   file=path          write a JFR recording to this file, one whole chunk per flush, so
+//                      that every reader reads it while it grows; without file= or
+//                      repository= samples stay in memory.
 //   repository=dir     continuous mode: one JFR file per chunk in this folder (created 0700),
 //                      oldest deleted first under maxsize=/maxage=. Exclusive with file=.
 //   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...

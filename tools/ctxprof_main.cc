@@ -14,6 +14,7 @@
 #include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
+#include "tools/inputs.h"
 #include "tools/pprof.h"
 #include "tools/profile.h"
 #include "tools/record.h"
@@ -40,11 +41,13 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
 then sections for samples whose context lacks the attribute and for samples without context.
+RECORDING: a JFR file, or a folder of them (a repository); several add up. A recording that is
+being written is read up to its last flush, and stderr says so.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
   --top N          rows per section (default 10)
   --events E       cpu, wall or all samples (default all)
@@ -52,11 +55,12 @@ then sections for samples whose context lacks the attribute and for samples with
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
+RECORDING: as for report (files, repository folders, recordings being written).
   -o FILE          the page to write (required)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
   --events E       cpu, wall or all samples (default all)
@@ -64,12 +68,13 @@ The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handle
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof RECORDING... -o OUT [--events cpu|wall|all] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
   --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
                    and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
+  RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall or all samples (default all)
   --quiet          no progress on stderr
@@ -113,7 +118,7 @@ inside the container, and the library must exist there at the same path.
 
 // Flags of the analysis commands, parsed the same way for each.
 struct AnalysisArguments {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output;
   std::string by;
   std::string to;
@@ -163,34 +168,44 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
           return false;
         }
       }
-    } else if (out->input.empty()) {
-      out->input = arg;
     } else {
-      *error = command + ": one input file only (got \"" + out->input + "\" and \"" + arg + "\")";
-      return false;
+      out->inputs.push_back(arg);
     }
   }
-  if (out->input.empty()) {
-    *error = command + ": no input file (see ctxprof " + command + " --help)";
+  if (out->inputs.empty()) {
+    *error = command + ": no recording to read (see ctxprof " + command + " --help)";
     return false;
   }
   return true;
 }
 
 bool LoadProfile(const AnalysisArguments& arguments, Profile* profile) {
-  struct stat info;
-  if (!arguments.quiet && stat(arguments.input.c_str(), &info) == 0) {
-    fprintf(stderr, "reading %s: %.1f MiB\n", arguments.input.c_str(),
-            static_cast<double>(info.st_size) / (1 << 20));
-  }
+  std::vector<std::string> files, notes;
   std::string error;
-  if (!profile->Load(arguments.input, arguments.events, &error)) {
+  const bool expanded = ExpandInputs(arguments.inputs, &files, &notes, &error);
+  for (const std::string& note : notes) fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  if (!expanded) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return false;
   }
+  for (const std::string& file : files) {
+    struct stat info;
+    if (!arguments.quiet && stat(file.c_str(), &info) == 0) {
+      fprintf(stderr, "reading %s: %.1f MiB\n", file.c_str(),
+              static_cast<double>(info.st_size) / (1 << 20));
+    }
+    if (!profile->Load(file, arguments.events, &error)) {
+      fprintf(stderr, "ctxprof: %s\n", error.c_str());
+      return false;
+    }
+  }
+  // Said even with --quiet: they qualify the result.
+  for (const std::string& note : profile->Notes()) {
+    fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  }
   if (!arguments.quiet) {
-    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n",
-            arguments.input.c_str(), profile->chunk_count(), profile->samples().size(),
+    fprintf(stderr, "%zu file%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n", files.size(),
+            files.size() == 1 ? "" : "s", profile->chunk_count(), profile->samples().size(),
             profile->contexts().size(), profile->stacks().size());
   }
   return true;
@@ -272,7 +287,9 @@ int Flame(const std::vector<std::string>& args) {
   if (!LoadProfile(arguments, &profile)) return kBadInput;
   if (!ChooseAttribute(profile, arguments.by, &attribute)) return kUsage;
   std::string page;
-  WriteFlameGraph(profile, attribute, "ctxprof: " + arguments.input, &page);
+  std::string title = "ctxprof:";
+  for (const std::string& input : arguments.inputs) title += " " + input;
+  WriteFlameGraph(profile, attribute, title, &page);
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
 

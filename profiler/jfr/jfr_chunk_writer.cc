@@ -165,7 +165,7 @@ bool JfrChunkWriter::BeginChunk(std::string* error) {
 }
 
 bool JfrChunkWriter::Write(std::string* error) {
-  if (out_.size() == 0) return true;
+  if (publishes_whole_chunks() || out_.size() == 0) return true;
   if (!file_.Append(out_.data(), out_.size(), error)) return false;
   out_.clear();
   return true;
@@ -191,10 +191,11 @@ void JfrChunkWriter::EndCheckpoint(const Checkpoint& checkpoint) {
   last_checkpoint_offset_ = checkpoint.offset;
 }
 
-bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
+void JfrChunkWriter::EncodeHeader(uint64_t size, uint8_t generation, bool final_chunk,
+                                  uint8_t* out) {
   const uint64_t end_ticks = std::max(clock_->Now(), max_ticks_);
   ChunkHeader header;
-  header.size = file_.size() - chunk_offset_;
+  header.size = size;
   header.checkpoint_offset = last_checkpoint_offset_;
   header.metadata_offset = metadata_offset_;
   header.start_nanos = chunk_start_nanos_;
@@ -206,8 +207,12 @@ bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::stri
   header.ticks_per_second = clock_->TicksPerSecond();
   header.generation = generation;
   header.flags = kFlagCompressedInts | (final_chunk ? kFlagFinalChunk : 0);
+  header.Encode(out);
+}
+
+bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
   uint8_t bytes[kHeaderSize];
-  header.Encode(bytes);
+  EncodeHeader(file_.size() - chunk_offset_, generation, final_chunk, bytes);
   // HotSpot's order: lock (255), rewrite the fields, then publish the new generation. The
   // chunk bytes the new size covers were appended before this.
   const uint8_t locked = kGenerationLocked;
@@ -217,7 +222,31 @@ bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::stri
          file_.WriteAt(chunk_offset_ + kGenerationOffset, &generation, 1, error);
 }
 
+bool JfrChunkWriter::AppendWholeChunk(bool final_chunk, std::string* error) {
+  // Locked until every byte is in the file: a reader that sees the file grow waits for
+  // generation 0 instead of reading a chunk that is still being copied in.
+  EncodeHeader(out_.size(), kGenerationLocked, final_chunk, out_.mutable_data());
+  const uint64_t previous_end = file_.size();
+  const uint8_t finished = 0;
+  if (!file_.Append(out_.data(), out_.size(), error) ||
+      !file_.WriteAt(chunk_offset_ + kGenerationOffset, &finished, 1, error)) {
+    std::string ignored;  // the append's error is the one to report
+    file_.Truncate(previous_end, &ignored);
+    return false;
+  }
+  out_.clear();
+  chunks_finished_++;
+  return true;
+}
+
 bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string* error) {
+  if (publishes_whole_chunks()) {
+    if (!chunk_end) {
+      *error = "JFR writer: in file mode only whole chunks are published";
+      return false;
+    }
+    return AppendWholeChunk(final_chunk, error);
+  }
   if (!Write(error)) return false;
   uint8_t generation = 0;
   if (!chunk_end) {
@@ -267,11 +296,25 @@ JfrChunkWriter::Due JfrChunkWriter::DueAt(uint64_t now_ticks) {
   return Due::kNothing;
 }
 
+void JfrChunkWriter::RestartDeadlines(uint64_t now_ticks) {
+  if (flush_interval_ticks_ != 0) next_flush_ticks_ = now_ticks + flush_interval_ticks_;
+  if (chunk_time_ticks_ != 0) chunk_end_ticks_ = now_ticks + chunk_time_ticks_;
+}
+
 bool JfrChunkWriter::Full(uint64_t pending_bytes) const {
-  return config_.chunk_size_bytes != 0 && position() + pending_bytes >= config_.chunk_size_bytes;
+  return (config_.chunk_size_bytes != 0 &&
+          position() + pending_bytes >= config_.chunk_size_bytes) ||
+         (publishes_whole_chunks() && out_.size() + pending_bytes >= config_.write_buffer_bytes);
 }
 
 bool JfrChunkWriter::Close(std::string* error) { return !file_.is_open() || file_.Close(error); }
+
+std::vector<JfrChunkWriter::Published> JfrChunkWriter::published() const {
+  if (publishes_whole_chunks()) return {Published{config_.path, file_.size()}};
+  std::vector<Published> files;
+  for (const ChunkFile& file : finished_files_) files.push_back(Published{file.path, file.bytes});
+  return files;
+}
 
 std::vector<std::string> JfrChunkWriter::finished_chunk_files() const {
   std::vector<std::string> paths;

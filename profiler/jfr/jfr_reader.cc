@@ -217,6 +217,7 @@ bool JfrReader::ChunkParser::ReadHeader(uint64_t start) {
                                std::to_string(minor) + " (this reader reads 1.x and 2.x)");
   }
   if (generation == 255) {
+    reader_->met_locked_header_ = true;
     return Fail(start + 64,
                 "chunk header is being rewritten (generation 255): the writer "
                 "stopped in the middle of a header update");
@@ -653,6 +654,7 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   metadata_.clear();
   events_.clear();
   unknown_records_ = 0;
+  met_locked_header_ = false;
   if (bytes_.empty()) {
     *error = name + ": offset 0: empty file";
     return false;
@@ -660,7 +662,14 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   uint64_t start = 0;
   do {
     ChunkParser parser(this, name, options, error);
-    if (!parser.Parse(start, &start)) return false;
+    if (!parser.Parse(start, &start)) {
+      // A chunk being appended (file mode) or updated right now: what came before it stands.
+      if (!(met_locked_header_ && options.allow_unfinished_chunks && !chunks_.empty())) {
+        return false;
+      }
+      error->clear();
+      break;
+    }
   } while (start != 0);
 
   contexts_.clear();

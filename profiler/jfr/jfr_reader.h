@@ -12,7 +12,8 @@
 //
 // Unfinished chunks (generation byte != 0, e.g. a writer killed mid-recording) are rejected
 // unless Options::allow_unfinished_chunks is set; then the reader takes the header as last
-// published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there.
+// published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there,
+// and a locked chunk (generation 255) after readable ones ends the file (met_locked_header()).
 //
 // Thread safety: a JfrReader is immutable after Read() returns; values share immutable
 // objects, so const access from several threads is safe.
@@ -29,6 +30,9 @@
 #include "profiler/jfr/jfr_value.h"
 
 namespace ctxprof {
+
+// JfrChunkInfo::flags bit 1: the last chunk of a recording (its writer finished the recording).
+inline constexpr uint16_t kJfrChunkFlagFinal = 2;
 
 struct JfrChunkInfo {
   uint64_t file_offset = 0;
@@ -73,6 +77,11 @@ class JfrReader {
 
   // Reads and parses `path`. On failure returns false and *error names the path and offset.
   bool Read(const std::string& path, const Options& options, std::string* error);
+  // A chunk header was locked (generation 255: being rewritten, or a chunk being appended) at
+  // that very moment, so reading again a little later can give more. Without
+  // allow_unfinished_chunks the read failed there; with it, a locked chunk after at least one
+  // readable chunk ends the read successfully with the chunks before it.
+  bool met_locked_header() const { return met_locked_header_; }
   // Parses bytes in memory; `name` is used in error messages.
   bool Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options,
              std::string* error);
@@ -109,6 +118,7 @@ class JfrReader {
   std::vector<std::unique_ptr<std::vector<JfrClass>>> metadata_;  // stable JfrClass pointers
   std::vector<JfrEvent> events_;
   uint64_t unknown_records_ = 0;
+  bool met_locked_header_ = false;
   struct ContextInterval {
     int64_t start_ticks;
     int64_t end_ticks;

@@ -73,6 +73,7 @@ bool JfrWriter::StartChunk(std::string* error) {
     stacks_.DropUnused(chunk_->chunk_number());
   }
   if (!chunk_->BeginChunk(error)) return Fail(*error, error);
+  samples_in_chunk_ = 0;
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
   JfrMetadata::Write(attribute_names_, chunk_->chunk_start_ticks(), &chunk_->out());
@@ -128,7 +129,14 @@ void JfrWriter::WriteCheckpoint() {
 
 bool JfrWriter::Flush(std::string* error) {
   if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  if (chunk_->publishes_whole_chunks()) return samples_in_chunk_ == 0 || Rotate(error);
   return WriteSegment(/*chunk_end=*/false, /*final_chunk=*/false, error);
+}
+
+bool JfrWriter::Publish(std::string* error) {
+  if (chunk_->publishes_whole_chunks()) return Flush(error);
+  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  return samples_in_chunk_ == 0 || Rotate(error);
 }
 
 bool JfrWriter::Rotate(std::string* error) {
@@ -149,7 +157,13 @@ bool JfrWriter::Close(std::string* error) {
 }
 
 bool JfrWriter::DoWhatIsDue(uint64_t now_ticks, std::string* error) {
-  switch (chunk_->DueAt(now_ticks)) {
+  const JfrChunkWriter::Due due = chunk_->DueAt(now_ticks);
+  if (due != JfrChunkWriter::Due::kNothing && chunk_->publishes_whole_chunks() &&
+      samples_in_chunk_ == 0) {
+    chunk_->RestartDeadlines(now_ticks);  // nothing to publish: no empty chunk in the file
+    return true;
+  }
+  switch (due) {
     case JfrChunkWriter::Due::kRotate:
       return Rotate(error);
     case JfrChunkWriter::Due::kFlush:
@@ -185,6 +199,7 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   runs_.Track(sample.tid, thread_key, sample.ticks, sample.context, &pending_pool_bytes_);
 
   counters_.samples++;
+  samples_in_chunk_++;
   (wall ? counters_.wall_samples : counters_.cpu_samples)++;
   if (sample.flags & kSampleContextBusy) counters_.context_busy++;
   if (sample.flags & kSampleContextTorn) counters_.context_torn++;

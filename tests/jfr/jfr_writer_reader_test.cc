@@ -510,10 +510,11 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
   EXPECT_EQ(static_cast<size_t>(atoi(line)), java_frames);
 }
 
-// The in-progress chunk: unreadable as finished, readable up to the last flush.
+// Repository mode streams the chunk in progress: unreadable as finished, readable up to the last
+// flush.
 TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   Recorder recorder(4, 50);
-  recorder.config.path = TempPath("unfinished.jfr");
+  recorder.config.repository = TempPath("unfinished");
   recorder.config.write_buffer_bytes = 1;  // bytes reach the file before they are published
   recorder.config.flush_interval_nanos = 0;
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
@@ -521,7 +522,8 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   std::string error;
   ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
   ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
-  const std::vector<uint8_t> snapshot = ReadBytes(recorder.config.path);
+  const std::vector<uint8_t> snapshot =
+      ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr");
 
   JfrReader strict;
   EXPECT_FALSE(strict.Parse("snapshot", snapshot, {}, &error));
@@ -535,15 +537,41 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   ASSERT_TRUE(recorder.writer->Close(&error)) << error;
 }
 
-TEST(JfrWriterTest, FreshlyOpenedRecordingSaysUnfinishedNotEmpty) {
+// File mode publishes whole chunks: at every moment the file is a finished recording of every
+// sample flushed so far, and nothing of what came after.
+TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
+  Recorder recorder(4, 50);
+  recorder.config.path = TempPath("growing.jfr");
+  recorder.config.flush_interval_nanos = 0;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "nothing published before a flush";
+  std::string error;
+  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "a flush without samples publishes";
+  // Flushed: samples [0, 120); then one more sample held in memory; then flushed up to 200.
+  for (const size_t flushed : {120, 200}) {
+    ASSERT_NO_FATAL_FAILURE(recorder.Add(flushed == 120 ? 0 : 121, flushed));
+    ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+    if (flushed == 120) ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
+    JfrReader reader;
+    ASSERT_TRUE(reader.Parse("growing", ReadBytes(recorder.config.path), {}, &error)) << error;
+    EXPECT_EQ(reader.chunks().size(), flushed == 120 ? 1u : 2u);
+    for (const JfrChunkInfo& chunk : reader.chunks()) EXPECT_EQ(chunk.generation, 0);
+    ExpectSamplesMatch(recorder, reader, flushed);
+  }
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+}
+
+TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {
   Recorder recorder(1, 1);
-  recorder.config.path = TempPath("fresh.jfr");
+  recorder.config.repository = TempPath("fresh");
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
   JfrReader reader;
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   std::string error;
-  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.path), options, &error));
+  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr"),
+                            options, &error));
   EXPECT_NE(error.find("unfinished chunk published no data yet"), std::string::npos) << error;
 }
 

@@ -48,8 +48,7 @@ expect 0 "" record --lib x -h
 expect 2 "usage: ctxprof COMMAND"
 expect 2 'unknown command "frob"' frob
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
-expect 2 "no input file" report
-expect 2 "one input file only" report "$tmp/good.jfr" "$tmp/good.jfr"
+expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
 expect 2 "--events wants cpu, wall or all" report "$tmp/good.jfr" --events heap
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
@@ -61,10 +60,12 @@ expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
 expect 2 "no command" record -o "$tmp/r.jfr"
 
 # Bad input: exit 1, the file named, the offset where JfrReader stopped.
-expect 1 "cannot open $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
-expect 1 "cannot read $tmp: Is a directory" report "$tmp"
+expect 1 "cannot read $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
+mkdir -p "$tmp/no-recordings"
+expect 1 "$tmp/no-recordings: no .jfr files in this folder" report "$tmp/no-recordings"
 : > "$tmp/empty.jfr"
-expect 1 "$tmp/empty.jfr: offset 0: empty file" report "$tmp/empty.jfr"
+expect 1 "nothing to read: every input is empty" report "$tmp/empty.jfr"
+grep -qF "$tmp/empty.jfr: empty, skipped" "$tmp/err" || fail "no note about the empty file"
 head -c 20000 /dev/urandom > "$tmp/random.jfr"
 expect 1 "$tmp/random.jfr: offset 0: not a JFR chunk" report "$tmp/random.jfr"
 { printf 'FLR\0'; head -c 20000 /dev/urandom; } > "$tmp/random-flr.jfr"
@@ -79,13 +80,23 @@ expect 1 "cannot write $tmp/no/such/dir/x" convert --to collapsed "$tmp/good.jfr
 
 # Success: progress on stderr, the same collapsed stacks in a file and on stdout.
 expect 0 "reading $tmp/good.jfr: " convert --to collapsed "$tmp/good.jfr" -o "$tmp/c.txt"
-grep -qF "$tmp/good.jfr: 1 chunks, 12 samples, 5 contexts, 6 stacks" "$tmp/err" ||
+grep -qF "1 file: 1 chunks, 12 samples, 5 contexts, 6 stacks" "$tmp/err" ||
   fail "no sample summary on stderr: $(cat "$tmp/err")"
 expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet
 cmp -s "$tmp/out" "$tmp/c.txt" || fail "collapsed on stdout differs from the file"
 [[ -s $tmp/err ]] && fail "--quiet still wrote to stderr: $(cat "$tmp/err")"
 [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c.txt") == 12 ]] ||
   fail "collapsed counts do not add up to 12 samples"
+# Several recordings add up; a folder is read as a repository (its .jfr files).
+mkdir -p "$tmp/two"
+cp "$tmp/good.jfr" "$tmp/two/a.jfr"
+cp "$tmp/good.jfr" "$tmp/two/b.jfr"
+for inputs in "$tmp/good.jfr $tmp/good.jfr" "$tmp/two"; do
+  # shellcheck disable=SC2086  # two paths on purpose
+  expect 0 "2 files: 2 chunks, 24 samples" convert --to collapsed $inputs -o "$tmp/c2.txt"
+  [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c2.txt") == 24 ]] ||
+    fail "two copies of the recording do not add up to 24 samples ($inputs)"
+done
 
 # record: the command line reaches "java" and its exit status comes back.
 mkdir -p "$tmp/bin"
