@@ -102,6 +102,14 @@ std::vector<AggregatedStack> Aggregator::Stacks() {
   return stacks;
 }
 
+std::vector<RawAggregatedStack> Aggregator::RawStacks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<RawAggregatedStack> stacks;
+  stacks.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) stacks.push_back(entry);
+  return stacks;
+}
+
 AggregatorCounters Aggregator::counters() {
   std::lock_guard<std::mutex> lock(mutex_);
   return counters_;

@@ -71,6 +71,15 @@ class Session::BackgroundThread {
     return tid_;
   }
 
+  // Runs `task` on the thread right after waking it, and returns once it ran.
+  void RunTask(const std::function<void()>& task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = &task;
+    task_done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return task_done_; });
+  }
+
  private:
   explicit BackgroundThread(Session* session) : session_(session) {}
 
@@ -88,7 +97,17 @@ class Session::BackgroundThread {
     while (true) {
       session_->Tick();
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_for(lock, kDrainInterval, [this] { return stopping_; })) break;
+      wake_.wait_for(lock, kDrainInterval, [this] { return stopping_ || task_ != nullptr; });
+      if (task_ != nullptr) {
+        const std::function<void()>* task = task_;
+        lock.unlock();
+        (*task)();
+        lock.lock();
+        task_ = nullptr;
+        task_done_ = true;
+        wake_.notify_all();
+      }
+      if (stopping_) break;
     }
     if (hooks.background_end) hooks.background_end();
   }
@@ -96,8 +115,10 @@ class Session::BackgroundThread {
   Session* const session_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  pid_t tid_ = 0;          // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+  pid_t tid_ = 0;                                // guarded by mutex_
+  const std::function<void()>* task_ = nullptr;  // guarded by mutex_
+  bool task_done_ = false;                       // guarded by mutex_
   std::thread thread_;
 };
 
@@ -290,6 +311,24 @@ Status Session::Stop() {
     return Status::Io(RecordingFailure(recording_path(), error), 0);
   }
   return Status();
+}
+
+Status Session::PublishRecording(PublishedFiles* files) {
+  if (recording_ == nullptr || recording_->failed()) {
+    return Status::WrongState("the session has no working recording");
+  }
+  Status status;
+  background_->RunTask([this, files, &status] {
+    DrainSamples();
+    std::vector<JfrChunkWriter::Published> published;
+    std::string error;
+    if (!recording_->Publish(&published, &error)) {
+      status = Status::Io(RecordingFailure(recording_path(), error), 0);
+      return;
+    }
+    status = files->Open(published);  // here: retention runs on this thread only
+  });
+  return status;
 }
 
 void Session::Tick() {

@@ -48,6 +48,7 @@
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/recording.h"
+#include "profiler/recording/recording_dump.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
 #include "profiler/sampler/sample_buffer.h"
@@ -113,6 +114,13 @@ class Session {
   // Stops sampling and finishes the recording (see above). kIo naming the recording when it
   // failed at some point (its first failure); sampling stopped either way. Call once.
   Status Stop();
+
+  // For a dump of the recording (recording_dump.h): on the background thread, between two
+  // ticks, drains the buffer, publishes everything consumed so far and opens the published
+  // files into *files. kWrongState when the session has no recording or it failed before; kIo
+  // when publishing or opening failed. Never blocks the signal handler; the background thread
+  // is busy only for the drain and the publication.
+  Status PublishRecording(PublishedFiles* files);
 
   SessionStats Stats() const;
   // The samples aggregated in memory; stays valid (shared) after the session is gone.

@@ -235,6 +235,12 @@ class AgentTest {
     assertTrue(steps.get("status").contains("recording=" + jfr), steps.get("status"));
     assertTrue(steps.get("dump").equals("dumped collapsed stacks to " + dump));
     assertTrue(steps.get("bad-dump").startsWith(iae + "dump: 'path="), steps.get("bad-dump"));
+    assertTrue(
+        steps.get("bad-format").startsWith(iae + "dump: format 'svg' is not jfr or collapsed"),
+        steps.get("bad-format"));
+    assertEquals("dumped JFR recording to " + jfr + ".dump.jfr", steps.get("dump-jfr"));
+    assertTrue(steps.get("start-memory").startsWith("started"), steps.get("start-memory"));
+    assertEquals("dumped JFR recording to " + dump + ".memory.jfr", steps.get("dump-memory"));
     assertTrue(steps.get("stop").startsWith("stopped; not running"), steps.get("stop"));
     assertTrue(steps.get("stop-again").startsWith(ise + "stop: the profiler is not running"));
     String collapsed = Files.readString(dump);
@@ -260,6 +266,28 @@ class AgentTest {
             .count();
     System.out.println("api: " + recording.samples.size() + " samples, " + working + " in apiWork");
     assertTrue(working >= 10, "samples in ApiWorkload.apiWork: " + working);
+    // The JFR dump of the running recording: a finished copy of what was recorded until then.
+    Recording dumped = Recording.read(Path.of(jfr + ".dump.jfr"));
+    assertTrue(
+        dumped.samples.size() > 0 && dumped.samples.size() <= recording.samples.size(),
+        "dump " + dumped.samples.size() + " of " + recording.samples.size() + " samples");
+    // Without a recording: the aggregated samples, one thread for all, the frames named.
+    Recording memory = Recording.read(Path.of(dump + ".memory.jfr"));
+    long memoryWork =
+        memory.samples.stream()
+            .filter(
+                s ->
+                    s.getStackTrace() != null
+                        && s.getStackTrace().getFrames().stream()
+                            .anyMatch(f -> f.getMethod().getName().equals("apiWork")))
+            .count();
+    System.out.println(
+        "api: dumps: recording " + dumped.samples.size() + " samples, memory "
+            + memory.samples.size() + " samples, " + memoryWork + " in apiWork");
+    assertTrue(memoryWork >= 10, "aggregated dump: samples in apiWork: " + memoryWork);
+    for (RecordedEvent sample : memory.samples) {
+      assertEquals("[all threads]", sample.getThread("sampledThread").getOSName());
+    }
   }
 
   @Test
