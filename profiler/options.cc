@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstring>
 
+#include "context/context_block.h"
+
 namespace ctxprof {
 namespace {
 

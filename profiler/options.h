@@ -49,7 +49,7 @@
 #include <vector>
 
 #include "profiler/sampler/clock.h"
-#include "profiler/sampler/sample.h"
+#include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
 

@@ -84,6 +84,8 @@ constexpr const char* kRecordHelp =
     R"help(usage: ctxprof record [options] -- java [JVM options] MAIN|-jar APP [args]
 
 Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exits with its status.
+The options are checked with the agent's own parser first (a refusal exits 2, no JVM runs); if
+the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
   --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
   --event E            cpu, ctimer, itimer, wall, cpu+wall (agent key event)
@@ -107,7 +109,8 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
             --clock, --unwind, --chunksize, --chunktime, --option KEY=VALUE
   stop      stop profiling and finish the recording
-  dump      write the samples so far to FILE (collapsed stacks) without stopping
+  dump      write what was recorded so far to FILE without stopping: a JFR recording, or
+            collapsed stacks when FILE ends in .txt or .collapsed
   status    the session's state, engine, sample and drop counts, recording
   --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
   --timeout S     seconds to wait for the JVM's attach listener (default 10)
@@ -322,7 +325,8 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   std::string error, agent_options, library;
   std::vector<std::string> command;
   if (!ParseRecordArguments(args, &options, &error) ||
-      !AgentOptionString("record", options, &agent_options, &error)) {
+      !AgentOptionString("record", options, &agent_options, &error) ||
+      !CheckAgentOptions("record", agent_options, &error)) {
     return Usage(error);
   }
   if (!FindAgentLibrary("record", options.library, executable, &library, &error)) {
@@ -331,8 +335,16 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   }
   if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
   fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const FileState before = StateOf(options.output);
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  if (status == 0 && !RecordingWritten(before, StateOf(options.output))) {
+    fprintf(stderr,
+            "ctxprof: record: the agent wrote no recording to %s: it did not start a session "
+            "(its message is above)\n",
+            options.output.c_str());
+    return kBadInput;
+  }
   return status;
 }
 

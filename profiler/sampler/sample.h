@@ -11,11 +11,9 @@
 #include <cstdint>
 
 #include "context/context_block.h"
+#include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
-
-inline constexpr int kMaxStackDepth = 2048;  // upper bound of the depth= option
-inline constexpr int kDefaultStackDepth = 128;
 
 // How a frame was captured; the writer maps these to JFR frame types.
 enum class FrameKind : uint8_t {

@@ -111,6 +111,21 @@ printf '%s\n' "-agentpath:$tmp/libctxprof.so=start,event=cpu,interval=10ms,wall=
 cmp -s "$tmp/java-args" "$tmp/want-args" ||
   fail "java got: $(cat "$tmp/java-args" 2> /dev/null), want: $(cat "$tmp/want-args")"
 expect 1 "--lib $tmp/nope.so: no such file" record --lib "$tmp/nope.so" -- java Main
+# Options the agent would refuse are refused before any JVM starts, with the agent's message.
+rm -f "$tmp/java-args"
+PATH=$tmp/bin:$PATH expect 2 "record: option 'event'" record --lib "$tmp/libctxprof.so" \
+  --event bogus -o "$tmp/r.jfr" -- java Main
+PATH=$tmp/bin:$PATH expect 2 "record: option 'interval': value '5' is not a duration" \
+  record --lib "$tmp/libctxprof.so" --interval 5 -o "$tmp/r.jfr" -- java Main
+[[ -e $tmp/java-args ]] && fail "java ran although the options were refused"
+# A JVM that exits 0 without the agent writing the recording (it refused to start): exit 1.
+printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/java-ok"
+printf '#!/bin/sh\nprintf x > "%s/written.jfr"\nexit 0\n' "$tmp" > "$tmp/bin/java-writes"
+chmod +x "$tmp/bin/java-ok" "$tmp/bin/java-writes"
+PATH=$tmp/bin:$PATH expect 1 "the agent wrote no recording to $tmp/never.jfr" \
+  record --lib "$tmp/libctxprof.so" -o "$tmp/never.jfr" -- java-ok Main
+PATH=$tmp/bin:$PATH expect 0 "recording to $tmp/written.jfr" \
+  record --lib "$tmp/libctxprof.so" -o "$tmp/written.jfr" -- java-writes Main
 expect 127 "cannot run $tmp/bin/absent" record --lib "$tmp/libctxprof.so" -- "$tmp/bin/absent"
 
 # attach: usage errors, then targets that are not JVMs, which must survive the attempt.
