@@ -377,7 +377,11 @@ def writer_section(options):
             "thread's encoding of samples into JFR chunks (32-frame stacks, 16 threads, contexts "
             "changing every ~20 samples), written to a file. At 10 % new stacks about half of the "
             "bytes are stack-trace pool entries of never-seen stacks (JFR has no prefix sharing); "
-            "a sample event with an unchanged stack and context is ~13 bytes.\n\n"
+            "a sample event with an unchanged stack and context is ~13 bytes. The bench writes a "
+            "file= recording flushed every second, and in file mode every flush ends a chunk "
+            "(so that every reader reads the file while it grows, docs/JFR.md), which repeats the "
+            "metadata and the pool entries of the stacks its samples use: here most of the "
+            "bytes; a longer flush= makes fewer chunks.\n\n"
             + "\n".join(rows) + "\n")
 
 

@@ -105,7 +105,7 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   } else if (last.generation != 0) {
     unfinished_ = path + ": chunk " + std::to_string(reader.chunks().size()) +
                   " is being written (or its writer stopped): read up to its last flush";
-  } else if ((last.flags & kJfrChunkFlagFinal) == 0) {
+  } else if ((last.flags & kChunkFlagFinal) == 0) {
     unfinished_ = path +
                   ": the recording is not finished (no final chunk): it is being written, or "
                   "its writer stopped; read up to its last published chunk";

@@ -8,16 +8,12 @@
 #include <cstring>
 #include <vector>
 
+#include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_file.h"
 
 namespace ctxprof {
 namespace {
 
-constexpr size_t kHeaderSize = 68;
-constexpr size_t kSizeOffset = 8;
-constexpr size_t kGenerationOffset = 64;
-constexpr size_t kFlagsOffset = 66;
-constexpr uint16_t kFlagFinalChunk = 2;
 constexpr size_t kCopyBlock = 1 << 20;
 
 bool ReadFully(const JfrCopySource& source, uint64_t offset, void* out, size_t length,
@@ -66,22 +62,22 @@ bool CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& pa
   uint16_t last_flags = 0;
   for (const JfrCopySource& source : sources) {
     for (uint64_t chunk = 0; chunk < source.bytes;) {
-      unsigned char header[kHeaderSize];
-      if (source.bytes - chunk < kHeaderSize) {
+      unsigned char header[kChunkHeaderSize];
+      if (source.bytes - chunk < kChunkHeaderSize) {
         *error = source.name + ": offset " + std::to_string(chunk) + ": not a whole chunk";
         return false;
       }
-      if (!ReadFully(source, chunk, header, kHeaderSize, error)) return false;
-      const uint64_t size = BigEndian(header + kSizeOffset, 8);
-      if (memcmp(header, "FLR\0", 4) != 0 || size < kHeaderSize || size > source.bytes - chunk ||
-          header[kGenerationOffset] != 0) {
+      if (!ReadFully(source, chunk, header, kChunkHeaderSize, error)) return false;
+      const uint64_t size = BigEndian(header + kChunkSizeOffset, 8);
+      if (memcmp(header, "FLR\0", 4) != 0 || size < kChunkHeaderSize ||
+          size > source.bytes - chunk || header[kChunkGenerationOffset] != 0) {
         *error = source.name + ": offset " + std::to_string(chunk) +
                  ": not a finished chunk that fits the published " + std::to_string(source.bytes) +
                  " bytes";
         return false;
       }
       last_chunk = out.size();
-      last_flags = static_cast<uint16_t>(BigEndian(header + kFlagsOffset, 2));
+      last_flags = static_cast<uint16_t>(BigEndian(header + kChunkFlagsOffset, 2));
       for (uint64_t done = 0; done < size;) {
         const size_t length = static_cast<size_t>(std::min<uint64_t>(kCopyBlock, size - done));
         if (!ReadFully(source, chunk + done, block.data(), length, error) ||
@@ -98,10 +94,10 @@ bool CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& pa
     return false;
   }
   // The copy's last chunk ends the recording: its writer goes on, but this file is complete.
-  const uint16_t flags = last_flags | kFlagFinalChunk;
+  const uint16_t flags = last_flags | kChunkFlagFinal;
   const unsigned char encoded[2] = {static_cast<unsigned char>(flags >> 8),
                                     static_cast<unsigned char>(flags)};
-  return out.WriteAt(last_chunk + kFlagsOffset, encoded, sizeof(encoded), error) &&
+  return out.WriteAt(last_chunk + kChunkFlagsOffset, encoded, sizeof(encoded), error) &&
          out.Close(error);
 }
 

@@ -27,12 +27,10 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_value.h"
 
 namespace ctxprof {
-
-// JfrChunkInfo::flags bit 1: the last chunk of a recording (its writer finished the recording).
-inline constexpr uint16_t kJfrChunkFlagFinal = 2;
 
 struct JfrChunkInfo {
   uint64_t file_offset = 0;
@@ -42,7 +40,7 @@ struct JfrChunkInfo {
   uint64_t start_ticks = 0;
   uint64_t ticks_per_second = 0;
   uint8_t generation = 0;
-  uint16_t flags = 0;
+  uint16_t flags = 0;  // kChunkFlagFinal: the last chunk of a recording
   uint64_t metadata_id = 0;
 };
 

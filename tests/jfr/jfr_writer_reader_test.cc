@@ -56,9 +56,12 @@ struct Recorder {
     inputs.dropped_samples = [] { return uint64_t{3}; };
     return inputs;
   }
-  void Open() {
+  // Opens the writer; `thread_names` replaces the fake thread resolver when given.
+  void Open(ThreadResolver* thread_names = nullptr) {
+    JfrWriterInputs inputs = Inputs();
+    if (thread_names != nullptr) inputs.threads = thread_names;
     std::string error;
-    writer = JfrWriter::Open(config, Inputs(), &error);
+    writer = JfrWriter::Open(config, inputs, &error);
     ASSERT_NE(writer, nullptr) << error;
   }
   void Add(size_t begin, size_t end) {
@@ -342,11 +345,9 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   } renaming;
   Recorder recorder(1, 4);
   recorder.config.path = TempPath("rename.jfr");
-  JfrWriterInputs inputs = recorder.Inputs();
-  inputs.threads = &renaming;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&renaming));
+  JfrWriter* writer = recorder.writer.get();
   std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(writer, nullptr) << error;
   static SampleRecord sample;
   for (size_t i = 0; i < 4; i++) {
     if (i == 2) {
@@ -397,11 +398,9 @@ TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
   } naming;
   Recorder recorder(1, 6);
   recorder.config.path = TempPath("virtual.jfr");
-  JfrWriterInputs inputs = recorder.Inputs();
-  inputs.threads = &naming;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&naming));
+  JfrWriter* writer = recorder.writer.get();
   std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(writer, nullptr) << error;
   // One carrier: its own work, then virtual threads 7 and 8 in turns, each under the context
   // the workload gives sample i.
   const uint64_t runs[] = {0, 7, 7, 8, 7, 8};
@@ -552,7 +551,9 @@ TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
   for (const size_t flushed : {120, 200}) {
     ASSERT_NO_FATAL_FAILURE(recorder.Add(flushed == 120 ? 0 : 121, flushed));
     ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
-    if (flushed == 120) ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
+    if (flushed == 120) {
+      ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
+    }
     JfrReader reader;
     ASSERT_TRUE(reader.Parse("growing", ReadBytes(recorder.config.path), {}, &error)) << error;
     EXPECT_EQ(reader.chunks().size(), flushed == 120 ? 1u : 2u);

@@ -136,7 +136,7 @@ DumpedRecording ReadDump(const std::string& path) {
   std::string error;
   EXPECT_TRUE(reader.Read(path, {}, &error)) << error;  // every chunk finished
   if (reader.chunks().empty()) return result;
-  result.final = (reader.chunks().back().flags & kJfrChunkFlagFinal) != 0;
+  result.final = (reader.chunks().back().flags & kChunkFlagFinal) != 0;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "jdk.ExecutionSample") continue;
     result.samples++;

@@ -190,14 +190,7 @@ class AgentTest {
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
     Recording recording = Recording.read(jfr);
-    long spinning =
-        recording.samples.stream()
-            .filter(
-                s ->
-                    s.getStackTrace() != null
-                        && s.getStackTrace().getFrames().stream()
-                            .anyMatch(f -> f.getMethod().getName().equals("spin")))
-            .count();
+    long spinning = recording.samplesIn("spin");
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
@@ -273,14 +266,7 @@ class AgentTest {
         "dump " + dumped.samples.size() + " of " + recording.samples.size() + " samples");
     // Without a recording: the aggregated samples, one thread for all, the frames named.
     Recording memory = Recording.read(Path.of(dump + ".memory.jfr"));
-    long memoryWork =
-        memory.samples.stream()
-            .filter(
-                s ->
-                    s.getStackTrace() != null
-                        && s.getStackTrace().getFrames().stream()
-                            .anyMatch(f -> f.getMethod().getName().equals("apiWork")))
-            .count();
+    long memoryWork = memory.samplesIn("apiWork");
     System.out.println(
         "api: dumps: recording " + dumped.samples.size() + " samples, memory "
             + memory.samples.size() + " samples, " + memoryWork + " in apiWork");
@@ -478,6 +464,17 @@ class AgentTest {
      * several. The writer's intervals overlap only when a thread's samples reached it out of tick
      * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
      */
+    /** Samples with a frame of a method named `method`. */
+    long samplesIn(String method) {
+      return samples.stream()
+          .filter(
+              s ->
+                  s.getStackTrace() != null
+                      && s.getStackTrace().getFrames().stream()
+                          .anyMatch(f -> f.getMethod().getName().equals(method)))
+          .count();
+    }
+
     /** JDK 25's getOSThreadId() is -1 for every virtual thread: the field itself is read. */
     static long threadKey(RecordedThread thread) {
       long os = thread.getLong("osThreadId");
