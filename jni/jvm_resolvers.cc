@@ -16,9 +16,14 @@ JfrFrameType TypeOf(FrameKind kind) {
       return JfrFrameType::kJitCompiled;
     case FrameKind::kJavaInlined:
       return JfrFrameType::kInlined;
+    case FrameKind::kJavaNative:
+      // async-profiler types a Java native method by how it was entered (interpreted or JIT);
+      // AsyncGetCallTrace does not tell, so: JIT compiled. Typed Native (3) it would lose its
+      // class in async-profiler's converter, which names the Native frames of a recording that
+      // has a Kernel frame type (ours) by method alone: "poll" for "sun.nio.ch.Net.poll".
+      return JfrFrameType::kJitCompiled;
     case FrameKind::kKernel:
       return JfrFrameType::kKernel;
-    case FrameKind::kJavaNative:
     case FrameKind::kNative:
     case FrameKind::kJavaUnwalkable:
       break;

@@ -13,8 +13,11 @@
 //   filter=context     wall samples only threads whose context block is non-empty.
 //   threads=16         wall: at most this many threads signalled per tick, [1, 4096].
 //   depth=128          native frames per sample, [1, kMaxStackDepth].
-//   unwind=dwarf|fp    native stack walking: libunwind with DWARF CFI (exact, slower) or the
-//                      frame-pointer chain (fast; needs -fno-omit-frame-pointer code).
+//   unwind=dwarf|libunwind|fp  native stack walking: dwarf (default) = our unwind tables compiled
+//                      from each library's .eh_frame (exact without frame pointers, ~15 ns a
+//                      frame; profiler/sampler/cfi_registry.h); libunwind = libunwind 1.6 on the
+//                      same CFI (~1-2 us a frame: for comparison and as an escape hatch); fp =
+//                      the frame-pointer chain (needs -fno-omit-frame-pointer code).
 //   cstack=native      in a JVM (the agent installed a Java stack walker), which native frames
 //                      a sample gets: no = Java frames only (a thread with no walkable Java
 //                      stack gets an empty stack); native (default) = Java frames, or the
@@ -37,6 +40,23 @@
 //   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
 //   cpusamples=jdk|ctxprof: CPU samples as jdk.ExecutionSample (every JFR tool reads them) or
 //                      as ctxprof.CpuSample (has eventThread: JDK 25 prints Context lines).
+//   wallsamples=profiler|jdk: wall samples as profiler.WallClockSample (async-profiler's
+//                      converter, Pyroscope, JDK 25 Context lines) or as jdk.NativeMethodSample
+//                      (jfrview and speedscope read only the JDK's sample events).
+//   contextid=false|true: every sample event ends with a contextId (Pyroscope reads it; async-
+//                      profiler's converter cannot read such events). docs/JFR.md.
+//   Upload of each finished chunk to a Pyroscope server (repository= required; docs/SAMPLER.md):
+//   upload=URL         http://host[:port][/prefix] or https://...; POSTs to <prefix>/ingest.
+//                      Implies contextid=true; needs CPU and wall intervals that are equal and
+//                      divide 1s (Pyroscope takes one sampleRate in Hz). Defaults chunktime=10s,
+//                      chunksize=3m (Pyroscope's default limit is 4 MiB per profile).
+//   uploadname=app     the application name (Pyroscope `name`; default "ctxprof").
+//   uploadlabels=k=v;k2=v2  static series labels, semicolon-separated.
+//   uploadtoken=, uploadbasic=, uploadtenant=  env:VARIABLE or file:PATH holding a bearer token,
+//                      "user:password" for basic auth, the X-Scope-OrgID tenant. Only the
+//                      reference is an option, so the secret is never in option strings, logs or
+//                      the recording; it is read when the session starts.
+//   uploadca=PATH      PEM CA certificates to verify an https server with (default: the system's).
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -46,6 +66,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profiler/sampler/clock.h"
@@ -55,7 +76,7 @@ namespace ctxprof {
 
 // Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
-enum class UnwindKind : uint8_t { kDwarf, kFramePointer };
+enum class UnwindKind : uint8_t { kDwarf, kLibunwind, kFramePointer };
 enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
 
 // Settings of the JFR writer (profiler/jfr/). 0 means "writer default".
@@ -66,6 +87,31 @@ struct JfrOptions {
   uint64_t max_age_ns = 0;
   uint64_t flush_interval_ns = 0;
   bool cpu_samples_as_ctxprof = false;  // cpusamples=ctxprof
+  bool wall_samples_as_jdk = false;     // wallsamples=jdk
+  bool context_id = false;              // contextid=true
+  bool context_id_given = false;        // contextid= was present
+};
+
+// Where a secret comes from: an environment variable or a file (its text, one trailing newline
+// removed). Parsing stores only the reference.
+struct SecretSource {
+  enum Kind : uint8_t { kNone, kEnvironment, kFile };
+  Kind kind = kNone;
+  std::string reference;  // the variable's name or the file's path
+};
+
+struct UploadOptions {
+  std::string url;  // as given; empty = no upload
+  bool https = false;
+  std::string host;
+  uint16_t port = 0;
+  std::string path_prefix;  // "" or "/prefix" (no trailing '/')
+  std::string name = "ctxprof";
+  std::vector<std::pair<std::string, std::string>> labels;
+  SecretSource token;
+  SecretSource basic;
+  SecretSource tenant;
+  std::string ca_file;
 };
 
 struct Options {
@@ -94,6 +140,7 @@ struct Options {
   bool attributes_given = false;  // attributes= was present (possibly to clear them)
   std::vector<std::string> attributes;
   JfrOptions jfr;
+  UploadOptions upload;
 };
 
 bool ParseOptions(std::string_view text, Options* out, std::string* error);

@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
 #include "tools/inputs.h"
+#include "tools/labels.h"
+#include "tools/otlp.h"
 #include "tools/pprof.h"
 #include "tools/profile.h"
 #include "tools/record.h"
@@ -30,9 +33,9 @@ constexpr int kUsage = 2;
 constexpr const char* kMainHelp = R"help(usage: ctxprof COMMAND [options]
 
 Commands:
-  report   hottest methods per context attribute value, as text
-  flame    a self-contained HTML flame graph with a selector per attribute value
-  convert  collapsed stacks or gzipped pprof
+  report   hottest methods per context attribute value (or per thread), as text
+  flame    a self-contained HTML flame graph with a selector per attribute value; --diff
+  convert  collapsed stacks, gzipped pprof or OTLP profiles
   record   run a JVM with the ctxprof agent and write a JFR recording
   attach   start, stop, dump or ask the status of profiling in a running JVM
 
@@ -41,7 +44,7 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events cpu|wall|all] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
@@ -49,6 +52,7 @@ then sections for samples whose context lacks the attribute and for samples with
 RECORDING: a JFR file, or a folder of them (a repository); several add up. A recording that is
 being written is read up to its last flush, and stderr says so.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
+  --threads        one section per thread (name and OS thread id) instead
   --top N          rows per section (default 10)
   --events E       cpu, wall or all samples (default all)
   --quiet          no progress on stderr
@@ -56,27 +60,40 @@ being written is read up to its last flush, and stderr says so.
 
 constexpr const char* kFlameHelp =
     R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+       ctxprof flame --diff BEFORE AFTER -o DIFF.html [--by ATTRIBUTE] [--events E]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
 RECORDING: as for report (files, repository folders, recordings being written).
+With --diff, the graph of AFTER coloured by each frame's change of share since BEFORE (red:
+more, blue: less), per selected value in both recordings; "widths" switches to BEFORE's shape.
+BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
+  --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
   --events E       cpu, wall or all samples (default all)
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof RECORDING... -o OUT [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events cpu|wall|all] [--labels LIST] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
-  --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
-                   and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to pprof       gzipped perftools.profiles.Profile; sample types samples/count, cpu and
+                   wall nanoseconds; labels "kind" and one per attribute
+                   (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to otlp        OpenTelemetry profiles (ProfilesData, profiles/v1development): one profile
+                   per sample kind, attributes per context attribute, trace and span ids as
+                   links
   RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall or all samples (default all)
+  --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
+                   trace_id, span_id, attribute names, or none (default: kind and the
+                   attributes for pprof, the attributes for OTLP; ids make a series per
+                   request or thread in Pyroscope and most backends)
   --quiet          no progress on stderr
 )help";
 
@@ -125,9 +142,13 @@ struct AnalysisArguments {
   std::string output;
   std::string by;
   std::string to;
+  std::string labels;
+  bool labels_given = false;
   size_t top = 10;
   EventSelection events = EventSelection::kAll;
   bool quiet = false;
+  bool threads = false;
+  bool diff = false;
 };
 
 // Parses `args` (after the command); `allowed` lists the flags the command takes.
@@ -142,8 +163,8 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         *error = command + ": unknown option \"" + arg + "\" (see ctxprof " + command + " --help)";
         return false;
       }
-      if (arg == "--quiet") {
-        out->quiet = true;
+      if (arg == "--quiet" || arg == "--threads" || arg == "--diff") {
+        (arg == "--quiet" ? out->quiet : arg == "--threads" ? out->threads : out->diff) = true;
         continue;
       }
       if (i + 1 >= args.size()) {
@@ -157,6 +178,9 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->by = value;
       } else if (arg == "--to") {
         out->to = value;
+      } else if (arg == "--labels") {
+        out->labels = value;
+        out->labels_given = true;
       } else if (arg == "--top") {
         char* end = nullptr;
         const long top = strtol(value.c_str(), &end, 10);
@@ -175,6 +199,11 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
       out->inputs.push_back(arg);
     }
   }
+  if (out->diff && out->inputs.size() != 2) {
+    *error = command + ": --diff wants two recordings, BEFORE AFTER (got " +
+             std::to_string(out->inputs.size()) + ")";
+    return false;
+  }
   if (out->inputs.empty()) {
     *error = command + ": no recording to read (see ctxprof " + command + " --help)";
     return false;
@@ -182,10 +211,12 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
   return true;
 }
 
-bool LoadProfile(const AnalysisArguments& arguments, Profile* profile) {
+// Reads `inputs` (files, repository folders, recordings being written) into one profile.
+bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::string>& inputs,
+                 Profile* profile) {
   std::vector<std::string> files, notes;
   std::string error;
-  const bool expanded = ExpandInputs(arguments.inputs, &files, &notes, &error);
+  const bool expanded = ExpandInputs(inputs, &files, &notes, &error);
   for (const std::string& note : notes) fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
   if (!expanded) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
@@ -263,14 +294,18 @@ int Usage(const std::string& error) {
 int Report(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("report", args, {"--by", "--top", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("report", args, {"--by", "--threads", "--top", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
+  }
+  if (arguments.threads && !arguments.by.empty()) {
+    return Usage("report: --by and --threads each choose the sections; give one of them");
   }
   Profile profile;
   ReportOptions options;
   options.top = arguments.top;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  options.by_thread = arguments.threads;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
   if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
   std::string text;
   WriteReport(profile, options, &text);
@@ -280,40 +315,66 @@ int Report(const std::vector<std::string>& args) {
 int Flame(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--diff", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
-  Profile profile;
+  // With --diff, BEFORE and AFTER; otherwise every input in one profile.
+  std::vector<Profile> profiles(arguments.diff ? 2 : 1);
+  for (size_t i = 0; i < profiles.size(); i++) {
+    const std::vector<std::string> inputs =
+        arguments.diff ? std::vector<std::string>{arguments.inputs[i]} : arguments.inputs;
+    if (!LoadProfile(arguments, inputs, &profiles[i])) return kBadInput;
+  }
+  // The attribute is chosen in the last (AFTER) recording, or in BEFORE when AFTER lacks it.
   int attribute = -1;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
-  if (!ChooseAttribute(profile, arguments.by, &attribute)) return kUsage;
+  const Profile* named = &profiles.back();
+  if (arguments.diff && !arguments.by.empty() && named->AttributeIndex(arguments.by) < 0) {
+    named = &profiles.front();
+  }
+  if (!ChooseAttribute(*named, arguments.by, &attribute)) return kUsage;
+  const std::string by = attribute < 0 ? "" : named->attribute_names()[attribute];
   std::string page;
-  std::string title = "ctxprof:";
-  for (const std::string& input : arguments.inputs) title += " " + input;
-  WriteFlameGraph(profile, attribute, title, &page);
+  if (arguments.diff) {
+    WriteDiffFlameGraph(profiles[0], profiles[1], by,
+                        "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1], &page);
+  } else {
+    std::string title = "ctxprof:";
+    for (const std::string& input : arguments.inputs) title += " " + input;
+    WriteFlameGraph(profiles[0], by, title, &page);
+  }
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
 
 int Convert(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--labels", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
-  if (arguments.to != "collapsed" && arguments.to != "pprof") {
-    return Usage("convert: --to wants collapsed or pprof" +
+  if (arguments.to != "collapsed" && arguments.to != "pprof" && arguments.to != "otlp") {
+    return Usage("convert: --to wants collapsed, pprof or otlp" +
                  (arguments.to.empty() ? std::string() : ", got \"" + arguments.to + "\""));
+  }
+  if (arguments.to == "collapsed" && arguments.labels_given) {
+    return Usage("convert: --labels applies to --to pprof and --to otlp");
   }
   if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
   Profile profile;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
+  std::vector<LabelSource> labels = DefaultLabels(profile);
+  if (arguments.to == "otlp") labels.erase(labels.begin());  // one profile per kind already
+  if (arguments.labels_given && !ParseLabels(arguments.labels, profile, &labels, &error)) {
+    return Usage("convert: " + error);
+  }
   std::string bytes;
   if (arguments.to == "collapsed") {
     WriteCollapsed(profile, &bytes);
-  } else if (!Gzip(EncodePprof(profile), &bytes, &error)) {
+  } else if (arguments.to == "otlp") {
+    bytes = EncodeOtlp(profile, labels);
+  } else if (!Gzip(EncodePprof(profile, labels), /*level=*/9, &bytes, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return kBadInput;
   }

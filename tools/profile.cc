@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -15,7 +17,7 @@ namespace {
 // ctxprof.Context fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "traceId" || name == "spanId";
+         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -39,6 +41,8 @@ std::string DottedClassName(std::string name) {
 }
 
 }  // namespace
+
+const char* SampleKindName(SampleKind kind) { return kind == SampleKind::kCpu ? "cpu" : "wall"; }
 
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
   if (text == "cpu") {
@@ -111,14 +115,26 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
                   "its writer stopped; read up to its last published chunk";
   }
 
+  if (!reader.chunks().empty()) {
+    start_nanos_ = reader.chunks().front().start_nanos;
+    for (const JfrChunkInfo& chunk : reader.chunks()) {
+      const int64_t end = chunk.start_nanos + static_cast<int64_t>(chunk.duration_nanos);
+      duration_nanos_ = std::max(duration_nanos_, end - start_nanos_);
+    }
+  }
   // Registered attribute names, to show "http.route" rather than the field name "http_route".
   std::map<std::string, std::string> name_of_field;
+  bool ctxprof_recording = false;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.ProfilerSettings") {
+      ctxprof_recording = true;
       if (cpu_interval_nanos_ == 0) cpu_interval_nanos_ = event.Field("interval").integer();
       for (const std::string& name : SplitCommas(event.Field("attributes").string())) {
         name_of_field.emplace(JfrMetadata::FieldNameOf(name), name);
       }
+    } else if (event.type_name() == "jdk.ActiveSetting" && wall_interval_nanos_ == 0 &&
+               event.Field("name").string() == "wall") {
+      wall_interval_nanos_ = strtoll(event.Field("value").string().c_str(), nullptr, 10);
     }
   }
   // Attribute fields in declaration order. Chunks of one recording share one metadata; taking
@@ -195,12 +211,14 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     return inserted.first->second;
   };
 
+  std::map<std::pair<int64_t, std::string>, uint32_t> thread_index;
   for (const JfrEvent& event : reader.events()) {
     const std::string& type = event.type_name();
     SampleKind kind;
     if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
       kind = SampleKind::kCpu;
-    } else if (type == "ctxprof.WallClockSample") {
+    } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
+               (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
       kind = SampleKind::kWall;
     } else {
       continue;
@@ -211,10 +229,20 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     }
     Sample sample;
     sample.kind = kind;
-    sample.thread_id = event.thread().Field("osThreadId").integer();
-    const int64_t thread_key = JfrReader::ThreadKey(event.thread());
+    const JfrValue& thread = event.thread();
+    sample.thread_id = thread.Field("osThreadId").integer();
+    const int64_t thread_key = JfrReader::ThreadKey(thread);
+    const JfrValue& java_name = thread.Field("javaName");
+    std::string thread_name =
+        java_name.is_null() ? thread.Field("osName").string() : java_name.string();
+    auto known = thread_index.emplace(std::make_pair(sample.thread_id, thread_name),
+                                      static_cast<uint32_t>(threads_.size()));
+    if (known.second) threads_.push_back(Thread{sample.thread_id, std::move(thread_name)});
+    sample.thread = known.first->second;
     sample.ticks = event.start_ticks();
-    const JfrValue& weight = event.Field("weight");
+    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
+    const JfrValue& samples = event.Field("samples");
+    const JfrValue& weight = samples.is_null() ? event.Field("weight") : samples;
     sample.weight = weight.is_null() ? 1 : weight.integer();
     sample.stack = intern_stack(event.Field("stackTrace"));
     const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);

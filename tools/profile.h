@@ -1,11 +1,15 @@
 // Profile: the samples of a JFR recording, with stacks and contexts resolved, for the ctxprof
 // command-line tool (report, flame, convert).
 //
-// A sample is one jdk.ExecutionSample / ctxprof.CpuSample (kind cpu) or ctxprof.WallClockSample
-// (kind wall) event. Its context is the ctxprof.Context interval of the same thread (osThreadId)
+// A sample is one jdk.ExecutionSample / ctxprof.CpuSample event (kind cpu), or one
+// profiler.WallClockSample event (kind wall; also async-profiler's, and ctxprof.WallClockSample
+// of recordings before it), or in a ctxprof recording (one with ctxprof.ProfilerSettings) a
+// jdk.NativeMethodSample (wallsamples=jdk). Its weight is the event's `samples` or `weight`
+// field, else 1. Its context is the ctxprof.Context interval of the same thread (osThreadId)
 // whose [startTime, startTime + duration) contains the sample's startTime, found with
 // JfrReader::ContextAt (per-thread intervals sorted by start, binary search); a sample no
-// interval covers has no context. Other event types (e.g. jdk.NativeMethodSample) are ignored.
+// interval covers has no context. Other event types (e.g. the JDK's own jdk.NativeMethodSample)
+// are ignored.
 //
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
@@ -29,6 +33,10 @@
 namespace ctxprof::tools {
 
 enum class SampleKind : uint8_t { kCpu, kWall };
+// Every kind, in the order outputs list them (pprof sample types, OTLP profiles).
+inline constexpr SampleKind kSampleKinds[] = {SampleKind::kCpu, SampleKind::kWall};
+// "cpu", "wall": the kind's name in labels, sample types and profiles.
+const char* SampleKindName(SampleKind kind);
 
 // Which sample events to load.
 enum class EventSelection : uint8_t { kCpu, kWall, kAll };
@@ -54,9 +62,17 @@ struct Context {
   std::vector<std::string> values;
 };
 
+// A thread as samples name it: its OS id and its Java name (else OS name).
+struct Thread {
+  int64_t os_thread_id = 0;
+  std::string name;
+};
+
 struct Sample {
-  int64_t thread_id = 0;  // OS thread id
-  int64_t ticks = 0;      // startTime in the recording's ticks
+  int64_t thread_id = 0;    // OS thread id
+  uint32_t thread = 0;      // index into Profile::threads()
+  int64_t ticks = 0;        // startTime in the recording's ticks
+  int64_t epoch_nanos = 0;  // startTime in nanoseconds since the epoch (the JDK's conversion)
   SampleKind kind = SampleKind::kCpu;
   int64_t weight = 1;    // sampling intervals this sample stands for (1 for jdk.ExecutionSample)
   uint32_t stack = 0;    // index into Profile::stacks()
@@ -81,6 +97,8 @@ class Profile {
   const std::vector<std::vector<uint32_t>>& stacks() const { return stacks_; }
   const std::vector<Context>& contexts() const { return contexts_; }
   const std::vector<Sample>& samples() const { return samples_; }
+  // Distinct (OS thread id, name) pairs of the samples.
+  const std::vector<Thread>& threads() const { return threads_; }
   // Attribute names as registered (from ctxprof.ProfilerSettings; else the JFR field names),
   // in the ctxprof.Context field order.
   const std::vector<std::string>& attribute_names() const { return attribute_names_; }
@@ -89,6 +107,15 @@ class Profile {
   int AttributeIndex(const std::string& name) const;
   // The CPU sampling interval from ctxprof.ProfilerSettings, 0 when the recording has none.
   int64_t cpu_interval_nanos() const { return cpu_interval_nanos_; }
+  // The wall sampling interval (jdk.ActiveSetting `wall`), 0 when the recording has none.
+  int64_t wall_interval_nanos() const { return wall_interval_nanos_; }
+  // What one sample of `kind` stands for, in nanoseconds (the kind's interval); 0 = unknown.
+  int64_t period_nanos(SampleKind kind) const {
+    return kind == SampleKind::kCpu ? cpu_interval_nanos_ : wall_interval_nanos_;
+  }
+  // The recording's time range from its chunk headers (epoch nanoseconds), 0 when empty.
+  int64_t start_nanos() const { return start_nanos_; }
+  int64_t duration_nanos() const { return duration_nanos_; }
   size_t chunk_count() const { return chunk_count_; }
   // Total sample weight.
   int64_t total_weight() const { return total_weight_; }
@@ -101,9 +128,13 @@ class Profile {
   std::vector<std::vector<uint32_t>> stacks_;
   std::vector<Context> contexts_;
   std::vector<Sample> samples_;
+  std::vector<Thread> threads_;
   std::vector<std::string> attribute_names_;
   std::vector<std::string> attribute_fields_;  // JFR field names, parallel to attribute_names_
   int64_t cpu_interval_nanos_ = 0;
+  int64_t wall_interval_nanos_ = 0;
+  int64_t start_nanos_ = 0;
+  int64_t duration_nanos_ = 0;
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
   std::string unfinished_;  // about the last loaded file; "" when it is finished

@@ -101,10 +101,11 @@ std::string QuoteJson(const std::string& value) {
 
 void WriteReport(const Profile& profile, const ReportOptions& options, std::string* out) {
   const int64_t all = profile.total_weight();
-  const bool by_attribute = options.attribute >= 0;
+  const bool by_attribute = options.attribute >= 0 && !options.by_thread;
   const std::string attribute = by_attribute ? profile.attribute_names()[options.attribute] : "";
 
-  std::map<std::string, Section> by_value;
+  // Keyed sections: attribute values, or thread indices.
+  std::map<std::string, Section> by_key;
   Section unset;
   unset.title = by_attribute ? attribute + " (unset)" : "(context)";
   Section no_context;
@@ -112,6 +113,18 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   int64_t cpu = 0, wall = 0;
   for (const Sample& sample : profile.samples()) {
     (sample.kind == SampleKind::kCpu ? cpu : wall) += sample.weight;
+    if (options.by_thread) {
+      char key[16];  // zero-padded: ties sort in order of the threads' first samples
+      snprintf(key, sizeof(key), "%010u", sample.thread);
+      Section& section = by_key[key];
+      if (section.title.empty()) {
+        const Thread& thread = profile.threads()[sample.thread];
+        section.title =
+            "thread " + QuoteJson(thread.name) + " tid=" + std::to_string(thread.os_thread_id);
+      }
+      Count(sample, &section);
+      continue;
+    }
     if (sample.context < 0) {
       Count(sample, &no_context);
       continue;
@@ -120,7 +133,7 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
     if (value.empty()) {
       Count(sample, &unset);
     } else {
-      Section& section = by_value[value];
+      Section& section = by_key[value];
       if (section.title.empty()) section.title = attribute + " = " + QuoteJson(value);
       Count(sample, &section);
     }
@@ -130,17 +143,20 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   for (uint32_t stack = 0; stack < profile.stacks().size(); stack++) {
     methods_of_stack.push_back(MethodsOf(profile, stack));
   }
-  for (auto& [value, section] : by_value) CountMethods(methods_of_stack, &section);
+  for (auto& [key, section] : by_key) CountMethods(methods_of_stack, &section);
   CountMethods(methods_of_stack, &unset);
   CountMethods(methods_of_stack, &no_context);
 
   *out += "samples: " + std::to_string(all) + " (cpu " + std::to_string(cpu) + ", wall " +
           std::to_string(wall) + ")\n";
-  *out +=
-      "by: " + (by_attribute ? attribute : std::string("(the recording has no attributes)")) + "\n";
+  *out += "by: " +
+          (options.by_thread ? std::string("thread")
+           : by_attribute    ? attribute
+                             : std::string("(the recording has no attributes)")) +
+          "\n";
   std::vector<const Section*> sections;
-  for (const auto& [value, section] : by_value) sections.push_back(&section);
-  // by_value iterates in value order; a stable sort by samples keeps that as the tie-break.
+  for (const auto& [key, section] : by_key) sections.push_back(&section);
+  // by_key iterates in key order; a stable sort by samples keeps that as the tie-break.
   std::stable_sort(sections.begin(), sections.end(),
                    [](const Section* a, const Section* b) { return a->samples > b->samples; });
   sections.push_back(&unset);

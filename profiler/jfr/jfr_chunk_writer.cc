@@ -233,7 +233,6 @@ bool JfrChunkWriter::AppendWholeChunk(bool final_chunk, std::string* error) {
     return false;
   }
   out_.clear();
-  chunks_finished_++;
   return true;
 }
 
@@ -243,18 +242,20 @@ bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string
       *error = "JFR writer: in file mode only whole chunks are published";
       return false;
     }
-    return AppendWholeChunk(final_chunk, error);
+    if (!AppendWholeChunk(final_chunk, error)) return false;
+  } else {
+    if (!Write(error)) return false;
+    uint8_t generation = 0;
+    if (!chunk_end) {
+      generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
+      generation = generation_;
+    }
+    if (!PatchHeader(generation, final_chunk, error)) return false;
+    if (!chunk_end) return true;
   }
-  if (!Write(error)) return false;
-  uint8_t generation = 0;
-  if (!chunk_end) {
-    generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
-    generation = generation_;
-  }
-  if (!PatchHeader(generation, final_chunk, error)) return false;
-  if (!chunk_end) return true;
   chunks_finished_++;
-  return config_.repository.empty() || FinishChunkFile(error);
+  last_finished_ = FinishedChunk{file_.path(), chunk_start_nanos_, previous_chunk_end_nanos_};
+  return publishes_whole_chunks() || FinishChunkFile(error);
 }
 
 bool JfrChunkWriter::FinishChunkFile(std::string* error) {

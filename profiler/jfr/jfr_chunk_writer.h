@@ -171,6 +171,15 @@ class JfrChunkWriter {
   };
   std::vector<Published> published() const;
 
+  // The chunk the last CommitSegment(chunk_end = true) finished: its file (repository mode; in
+  // file mode the recording's file) and its time range as its header gives it.
+  struct FinishedChunk {
+    std::string path;
+    int64_t start_nanos = 0;
+    int64_t end_nanos = 0;
+  };
+  const FinishedChunk& last_finished_chunk() const { return last_finished_; }
+
  private:
   struct ChunkFile {
     std::string path;
@@ -212,6 +221,7 @@ class JfrChunkWriter {
   uint64_t chunk_end_ticks_ = 0;  // 0 = none
 
   uint64_t chunks_finished_ = 0;
+  FinishedChunk last_finished_;
   uint32_t repository_sequence_ = 0;
   std::deque<ChunkFile> finished_files_;
   uint64_t finished_files_bytes_ = 0;

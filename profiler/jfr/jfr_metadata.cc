@@ -204,26 +204,54 @@ void DeclareTypes(MetadataTree* tree) {
       .Field("string", kJfrTypeString, false, false, "String");
 }
 
-void DeclareSampleEvent(MetadataTree* tree, const std::string& name, uint32_t id,
-                        const std::string& label, const char* thread_field) {
-  const std::vector<std::string> categories = {"ctxprof", "Profiling"};
-  tree->Event(name, id, label, categories)
+// A sample event: startTime, then the thread (`thread_field`), stackTrace and state, as the JDK
+// and async-profiler declare them; the caller adds the fields after state.
+ClassBuilder DeclareSampleEvent(MetadataTree* tree, const std::string& name, uint32_t id,
+                                const std::string& label,
+                                const std::vector<std::string>& categories,
+                                const char* thread_field) {
+  return tree->Event(name, id, label, categories)
       .Field(thread_field, kJfrTypeThread, true, false, "Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
-      .Field("state", kJfrTypeThreadState, true, false, "Thread State")
-      .Field("weight", kJfrTypeLong, false, false, "Weight")
-      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
+      .Field("state", kJfrTypeThreadState, true, false, "Thread State");
 }
 
-void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names) {
-  tree->Event("jdk.ExecutionSample", kJfrTypeExecutionSample, "Method Profiling Sample",
-              {"Java Virtual Machine", "Profiling"})
-      .Field("sampledThread", kJfrTypeThread, true, false, "Thread")
-      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
-      .Field("state", kJfrTypeThreadState, true, false, "Thread State");
-  DeclareSampleEvent(tree, "ctxprof.WallClockSample", kJfrTypeWallClockSample, "Wall Clock Sample",
-                     "eventThread");
-  DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample", "eventThread");
+void DeclareContextId(const JfrEventLayout& layout, ClassBuilder* event) {
+  if (!layout.context_id) return;
+  event->Field("contextId", kJfrTypeLong, false, false, "Context Id")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The ctxprof.Context events of this chunk with this contextId hold the "
+                     "sample's context; 0 = no context");
+}
+
+void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names,
+                   const JfrEventLayout& layout) {
+  const std::vector<std::string> jvm_profiling = {"Java Virtual Machine", "Profiling"};
+  const std::vector<std::string> profiling = {"ctxprof", "Profiling"};
+  ClassBuilder execution =
+      DeclareSampleEvent(tree, "jdk.ExecutionSample", kJfrTypeExecutionSample,
+                         "Method Profiling Sample", jvm_profiling, "sampledThread");
+  DeclareContextId(layout, &execution);
+  ClassBuilder wall = DeclareSampleEvent(tree, "profiler.WallClockSample", kJfrTypeWallClockSample,
+                                         "Wall Clock Sample", profiling, "eventThread");
+  wall.Field("samples", kJfrTypeInt, false, false, "Samples")
+      .FieldAnnotate(kJfrTypeUnsigned)
+      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for")
+      .Field("timeSpan", kJfrTypeLong, false, false, "Time Span")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS");
+  DeclareContextId(layout, &wall);
+  ClassBuilder native =
+      DeclareSampleEvent(tree, "jdk.NativeMethodSample", kJfrTypeNativeMethodSample,
+                         "Wall Clock Sample", jvm_profiling, "sampledThread");
+  native.Annotate(kJfrTypeDescription,
+                  "A ctxprof wall-clock sample under the JDK's name (wallsamples=jdk), for "
+                  "readers that know only jdk.ExecutionSample and jdk.NativeMethodSample");
+  DeclareContextId(layout, &native);
+  ClassBuilder cpu = DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample",
+                                        profiling, "eventThread");
+  cpu.Field("weight", kJfrTypeLong, false, false, "Weight")
+      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
+  DeclareContextId(layout, &cpu);
 
   ClassBuilder context =
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
@@ -233,6 +261,10 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   context.Field("duration", kJfrTypeLong, false, false, "Duration")
       .FieldAnnotate(kJfrTypeTimespan, "TICKS")
       .Field("eventThread", kJfrTypeThread, true, false, "Thread")
+      .Field("contextId", kJfrTypeLong, false, false, "Context Id")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The same in this chunk for the same context; samples carry it with "
+                     "contextid=true")
       .Field("traceId", kJfrTypeString, false, false, "Trace Id")
       .FieldAnnotate(kJfrTypeContextual)
       .Field("spanId", kJfrTypeString, false, false, "Span Id")
@@ -241,6 +273,12 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
     context.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name)
         .FieldAnnotate(kJfrTypeContextual);
   }
+
+  // As async-profiler declares it: its converter and Pyroscope read `event`, `interval`, `wall`.
+  tree->Event("jdk.ActiveSetting", kJfrTypeActiveSetting, "Profiler Setting", {"Flight Recorder"})
+      .Field("id", kJfrTypeLong, false, false, "Event Id")
+      .Field("name", kJfrTypeString, false, false, "Setting Name")
+      .Field("value", kJfrTypeString, false, false, "Setting Value");
 
   const std::vector<std::string> categories = {"ctxprof", "Profiler"};
   tree->Event("ctxprof.ProfilerSettings", kJfrTypeProfilerSettings, "Profiler Settings", categories)
@@ -256,9 +294,9 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   ClassBuilder counters = tree->Event("ctxprof.ProfilerCounters", kJfrTypeProfilerCounters,
                                       "Profiler Counters", categories);
   counters.Annotate(kJfrTypeDescription, "Totals since the recording started");
-  for (const char* field :
-       {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
-        "truncatedStacks", "dictionaryOverflows", "truncatedValues"}) {
+  for (const char* field : {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy",
+                            "contextTorn", "truncatedStacks", "dictionaryOverflows",
+                            "truncatedValues", "uploadedChunks", "droppedUploads"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }
@@ -302,8 +340,8 @@ std::string JfrMetadata::FieldNameOf(std::string_view attribute_name) {
   return field;
 }
 
-void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_t start_ticks,
-                        JfrBuffer* out) {
+void JfrMetadata::Write(const std::vector<std::string>& attribute_names,
+                        const JfrEventLayout& layout, uint64_t start_ticks, JfrBuffer* out) {
   const size_t start = out->size();
   const size_t size_offset = out->ReservePaddedVarint();
   out->PutVarint(0);  // record type: metadata
@@ -312,7 +350,7 @@ void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_
   out->PutVarint(kMetadataId);
   MetadataTree tree;
   DeclareTypes(&tree);
-  DeclareEvents(&tree, attribute_names);
+  DeclareEvents(&tree, attribute_names, layout);
   tree.Serialize(out);
   out->PatchVarint(size_offset, out->size() - start);
 }
@@ -320,7 +358,7 @@ void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_
 void JfrMetadata::WriteStaticPools(JfrBuffer* out) {
   out->PutVarint(kJfrTypeFrameType);
   out->PutVarint(kJfrFrameTypeCount);
-  for (int key = 1; key <= kJfrFrameTypeCount; key++) {
+  for (int key = 0; key < kJfrFrameTypeCount; key++) {
     out->PutVarint(key);
     out->PutString(JfrFrameTypeName(static_cast<JfrFrameType>(key)));
   }

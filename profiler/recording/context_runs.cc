@@ -6,26 +6,28 @@
 
 namespace ctxprof {
 
-void ContextRuns::Track(int32_t tid, uint32_t thread_key, uint64_t ticks,
-                        const ContextSnapshot& context, uint64_t* pending_bytes) {
+uint64_t ContextRuns::Track(int32_t tid, uint32_t thread_key, uint64_t ticks,
+                            const ContextSnapshot& context, uint64_t* pending_bytes) {
   Run& run = runs_[tid];
   if (run.open &&
       (run.context != context || run.thread_key != thread_key || ticks < run.last_ticks)) {
     End(&run, ticks);
   }
-  if (context.empty()) return;
+  if (context.empty()) return 0;
   if (run.open) {
     run.last_ticks = ticks;
-    return;
+    return run.context_id;
   }
   run.open = true;
   run.context = context;
+  run.context_id = ids_->IdOf(context, chunk_->chunk_number());
   run.thread_key = thread_key;
   run.first_ticks = run.last_ticks = ticks;
   for (size_t slot = 0; slot < attribute_count_; slot++) {
     const uint32_t id = context.attributes[slot];
     if (id != Dictionary::kUnsetId) values_->Mark(id, chunk_->chunk_number(), pending_bytes);
   }
+  return run.context_id;
 }
 
 void ContextRuns::EndAll() {
@@ -62,7 +64,7 @@ void ContextRuns::End(Run* run, uint64_t next_ticks) {
   }
   chunk_->NoteEventTicks(run->first_ticks + duration);
   encoder_->AppendContext(ContextEventFields{run->first_ticks, duration, run->thread_key,
-                                             &run->context, attribute_count_},
+                                             run->context_id, &run->context, attribute_count_},
                           &chunk_->out());
 }
 

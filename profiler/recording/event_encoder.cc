@@ -21,17 +21,27 @@ uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
 }  // namespace
 
 void EventEncoder::AppendSample(const SampleEventFields& fields, JfrBuffer* out) {
-  // Every sample event is shorter than 128 bytes (at most 1+1+9+5+5+1+5), so its size is one
-  // byte, patched after the fields: no scratch copy on the hottest path of the writer.
-  const size_t start = out->size();
-  out->PutByte(0);
-  out->PutVarint(fields.type);
-  out->PutVarint(fields.ticks);
-  out->PutVarint(fields.thread_key);
-  out->PutVarint(fields.stack_key);
-  out->PutVarint(fields.state_key);
-  if (fields.type != kJfrTypeExecutionSample) out->PutVarint(fields.weight);
-  out->mutable_data()[start] = static_cast<uint8_t>(out->size() - start);
+  const bool weighted = fields.type == kJfrTypeWallClockSample || fields.type == kJfrTypeCpuSample;
+  const uint32_t copies = weighted ? 1 : fields.weight;
+  for (uint32_t copy = 0; copy < copies; copy++) {
+    // Every sample event is shorter than 128 bytes (at most 1+1+9+5+5+1+5+1+9), so its size
+    // is one byte, patched after the fields: no scratch copy on the hottest path of the writer.
+    const size_t start = out->size();
+    out->PutByte(0);
+    out->PutVarint(fields.type);
+    out->PutVarint(fields.ticks);
+    out->PutVarint(fields.thread_key);
+    out->PutVarint(fields.stack_key);
+    out->PutVarint(fields.state_key);
+    if (fields.type == kJfrTypeWallClockSample) {
+      out->PutVarint(fields.weight);  // samples
+      out->PutVarint(0);              // timeSpan: the sample is one instant
+    } else if (fields.type == kJfrTypeCpuSample) {
+      out->PutVarint(fields.weight);
+    }
+    PutContextId(fields.context_id, out);
+    out->mutable_data()[start] = static_cast<uint8_t>(out->size() - start);
+  }
 }
 
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
@@ -41,6 +51,7 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
   scratch_.PutVarint(fields.start_ticks);
   scratch_.PutVarint(fields.duration_ticks);
   scratch_.PutVarint(fields.thread_key);
+  scratch_.PutVarint(fields.context_id);
   if (context.trace_id_high == 0 && context.trace_id_low == 0) {
     scratch_.PutNullString();
   } else {
@@ -59,6 +70,16 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
   for (size_t slot = 0; slot < fields.attribute_count; slot++) {
     scratch_.PutVarint(context.attributes[slot]);  // String pool key = Dictionary id; 0 = null
   }
+  out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeActiveSetting);
+  scratch_.PutVarint(fields.ticks);
+  scratch_.PutVarint(fields.event_type);
+  scratch_.PutString(fields.name);
+  scratch_.PutString(fields.value);
   out->PutRecord(scratch_);
 }
 
@@ -81,10 +102,10 @@ void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* o
   scratch_.clear();
   scratch_.PutVarint(kJfrTypeProfilerCounters);
   scratch_.PutVarint(fields.ticks);
-  for (uint64_t value :
-       {fields.samples, fields.cpu_samples, fields.wall_samples, fields.dropped_samples,
-        fields.context_busy, fields.context_torn, fields.truncated_stacks,
-        fields.dictionary_overflows, fields.truncated_values}) {
+  for (uint64_t value : {fields.samples, fields.cpu_samples, fields.wall_samples,
+                         fields.dropped_samples, fields.context_busy, fields.context_torn,
+                         fields.truncated_stacks, fields.dictionary_overflows,
+                         fields.truncated_values, fields.uploaded_chunks, fields.dropped_uploads}) {
     scratch_.PutVarint(value);
   }
   out->PutRecord(scratch_);

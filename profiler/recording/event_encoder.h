@@ -1,14 +1,22 @@
 // EventEncoder: the bytes of ctxprof's events, in the field order jfr_metadata.h declares them.
 //
-//   sample     jdk.ExecutionSample {startTime, sampledThread, stackTrace, state} (the JDK's exact
-//              layout, which async-profiler's converter reads field by field), or
-//              ctxprof.WallClockSample / ctxprof.CpuSample {startTime, eventThread, stackTrace,
-//              state, weight}
-//   context    ctxprof.Context {startTime, duration, eventThread, traceId, spanId, attributes...}
+//   sample     jdk.ExecutionSample / jdk.NativeMethodSample {startTime, sampledThread,
+//              stackTrace, state} (the JDK's exact layout, which async-profiler's converter reads
+//              field by field), profiler.WallClockSample {startTime, eventThread, stackTrace,
+//              state, samples, timeSpan} or ctxprof.CpuSample {startTime, eventThread,
+//              stackTrace, state, weight}; each followed by contextId when the layout has it
+//   context    ctxprof.Context {startTime, duration, eventThread, contextId, traceId, spanId,
+//              attributes...}
+//   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk
 // Pool references (thread, stack, state, attribute values) are keys the caller got from the
 // pools; the encoder only lays out bytes.
+//
+// Weight: jdk.ExecutionSample and jdk.NativeMethodSample have no weight field and every reader
+// counts each as one sampling interval, so a sample that stands for N intervals is written as N
+// identical events; the other sample events carry N in their weight field (`samples`, `weight`).
+// Events added later (allocations, locks) end with contextId the same way: PutContextId.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_RECORDING_EVENT_ENCODER_H_
@@ -24,20 +32,31 @@
 namespace ctxprof {
 
 struct SampleEventFields {
-  uint32_t type;  // kJfrTypeExecutionSample, kJfrTypeWallClockSample or kJfrTypeCpuSample
+  uint32_t type;  // kJfrTypeExecutionSample, kJfrTypeWallClockSample, kJfrTypeNativeMethodSample
+                  // or kJfrTypeCpuSample
   uint64_t ticks;
   uint32_t thread_key;
   uint32_t stack_key;
   uint32_t state_key;
-  uint32_t weight;  // written by the ctxprof types only
+  uint32_t weight;      // sampling intervals, >= 1
+  uint64_t context_id;  // 0 = no context; written only when the layout has contextId
 };
 
 struct ContextEventFields {
   uint64_t start_ticks;
   uint64_t duration_ticks;
   uint32_t thread_key;
+  uint64_t context_id;
   const ContextSnapshot* context;  // attribute ids are the String pool keys
   size_t attribute_count;          // registered attribute slots, each a field
+};
+
+// One jdk.ActiveSetting: `name` = `value` for the events of type `event_type`.
+struct ActiveSettingFields {
+  uint64_t ticks;
+  uint32_t event_type;
+  std::string name;
+  std::string value;
 };
 
 struct SettingsEventFields {
@@ -64,16 +83,29 @@ struct CounterEventFields {
   uint64_t truncated_stacks;
   uint64_t dictionary_overflows;
   uint64_t truncated_values;
+  uint64_t uploaded_chunks;
+  uint64_t dropped_uploads;
 };
 
 class EventEncoder {
  public:
+  // `context_ids`: sample events end with contextId (JfrEventLayout::context_id).
+  explicit EventEncoder(bool context_ids) : context_ids_(context_ids) {}
+
   void AppendSample(const SampleEventFields& fields, JfrBuffer* out);
   void AppendContext(const ContextEventFields& fields, JfrBuffer* out);
+  void AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);
 
+  // The trailing contextId of an event whose type declares it (with the layout's context_id):
+  // appends `context_id` when the layout has the field, nothing otherwise.
+  void PutContextId(uint64_t context_id, JfrBuffer* out) const {
+    if (context_ids_) out->PutVarint(context_id);
+  }
+
  private:
+  const bool context_ids_;
   JfrBuffer scratch_;  // a record's body before its size is known
 };
 

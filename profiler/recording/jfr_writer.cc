@@ -1,6 +1,7 @@
 #include "profiler/recording/jfr_writer.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "profiler/jfr/jfr_metadata.h"
 
@@ -13,10 +14,11 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
       attribute_names_(inputs.attributes->names()),
       chunk_clock_(std::move(chunk_clock)),
       chunk_(std::move(chunk)),
+      encoder_(config.context_id),
       stacks_(inputs.frames, &methods_),
       threads_(inputs.threads),
       values_(inputs.dictionary),
-      runs_(chunk_.get(), &encoder_, &values_, attribute_names_.size()) {}
+      runs_(chunk_.get(), &encoder_, &values_, &context_ids_, attribute_names_.size()) {}
 
 JfrWriter::~JfrWriter() {
   std::string ignored;
@@ -76,7 +78,10 @@ bool JfrWriter::StartChunk(std::string* error) {
   samples_in_chunk_ = 0;
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
-  JfrMetadata::Write(attribute_names_, chunk_->chunk_start_ticks(), &chunk_->out());
+  JfrEventLayout layout;
+  layout.context_id = config_.context_id;
+  JfrMetadata::Write(attribute_names_, layout, chunk_->chunk_start_ticks(), &chunk_->out());
+  WriteActiveSettings();
   SettingsEventFields settings;
   settings.ticks = chunk_->chunk_start_ticks();
   settings.engine = config_.engine;
@@ -94,21 +99,75 @@ bool JfrWriter::StartChunk(std::string* error) {
   return chunk_->Write(error) || Fail(*error, error);
 }
 
+void JfrWriter::WriteActiveSettings() {
+  // async-profiler's vocabulary: `event` is the CPU engine (cpu, ctimer, itimer) or wall.
+  const std::string event = config_.engine.substr(0, config_.engine.find('+'));
+  const uint64_t ticks = chunk_->chunk_start_ticks();
+  encoder_.AppendActiveSetting({ticks, kJfrTypeExecutionSample, "event", event}, &chunk_->out());
+  if (event != "wall") {
+    encoder_.AppendActiveSetting(
+        {ticks, kJfrTypeExecutionSample, "interval", std::to_string(config_.interval_nanos)},
+        &chunk_->out());
+  }
+  if (config_.wall_interval_nanos != 0) {
+    encoder_.AppendActiveSetting(
+        {ticks, kJfrTypeWallClockSample, "wall", std::to_string(config_.wall_interval_nanos)},
+        &chunk_->out());
+  }
+}
+
+void JfrWriter::ReportFinishedChunk() {
+  const JfrChunkWriter::FinishedChunk& finished = chunk_->last_finished_chunk();
+  FinishedChunk report;
+  report.path = finished.path;
+  report.start_epoch_nanos = finished.start_nanos;
+  report.end_epoch_nanos = finished.end_nanos;
+  for (const auto& [id, context] : context_ids_.chunk_contexts()) {
+    FinishedChunk::Context entry{id, {}};
+    char hex[33];
+    if (context.trace_id_high != 0 || context.trace_id_low != 0) {
+      snprintf(hex, sizeof(hex), "%016llx%016llx",
+               static_cast<unsigned long long>(context.trace_id_high),
+               static_cast<unsigned long long>(context.trace_id_low));
+      entry.labels.push_back({"trace_id", hex});
+    }
+    if (context.span_id != 0) {
+      snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(context.span_id));
+      entry.labels.push_back({"span_id", hex});
+    }
+    for (size_t slot = 0; slot < attribute_names_.size(); slot++) {
+      const uint32_t value = context.attributes[slot];
+      if (value == Dictionary::kUnsetId) continue;
+      entry.labels.push_back({JfrMetadata::FieldNameOf(attribute_names_[slot]),
+                              std::string(inputs_.dictionary->ValueOf(value))});
+    }
+    report.contexts.push_back(std::move(entry));
+  }
+  inputs_.on_chunk_finished(std::move(report));
+}
+
 bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* error) {
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.
     chunk_->NoteEventTicks(inputs_.clock->Now());
+    const std::pair<uint64_t, uint64_t> uploads =
+        inputs_.upload_counts ? inputs_.upload_counts() : std::make_pair(uint64_t{0}, uint64_t{0});
     encoder_.AppendCounters(
-        CounterEventFields{
-            chunk_->max_ticks(), counters_.samples, counters_.cpu_samples, counters_.wall_samples,
-            inputs_.dropped_samples ? inputs_.dropped_samples() : 0, counters_.context_busy,
-            counters_.context_torn, counters_.truncated_stacks,
-            inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values()},
+        CounterEventFields{chunk_->max_ticks(), counters_.samples, counters_.cpu_samples,
+                           counters_.wall_samples,
+                           inputs_.dropped_samples ? inputs_.dropped_samples() : 0,
+                           counters_.context_busy, counters_.context_torn,
+                           counters_.truncated_stacks, inputs_.dictionary->overflowed_interns(),
+                           inputs_.dictionary->truncated_values(), uploads.first, uploads.second},
         &chunk_->out());
   }
   WriteCheckpoint();
-  return chunk_->CommitSegment(chunk_end, final_chunk, error) || Fail(*error, error);
+  if (!chunk_->CommitSegment(chunk_end, final_chunk, error)) return Fail(*error, error);
+  if (chunk_end && !config_.repository.empty() && inputs_.on_chunk_finished) {
+    ReportFinishedChunk();
+  }
+  return true;
 }
 
 void JfrWriter::WriteCheckpoint() {
@@ -187,16 +246,24 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
       threads_.Key(sample.tid, sample.virtual_thread_id, chunk, &pending_pool_bytes_);
   const uint32_t stack_key = stacks_.Key(sample, chunk, &pending_pool_bytes_);
   const bool wall = sample.kind == SampleKind::kWall;
-  const uint32_t type = wall
-                            ? kJfrTypeWallClockSample
-                            : (config_.cpu_samples == CpuSampleEvent::kJdk ? kJfrTypeExecutionSample
-                                                                           : kJfrTypeCpuSample);
-  const uint32_t state_key =
-      std::min<uint32_t>(static_cast<uint32_t>(sample.state), kJfrThreadStateCount - 1) + 1;
-  encoder_.AppendSample(
-      SampleEventFields{type, sample.ticks, thread_key, stack_key, state_key, sample.weight},
-      &chunk_->out());
-  runs_.Track(sample.tid, thread_key, sample.ticks, sample.context, &pending_pool_bytes_);
+  uint32_t type;
+  uint32_t state_key;
+  if (wall) {
+    type = config_.wall_samples == WallSampleEvent::kProfiler ? kJfrTypeWallClockSample
+                                                              : kJfrTypeNativeMethodSample;
+    // A wall sample whose state could not be read (the pc was unreadable) was not seen in a
+    // system call: runnable. STATE_DEFAULT would make it a CPU sample to every reader.
+    state_key = sample.state == ThreadState::kSleeping ? kJfrStateSleeping : kJfrStateRunnable;
+  } else {
+    type =
+        config_.cpu_samples == CpuSampleEvent::kJdk ? kJfrTypeExecutionSample : kJfrTypeCpuSample;
+    state_key = kJfrStateDefault;
+  }
+  const uint64_t context_id =
+      runs_.Track(sample.tid, thread_key, sample.ticks, sample.context, &pending_pool_bytes_);
+  encoder_.AppendSample(SampleEventFields{type, sample.ticks, thread_key, stack_key, state_key,
+                                          std::max<uint32_t>(sample.weight, 1), context_id},
+                        &chunk_->out());
 
   counters_.samples++;
   samples_in_chunk_++;

@@ -6,26 +6,32 @@
 //   ThreadPool, StackPool,          the constant pools, keys stable for the whole recording
 //   MethodPool, AttributeValuePool  (readers cache entries across chunks by key); every chunk
 //                                   re-emits the entries its events use
-//   ContextRuns                     ctxprof.Context intervals from runs of same-context samples
+//   ContextRuns, ContextIds         ctxprof.Context intervals from runs of same-context samples,
+//                                   and the contextId of each context
 //
-// A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk), a
-// ctxprof.ProfilerSettings event, then segments — sample and ctxprof.Context events followed by
-// one checkpoint (flush bit) with every pool entry those events reference that the chunk has not
-// carried yet — and at chunk end a ctxprof.ProfilerCounters event and a last checkpoint.
+// A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk),
+// jdk.ActiveSetting events and a ctxprof.ProfilerSettings event, then segments — sample and
+// ctxprof.Context events followed by one checkpoint (flush bit) with every pool entry those
+// events reference that the chunk has not carried yet — and at chunk end a
+// ctxprof.ProfilerCounters event and a last checkpoint.
 // In file mode (path) a flush ends the chunk, so that the file always consists of finished
 // chunks (JfrChunkWriter); a flush or chunk_time deadline that finds no sample in the chunk keeps
 // it open. In repository mode a flush publishes a segment of the chunk in progress.
 //
-// Samples:
-//  * kWall samples  -> ctxprof.WallClockSample {startTime, eventThread, stackTrace, state, weight}
-//  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state}
-//                      (cpu_samples = kJdk, the default: every JFR tool knows this event, and
-//                      async-profiler's converter requires exactly these fields), or
-//                      ctxprof.CpuSample with the wall sample's fields (cpu_samples = kCtxprof).
-//    JDK 25's `jfr print` attaches @Contextual values only to events with an eventThread, and
-//    jdk.ExecutionSample has none: choose kCtxprof to see "Context:" lines under CPU samples,
-//    at the price of tools that only look for jdk.ExecutionSample not seeing CPU samples.
-//    jdk.ExecutionSample cannot carry the sample weight; the ctxprof events do.
+// Samples, in async-profiler's conventions (docs/JFR.md has the reader-by-reader trade-offs):
+//  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state =
+//                      STATE_DEFAULT} (cpu_samples = kJdk, the default: every JFR tool knows
+//                      this event, and async-profiler's converter counts exactly these as CPU),
+//                      or ctxprof.CpuSample {startTime, eventThread, stackTrace, state, weight}
+//                      (cpu_samples = kCtxprof: JDK 25's `jfr print` attaches contexts only to
+//                      events with an eventThread, which jdk.ExecutionSample lacks).
+//  * kWall samples  -> profiler.WallClockSample {startTime, eventThread, stackTrace, state =
+//                      STATE_RUNNABLE|STATE_SLEEPING, samples, timeSpan} (wall_samples =
+//                      kProfiler, the default: async-profiler's converter and Pyroscope read it),
+//                      or jdk.NativeMethodSample {startTime, sampledThread, stackTrace, state}
+//                      (wall_samples = kJdk: jfrview and speedscope read only the JDK's sample
+//                      events).
+//  * context_id adds a trailing contextId to every sample event.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished", so no reader
@@ -40,12 +46,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
 #include "profiler/jfr/jfr_chunk_writer.h"
 #include "profiler/recording/attribute_value_pool.h"
+#include "profiler/recording/context_ids.h"
 #include "profiler/recording/context_runs.h"
 #include "profiler/recording/event_encoder.h"
 #include "profiler/recording/frame_resolver.h"
@@ -62,6 +70,27 @@ enum class CpuSampleEvent : uint8_t {
   kCtxprof = 1,  // ctxprof.CpuSample (has eventThread, so JDK 25 shows Context lines)
 };
 
+enum class WallSampleEvent : uint8_t {
+  kProfiler = 0,  // profiler.WallClockSample (async-profiler's converter, Pyroscope)
+  kJdk = 1,       // jdk.NativeMethodSample (jfrview, speedscope)
+};
+
+// A finished chunk file (repository mode) and its contexts, for an uploader.
+struct FinishedChunk {
+  struct Label {
+    std::string name;
+    std::string value;
+  };
+  struct Context {
+    uint64_t id;                // the contextId the chunk's events carry
+    std::vector<Label> labels;  // "trace_id", "span_id" (hex) and each set attribute
+  };
+  std::string path;
+  int64_t start_epoch_nanos = 0;
+  int64_t end_epoch_nanos = 0;
+  std::vector<Context> contexts;
+};
+
 // Settings of one recording. The option parser (owned by the sampler) fills it.
 struct JfrWriterConfig {
   // Exactly one of the two: a single file that receives every chunk, or a repository folder
@@ -70,6 +99,8 @@ struct JfrWriterConfig {
   std::string repository;
 
   CpuSampleEvent cpu_samples = CpuSampleEvent::kJdk;
+  WallSampleEvent wall_samples = WallSampleEvent::kProfiler;
+  bool context_id = false;                     // sample events end with contextId (JfrEventLayout)
   uint64_t chunk_size_bytes = 0;               // 0 = no size limit
   uint64_t chunk_time_nanos = 0;               // 0 = no time limit
   uint64_t flush_interval_nanos = 1000000000;  // 0 = flush only at chunk end
@@ -82,8 +113,10 @@ struct JfrWriterConfig {
   uint64_t stack_cache_bytes = 64 << 20;
 
   // Self-description, written as ctxprof.ProfilerSettings at the start of every chunk.
-  std::string engine;  // the engine really used, e.g. "perf_cpu_clock"
-  uint64_t interval_nanos = 0;
+  // Also written as async-profiler's jdk.ActiveSetting `event`, `interval` and `wall`.
+  std::string engine;                // the engines really used, e.g. "cpu+wall", "ctimer", "wall"
+  uint64_t interval_nanos = 0;       // the CPU interval (the wall interval if no CPU engine runs)
+  uint64_t wall_interval_nanos = 0;  // 0 = no wall sampling
   std::string fallbacks;  // e.g. "perf_events unavailable (EACCES) -> ctimer"; may be empty
   int32_t stack_depth = kDefaultStackDepth;
 };
@@ -97,6 +130,11 @@ struct JfrWriterInputs {
   const AttributeRegistry* attributes = nullptr;
   // Samples the sampler dropped so far (written in ctxprof.ProfilerCounters); may be empty.
   std::function<uint64_t()> dropped_samples;
+  // Repository mode: called on the writer's thread for each finished chunk file, with its
+  // contexts; may be empty. Must not block (an uploader queues the chunk and returns).
+  std::function<void(FinishedChunk&&)> on_chunk_finished;
+  // Chunks uploaded and uploads given up so far (ctxprof.ProfilerCounters); may be empty.
+  std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
 };
 
 class JfrWriter {
@@ -163,6 +201,9 @@ class JfrWriter {
             std::unique_ptr<ChunkClock> chunk_clock, std::unique_ptr<JfrChunkWriter> chunk);
   bool Fail(const std::string& message, std::string* error);
   bool StartChunk(std::string* error);
+  void WriteActiveSettings();
+  // Hands the chunk just finished to inputs_.on_chunk_finished.
+  void ReportFinishedChunk();
   // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
   // then the chunk writer publishes it.
   bool WriteSegment(bool chunk_end, bool final_chunk, std::string* error);
@@ -184,6 +225,7 @@ class JfrWriter {
   StackPool stacks_;
   ThreadPool threads_;
   AttributeValuePool values_;
+  ContextIds context_ids_;
   ContextRuns runs_;
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.

@@ -6,12 +6,16 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, std::string* error, int* os_error) {
+    std::unique_ptr<ThreadResolver> threads, const UploaderConfig* upload, std::string* error,
+    int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
   config.cpu_samples =
       options.jfr.cpu_samples_as_ctxprof ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.wall_samples =
+      options.jfr.wall_samples_as_jdk ? WallSampleEvent::kJdk : WallSampleEvent::kProfiler;
+  config.context_id = options.jfr.context_id;
   config.chunk_size_bytes = options.jfr.chunk_size_bytes;
   config.chunk_time_nanos = options.jfr.chunk_time_ns;
   if (options.jfr.flush_interval_ns != 0)
@@ -20,6 +24,7 @@ std::unique_ptr<Recording> Recording::Open(
   config.max_age_nanos = options.jfr.max_age_ns;
   config.engine = settings.engine;
   config.interval_nanos = settings.interval_nanos;
+  config.wall_interval_nanos = options.wall_enabled ? options.wall_interval_ns : 0;
   config.fallbacks = settings.fallbacks;
   config.stack_depth = options.depth;
 
@@ -35,8 +40,26 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
+  if (upload != nullptr) {
+    recording->uploader_ = Uploader::Start(*upload, error);
+    if (recording->uploader_ == nullptr) {
+      if (os_error != nullptr) *os_error = 0;
+      return nullptr;
+    }
+    Uploader* uploader = recording->uploader_.get();
+    inputs.on_chunk_finished = [uploader](FinishedChunk&& chunk) {
+      uploader->Enqueue(std::move(chunk));
+    };
+    inputs.upload_counts = [uploader] {
+      return std::make_pair(uploader->uploaded(), uploader->dropped());
+    };
+  }
   recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
-  if (recording->writer_ == nullptr) return nullptr;
+  if (recording->writer_ == nullptr) {
+    *error =
+        "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
+    return nullptr;
+  }
   recording->clock_ = clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(
       static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
@@ -101,6 +124,11 @@ bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::
   return true;
 }
 
+std::vector<pid_t> Recording::own_threads() const {
+  if (uploader_ == nullptr) return {};
+  return {uploader_->tid()};
+}
+
 bool Recording::Close(std::string* error) {
   WriteUpTo(UINT64_MAX);
   if (writer_ != nullptr) {
@@ -111,6 +139,7 @@ bool Recording::Close(std::string* error) {
       Fail(close_error);
     }
   }
+  if (uploader_ != nullptr) uploader_->Stop(Uploader::kDefaultBound);
   if (!failed()) return true;
   *error = this->error();
   return false;

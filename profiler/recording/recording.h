@@ -8,6 +8,9 @@
 // background thread prints that error once when it sees failed() after a Tick()
 // (Session::ReportRecordingFailure, session.h).
 //
+// With upload= (repository mode) it also owns the Uploader: each finished chunk file goes to
+// its queue, and Close() gives the last ones Uploader::kDefaultBound to be sent.
+//
 // Thread safety: Open() runs on the thread that starts the session; Consume/Tick/Close come
 // from the session's background thread, or from the stopping thread after the background thread
 // has been joined. failed(), error() and samples_written() may be called from any thread at any
@@ -30,6 +33,7 @@
 #include "profiler/recording/native_resolvers.h"
 #include "profiler/recording/sample_reorderer.h"
 #include "profiler/recording/sample_sink.h"
+#include "profiler/recording/uploader.h"
 #include "profiler/sampler/clock.h"
 
 namespace ctxprof {
@@ -43,17 +47,20 @@ struct RecordingSettings {
 
 class Recording : public SampleSink {
  public:
-  // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
-  // *error (naming the path) on failure, and *os_error (when given) = the failed file or folder
-  // call's errno (0 when no call failed). `frames`/`threads` name frames and threads (the JVM
-  // layer's resolvers); null means the native resolvers.
+  // Opens the JFR file or repository named by `options` (one of them must be set), and with
+  // `upload` (upload=: UploaderConfigFromOptions' result; null = none) starts the uploader.
+  // nullptr and *error (naming the option and the path or file at fault) on failure, and
+  // *os_error (when given) = the failed file or folder call's errno (0 when no call failed).
+  // `frames`/`threads` name frames and threads (the JVM layer's resolvers); null means the
+  // native resolvers.
   static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
                                          const Clock* clock, const Dictionary* dictionary,
                                          const AttributeRegistry* attributes,
                                          std::function<uint64_t()> dropped_samples,
                                          std::unique_ptr<FrameResolver> frames,
                                          std::unique_ptr<ThreadResolver> threads,
-                                         std::string* error, int* os_error);
+                                         const UploaderConfig* upload, std::string* error,
+                                         int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -76,6 +83,8 @@ class Recording : public SampleSink {
   std::string error() const;
   // Samples written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
+  // Threads of the recording's own (the uploader's), which the session must never sample.
+  std::vector<pid_t> own_threads() const;
 
  private:
   Recording() = default;
@@ -90,7 +99,9 @@ class Recording : public SampleSink {
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
-  std::unique_ptr<JfrWriter> writer_;  // null after a failure or Close()
+  // Before writer_: the writer reports finished chunks to it until the writer is destroyed.
+  std::unique_ptr<Uploader> uploader_;  // upload= only
+  std::unique_ptr<JfrWriter> writer_;   // null after a failure or Close()
   // What other threads may read.
   mutable std::mutex error_mutex_;
   std::string error_;  // the first failure; guarded by error_mutex_

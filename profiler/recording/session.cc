@@ -155,6 +155,18 @@ MixedStack MixedStackOf(CStackKind cstack) {
   return MixedStack::kJavaElseNative;
 }
 
+StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
+  switch (unwind) {
+    case UnwindKind::kDwarf:
+      return StackWalker::Method::kDwarf;
+    case UnwindKind::kLibunwind:
+      return StackWalker::Method::kLibunwind;
+    case UnwindKind::kFramePointer:
+      return StackWalker::Method::kFramePointer;
+  }
+  return StackWalker::Method::kDwarf;
+}
+
 CpuEngineKind NextFallback(CpuEngineKind kind) {
   switch (kind) {
     case CpuEngineKind::kPerf:
@@ -214,7 +226,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     return Status::InvalidArgument("option 'attributes': " + error);
   }
   // Process-wide and never undone (a queued signal must always find our handler).
-  Status installed = StackWalker::Init();
+  Status installed = StackWalker::Init(WalkerMethodOf(options.unwind));
   if (installed.ok() && options.cpu_engine != CpuEngineKind::kNone) {
     installed = SignalHandler::Install(options.signal);
   }
@@ -234,10 +246,8 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
       std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
                                    hooks.frame_resolver ? hooks.frame_resolver() : nullptr);
 
-  HandlerSession handler_session{
-      session->buffer_.get(), session->clock_.get(), &store->map(), options.depth,
-      options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
-                                                  : StackWalker::Method::kDwarf};
+  HandlerSession handler_session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                                 options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
   handler_session.virtual_thread = hooks.virtual_thread;
   handler_session.mixed = MixedStackOf(options.cstack);
@@ -269,18 +279,20 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     settings.interval_nanos =
         session->cpu_engine_ != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
     settings.fallbacks = *notes;
+    // upload=: the credentials it names are read now; a missing one is a bad option.
+    UploaderConfig upload;
+    if (!options.upload.url.empty() && !UploaderConfigFromOptions(options, &upload, &error)) {
+      return Status::InvalidArgument(error);
+    }
     SampleBuffer* raw_buffer = session->buffer_.get();
     int os_error = 0;
     session->recording_ = Recording::Open(
         options, settings, session->clock_.get(), &store->dictionary(), &store->attributes(),
         [raw_buffer] { return raw_buffer->dropped(); },
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
-        hooks.thread_resolver ? hooks.thread_resolver() : nullptr, &error, &os_error);
-    if (session->recording_ == nullptr) {
-      return Status::Io(
-          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error,
-          os_error);
-    }
+        hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
+        options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
+    if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
   }
 
   session->registry_ = std::make_unique<ThreadRegistry>(engines);
@@ -291,6 +303,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (!background.ok()) return background.status();
   session->background_ = std::move(background.value());
   session->registry_->Exclude(session->background_->tid());
+  if (session->recording_ != nullptr) {
+    for (pid_t tid : session->recording_->own_threads()) session->registry_->Exclude(tid);
+  }
   // Arm every existing thread before returning, so sampling covers the caller's next line.
   session->registry_->Rescan();
   while (!notes->empty() && notes->back() == ' ') notes->pop_back();
@@ -338,6 +353,7 @@ void Session::Tick() {
     ReportRecordingFailure();
   }
   registry_->RescanIfChanged();
+  if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
 }
 
 void Session::DrainSamples() {

@@ -131,7 +131,7 @@ TEST_P(CrashTest, KilledWriterLeavesReadableChunks) {
     }
     for (const JfrEvent& event : reader.events()) {
       if (event.type_name() == "jdk.ExecutionSample" ||
-          event.type_name() == "ctxprof.WallClockSample") {
+          event.type_name() == "profiler.WallClockSample") {
         samples++;
       }
     }

@@ -98,7 +98,7 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
   for (const JfrEvent& event : reader.events()) {
     const std::string& type = event.type_name();
     if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample" ||
-        type == "ctxprof.WallClockSample") {
+        type == "profiler.WallClockSample") {
       const JfrValue& thread =
           event.Field(type == "jdk.ExecutionSample" ? "sampledThread" : "eventThread");
       const auto key = std::make_pair(thread.Field("osThreadId").integer(), event.start_ticks());
@@ -126,15 +126,18 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
     ASSERT_NE(it, samples.end()) << "sample " << i << " missing";
     const JfrEvent& event = *it->second;
     const bool wall = want.kind == SampleKind::kWall;
-    EXPECT_EQ(event.type_name(), wall       ? "ctxprof.WallClockSample"
+    EXPECT_EQ(event.type_name(), wall       ? "profiler.WallClockSample"
                                  : jdk_mode ? "jdk.ExecutionSample"
                                             : "ctxprof.CpuSample");
     const JfrValue& thread = event.Field(jdk_mode && !wall ? "sampledThread" : "eventThread");
     EXPECT_EQ(thread.Field("osName").string(), FakeThreadResolver::NameOf(want.tid));
     EXPECT_EQ(thread.Field("javaThreadId").integer(), FakeThreadResolver::JavaIdOf(want.tid));
     EXPECT_EQ(thread.Field("javaName").is_null(), FakeThreadResolver::JavaIdOf(want.tid) == 0);
-    EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_RUNNABLE");
-    if (!jdk_mode || wall) {
+    EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_DEFAULT");
+    if (wall) {
+      EXPECT_EQ(event.Field("samples").integer(), 1);
+      EXPECT_EQ(event.Field("timeSpan").integer(), 0);
+    } else if (!jdk_mode) {
       EXPECT_EQ(event.Field("weight").integer(), 1);
     }
 
@@ -369,7 +372,7 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
                                  ? event.Field("sampledThread")
                                  : event.Field("eventThread");
     if (event.type_name() == "jdk.ExecutionSample" ||
-        event.type_name() == "ctxprof.WallClockSample") {
+        event.type_name() == "profiler.WallClockSample") {
       names.emplace_back(event.chunk, thread.Field("osName").string());
     }
     events_after += thread.Field("osName").string() == "after" ? 1 : 0;

@@ -101,6 +101,17 @@ void Workload::Fill(size_t i, SampleRecord* out) const {
   for (size_t f = 0; f < stack.size(); f++) out->frames[f] = stack[f];
 }
 
+JfrWriterInputs Workload::Inputs(const Clock* clock, FrameResolver* frames,
+                                 ThreadResolver* threads) const {
+  JfrWriterInputs inputs;
+  inputs.clock = clock;
+  inputs.frames = frames;
+  inputs.threads = threads;
+  inputs.dictionary = dictionary.get();
+  inputs.attributes = attributes.get();
+  return inputs;
+}
+
 std::map<std::string, std::string> Workload::ContextFields(int index) const {
   const ContextSnapshot& context = contexts[index];
   std::map<std::string, std::string> fields;
@@ -270,12 +281,7 @@ bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_
                    std::string* error) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
-  JfrWriterInputs inputs;
-  inputs.clock = clock;
-  inputs.frames = &frames;
-  inputs.threads = &threads;
-  inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = workload.attributes.get();
+  JfrWriterInputs inputs = workload.Inputs(clock, &frames, &threads);
   inputs.dropped_samples = std::move(dropped_samples);
   std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, error);
   if (writer == nullptr) return false;

@@ -86,6 +86,9 @@ struct Workload {
   std::string ExpectationJson() const;
   // Context field values ("traceId", "spanId", attribute field names) of contexts[index].
   std::map<std::string, std::string> ContextFields(int index) const;
+  // Writer inputs with this workload's dictionary and attributes and the given clock and
+  // resolvers (the optional callbacks left empty).
+  JfrWriterInputs Inputs(const Clock* clock, FrameResolver* frames, ThreadResolver* threads) const;
 };
 
 // `threads` threads x `samples_per_thread` samples, interleaved across threads, ticks starting

@@ -37,6 +37,13 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
   EXPECT_EQ(options.signal, SIGPROF);
   EXPECT_EQ(options.wall_signal, SIGVTALRM);
   EXPECT_EQ(options.clock, ClockKind::kTsc);
+  EXPECT_EQ(options.unwind, UnwindKind::kDwarf);
+}
+
+TEST(OptionsTest, UnwindSelectsTheNativeWalker) {
+  EXPECT_EQ(ParseOk("unwind=dwarf").unwind, UnwindKind::kDwarf);
+  EXPECT_EQ(ParseOk("unwind=libunwind").unwind, UnwindKind::kLibunwind);
+  EXPECT_EQ(ParseOk("unwind=fp").unwind, UnwindKind::kFramePointer);
 }
 
 TEST(OptionsTest, ParsesEveryKey) {
@@ -66,6 +73,81 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_EQ(options.jfr.max_age_ns, 2 * kNanosPerSecond);
   EXPECT_EQ(options.jfr.flush_interval_ns, kNanosPerSecond);
   EXPECT_TRUE(options.jfr.cpu_samples_as_ctxprof);
+}
+
+TEST(OptionsTest, EventLayoutKeys) {
+  const Options layout = ParseOk("wallsamples=jdk,contextid=true");
+  EXPECT_TRUE(layout.jfr.wall_samples_as_jdk);
+  EXPECT_TRUE(layout.jfr.context_id);
+  EXPECT_FALSE(ParseOk("").jfr.context_id);  // async-profiler's exact layout by default
+  ExpectError("wallsamples=ctxprof", "wallsamples", "ctxprof");
+  ExpectError("contextid=yes", "contextid", "yes");
+}
+
+TEST(OptionsTest, Upload) {
+  const Options options = ParseOk(
+      "event=cpu+wall,interval=20ms,wall=20ms,repository=/tmp/r,"
+      "upload=https://pyro.example:8443/base/,uploadname=checkout-svc,"
+      "uploadlabels=env=prod;dc=eu.1,uploadtoken=env:PYRO_TOKEN,uploadtenant=file:/run/tenant,"
+      "uploadca=/etc/ca.pem");
+  const UploadOptions& upload = options.upload;
+  EXPECT_EQ(upload.url, "https://pyro.example:8443/base/");
+  EXPECT_TRUE(upload.https);
+  EXPECT_EQ(upload.host, "pyro.example");
+  EXPECT_EQ(upload.port, 8443);
+  EXPECT_EQ(upload.path_prefix, "/base");
+  EXPECT_EQ(upload.name, "checkout-svc");
+  EXPECT_EQ(upload.labels,
+            (std::vector<std::pair<std::string, std::string>>{{"env", "prod"}, {"dc", "eu.1"}}));
+  EXPECT_EQ(upload.token.kind, SecretSource::kEnvironment);
+  EXPECT_EQ(upload.token.reference, "PYRO_TOKEN");
+  EXPECT_EQ(upload.tenant.kind, SecretSource::kFile);
+  EXPECT_EQ(upload.tenant.reference, "/run/tenant");
+  EXPECT_EQ(upload.basic.kind, SecretSource::kNone);
+  EXPECT_EQ(upload.ca_file, "/etc/ca.pem");
+  // Pyroscope reads contextId; chunks fit its default 4 MiB limit and its 10 s cadence.
+  EXPECT_TRUE(options.jfr.context_id);
+  EXPECT_EQ(options.jfr.chunk_time_ns, 10 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.chunk_size_bytes, 3ull << 20);
+
+  const Options plain = ParseOk("repository=/r,upload=http://[::1]:4040,chunktime=5s");
+  EXPECT_FALSE(plain.upload.https);
+  EXPECT_EQ(plain.upload.host, "::1");
+  EXPECT_EQ(plain.upload.port, 4040);
+  EXPECT_EQ(plain.upload.path_prefix, "");
+  EXPECT_EQ(plain.jfr.chunk_time_ns, 5 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("repository=/r,upload=http://h").upload.port, 80);
+}
+
+TEST(OptionsTest, UploadErrors) {
+  ExpectError("upload=http://h", "upload", "http://h");  // no repository
+  ExpectError("repository=/r,upload=ftp://h", "upload", "ftp://h");
+  ExpectError("repository=/r,upload=http://h:99999", "upload", "http://h:99999");
+  ExpectError("repository=/r,upload=http://h/x?a=b", "upload", "http://h/x?a=b");
+  ExpectError("repository=/r,upload=http://:80", "upload", "http://:80");
+  ExpectError("repository=/r,upload=http://h,contextid=false", "contextid");
+  ExpectError("repository=/r,upload=http://h,cpusamples=ctxprof", "cpusamples", "ctxprof");
+  ExpectError("repository=/r,upload=http://h,wallsamples=jdk", "wallsamples", "jdk");
+  ExpectError("repository=/r,upload=http://h,interval=3ms", "interval", "3ms");
+  ExpectError("repository=/r,upload=http://h,event=cpu+wall,interval=10ms,wall=50ms", "wall",
+              "50ms");
+  ExpectError("uploadname=a{b}", "uploadname", "a{b}");
+  ExpectError("uploadlabels=env", "uploadlabels", "env");
+  ExpectError("uploadlabels=e-v=x", "uploadlabels", "e-v=x");
+  ExpectError("uploadlabels=env=a}", "uploadlabels", "env=a}");
+  ExpectError("uploadca=", "uploadca");
+  // Secrets: only references are accepted, and a rejected value is never repeated.
+  for (const char* key : {"uploadtoken", "uploadbasic", "uploadtenant"}) {
+    Options options;
+    std::string error;
+    EXPECT_FALSE(ParseOptions(std::string(key) + "=s3cr3t-value", &options, &error));
+    EXPECT_NE(error.find("'" + std::string(key) + "'"), std::string::npos) << error;
+    EXPECT_EQ(error.find("s3cr3t"), std::string::npos) << error;
+  }
+  Options options;
+  std::string error;
+  EXPECT_FALSE(ParseOptions("repository=/r,upload=http://me:pa55@h", &options, &error));
+  EXPECT_EQ(error.find("pa55"), std::string::npos) << error;
 }
 
 TEST(OptionsTest, EventSelectsEngines) {

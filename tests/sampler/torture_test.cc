@@ -1,7 +1,8 @@
-// Torture: 1 ms CPU and wall sampling while 200 threads per second are created and destroyed for
-// 10 s, every thread writing its context in a tight loop. Passing means: no crash, stop returns
-// (a deadlock would hit the test timeout), short-lived threads were sampled with their context,
-// and the counters (drops, busy contexts, failed threads) are reported.
+// Torture: 1 ms CPU and wall sampling while 2,000 threads are created and destroyed at up to 200
+// per second (~10 s), every thread writing its context in a tight loop. The churn is counted, not
+// timed: a slow machine (or TSan) takes longer, it does not create fewer threads. Passing means: no
+// crash, stop returns (a deadlock would hit the test timeout), short-lived threads were sampled
+// with their context, and the counters (drops, busy contexts, failed threads) are reported.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -38,13 +39,12 @@ TEST(TortureTest, ThreadChurnWithContextWritesAtOneMillisecond) {
                           sizeof(error)),
             0)
       << error;
-  constexpr auto kDuration = std::chrono::seconds(10);
-  constexpr auto kSpawnPeriod = std::chrono::milliseconds(5);  // 200 threads per second
-  const auto end = std::chrono::steady_clock::now() + kDuration;
+  constexpr uint64_t kThreads = 2000;
+  constexpr auto kSpawnPeriod = std::chrono::milliseconds(5);  // at most 200 threads per second
   std::deque<std::thread> live;
   uint64_t created = 0;
   auto next_spawn = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() < end) {
+  while (created < kThreads) {
     // Lifetimes of 10-49 ms: some outlive the 20 ms discovery rescan, some do not.
     const auto lifetime = std::chrono::milliseconds(10 + created % 40);
     live.emplace_back(WriteContextsInATightLoop, created,
@@ -75,7 +75,6 @@ TEST(TortureTest, ThreadChurnWithContextWritesAtOneMillisecond) {
       created, stats.threads_seen, stats.failed_threads, stats.consumed, stats.dropped,
       churn_samples, with_context, counters.context_busy, counters.context_torn, counters.truncated,
       stats.wall_signals);
-  EXPECT_GE(created, 1000u);  // the churn really happened (200/s for 10 s, minus scheduling)
   EXPECT_GT(stats.threads_seen, 200u);
   EXPECT_GT(churn_samples, 100u);  // ~10,000 normally; ~900 under TSan, which defers signals
   EXPECT_GT(with_context, 0u);

@@ -54,7 +54,15 @@ expect 2 "--events wants cpu, wall or all" report "$tmp/good.jfr" --events heap
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
-expect 2 "--to wants collapsed or pprof" convert "$tmp/good.jfr" -o "$tmp/x"
+expect 2 "--to wants collapsed, pprof or otlp" convert "$tmp/good.jfr" -o "$tmp/x"
+expect 2 '--labels: "nope" is not a label of this recording (labels: kind, thread, thread_id, trace_id, span_id, endpoint, tenant; or none)' \
+  convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --labels kind,nope
+expect 2 "--labels applies to --to pprof and --to otlp" convert --to collapsed "$tmp/good.jfr" \
+  -o "$tmp/x" --labels kind
+expect 2 "--diff wants two input files, BEFORE.jfr AFTER.jfr (got 1)" flame --diff \
+  "$tmp/good.jfr" -o "$tmp/x.html"
+expect 2 "--by and --threads each choose the sections" report "$tmp/good.jfr" --threads --by tenant
+expect 2 'unknown option "--threads"' convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --threads
 expect 2 "-o OUT is required" convert --to pprof "$tmp/good.jfr"
 expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
 expect 2 "no command" record -o "$tmp/r.jfr"

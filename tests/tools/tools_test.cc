@@ -173,6 +173,22 @@ TEST_P(ToolsTest, ReportIsTheHandDerivedTable) {
   EXPECT_EQ(report, expected_tenant);
 }
 
+// --threads: thread 101 (a Java thread, worker-101) has samples 1, 2, 3, 7, 8, 11; thread 102
+// (native-102) 4, 5, 6, 9, 10, 12. Equal totals: the thread seen first comes first.
+TEST_P(ToolsTest, ReportsPerThread) {
+  const std::string h = "com.example.svc.Handler";
+  const std::string header = Row("self", "self%", "all%", "total", "total%", "all%", "method");
+  Profile profile = Load(EventSelection::kAll);
+  std::string report;
+  WriteReport(profile, ReportOptions{0, 1, /*by_thread=*/true}, &report);
+  EXPECT_EQ(report,
+            "samples: 12 (cpu 8, wall 4)\nby: thread\n"
+            "\n== thread \"worker-101\" tid=101: 6 samples (50.00% of all)\n" +
+                header + Row("3", "50.00%", "25.00%", "3", "50.00%", "25.00%", h + "4.method4") +
+                "\n== thread \"native-102\" tid=102: 6 samples (50.00% of all)\n" + header +
+                Row("3", "50.00%", "25.00%", "3", "50.00%", "25.00%", h + "6.method6"));
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuEvents, ToolsTest,
                          ::testing::Values(CpuSampleEvent::kJdk, CpuSampleEvent::kCtxprof));
 
@@ -195,17 +211,25 @@ TEST(FlameTest, PageIsSelfContained) {
       profile.Load(WriteRecording(CpuSampleEvent::kJdk, "flame.jfr"), EventSelection::kAll, &error))
       << error;
   std::string page;
-  WriteFlameGraph(profile, 1, "title </script><b>", &page);
+  WriteFlameGraph(profile, "tenant", "title </script><b>", &page);
   for (const char* remote : {"http:", "https:", "src=", "href=", "@import", "url("}) {
     EXPECT_EQ(page.find(remote), std::string::npos) << remote;
   }
   for (unsigned char c : page) ASSERT_LT(c, 0x80) << "non-ASCII byte in the page";
   EXPECT_EQ(page.find("</script><b>"), std::string::npos);
   EXPECT_NE(page.find("title &lt;/script&gt;&lt;b&gt;"), std::string::npos);
-  // Groups: tenant values in byte order, then the two fixed groups.
-  EXPECT_NE(
-      page.find("\"groups\":[\"a b;c=[x]%\",\"acme\",\"globex\",\"(unset)\",\"(no context)\"]"),
-      std::string::npos);
+  // Groups: tenant values in byte order, then "(no context)" (every context has a tenant, so
+  // there is no "(unset)" group).
+  EXPECT_NE(page.find("\"groups\":[\"a b;c=[x]%\",\"acme\",\"globex\",\"(no context)\"]"),
+            std::string::npos);
+  EXPECT_EQ(page.find("\"base\":"), std::string::npos);
+
+  std::string diff;
+  WriteDiffFlameGraph(profile, profile, "tenant", "diff", &diff);
+  for (const char* remote : {"http:", "https:", "src=", "href=", "@import", "url("}) {
+    EXPECT_EQ(diff.find(remote), std::string::npos) << remote;
+  }
+  EXPECT_NE(diff.find("\"base\":[["), std::string::npos);
 }
 
 }  // namespace
