@@ -92,6 +92,11 @@ void JavaStackWalker::NoteCompiled(jmethodID method) {
   g_compiled_overflow.store(true, std::memory_order_relaxed);
 }
 
+FrameKind JavaStackWalker::KindOf(jmethodID method) {
+  return IsCompiled(reinterpret_cast<uintptr_t>(method)) ? FrameKind::kJavaJit
+                                                         : FrameKind::kJavaInterpreted;
+}
+
 namespace {
 
 bool IsUnwalkableJava(jint code) {

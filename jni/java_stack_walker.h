@@ -44,6 +44,9 @@ class JavaStackWalker {
   static JNIEnv* CurrentThreadEnv();
   // Records that `method` has compiled code (CompiledMethodLoad, including inlined methods).
   static void NoteCompiled(jmethodID method);
+  // The kind Walk gives a frame of Java method `method`: kJavaJit once it has compiled code,
+  // kJavaInterpreted before (for stacks taken with JVMTI, which does not say either).
+  static FrameKind KindOf(jmethodID method);
   // A JavaStackWalk: see profiler/sampler/signal_handler.h.
   static int Walk(void* ucontext, RawFrame* frames, int max_depth);
 };

@@ -12,6 +12,7 @@
 #include "jni/java_frame_types.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
+#include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -279,6 +280,10 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
   hooks.background_start = AttachBackgroundThread;
   hooks.background_end = DetachBackgroundThread;
+  JvmEvents::Init(vm);
+  hooks.events_start = JvmEvents::Start;
+  hooks.events_stop = JvmEvents::Stop;
+  hooks.object_tracker = JvmEvents::NewObjectTracker;
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
 
   if (live) {

@@ -39,15 +39,14 @@ std::string Take(jvmtiEnv* jvmti, char* text) {
   return copy;
 }
 
-// "Ljava/lang/String;" -> "java/lang/String"; array and other signatures stay as they are.
-std::string InternalName(const std::string& signature) {
+}  // namespace
+
+std::string InternalClassName(const std::string& signature) {
   if (signature.size() >= 2 && signature.front() == 'L' && signature.back() == ';') {
     return signature.substr(1, signature.size() - 2);
   }
   return signature;
 }
-
-}  // namespace
 
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   if (frame.kind == FrameKind::kNative) {
@@ -87,7 +86,7 @@ void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   }
   out->method_name = Take(jvmti_, name);
   out->descriptor = Take(jvmti_, descriptor);
-  out->class_name = InternalName(Take(jvmti_, class_signature));
+  out->class_name = InternalClassName(Take(jvmti_, class_signature));
   ReleaseLocal(holder);
   out->line_number = LineOf(method, frame.bci);
 }

@@ -44,22 +44,25 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
 then sections for samples whose context lacks the attribute and for samples without context.
 RECORDING: a JFR file, or a folder of them (a repository); several add up. A recording that is
 being written is read up to its last flush, and stderr says so.
+With --events alloc the amounts are bytes allocated, with --events lock time blocked, and the
+allocated (or waited-for) class is the leaf of each stack.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
   --threads        one section per thread (name and OS thread id) instead
   --top N          rows per section (default 10)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all (cpu and wall samples; the default), alloc
+                   (jdk.ObjectAllocationSample) or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
        ctxprof flame --diff BEFORE AFTER -o DIFF.html [--by ATTRIBUTE] [--events E]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
@@ -72,24 +75,25 @@ BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
   --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events cpu|wall|all] [--labels LIST] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events E] [--labels LIST] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
-  --to pprof       gzipped perftools.profiles.Profile; sample types samples/count, cpu and
-                   wall nanoseconds; labels "kind" and one per attribute
+  --to pprof       gzipped perftools.profiles.Profile; sample types samples/count and one per
+                   kind (cpu and wall nanoseconds...); labels "kind" and one per attribute
                    (go tool pprof -tagfocus endpoint=/checkout OUT)
   --to otlp        OpenTelemetry profiles (ProfilesData, profiles/v1development): one profile
                    per sample kind, attributes per context attribute, trace and span ids as
                    links
   RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
+                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
   --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
                    trace_id, span_id, attribute names, or none (default: kind and the
                    attributes for pprof, the attributes for OTLP; ids make a series per
@@ -105,12 +109,16 @@ The options are checked with the agent's own parser first (a refusal exits 2, no
 the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
   --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
-  --event E            cpu, ctimer, itimer, wall, cpu+wall (agent key event)
+  --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
   --interval D         CPU interval, e.g. 10ms (interval)
   --wall D             wall-clock interval, e.g. 20ms (wall)
   --attributes A;B     context attribute names (attributes)
   --depth N            frames per sample (depth)
   --filter context     wall samples only threads with a context (filter)
+  --alloc SIZE         allocation sampling, e.g. 512k (alloc)
+  --lock D             lock waits at least this long, e.g. 10ms (lock)
+  --select S           all or if-context (select)
+  --live               also the sampled objects still alive at the end (live; needs --alloc)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";
@@ -124,7 +132,8 @@ Loads libctxprof into the running JVM PID (HotSpot dynamic attach; no JDK tool n
 one command there; the agent's answer is printed, and a refusal exits 1 with its message.
   start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
-            --clock, --unwind, --chunksize, --chunktime, --option KEY=VALUE
+            --alloc, --lock, --select, --live, --clock, --unwind, --chunksize, --chunktime,
+            --option KEY=VALUE
   stop      stop profiling and finish the recording
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed
@@ -191,7 +200,8 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->top = static_cast<size_t>(top);
       } else if (arg == "--events") {
         if (!ParseEventSelection(value, &out->events)) {
-          *error = command + ": --events wants cpu, wall or all, got \"" + value + "\"";
+          *error =
+              command + ": --events wants cpu, wall, all, alloc or lock, got \"" + value + "\"";
           return false;
         }
       }

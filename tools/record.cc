@@ -24,7 +24,8 @@ constexpr FlagKey kFlagKeys[] = {
     {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
     {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
     {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
-    {"--unwind", "unwind"},
+    {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
+    {"--select", "select"},
 };
 
 bool IsFile(const std::string& path) {
@@ -37,6 +38,10 @@ bool IsFile(const std::string& path) {
 FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::string>& args,
                          size_t* i, RecordOptions* out, std::string* error) {
   const std::string& flag = args[*i];
+  if (flag == "--live") {  // the agent's one option without a value
+    out->agent_options.emplace_back("live", "");
+    return FlagParse::kParsed;
+  }
   const FlagKey* mapped = nullptr;
   for (const FlagKey& candidate : kFlagKeys) {
     if (flag == candidate.flag) mapped = &candidate;
@@ -106,7 +111,11 @@ bool AgentOptionString(const std::string& command, const RecordOptions& options,
     return true;
   };
   for (const auto& [key, value] : options.agent_options) {
-    if (!append(key, value)) return false;
+    if (key == "live" && value.empty()) {
+      text += ",live";
+    } else if (!append(key, value)) {
+      return false;
+    }
   }
   if (!append("file", options.output)) return false;
   *out = text;

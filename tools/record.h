@@ -28,9 +28,10 @@ struct RecordOptions {
 };
 
 // The agent flags, shared by `record` and `attach PID start`: --event, --interval, --wall,
-// --depth, --attributes, --filter, --clock, --chunksize, --chunktime, --unwind and
-// --option KEY=VALUE become agent keys; -o/--output and --lib set their fields. Parses
-// args[*i] and its value, leaving *i on the value. kNotAgentFlag (nothing consumed) when
+// --depth, --attributes, --filter, --clock, --chunksize, --chunktime, --unwind, --alloc,
+// --lock, --select, --live (the one without a value) and --option KEY=VALUE become agent keys;
+// -o/--output and --lib set their fields. Parses args[*i] and its value, leaving *i on the
+// value. kNotAgentFlag (nothing consumed) when
 // args[*i] is none of them; kError + *error ("<command>: ...") when the value is missing or
 // --option is not key=value.
 enum class FlagParse { kParsed, kNotAgentFlag, kError };
@@ -38,12 +39,12 @@ FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::stri
                          size_t* i, RecordOptions* out, std::string* error);
 
 // Parses the arguments after "record". False + *error (a usage error) for an unknown flag, a
-// flag without value, or no command after "--".
+// flag without value (every flag but --live takes one), or no command after "--".
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error);
 
-// "start,key=value,...,file=<output>". False + *error ("<command>: ...") if a value holds a
-// ',' (the agent splits options at commas) or is empty.
+// "start,key=value,...,file=<output>" (live alone, without a value). False + *error
+// ("<command>: ...") if a value holds a ',' (the agent splits options at commas) or is empty.
 bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
                        std::string* error);
 

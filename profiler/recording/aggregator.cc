@@ -34,6 +34,7 @@ std::string Sanitize(std::string_view text) {
 }  // namespace
 
 void Aggregator::Consume(const SampleRecord& record) {
+  if (!IsSample(record.kind)) return;  // runtime events go to the JFR recording only
   std::string key;
   key.reserve(sizeof(ContextSnapshot) + 2 + record.frame_count * sizeof(uint64_t));
   key.push_back(static_cast<char>(record.kind));

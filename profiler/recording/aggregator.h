@@ -1,4 +1,5 @@
-// Aggregator: counts samples per (kind, thread state, context, stack) in memory, and renders
+// Aggregator: counts samples per (kind, thread state, context, stack) in memory (CPU and wall
+// samples only: runtime events such as allocations are left to the JFR recording), and renders
 // them symbolized (native frames with the Symbolizer, Java frames with the runtime's resolver as
 // "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
 // stack text file (docs/SAMPLER.md, "Dump format").

@@ -31,6 +31,36 @@ class Session::HandlerActivation {
   HandlerActivation& operator=(const HandlerActivation&) = delete;
 };
 
+// The runtime's event sources (alloc=, lock=) feed the session's buffer while this lives: the
+// EventRecorder is active, and the runtime reports allocations and waits to it.
+class Session::EventSources {
+ public:
+  // The EventRecorder is active before the runtime's sources start, so no event they report is
+  // lost, and deactivated again when they cannot start.
+  static StatusOr<std::unique_ptr<EventSources>> Start(const EventRecorder::Session& session,
+                                                       const RuntimeHooks& hooks) {
+    EventRecorder::Activate(session);
+    const Status started = hooks.events_start(session.rules);
+    if (!started.ok()) {
+      EventRecorder::Deactivate();
+      return started;
+    }
+    return std::unique_ptr<EventSources>(new EventSources(hooks.events_stop));
+  }
+  // Returns when no event can still be using the session's buffer (event_recorder.h).
+  ~EventSources() {
+    if (stop_) stop_();
+    EventRecorder::Deactivate();
+  }
+  EventSources(const EventSources&) = delete;
+  EventSources& operator=(const EventSources&) = delete;
+
+ private:
+  explicit EventSources(std::function<void()> stop) : stop_(std::move(stop)) {}
+
+  const std::function<void()> stop_;
+};
+
 // Runs Session::Tick every kDrainInterval, between the runtime's background_start and
 // background_end hooks, until destroyed.
 class Session::BackgroundThread {
@@ -155,6 +185,31 @@ MixedStack MixedStackOf(CStackKind cstack) {
   return MixedStack::kJavaElseNative;
 }
 
+bool WantsEvents(const Options& options) {
+  return options.alloc_interval_bytes != 0 || options.lock_enabled;
+}
+
+EventRules EventRulesOf(const Options& options) {
+  EventRules rules;
+  rules.alloc_interval_bytes = options.alloc_interval_bytes;
+  rules.lock_enabled = options.lock_enabled;
+  rules.lock_threshold_ns = options.lock_threshold_ns;
+  rules.if_context = options.select == EventSelect::kIfContext;
+  rules.live = options.live;
+  return rules;
+}
+
+// alloc=, lock= and live need a runtime that reports events (the JVM agent).
+Status CheckEventSources(const Options& options, const RuntimeHooks& hooks) {
+  if ((WantsEvents(options) && !hooks.events_start) || (options.live && !hooks.object_tracker)) {
+    return Status::InvalidArgument(
+        std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+        "': allocation and lock events come from the JVM; this process has no JVM agent (load "
+        "libctxprof as -agentpath or through io.ctxprof.Profiler)");
+  }
+  return Status();
+}
+
 StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
   switch (unwind) {
     case UnwindKind::kDwarf:
@@ -225,6 +280,8 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (options.attributes_given && !store->attributes().Register(options.attributes, &error)) {
     return Status::InvalidArgument("option 'attributes': " + error);
   }
+  const Status event_sources = CheckEventSources(options, hooks);
+  if (!event_sources.ok()) return event_sources;
   // Process-wide and never undone (a queued signal must always find our handler).
   Status installed = StackWalker::Init(WalkerMethodOf(options.unwind));
   if (installed.ok() && options.cpu_engine != CpuEngineKind::kNone) {
@@ -276,8 +333,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (session->wall_engine_ != nullptr) {
       settings.engine += settings.engine.empty() ? "wall" : "+wall";
     }
-    settings.interval_nanos =
-        session->cpu_engine_ != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
+    settings.interval_nanos = session->cpu_engine_ != nullptr    ? options.cpu_interval_ns
+                              : session->wall_engine_ != nullptr ? options.wall_interval_ns
+                                                                 : 0;
     settings.fallbacks = *notes;
     // upload=: the credentials it names are read now; a missing one is a bad option.
     UploaderConfig upload;
@@ -291,8 +349,20 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
         [raw_buffer] { return raw_buffer->dropped(); },
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
         hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
+        WantsEvents(options) ? EventRecorder::class_names() : nullptr,
+        options.live ? hooks.object_tracker() : nullptr,
         options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
     if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
+  }
+
+  // The option parser made alloc= and lock= require a recording: their events go only there.
+  if (WantsEvents(options)) {
+    StatusOr<std::unique_ptr<EventSources>> events = EventSources::Start(
+        EventRecorder::Session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                               options.depth, EventRulesOf(options)},
+        hooks);
+    if (!events.ok()) return events.status();
+    session->events_ = std::move(events.value());
   }
 
   session->registry_ = std::make_unique<ThreadRegistry>(engines);
@@ -319,6 +389,7 @@ Status Session::Stop() {
   if (wall_engine_ != nullptr) wall_engine_->Stop();
   if (cpu_engine_ != nullptr) cpu_engine_->Stop();
   activation_.reset();
+  events_.reset();
   DrainSamples();
   stopped_ = true;
   std::string error;

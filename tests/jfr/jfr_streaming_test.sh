@@ -103,7 +103,7 @@ for batch in $(seq $batches) final; do
     name=$(basename "$home")
     timeout 60 "$home/bin/jfr" summary "$recording" > "$tmp/summary.txt" 2>&1 ||
       { cat "$tmp/summary.txt"; fail "$name: jfr summary of the file being written"; }
-    got=$(awk '$1 == "jdk.ExecutionSample" || $1 == "ctxprof.WallClockSample" { n += $2 }
+    got=$(awk '$1 == "jdk.ExecutionSample" || $1 == "profiler.WallClockSample" { n += $2 }
       END { print n + 0 }' "$tmp/summary.txt")
     [[ $got == "$published" ]] || fail "$name: jfr summary counts $got of $published samples"
     timeout 60 "$home/bin/jfr" print "$recording" > /dev/null 2> "$tmp/print.err" ||

@@ -314,6 +314,120 @@ INSTANTIATE_TEST_SUITE_P(Modes, RoundTripTest,
                                            std::make_tuple(CpuSampleEvent::kCtxprof,
                                                            uint64_t{20000})));
 
+// Runtime events: the JDK's layouts, class names, wait start = end - amount, and context
+// intervals that cover each wait from its start to its end, even when a sample of the same
+// context inside the wait reached the writer first and the context changed just before.
+TEST(JfrWriterTest, RuntimeEventsKeepTheJdkLayoutsAndJoinTheirContextByStartAndEnd) {
+  FakeClock clock;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  for (const char* endpoint : {"/a", "/b"}) {
+    ContextSnapshot context{};
+    context.trace_id_low = 1;
+    context.attributes[0] = workload.dictionary->Intern(endpoint);
+    workload.contexts.push_back(context);
+  }
+  auto event = [&](const char* class_name, uint64_t amount) {
+    EventFields fields{};
+    fields.class_id = workload.class_names->Intern(class_name);
+    fields.amount = amount;
+    fields.park_time = kNoParkTimeout;
+    return fields;
+  };
+  EventFields timed_park = event("java/util/concurrent/locks/ReentrantLock$NonfairSync", 3 * ms);
+  timed_park.park_time = 5000000;
+  EventFields deadline_park = event("java/lang/Object", ms);
+  deadline_park.park_time = 1795300000123;
+  deadline_park.park_absolute = true;
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0, 0, 0, {}},                // /a
+      {SampleKind::kWall, 7, t0 + 12 * ms, 0, 1, {}},     // /b, inside the wait below
+      {SampleKind::kMonitorEnter, 7, t0 + 15 * ms, 0, 1,  // /b: waited from t0 + 5 ms
+       event("java/lang/Object", 10 * ms)},
+      {SampleKind::kAllocation, 7, t0 + 16 * ms, 0, 1, event("[B", 524288)},
+      {SampleKind::kThreadPark, 7, t0 + 20 * ms, 0, -1, timed_park},
+      {SampleKind::kThreadPark, 7, t0 + 22 * ms, 0, -1, deadline_park},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("events.jfr");
+  config.engine = "perf_cpu_clock";
+  config.alloc_interval_bytes = 524288;
+  config.lock_threshold_nanos = 1000000;
+  ASSERT_TRUE(WriteWorkload(workload, &clock, ms, config, nullptr, &error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(config.path, {}, &error)) << error;
+  std::map<std::string, std::vector<const JfrEvent*>> by_type;
+  for (const JfrEvent& event : reader.events()) by_type[event.type_name()].push_back(&event);
+  auto field_names = [](const JfrEvent* event) {
+    std::vector<std::string> names;
+    for (const JfrField& field : event->type->fields) names.push_back(field.name);
+    return names;
+  };
+  auto endpoint_at = [&reader](int64_t ticks) -> std::string {
+    const JfrEvent* context = reader.ContextAt(7, ticks);
+    return context == nullptr ? "-" : context->Field("endpoint").string();
+  };
+
+  ASSERT_EQ(by_type["jdk.ObjectAllocationSample"].size(), 1u);
+  const JfrEvent* allocation = by_type["jdk.ObjectAllocationSample"][0];
+  EXPECT_EQ(field_names(allocation),
+            (std::vector<std::string>{"startTime", "eventThread", "stackTrace", "objectClass",
+                                      "weight"}));
+  EXPECT_EQ(allocation->start_ticks(), static_cast<int64_t>(t0 + 16 * ms));
+  EXPECT_EQ(allocation->Field("objectClass").Field("name").string(), "[B");
+  EXPECT_EQ(allocation->Field("weight").integer(), 524288);
+  EXPECT_EQ(endpoint_at(allocation->start_ticks()), "/b");
+
+  ASSERT_EQ(by_type["jdk.JavaMonitorEnter"].size(), 1u);
+  const JfrEvent* monitor = by_type["jdk.JavaMonitorEnter"][0];
+  EXPECT_EQ(field_names(monitor),
+            (std::vector<std::string>{"startTime", "duration", "eventThread", "stackTrace",
+                                      "monitorClass", "previousOwner", "address"}));
+  EXPECT_EQ(monitor->start_ticks(), static_cast<int64_t>(t0 + 5 * ms));
+  EXPECT_EQ(monitor->Field("duration").integer(), static_cast<int64_t>(10 * ms));
+  EXPECT_EQ(monitor->Field("monitorClass").Field("name").string(), "java/lang/Object");
+  EXPECT_TRUE(monitor->Field("previousOwner").is_null());
+  // The wait joins /b by its start (before the wall sample that opened /b's run) and its end;
+  // /a's interval ends before the wait began.
+  EXPECT_EQ(endpoint_at(t0 + 5 * ms), "/b");
+  EXPECT_EQ(endpoint_at(t0 + 15 * ms), "/b");
+  EXPECT_EQ(endpoint_at(t0), "/a");
+  EXPECT_EQ(endpoint_at(t0 + 5 * ms - 1), "-");
+
+  ASSERT_EQ(by_type["jdk.ThreadPark"].size(), 2u);
+  const JfrEvent* timed = by_type["jdk.ThreadPark"][0];
+  const JfrEvent* deadline = by_type["jdk.ThreadPark"][1];
+  EXPECT_EQ(field_names(timed),
+            (std::vector<std::string>{"startTime", "duration", "eventThread", "stackTrace",
+                                      "parkedClass", "timeout", "until", "address"}));
+  EXPECT_EQ(timed->Field("parkedClass").Field("name").string(),
+            "java/util/concurrent/locks/ReentrantLock$NonfairSync");
+  EXPECT_EQ(timed->Field("timeout").integer(), 5000000);
+  EXPECT_EQ(timed->Field("until").integer(), INT64_MIN);
+  EXPECT_EQ(deadline->Field("timeout").integer(), INT64_MIN);
+  EXPECT_EQ(deadline->Field("until").integer(), 1795300000123);
+  EXPECT_EQ(endpoint_at(timed->start_ticks()), "-");
+
+  ASSERT_EQ(by_type["ctxprof.ProfilerCounters"].size(), 1u);
+  const JfrEvent* counters = by_type["ctxprof.ProfilerCounters"][0];
+  EXPECT_EQ(counters->Field("samples").integer(), 2);
+  EXPECT_EQ(counters->Field("allocationSamples").integer(), 1);
+  EXPECT_EQ(counters->Field("monitorEnters").integer(), 1);
+  EXPECT_EQ(counters->Field("threadParks").integer(), 2);
+  const JfrEvent* settings = by_type["ctxprof.ProfilerSettings"][0];
+  EXPECT_EQ(settings->Field("allocInterval").integer(), 524288);
+  EXPECT_EQ(settings->Field("lockThreshold").integer(), 1000000);
+  EXPECT_EQ(settings->Field("select").string(), "all");
+}
+
 TEST(JfrWriterTest, RecordingFileHasMode0600) {
   Recorder recorder(1, 3);
   recorder.config.path = TempPath("mode.jfr");
@@ -422,7 +536,7 @@ TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
   size_t index = 0;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "jdk.ExecutionSample" &&
-        event.type_name() != "ctxprof.WallClockSample") {
+        event.type_name() != "profiler.WallClockSample") {
       continue;
     }
     const JfrValue& thread = event.thread();

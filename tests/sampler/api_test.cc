@@ -32,6 +32,15 @@ TEST(ApiTest, BadOptionsAreRejectedWithTheKeyAndTheProcessKeepsRunning) {
   EXPECT_NE(std::string(error).find("'colour'"), std::string::npos) << error;
   EXPECT_EQ(ctxprof_start("attributes=bad name", error, sizeof(error)), CTXPROF_EINVAL);
   EXPECT_NE(std::string(error).find("'attributes'"), std::string::npos) << error;
+  // Runtime events need a JVM: a native program is told so, naming the option.
+  const std::string file = std::string(getenv("TEST_TMPDIR")) + "/native-events.jfr";
+  for (const char* option : {"alloc=512k", "lock=10ms"}) {
+    EXPECT_EQ(ctxprof_start((std::string(option) + ",file=" + file).c_str(), error, sizeof(error)),
+              CTXPROF_EINVAL);
+    const std::string key = std::string(option).substr(0, std::string(option).find('='));
+    EXPECT_NE(std::string(error).find("'" + key + "'"), std::string::npos) << error;
+    EXPECT_NE(std::string(error).find("JVM"), std::string::npos) << error;
+  }
   // Truncation keeps the buffer NUL-terminated.
   char tiny[8];
   EXPECT_EQ(ctxprof_start("colour=blue", tiny, sizeof(tiny)), CTXPROF_EINVAL);

@@ -50,7 +50,7 @@ expect 2 'unknown command "frob"' frob
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
 expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
-expect 2 "--events wants cpu, wall or all" report "$tmp/good.jfr" --events heap
+expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" --events heap
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
@@ -59,7 +59,7 @@ expect 2 '--labels: "nope" is not a label of this recording (labels: kind, threa
   convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --labels kind,nope
 expect 2 "--labels applies to --to pprof and --to otlp" convert --to collapsed "$tmp/good.jfr" \
   -o "$tmp/x" --labels kind
-expect 2 "--diff wants two input files, BEFORE.jfr AFTER.jfr (got 1)" flame --diff \
+expect 2 "--diff wants two recordings, BEFORE AFTER (got 1)" flame --diff \
   "$tmp/good.jfr" -o "$tmp/x.html"
 expect 2 "--by and --threads each choose the sections" report "$tmp/good.jfr" --threads --by tenant
 expect 2 'unknown option "--threads"' convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --threads

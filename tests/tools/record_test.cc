@@ -62,6 +62,17 @@ TEST(RecordTest, TellsWhetherTheRecordingWasWritten) {
   EXPECT_TRUE(RecordingWritten(created, StateOf(path)));
 }
 
+TEST(RecordTest, EventFlagsIncludingLiveWithoutAValue) {
+  RecordOptions options;
+  std::string error, agent;
+  ASSERT_TRUE(ParseRecordArguments({"--alloc", "512k", "--live", "--lock", "10ms", "--select",
+                                    "if-context", "--", "java", "Main"},
+                                   &options, &error))
+      << error;
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error)) << error;
+  EXPECT_EQ(agent, "start,alloc=512k,live,lock=10ms,select=if-context,file=ctxprof.jfr");
+}
+
 TEST(RecordTest, DefaultsToCtxprofJfr) {
   RecordOptions options;
   std::string error, agent;

@@ -1,16 +1,18 @@
 package io.ctxprof.agent;
 
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.javaCommand;
+import static io.ctxprof.agent.ChildProcess.run;
+import static io.ctxprof.agent.ChildProcess.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ctxprof.agent.ChildProcess.Result;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +23,6 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,7 +59,7 @@ class AgentTest {
     }
     assertEquals(4, threadIds.size(), result.toString());
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     Map<String, int[]> counts = new HashMap<>(); // handler -> {samples, own context, other}
     for (RecordedEvent sample : recording.samples) {
       String handler = handlerOf(sample.getStackTrace());
@@ -169,7 +170,7 @@ class AgentTest {
   void everyExitPathLeavesAValidRecording(String how) throws Exception {
     Path jfr = dir.resolve(how + ".jfr");
     List<String> command =
-        ChildProcess.javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
+        javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
     command.add(ExitWorkload.class.getName());
     command.add(how);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -189,12 +190,12 @@ class AgentTest {
     int expected = Map.of("normal", 0, "exit", 3, "throw", 1, "sigterm", 143).get(how);
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long spinning = recording.samplesIn("spin");
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      Result check = ChildProcess.run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -242,7 +243,7 @@ class AgentTest {
         "dump names Java frames: " + collapsed);
     System.out.println("api: dumps until the work showed: " + steps.get("dump-attempts"));
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long working =
         recording.samples.stream()
             .filter(
@@ -260,12 +261,12 @@ class AgentTest {
     System.out.println("api: " + recording.samples.size() + " samples, " + working + " in apiWork");
     assertTrue(working >= 10, "samples in ApiWorkload.apiWork: " + working);
     // The JFR dump of the running recording: a finished copy of what was recorded until then.
-    Recording dumped = Recording.read(Path.of(jfr + ".dump.jfr"));
+    JfrRecording dumped = JfrRecording.read(Path.of(jfr + ".dump.jfr"));
     assertTrue(
         dumped.samples.size() > 0 && dumped.samples.size() <= recording.samples.size(),
         "dump " + dumped.samples.size() + " of " + recording.samples.size() + " samples");
     // Without a recording: the aggregated samples, one thread for all, the frames named.
-    Recording memory = Recording.read(Path.of(dump + ".memory.jfr"));
+    JfrRecording memory = JfrRecording.read(Path.of(dump + ".memory.jfr"));
     long memoryWork = memory.samplesIn("apiWork");
     System.out.println(
         "api: dumps: recording " + dumped.samples.size() + " samples, memory "
@@ -372,7 +373,7 @@ class AgentTest {
       }
     }
     assertEquals(3, virtualIds.size(), result.toString());
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     int joined = 0;
     int misjoined = 0;
     int ownThread = 0;
@@ -422,75 +423,5 @@ class AgentTest {
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
     assertEquals(
         joined, ownThread, "samples not attributed to the thread that ran them: " + misattributed);
-  }
-
-  // ---- harness
-
-  private static String agent(String options) {
-    return "-agentpath:" + LIBRARY + "=" + options;
-  }
-
-  private static Result runJava(List<String> jvmOptions, String mainClass, String... args)
-      throws IOException, InterruptedException {
-    List<String> command = ChildProcess.javaCommand(jvmOptions);
-    command.add(AgentTest.class.getPackageName() + "." + mainClass);
-    command.addAll(List.of(args));
-    return ChildProcess.run(command, 120);
-  }
-
-  /**
-   * CPU samples and context intervals of a recording, joined by thread and time: the OS thread id,
-   * or for a virtual thread (OS thread id 0) its Java thread id.
-   */
-  private static final class Recording {
-    final List<RecordedEvent> samples = new ArrayList<>();
-    final Map<Long, List<RecordedEvent>> contexts = new HashMap<>();
-
-    static Recording read(Path file) throws IOException {
-      Recording recording = new Recording();
-      for (RecordedEvent event : RecordingFile.readAllEvents(file)) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExecutionSample")) {
-          recording.samples.add(event);
-        } else if (type.equals("ctxprof.Context")) {
-          recording.contexts.computeIfAbsent(threadKey(event.getThread()), t -> new ArrayList<>()).add(event);
-        }
-      }
-      return recording;
-    }
-
-    /**
-     * The context intervals of the sample's thread that contain it: none (no context), one, or
-     * several. The writer's intervals overlap only when a thread's samples reached it out of tick
-     * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
-     */
-    /** Samples with a frame of a method named `method`. */
-    long samplesIn(String method) {
-      return samples.stream()
-          .filter(
-              s ->
-                  s.getStackTrace() != null
-                      && s.getStackTrace().getFrames().stream()
-                          .anyMatch(f -> f.getMethod().getName().equals(method)))
-          .count();
-    }
-
-    /** JDK 25's getOSThreadId() is -1 for every virtual thread: the field itself is read. */
-    static long threadKey(RecordedThread thread) {
-      long os = thread.getLong("osThreadId");
-      return os != 0 ? os : -thread.getJavaThreadId();
-    }
-
-    List<RecordedEvent> contextsOf(RecordedEvent sample) {
-      long tid = threadKey(sample.getThread("sampledThread"));
-      Instant time = sample.getStartTime();
-      List<RecordedEvent> found = new ArrayList<>();
-      for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
-        if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
-          found.add(context);
-        }
-      }
-      return found;
-    }
   }
 }
