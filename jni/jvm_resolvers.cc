@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "jni/jvm_threads.h"
+#include "jni/virtual_threads.h"
 
 namespace ctxprof {
 namespace {
@@ -37,15 +38,14 @@ std::string Take(jvmtiEnv* jvmti, char* text) {
   return copy;
 }
 
-// "Ljava/lang/String;" -> "java/lang/String"; array and other signatures stay as they are.
-std::string InternalName(const std::string& signature) {
+}  // namespace
+
+std::string InternalClassName(const std::string& signature) {
   if (signature.size() >= 2 && signature.front() == 'L' && signature.back() == ';') {
     return signature.substr(1, signature.size() - 2);
   }
   return signature;
 }
-
-}  // namespace
 
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   if (frame.kind == FrameKind::kNative || frame.kind == FrameKind::kKernel) {
@@ -85,7 +85,7 @@ void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   }
   out->method_name = Take(jvmti_, name);
   out->descriptor = Take(jvmti_, descriptor);
-  out->class_name = InternalName(Take(jvmti_, class_signature));
+  out->class_name = InternalClassName(Take(jvmti_, class_signature));
   ReleaseLocal(holder);
   out->line_number = LineOf(method, frame.bci);
 }
@@ -117,5 +117,7 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
   if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
 }
+
+std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }
 
 }  // namespace ctxprof

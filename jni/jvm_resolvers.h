@@ -40,9 +40,15 @@ class JvmFrameResolver : public FrameResolver {
   NativeFrameResolver native_;
 };
 
+// A class signature as JVMTI gives it ("Ljava/lang/String;") in the internal form JFR writes
+// ("java/lang/String"); array and primitive signatures ("[B", "[Ljava/lang/String;") unchanged.
+std::string InternalClassName(const std::string& signature);
+
 class JvmThreadResolver : public ThreadResolver {
  public:
   void Resolve(int32_t tid, ResolvedThread* out) override;
+  // From VirtualThreads (jni/virtual_threads.h).
+  std::string VirtualThreadName(uint64_t id) override;
 
  private:
   NativeThreadResolver native_;

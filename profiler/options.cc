@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstring>
 
+#include "context/context_block.h"
+
 namespace ctxprof {
 namespace {
 
@@ -100,6 +102,8 @@ bool ParseIntInRange(std::string_view key, std::string_view value, int64_t min, 
 bool ParseEvent(std::string_view value, Options* options, std::string* error) {
   CpuEngineKind cpu = CpuEngineKind::kNone;
   bool wall = false;
+  bool alloc = false;
+  bool lock = false;
   std::string_view rest = value;
   while (true) {
     const size_t plus = rest.find('+');
@@ -113,16 +117,20 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
       part_cpu = CpuEngineKind::kITimer;
     } else if (part == "wall" && !wall) {
       wall = true;
+    } else if (part == "alloc" && !alloc) {
+      alloc = true;
+    } else if (part == "lock" && !lock) {
+      lock = true;
     } else {
       *error = Problem("event", value, "is not an event",
-                       "use cpu, ctimer, itimer or wall, or one CPU engine plus wall joined by "
-                       "'+', e.g. event=cpu+wall");
+                       "use cpu, ctimer, itimer, wall, alloc or lock, or several joined by '+' "
+                       "(at most one CPU engine), e.g. event=cpu+wall or event=cpu+alloc");
       return false;
     }
     if (part_cpu != CpuEngineKind::kNone) {
       if (cpu != CpuEngineKind::kNone) {
         *error = Problem("event", value, "names two CPU engines",
-                         "pick one of cpu, ctimer or itimer (optionally +wall)");
+                         "pick one of cpu, ctimer or itimer (optionally +wall, +alloc, +lock)");
         return false;
       }
       cpu = part_cpu;
@@ -132,6 +140,11 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
   }
   options->cpu_engine = cpu;
   options->wall_enabled = options->wall_enabled || wall;
+  // alloc=/lock= given before or after event= keep their values.
+  if (alloc && options->alloc_interval_bytes == 0) {
+    options->alloc_interval_bytes = Options::kDefaultAllocIntervalBytes;
+  }
+  options->lock_enabled = options->lock_enabled || lock;
   return true;
 }
 
@@ -384,6 +397,41 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     return true;
   }
   if (key == "attributes") return ParseAttributes(value, options, error);
+  if (key == "alloc") {
+    uint64_t bytes = 0;
+    if (!ParseBytes(value, &bytes) || bytes == 0 || bytes > Options::kMaxAllocIntervalBytes) {
+      *error = Problem(key, value, "is not an allocation sampling interval",
+                       "write a size from 1 byte to 1g with an optional k, m or g suffix, e.g. "
+                       "alloc=512k (about one sample per 512 KiB a thread allocates)");
+      return false;
+    }
+    options->alloc_interval_bytes = bytes;
+    return true;
+  }
+  if (key == "lock") {
+    options->lock_enabled = true;
+    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs, &options->lock_threshold_ns,
+                               error);
+  }
+  if (key == "select") {
+    if (value == "all") {
+      options->select = EventSelect::kAll;
+    } else if (value == "if-context") {
+      options->select = EventSelect::kIfContext;
+    } else {
+      *error = Problem(key, value, "is not an event selection",
+                       "use select=all (the alloc=/lock= rules for every thread) or "
+                       "select=if-context (every lock wait and finer allocation sampling on "
+                       "threads with a context)");
+      return false;
+    }
+    return true;
+  }
+  if (key == "live") {
+    *error = "option 'live' takes no value (got " + Quote(value) +
+             "); write it alone, e.g. alloc=512k,live";
+    return false;
+  }
   if (key == "chunksize")
     return ParseBytesOption(key, value, &options->jfr.chunk_size_bytes, error);
   if (key == "maxsize") return ParseBytesOption(key, value, &options->jfr.max_size_bytes, error);
@@ -454,9 +502,9 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
            "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
            "clock, "
            "signal, wallsignal, "
-           "buffer, file, repository, attributes, chunksize, chunktime, maxsize, maxage, flush, "
-           "cpusamples, wallsamples, contextid, upload, uploadname, uploadlabels, uploadtoken, "
-           "uploadbasic, uploadtenant, uploadca";
+           "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
+           "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
+           "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
   return false;
 }
 
@@ -602,12 +650,13 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
       return false;
     }
     const size_t equals = item.find('=');
-    if (equals == std::string_view::npos) {
+    if (item == "live") {  // async-profiler's spelling: a flag without a value
+      options.live = true;
+    } else if (equals == std::string_view::npos) {
       *error = "option " + Quote(item) + " has no value; write it as key=value, e.g. interval=10ms";
       return false;
-    }
-    if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options, &interval_given,
-                     &wall_given, error)) {
+    } else if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options,
+                            &interval_given, &wall_given, error)) {
       return false;
     }
     if (comma != std::string_view::npos && rest.empty()) {
@@ -643,6 +692,23 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
   if (options.filter_context && !options.wall_enabled) {
     *error = Problem("filter", "context", "applies only to wall sampling",
                      "add wall to the events, e.g. event=cpu+wall or wall=20ms");
+    return false;
+  }
+  if (options.live && options.alloc_interval_bytes == 0) {
+    *error = "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live";
+    return false;
+  }
+  if (options.select == EventSelect::kIfContext && options.alloc_interval_bytes == 0 &&
+      !options.lock_enabled) {
+    *error = Problem("select", "if-context", "applies only to allocation and lock events",
+                     "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context");
+    return false;
+  }
+  if ((options.alloc_interval_bytes != 0 || options.lock_enabled) && options.file.empty() &&
+      options.repository.empty()) {
+    *error = std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+             "': allocation and lock events are written to the JFR recording only; add "
+             "file=PATH.jfr or repository=DIR";
     return false;
   }
   *out = std::move(options);

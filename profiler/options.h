@@ -5,8 +5,11 @@
 // returns false and *error names the key, the value and how to fix it; *out is left untouched.
 //
 // Keys (durations take a unit: ns, us, ms or s; sizes take an optional k, m or g suffix):
-//   event=cpu|ctimer|itimer|wall, or a CPU engine and wall joined by '+' (cpu+wall)
-//                      CPU engine: cpu = perf_events cpu-clock, falling back to ctimer, itimer.
+//   event=cpu|ctimer|itimer|wall|alloc|lock, or several joined by '+' (cpu+wall, cpu+alloc+lock;
+//                      at most one CPU engine). CPU engine: cpu = perf_events cpu-clock, falling
+//                      back to ctimer, itimer. alloc and lock turn on the runtime events below
+//                      with their default interval/threshold; naming only them (event=alloc)
+//                      samples no CPU or wall time.
 //   interval=10ms      CPU sampling interval (for event=wall alone: the wall interval).
 //                      [100us, 1h].
 //   wall=50ms          enables wall sampling at this interval, [1ms, 1h].
@@ -37,11 +40,24 @@
 //                      a standard signal does not queue, so a pending wall signal would swallow
 //                      a perf overflow's signal and the one-shot event would never be re-armed.
 //   buffer=2048        sample buffer slots, [16, 65536]; ~2.1 KiB each at depth=128.
-//   file=path          write a JFR recording to this file (chunks appended, streamable while
-//                      it grows); without file= or repository= samples stay in memory.
+//   file=path          write a JFR recording to this file, one whole chunk per flush, so
+//                      that every reader reads it while it grows; without file= or
+//                      repository= samples stay in memory.
 //   repository=dir     continuous mode: one JFR file per chunk in this folder (created 0700),
 //                      oldest deleted first under maxsize=/maxage=. Exclusive with file=.
 //   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...
+//   Runtime events (a JVM only: the agent reports them, jni/jvm_events.h; they are written to the
+//   JFR recording, so file= or repository= is required):
+//   alloc=512k         allocation sampling, about one sample per SIZE bytes a thread allocates,
+//                      [1, 1g]; jdk.ObjectAllocationSample with weight = bytes it stands for.
+//   live               (no value) also write profiler.LiveObject for the sampled objects still
+//                      reachable when the session stops. Needs alloc.
+//   lock=10ms          contended monitor enters (jdk.JavaMonitorEnter) and LockSupport.park
+//                      waits (jdk.ThreadPark) that lasted at least this long, [0ns, 1h].
+//   select=all|if-context  all (default): events by the rules above; if-context: on a thread
+//                      whose context is set, every lock wait whatever its duration and
+//                      allocations sampled 16x finer (profiler/sampler/event_recorder.h);
+//                      outside a context the rules above. Needs alloc or lock.
 //   JFR writer keys, validated here and consumed by the writer:
 //   chunksize=, maxsize= (bytes), chunktime=, maxage=, flush= (durations),
 //   cpusamples=jdk|ctxprof: CPU samples as jdk.ExecutionSample (every JFR tool reads them) or
@@ -49,8 +65,9 @@
 //   wallsamples=profiler|jdk: wall samples as profiler.WallClockSample (async-profiler's
 //                      converter, Pyroscope, JDK 25 Context lines) or as jdk.NativeMethodSample
 //                      (jfrview and speedscope read only the JDK's sample events).
-//   contextid=false|true: every sample event ends with a contextId (Pyroscope reads it; async-
-//                      profiler's converter cannot read such events). docs/JFR.md.
+//   contextid=false|true: every sample and allocation/lock event ends with a contextId
+//                      (Pyroscope reads it; async-profiler's converter cannot read such events).
+//                      docs/JFR.md.
 //   Upload of each finished chunk to a Pyroscope server (repository= required; docs/SAMPLER.md):
 //   upload=URL         http://host[:port][/prefix] or https://...; POSTs to <prefix>/ingest.
 //                      Implies contextid=true; needs CPU and wall intervals that are equal and
@@ -76,7 +93,7 @@
 #include <vector>
 
 #include "profiler/sampler/clock.h"
-#include "profiler/sampler/sample.h"
+#include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
 
@@ -84,6 +101,8 @@ namespace ctxprof {
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
 enum class UnwindKind : uint8_t { kDwarf, kLibunwind, kFramePointer };
 enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
+// select=: which runtime events are kept (event_recorder.h).
+enum class EventSelect : uint8_t { kAll, kIfContext };
 
 // Settings of the JFR writer (profiler/jfr/). 0 means "writer default".
 struct JfrOptions {
@@ -127,6 +146,9 @@ struct Options {
   static constexpr uint32_t kMinBufferSlots = 16;
   static constexpr uint32_t kMaxBufferSlots = 65536;
   static constexpr int kMaxWallThreadsPerTick = 4096;
+  static constexpr uint64_t kDefaultAllocIntervalBytes = 512 * 1024;
+  static constexpr uint64_t kMaxAllocIntervalBytes = 1ull << 30;
+  static constexpr uint64_t kDefaultLockThresholdNs = 10 * kNanosPerMilli;
 
   CpuEngineKind cpu_engine = CpuEngineKind::kPerf;
   uint64_t cpu_interval_ns = 10 * kNanosPerMilli;
@@ -146,6 +168,12 @@ struct Options {
   std::string repository;
   bool attributes_given = false;  // attributes= was present (possibly to clear them)
   std::vector<std::string> attributes;
+  // Runtime events.
+  uint64_t alloc_interval_bytes = 0;  // 0 = no allocation sampling
+  bool live = false;
+  bool lock_enabled = false;
+  uint64_t lock_threshold_ns = kDefaultLockThresholdNs;
+  EventSelect select = EventSelect::kAll;
   JfrOptions jfr;
   UploadOptions upload;
 };

@@ -25,6 +25,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
 .frame.interpreted { background: #d4c94a; }
 .frame.inlined { background: #63c4c4; }
 .frame.native { background: #e57a6b; }
+.frame.klass { background: #8fa8d8; }
 .frame.match { background: #d35fd3; }
 .diff-only { display: none; }
 .diff .diff-only { display: inline; }
@@ -45,6 +46,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
 (function() {
   "use strict";
   var data = JSON.parse(document.getElementById("profile-data").textContent);
+  var unit = " " + data.unit;  // what the counts are: samples, bytes or ns
   var diff = Array.isArray(data.base);
   if (diff) document.body.className = "diff";
   var widths = document.getElementById("widths");
@@ -53,7 +55,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
   var graph = document.getElementById("graph");
   var status = document.getElementById("status");
   var matched = document.getElementById("matched");
-  var typeClass = {J: "jit", I: "interpreted", L: "inlined", N: "native"};
+  var typeClass = {J: "jit", I: "interpreted", L: "inlined", N: "native", C: "klass"};
   var rowHeight = 17;
   var minWidth = 0.001;  // of the shown root: narrower frames are not drawn
   var root = null, zoom = null, group = -1;
@@ -160,7 +162,7 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
             percent(node.value, root.value) + "), " + (delta >= 0 ? "+" : "") +
             delta.toFixed(2) + " points";
       } else {
-        div.title = node.name + " \u2014 " + node.value + " samples (" +
+        div.title = node.name + " \u2014 " + node.value + unit + " (" +
             percent(node.value, root.value) + ")";
       }
       div.addEventListener("click", function() { zoom = node; render(); });
@@ -183,8 +185,8 @@ h1 { font-size: 14px; margin: 0 0 6px 0; }
     graph.style.height = (depth * rowHeight) + "px";
     var label = group < 0 ? "all" : data.groups[group];
     status.textContent = label + ": " + (diff ? "before " + root.base + ", after " + root.value
-                                              : root.value) + " samples";
-    matched.textContent = term ? "matched: " + matchedValue(root, term) + " samples (" +
+                                              : root.value) + unit;
+    matched.textContent = term ? "matched: " + matchedValue(root, term) + unit + " (" +
         percent(matchedValue(root, term), size(root)) + ")" : "";
   }
   function updateHash() {
@@ -309,6 +311,7 @@ const char* TypeCode(const std::string& type) {
   if (type == "Interpreted") return "I";
   if (type == "Inlined") return "L";
   if (type == "Native") return "N";
+  if (type == "Class") return "C";  // the class frame of an allocation or lock event
   return "";
 }
 
@@ -345,6 +348,7 @@ class FlameData {
   // Adds the samples of `profile` grouped by the attribute named `attribute` ("" = none) to
   // series 0 (shown) or 1 (base).
   void Add(const Profile& profile, const std::string& attribute, int series) {
+    unit_ = profile.unit();
     const int index = attribute.empty() ? -1 : profile.AttributeIndex(attribute);
     std::vector<uint32_t> stack_of(profile.stacks().size());
     for (size_t s = 0; s < profile.stacks().size(); s++) {
@@ -377,7 +381,10 @@ class FlameData {
       for (const auto& [stack_and_key, count] : series)
         group_of_key.emplace(stack_and_key.second, 0);
     }
-    std::string json = "{\"frames\":[";
+    const char* unit = unit_ == WeightUnit::kBytes         ? "bytes"
+                       : unit_ == WeightUnit::kNanoseconds ? "ns"
+                                                           : "samples";
+    std::string json = "{\"unit\":\"" + std::string(unit) + "\",\"frames\":[";
     for (size_t f = 0; f < frames_.size(); f++) {
       json += (f ? ",[" : "[") + JsonStringForScript(frames_[f].first) + ",\"" + frames_[f].second +
               "\"]";
@@ -425,6 +432,7 @@ class FlameData {
   std::vector<std::vector<uint32_t>> stacks_;
   std::map<std::pair<uint32_t, std::string>, int64_t> counts_[2];  // (stack, group key)
   bool diff_ = false;
+  WeightUnit unit_ = WeightUnit::kSamples;  // of both profiles: they load the same selection
 };
 
 }  // namespace

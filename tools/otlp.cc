@@ -21,7 +21,7 @@ constexpr int kProfileSampleType = 1, kProfileSamples = 2, kProfileTimeUnixNano 
               kProfileDurationNano = 4, kProfilePeriodType = 5, kProfilePeriod = 6;
 constexpr int kValueTypeType = 1, kValueTypeUnit = 2;
 constexpr int kSampleStackIndex = 1, kSampleAttributeIndices = 2, kSampleLinkIndex = 3,
-              kSampleTimestamps = 5;
+              kSampleValues = 4, kSampleTimestamps = 5;
 constexpr int kDictionaryMappings = 1, kDictionaryLocations = 2, kDictionaryFunctions = 3,
               kDictionaryLinks = 4, kDictionaryStrings = 5, kDictionaryAttributes = 6,
               kDictionaryStacks = 7;
@@ -130,9 +130,14 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     stack_index.push_back(stacks.Index(message.bytes()));
   }
 
-  // Per kind: (stack, attribute indices, link) -> timestamps.
+  // Per kind: (stack, attribute indices, link) -> timestamps, and for the event kinds the
+  // value of each.
   using SampleKey = std::tuple<int64_t, std::vector<uint64_t>, int64_t>;
-  std::map<SampleKind, std::map<SampleKey, std::vector<uint64_t>>> samples;
+  struct Events {
+    std::vector<uint64_t> times;
+    std::vector<uint64_t> values;
+  };
+  std::map<SampleKind, std::map<SampleKey, Events>> samples;
   for (const Sample& sample : profile.samples()) {
     std::vector<uint64_t> attribute_indices;
     for (const LabelSource& source : labels) {
@@ -151,10 +156,15 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
         link = links.Index(message.bytes());
       }
     }
-    std::vector<uint64_t>& times =
-        samples[sample.kind][{stack_index[sample.stack], attribute_indices, link}];
-    times.insert(times.end(), static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),
-                 static_cast<uint64_t>(sample.epoch_nanos));
+    Events& events = samples[sample.kind][{stack_index[sample.stack], attribute_indices, link}];
+    if (IsIntervalKind(sample.kind)) {
+      events.times.insert(events.times.end(),
+                          static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),
+                          static_cast<uint64_t>(sample.epoch_nanos));
+    } else {
+      events.times.push_back(static_cast<uint64_t>(sample.epoch_nanos));
+      events.values.push_back(static_cast<uint64_t>(profile.MeasureOf(sample)));
+    }
   }
 
   ProtoWriter scope_profiles;
@@ -164,21 +174,24 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
   for (SampleKind kind : kSampleKinds) {
     if (samples[kind].empty()) continue;
     const std::string name = SampleKindName(kind);
-    const int64_t period = profile.period_nanos(kind);
+    const int64_t period = profile.period(kind);
     ProtoWriter message;
-    message.BytesField(field::kProfileSampleType, ValueType(&strings, "samples", "count"));
-    for (const auto& [key, times] : samples[kind]) {
+    message.BytesField(field::kProfileSampleType,
+                       IsIntervalKind(kind) ? ValueType(&strings, "samples", "count")
+                                            : ValueType(&strings, name, MeasureUnit(kind)));
+    for (const auto& [key, events] : samples[kind]) {
       ProtoWriter sample;
       sample.VarintField(field::kSampleStackIndex, std::get<0>(key));
       sample.PackedField(field::kSampleAttributeIndices, std::get<1>(key));
       sample.VarintField(field::kSampleLinkIndex, std::get<2>(key));
-      sample.PackedFixed64Field(field::kSampleTimestamps, times);
+      sample.PackedField(field::kSampleValues, events.values);
+      sample.PackedFixed64Field(field::kSampleTimestamps, events.times);
       message.BytesField(field::kProfileSamples, sample.bytes());
     }
     message.Fixed64Field(field::kProfileTimeUnixNano, static_cast<uint64_t>(profile.start_nanos()));
     message.VarintField(field::kProfileDurationNano, profile.duration_nanos());
     if (period > 0) {
-      message.BytesField(field::kProfilePeriodType, ValueType(&strings, name, "nanoseconds"));
+      message.BytesField(field::kProfilePeriodType, ValueType(&strings, name, MeasureUnit(kind)));
       message.VarintField(field::kProfilePeriod, period);
     }
     scope_profiles.BytesField(field::kScopeProfiles, message.bytes());

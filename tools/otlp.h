@@ -4,12 +4,15 @@
 // POST /v1development/profiles.
 //
 // One ResourceProfiles with one ScopeProfiles (scope "ctxprof") holding one Profile per sample
-// kind present: "cpu" and "wall". Each Profile, in the OpenTelemetry profiler's conventions:
-// sample_type ("samples", "count"), period_type (kind, "nanoseconds") and period = the sampling
-// interval when the recording gives it, time_unix_nano/duration_nano = the recording's range.
-// A Sample is one distinct (stack, attributes, link); it lists the time of each of its events in
-// timestamps_unix_nano, a time once per sampling interval the event stands for (the spec counts
-// each timestamp as 1 when there are no values), so weights add up without a values list.
+// kind present (profile.h): "cpu" and "wall", or "alloc", or "monitor" and "park". Each Profile,
+// in the OpenTelemetry profiler's conventions: sample_type ("samples", "count") for cpu and wall,
+// (kind, MeasureUnit) for the event kinds ("alloc"/"bytes", "monitor"/"nanoseconds"...),
+// period_type (kind, its unit) and period = the sampling interval when the recording gives it
+// (none for lock waits), time_unix_nano/duration_nano = the recording's range. A Sample is one
+// distinct (stack, attributes, link); it lists the time of each of its events in
+// timestamps_unix_nano: for cpu and wall a time once per sampling interval the event stands for
+// (the spec counts each timestamp as 1 when there are no values), so weights add up without a
+// values list; for the event kinds one time per event and, in values, its bytes or nanoseconds.
 //
 // Context: the LabelSource list (labels.h; default: the context attributes) becomes sample
 // attributes (string values); the trace and span ids become the sample's Link (16 and 8 bytes;

@@ -37,15 +37,17 @@ std::string ValueType(ProtoStringTable* strings, const std::string& type, const 
 std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& labels) {
   ProtoStringTable strings;
   ProtoWriter out;
-  // A time sample type per kind that was loaded and whose period is known.
+  // A measure sample type per kind that was loaded and whose measure is known (an interval
+  // kind needs its period).
   std::set<SampleKind> loaded;
   for (const Sample& sample : profile.samples()) loaded.insert(sample.kind);
-  std::vector<SampleKind> timed;
+  std::vector<SampleKind> measured;
   out.BytesField(field::kSampleType, ValueType(&strings, "samples", "count"));
   for (SampleKind kind : kSampleKinds) {
-    if (loaded.count(kind) == 0 || profile.period_nanos(kind) <= 0) continue;
-    timed.push_back(kind);
-    out.BytesField(field::kSampleType, ValueType(&strings, SampleKindName(kind), "nanoseconds"));
+    if (loaded.count(kind) == 0 || (IsIntervalKind(kind) && profile.period(kind) <= 0)) continue;
+    measured.push_back(kind);
+    out.BytesField(field::kSampleType,
+                   ValueType(&strings, SampleKindName(kind), MeasureUnit(kind)));
   }
 
   // Functions and locations: location id = frame index + 1 (ids must be non-zero).
@@ -80,11 +82,9 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
     std::vector<uint64_t> locations;
     for (uint32_t frame : profile.stacks()[sample.stack]) locations.push_back(frame + 1);
     message.PackedField(field::kSampleLocationId, locations);  // leaf first, as pprof wants
-    std::vector<uint64_t> values = {static_cast<uint64_t>(sample.weight)};
-    for (SampleKind kind : timed) {
-      values.push_back(kind == sample.kind
-                           ? static_cast<uint64_t>(sample.weight * profile.period_nanos(kind))
-                           : 0);
+    std::vector<uint64_t> values = {static_cast<uint64_t>(Profile::CountOf(sample))};
+    for (SampleKind kind : measured) {
+      values.push_back(kind == sample.kind ? static_cast<uint64_t>(profile.MeasureOf(sample)) : 0);
     }
     message.PackedField(field::kSampleValue, values);
     for (const LabelSource& source : labels) {
@@ -103,15 +103,16 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
   }
   out.VarintField(field::kTimeNanos, profile.start_nanos());
   out.VarintField(field::kDurationNanos, profile.duration_nanos());
-  if (!timed.empty()) {
+  if (!measured.empty() && profile.period(measured.front()) > 0) {
+    const SampleKind kind = measured.front();
     out.BytesField(field::kPeriodType,
-                   ValueType(&strings, SampleKindName(timed.front()), "nanoseconds"));
-    out.VarintField(field::kPeriod, profile.period_nanos(timed.front()));
+                   ValueType(&strings, SampleKindName(kind), MeasureUnit(kind)));
+    out.VarintField(field::kPeriod, profile.period(kind));
   }
-  // One kind loaded: its time; several: the count, in which every sample has its weight.
-  const bool one_kind = loaded.size() == 1 && timed.size() == 1;
+  // One kind loaded: its measure; several: the count, in which every sample has its weight.
+  const bool one_kind = loaded.size() == 1 && measured.size() == 1;
   out.VarintField(field::kDefaultSampleType,
-                  strings.Index(one_kind ? SampleKindName(timed.front()) : "samples"));
+                  strings.Index(one_kind ? SampleKindName(measured.front()) : "samples"));
   // Last: every string above has been interned by now.
   for (const std::string& text : strings.strings()) out.AlwaysBytesField(field::kStringTable, text);
   return out.bytes();

@@ -26,6 +26,42 @@ struct Section {
   std::map<std::string, MethodCounts> methods;
 };
 
+// A weight in the profile's unit, as the report prints it.
+std::string Amount(int64_t value, WeightUnit unit) {
+  char buffer[48];
+  switch (unit) {
+    case WeightUnit::kSamples:
+      snprintf(buffer, sizeof(buffer), "%" PRId64, value);
+      break;
+    case WeightUnit::kBytes:
+      if (value >= (1 << 20)) {
+        snprintf(buffer, sizeof(buffer), "%.2f MiB", static_cast<double>(value) / (1 << 20));
+      } else if (value >= (1 << 10)) {
+        snprintf(buffer, sizeof(buffer), "%.2f KiB", static_cast<double>(value) / (1 << 10));
+      } else {
+        snprintf(buffer, sizeof(buffer), "%" PRId64 " B", value);
+      }
+      break;
+    case WeightUnit::kNanoseconds:
+      snprintf(buffer, sizeof(buffer), "%.3f ms", static_cast<double>(value) / 1e6);
+      break;
+  }
+  return buffer;
+}
+
+// "5 samples", "1.50 MiB allocated", "2.000 ms blocked".
+std::string Quantity(int64_t value, WeightUnit unit) {
+  switch (unit) {
+    case WeightUnit::kSamples:
+      return Amount(value, unit) + " samples";
+    case WeightUnit::kBytes:
+      return Amount(value, unit) + " allocated";
+    case WeightUnit::kNanoseconds:
+      break;
+  }
+  return Amount(value, unit) + " blocked";
+}
+
 std::string Share(int64_t part, int64_t whole) {
   char buffer[32];
   snprintf(buffer, sizeof(buffer), "%.2f%%", whole == 0 ? 0.0 : 100.0 * part / whole);
@@ -56,9 +92,10 @@ void CountMethods(const std::vector<std::vector<std::string>>& methods_of_stack,
   }
 }
 
-void WriteSection(const Section& section, int64_t all, size_t top, std::string* out) {
+void WriteSection(const Section& section, int64_t all, WeightUnit unit, size_t top,
+                  std::string* out) {
   char line[256];
-  *out += "\n== " + section.title + ": " + std::to_string(section.samples) + " samples (" +
+  *out += "\n== " + section.title + ": " + Quantity(section.samples, unit) + " (" +
           Share(section.samples, all) + " of all)\n";
   std::vector<std::pair<std::string, MethodCounts>> rows(section.methods.begin(),
                                                          section.methods.end());
@@ -68,14 +105,16 @@ void WriteSection(const Section& section, int64_t all, size_t top, std::string* 
     return a.first < b.first;
   });
   if (rows.size() > top) rows.resize(top);
-  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", "self", "self%", "all%", "total",
-           "total%", "all%", "method");
+  // Samples keep the narrower columns they always had.
+  const int width = unit == WeightUnit::kSamples ? 10 : 12;
+  snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  %s\n", width, "self", "self%", "all%",
+           width, "total", "total%", "all%", "method");
   *out += line;
   for (const auto& [name, counts] : rows) {
-    snprintf(line, sizeof(line), "%10" PRId64 " %8s %8s %10" PRId64 " %8s %8s  ", counts.self,
-             Share(counts.self, section.samples).c_str(), Share(counts.self, all).c_str(),
-             counts.total, Share(counts.total, section.samples).c_str(),
-             Share(counts.total, all).c_str());
+    snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  ", width,
+             Amount(counts.self, unit).c_str(), Share(counts.self, section.samples).c_str(),
+             Share(counts.self, all).c_str(), width, Amount(counts.total, unit).c_str(),
+             Share(counts.total, section.samples).c_str(), Share(counts.total, all).c_str());
     *out += line + name + "\n";
   }
 }
@@ -110,9 +149,9 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   unset.title = by_attribute ? attribute + " (unset)" : "(context)";
   Section no_context;
   no_context.title = "(no context)";
-  int64_t cpu = 0, wall = 0;
+  std::map<SampleKind, int64_t> by_kind;  // samples (cpu, wall) or events (alloc, lock)
   for (const Sample& sample : profile.samples()) {
-    (sample.kind == SampleKind::kCpu ? cpu : wall) += sample.weight;
+    by_kind[sample.kind] += Profile::CountOf(sample);
     if (options.by_thread) {
       char key[16];  // zero-padded: ties sort in order of the threads' first samples
       snprintf(key, sizeof(key), "%010u", sample.thread);
@@ -147,8 +186,23 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   CountMethods(methods_of_stack, &unset);
   CountMethods(methods_of_stack, &no_context);
 
-  *out += "samples: " + std::to_string(all) + " (cpu " + std::to_string(cpu) + ", wall " +
-          std::to_string(wall) + ")\n";
+  const WeightUnit unit = profile.unit();
+  switch (unit) {
+    case WeightUnit::kSamples:
+      *out += "samples: " + std::to_string(all) + " (cpu " +
+              std::to_string(by_kind[SampleKind::kCpu]) + ", wall " +
+              std::to_string(by_kind[SampleKind::kWall]) + ")\n";
+      break;
+    case WeightUnit::kBytes:
+      *out += "allocated: " + Amount(all, unit) + " in " +
+              std::to_string(by_kind[SampleKind::kAllocation]) + " samples\n";
+      break;
+    case WeightUnit::kNanoseconds:
+      *out += "blocked: " + Amount(all, unit) + " in " + std::to_string(profile.samples().size()) +
+              " events (monitor " + std::to_string(by_kind[SampleKind::kMonitor]) + ", park " +
+              std::to_string(by_kind[SampleKind::kPark]) + ")\n";
+      break;
+  }
   *out += "by: " +
           (options.by_thread ? std::string("thread")
            : by_attribute    ? attribute
@@ -162,7 +216,7 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   sections.push_back(&unset);
   sections.push_back(&no_context);
   for (const Section* section : sections) {
-    if (section->samples > 0) WriteSection(*section, all, options.top, out);
+    if (section->samples > 0) WriteSection(*section, all, unit, options.top, out);
   }
 }
 

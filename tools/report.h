@@ -4,7 +4,9 @@
 // bytes), "(unset)" for samples whose context lacks the attribute, "(no context)" for samples
 // without context. With by_thread, one section per thread instead ("thread <name> tid=<OS thread
 // id>", most samples first). Sections with no samples are left out. Samples = sum of sample
-// weights.
+// weights: for allocations bytes ("1.50 MiB allocated", columns in B/KiB/MiB), for lock waits
+// time ("2.000 ms blocked", columns in ms); the class frame of those events (profile.h) is their
+// leaf, so the top self rows are the classes allocated or waited for.
 // Per method ("class.method", overloads merged): self = samples whose leaf frame is the method,
 // total = samples whose stack contains it (once per sample, however often it recurses). Rows
 // are the top N by self, then total, then name; shares are printed with two decimals of the

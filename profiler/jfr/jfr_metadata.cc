@@ -155,6 +155,11 @@ void DeclareTypes(MetadataTree* tree) {
       .Annotate(kJfrTypeContentType)
       .Field("value", kJfrTypeString);
   tree->Class("jdk.jfr.Unsigned", kJfrTypeUnsigned, annotation).Annotate(kJfrTypeContentType);
+  tree->Class("jdk.jfr.DataAmount", kJfrTypeDataAmount, annotation)
+      .Annotate(kJfrTypeContentType)
+      .Field("value", kJfrTypeString);
+  tree->Class("jdk.jfr.MemoryAddress", kJfrTypeMemoryAddress, annotation)
+      .Annotate(kJfrTypeContentType);
   tree->Class("jdk.jfr.Contextual", kJfrTypeContextual, annotation);
 
   tree->Class("java.lang.Thread", kJfrTypeThread)
@@ -162,7 +167,8 @@ void DeclareTypes(MetadataTree* tree) {
       .Field("osName", kJfrTypeString, false, false, "OS Thread Name")
       .Field("osThreadId", kJfrTypeLong, false, false, "OS Thread Id")
       .Field("javaName", kJfrTypeString, false, false, "Java Thread Name")
-      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id");
+      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id")
+      .Field("virtual", kJfrTypeBoolean, false, false, "Virtual Thread");
   tree->Class("java.lang.Class", kJfrTypeClass)
       .Label("Java Class")
       .Field("classLoader", kJfrTypeClassLoader, true, false, "Class Loader")
@@ -220,7 +226,64 @@ void DeclareContextId(const JfrEventLayout& layout, ClassBuilder* event) {
   event->Field("contextId", kJfrTypeLong, false, false, "Context Id")
       .FieldAnnotate(kJfrTypeDescription,
                      "The ctxprof.Context events of this chunk with this contextId hold the "
-                     "sample's context; 0 = no context");
+                     "event's context; 0 = no context");
+}
+
+// The JDK's runtime events, field for field (jdk.jfr.internal's definitions in JDK 17 and 25),
+// each ending with contextId when the layout has it.
+void DeclareRuntimeEvents(MetadataTree* tree, const JfrEventLayout& layout) {
+  const std::vector<std::string> categories = {"Java Application"};
+  ClassBuilder allocation =
+      tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
+                  "Object Allocation Sample", categories);
+  allocation.Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("weight", kJfrTypeLong, false, false, "Sample Weight")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The bytes allocated that this sample stands for: the sum of the weights "
+                     "estimates the bytes allocated");
+  DeclareContextId(layout, &allocation);
+  ClassBuilder monitor = tree->Event("jdk.JavaMonitorEnter", kJfrTypeJavaMonitorEnter,
+                                     "Java Monitor Blocked", categories);
+  monitor.Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("monitorClass", kJfrTypeClass, true, false, "Monitor Class")
+      .Field("previousOwner", kJfrTypeThread, true, false, "Previous Monitor Owner")
+      .Field("address", kJfrTypeLong, false, false, "Monitor Address")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+  DeclareContextId(layout, &monitor);
+  ClassBuilder park =
+      tree->Event("jdk.ThreadPark", kJfrTypeThreadPark, "Java Thread Park", categories);
+  park.Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("parkedClass", kJfrTypeClass, true, false, "Class Parked On")
+      .Field("timeout", kJfrTypeLong, false, false, "Park Timeout")
+      .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
+      .Field("until", kJfrTypeLong, false, false, "Park Until")
+      .FieldAnnotate(kJfrTypeTimestamp, "MILLISECONDS_SINCE_EPOCH")
+      .Field("address", kJfrTypeLong, false, false, "Address of Object Parked")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+  DeclareContextId(layout, &park);
+}
+
+// async-profiler's event for the sampled objects still alive at the end (its --live).
+void DeclareLiveObjectEvent(MetadataTree* tree, const JfrEventLayout& layout) {
+  ClassBuilder live = tree->Event("profiler.LiveObject", kJfrTypeLiveObject, "Live Object",
+                                  {"ctxprof", "Profiling"});
+  live.Field("eventThread", kJfrTypeThread, true, false, "Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("allocationSize", kJfrTypeLong, false, false, "Allocation Size")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .Field("allocationTime", kJfrTypeLong, false, false, "Allocation Time")
+      .FieldAnnotate(kJfrTypeTimestamp, "TICKS");
+  DeclareContextId(layout, &live);
 }
 
 void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names,
@@ -251,6 +314,8 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   cpu.Field("weight", kJfrTypeLong, false, false, "Weight")
       .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
   DeclareContextId(layout, &cpu);
+  DeclareRuntimeEvents(tree, layout);
+  DeclareLiveObjectEvent(tree, layout);
 
   ClassBuilder context =
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
@@ -289,13 +354,21 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .Field("ticksPerSecond", kJfrTypeLong, false, false, "Ticks Per Second")
       .Field("cpuSamples", kJfrTypeString, false, false, "CPU Sample Event")
       .Field("stackDepth", kJfrTypeInt, false, false, "Stack Depth")
-      .Field("attributes", kJfrTypeString, false, false, "Context Attributes");
+      .Field("attributes", kJfrTypeString, false, false, "Context Attributes")
+      .Field("allocInterval", kJfrTypeLong, false, false, "Allocation Sampling Interval")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription, "alloc=: 0 when allocations are not sampled")
+      .Field("lockThreshold", kJfrTypeLong, false, false, "Lock Threshold (ns)")
+      .FieldAnnotate(kJfrTypeDescription, "lock= in nanoseconds: -1 when lock events are off")
+      .Field("select", kJfrTypeString, false, false, "Event Selection");
   ClassBuilder counters = tree->Event("ctxprof.ProfilerCounters", kJfrTypeProfilerCounters,
                                       "Profiler Counters", categories);
   counters.Annotate(kJfrTypeDescription, "Totals since the recording started");
-  for (const char* field : {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy",
-                            "contextTorn", "truncatedStacks", "dictionaryOverflows",
-                            "truncatedValues", "uploadedChunks", "droppedUploads"}) {
+  for (const char* field :
+       {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
+        "truncatedStacks", "dictionaryOverflows", "truncatedValues", "uploadedChunks",
+        "droppedUploads", "allocationSamples", "monitorEnters", "threadParks", "liveObjects",
+        "untrackedObjects"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }

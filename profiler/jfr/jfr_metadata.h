@@ -9,22 +9,38 @@
 //                              [, contextId]
 //   jdk.NativeMethodSample     startTime, sampledThread, stackTrace, state [, contextId]
 //   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight [, contextId]
+//   jdk.ObjectAllocationSample startTime, eventThread, stackTrace, objectClass, weight
+//                              [, contextId]
+//   jdk.JavaMonitorEnter       startTime, duration, eventThread, stackTrace, monitorClass,
+//                              previousOwner, address [, contextId]
+//   jdk.ThreadPark             startTime, duration, eventThread, stackTrace, parkedClass, timeout,
+//                              until, address [, contextId]
+//   profiler.LiveObject        startTime, eventThread, stackTrace, objectClass, allocationSize,
+//                              allocationTime [, contextId] (async-profiler's layout, which its
+//                              converter's --live reads)
 //   ctxprof.Context            startTime, duration, eventThread, contextId, traceId, spanId,
 //                              <attributes>
 //   jdk.ActiveSetting          startTime, id, name, value
 //   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
-//                              cpuSamples, stackDepth, attributes
+//                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
+//                              select
 //   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
 //                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
-//                              truncatedValues, uploadedChunks, droppedUploads
+//                              truncatedValues, uploadedChunks, droppedUploads,
+//                              allocationSamples, monitorEnters, threadParks, liveObjects,
+//                              untrackedObjects
 //
 // The sample events use async-profiler's names and its field order and types, because its
 // converter reads them by position, not by name: jdk.ExecutionSample and jdk.NativeMethodSample
 // exactly as the JDK declares them, profiler.WallClockSample as async-profiler does except that
 // its thread field is named eventThread (async-profiler: sampledThread; the converter does not
 // look at names, and JDK 25's `jfr print` attaches contexts only to events with an
-// eventThread). The trailing contextId long is declared only with EventLayout::context_id:
-// Pyroscope's parser reads it by name, async-profiler's converter loses its place on it.
+// eventThread). The three jdk.* runtime events have exactly the JDK's field names, types, order
+// and units, so JDK tools (`jfr view allocation-by-class`, JMC) read them as their own, and
+// async-profiler's converter, which decodes them field by field in this order, reads them with
+// --alloc and --lock. The trailing contextId long is declared only with
+// EventLayout::context_id: Pyroscope's parser reads it by name, async-profiler's converter loses
+// its place on it.
 //
 // ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
 // `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
@@ -75,6 +91,10 @@ enum JfrTypeId : uint32_t {
   kJfrTypeContext = 104,
   kJfrTypeProfilerSettings = 105,
   kJfrTypeProfilerCounters = 106,
+  kJfrTypeObjectAllocationSample = 107,
+  kJfrTypeJavaMonitorEnter = 108,
+  kJfrTypeThreadPark = 109,
+  kJfrTypeLiveObject = 110,
   kJfrTypeNativeMethodSample = 120,
   kJfrTypeActiveSetting = 121,
   kJfrTypeLabel = 200,
@@ -85,6 +105,8 @@ enum JfrTypeId : uint32_t {
   kJfrTypeContextual = 205,
   kJfrTypeDescription = 206,
   kJfrTypeUnsigned = 207,
+  kJfrTypeDataAmount = 208,
+  kJfrTypeMemoryAddress = 209,
 };
 
 // Frame types: keys of the jdk.types.FrameType pool (the same in every chunk). The keys are
@@ -119,7 +141,7 @@ const char* JfrThreadStateName(int key);  // "STATE_RUNNABLE", "STATE_SLEEPING",
 
 // Variations of the event layout, fixed for a recording (see the file comment).
 struct JfrEventLayout {
-  bool context_id = false;  // every sample event ends with `contextId` (long)
+  bool context_id = false;  // every sample and runtime event ends with `contextId` (long)
 };
 
 class JfrMetadata {

@@ -34,6 +34,7 @@ std::string Sanitize(std::string_view text) {
 }  // namespace
 
 void Aggregator::Consume(const SampleRecord& record) {
+  if (!IsSample(record.kind)) return;  // runtime events go to the JFR recording only
   std::string key;
   key.reserve(sizeof(ContextSnapshot) + 2 + record.frame_count * sizeof(uint64_t));
   key.push_back(static_cast<char>(record.kind));
@@ -105,6 +106,14 @@ std::vector<AggregatedStack> Aggregator::Stacks() {
     stacks.push_back({entry.kind, entry.state, entry.context, SymbolizeLocked(entry), entry.samples,
                       entry.weight});
   }
+  return stacks;
+}
+
+std::vector<RawAggregatedStack> Aggregator::RawStacks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<RawAggregatedStack> stacks;
+  stacks.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) stacks.push_back(entry);
   return stacks;
 }
 

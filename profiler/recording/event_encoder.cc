@@ -44,6 +44,45 @@ void EventEncoder::AppendSample(const SampleEventFields& fields, JfrBuffer* out)
   }
 }
 
+void EventEncoder::AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields,
+                                 std::optional<uint64_t> context_id, JfrBuffer* out) {
+  scratch_.clear();
+  scratch_.PutVarint(type);
+  for (uint64_t value : fields) scratch_.PutVarint(value);
+  if (context_id.has_value()) PutContextId(*context_id, &scratch_);
+  out->PutRecord(scratch_);
+}
+
+void EventEncoder::AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out) {
+  AppendVarints(
+      kJfrTypeObjectAllocationSample,
+      {fields.ticks, fields.thread_key, fields.stack_key, fields.class_key, fields.weight},
+      fields.context_id, out);
+}
+
+void EventEncoder::AppendWait(const WaitEventFields& fields, JfrBuffer* out) {
+  // previousOwner (monitor): null, JVMTI does not tell it (docs/JFR.md); address: unknown, 0.
+  if (fields.type == kJfrTypeJavaMonitorEnter) {
+    AppendVarints(fields.type,
+                  {fields.start_ticks, fields.duration_ticks, fields.thread_key, fields.stack_key,
+                   fields.class_key, /*previousOwner=*/0, /*address=*/0},
+                  fields.context_id, out);
+  } else {
+    AppendVarints(fields.type,
+                  {fields.start_ticks, fields.duration_ticks, fields.thread_key, fields.stack_key,
+                   fields.class_key, static_cast<uint64_t>(fields.timeout_nanos),
+                   static_cast<uint64_t>(fields.until_millis), /*address=*/0},
+                  fields.context_id, out);
+  }
+}
+
+void EventEncoder::AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out) {
+  AppendVarints(kJfrTypeLiveObject,
+                {fields.allocation_ticks, fields.thread_key, fields.stack_key, fields.class_key,
+                 fields.object_bytes, fields.allocation_ticks},
+                fields.context_id, out);
+}
+
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
   const ContextSnapshot& context = *fields.context;
   scratch_.clear();
@@ -95,20 +134,21 @@ void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* 
   scratch_.PutString(fields.cpu_samples);
   scratch_.PutVarint(IntBits(fields.stack_depth));
   scratch_.PutString(fields.attributes);
+  scratch_.PutVarint(fields.alloc_interval_bytes);
+  scratch_.PutVarint(static_cast<uint64_t>(fields.lock_threshold_nanos));
+  scratch_.PutString(fields.select);
   out->PutRecord(scratch_);
 }
 
 void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* out) {
-  scratch_.clear();
-  scratch_.PutVarint(kJfrTypeProfilerCounters);
-  scratch_.PutVarint(fields.ticks);
-  for (uint64_t value : {fields.samples, fields.cpu_samples, fields.wall_samples,
-                         fields.dropped_samples, fields.context_busy, fields.context_torn,
-                         fields.truncated_stacks, fields.dictionary_overflows,
-                         fields.truncated_values, fields.uploaded_chunks, fields.dropped_uploads}) {
-    scratch_.PutVarint(value);
-  }
-  out->PutRecord(scratch_);
+  AppendVarints(
+      kJfrTypeProfilerCounters,
+      {fields.ticks, fields.samples, fields.cpu_samples, fields.wall_samples,
+       fields.dropped_samples, fields.context_busy, fields.context_torn, fields.truncated_stacks,
+       fields.dictionary_overflows, fields.truncated_values, fields.uploaded_chunks,
+       fields.dropped_uploads, fields.allocation_samples, fields.monitor_enters,
+       fields.thread_parks, fields.live_objects, fields.untracked_objects},
+      std::nullopt, out);
 }
 
 }  // namespace ctxprof

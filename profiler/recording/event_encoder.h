@@ -4,7 +4,15 @@
 //              stackTrace, state} (the JDK's exact layout, which async-profiler's converter reads
 //              field by field), profiler.WallClockSample {startTime, eventThread, stackTrace,
 //              state, samples, timeSpan} or ctxprof.CpuSample {startTime, eventThread,
-//              stackTrace, state, weight}; each followed by contextId when the layout has it
+//              stackTrace, state, weight}
+//   allocation jdk.ObjectAllocationSample {startTime, eventThread, stackTrace, objectClass, weight}
+//   wait       jdk.JavaMonitorEnter {startTime, duration, eventThread, stackTrace, monitorClass,
+//              previousOwner, address} or jdk.ThreadPark {startTime, duration, eventThread,
+//              stackTrace, parkedClass, timeout, until, address}: the JDK's exact layouts
+//   live       profiler.LiveObject {startTime, eventThread, stackTrace, objectClass,
+//              allocationSize, allocationTime}: async-profiler's layout
+//   Sample, allocation, wait and live events end with contextId when the layout has it
+//   (PutContextId).
 //   context    ctxprof.Context {startTime, duration, eventThread, contextId, traceId, spanId,
 //              attributes...}
 //   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk
@@ -16,13 +24,14 @@
 // Weight: jdk.ExecutionSample and jdk.NativeMethodSample have no weight field and every reader
 // counts each as one sampling interval, so a sample that stands for N intervals is written as N
 // identical events; the other sample events carry N in their weight field (`samples`, `weight`).
-// Events added later (allocations, locks) end with contextId the same way: PutContextId.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_RECORDING_EVENT_ENCODER_H_
 #define CTXPROF_PROFILER_RECORDING_EVENT_ENCODER_H_
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +49,38 @@ struct SampleEventFields {
   uint32_t state_key;
   uint32_t weight;      // sampling intervals, >= 1
   uint64_t context_id;  // 0 = no context; written only when the layout has contextId
+};
+
+struct AllocationEventFields {
+  uint64_t ticks;
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;   // 0 = null
+  uint64_t weight;      // bytes
+  uint64_t context_id;  // 0 = no context; written only when the layout has contextId
+};
+
+// jdk.JavaMonitorEnter (type kJfrTypeJavaMonitorEnter) or jdk.ThreadPark (kJfrTypeThreadPark).
+struct WaitEventFields {
+  uint32_t type;
+  uint64_t start_ticks;
+  uint64_t duration_ticks;
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;     // monitorClass / parkedClass; 0 = null
+  int64_t timeout_nanos;  // ThreadPark: INT64_MIN = none (the JDK's value for "no timeout")
+  int64_t until_millis;   // ThreadPark: INT64_MIN = none
+  uint64_t context_id;    // as in AllocationEventFields
+};
+
+// profiler.LiveObject (live option).
+struct LiveObjectFields {
+  uint64_t allocation_ticks;  // written as startTime and allocationTime
+  uint32_t thread_key;
+  uint32_t stack_key;
+  uint32_t class_key;
+  uint64_t object_bytes;
+  uint64_t context_id;  // of the allocation's context, in this chunk
 };
 
 struct ContextEventFields {
@@ -68,7 +109,10 @@ struct SettingsEventFields {
   uint64_t ticks_per_second;
   std::string cpu_samples;  // "jdk" or "ctxprof"
   int32_t stack_depth;
-  std::string attributes;  // the attribute names, comma-separated
+  std::string attributes;         // the attribute names, comma-separated
+  uint64_t alloc_interval_bytes;  // 0 = no allocation sampling
+  int64_t lock_threshold_nanos;   // -1 = no lock events
+  std::string select;             // "all" or "if-context"
 };
 
 // ctxprof.ProfilerCounters' fields after startTime, in order.
@@ -85,6 +129,11 @@ struct CounterEventFields {
   uint64_t truncated_values;
   uint64_t uploaded_chunks;
   uint64_t dropped_uploads;
+  uint64_t allocation_samples;
+  uint64_t monitor_enters;
+  uint64_t thread_parks;
+  uint64_t live_objects;
+  uint64_t untracked_objects;
 };
 
 class EventEncoder {
@@ -93,6 +142,9 @@ class EventEncoder {
   explicit EventEncoder(bool context_ids) : context_ids_(context_ids) {}
 
   void AppendSample(const SampleEventFields& fields, JfrBuffer* out);
+  void AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out);
+  void AppendWait(const WaitEventFields& fields, JfrBuffer* out);
+  void AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out);
   void AppendContext(const ContextEventFields& fields, JfrBuffer* out);
   void AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
@@ -105,6 +157,11 @@ class EventEncoder {
   }
 
  private:
+  // A record of `type` whose fields are all varints, ending with PutContextId(*context_id)
+  // when `context_id` is given (an event type that declares contextId).
+  void AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields,
+                     std::optional<uint64_t> context_id, JfrBuffer* out);
+
   const bool context_ids_;
   JfrBuffer scratch_;  // a record's body before its size is known
 };

@@ -14,6 +14,9 @@
 // ctxprof.Context events followed by one checkpoint (flush bit) with every pool entry those
 // events reference that the chunk has not carried yet — and at chunk end a
 // ctxprof.ProfilerCounters event and a last checkpoint.
+// In file mode (path) a flush ends the chunk, so that the file always consists of finished
+// chunks (JfrChunkWriter); a flush or chunk_time deadline that finds no sample in the chunk keeps
+// it open. In repository mode a flush publishes a segment of the chunk in progress.
 //
 // Samples, in async-profiler's conventions (docs/JFR.md has the reader-by-reader trade-offs):
 //  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state =
@@ -28,7 +31,24 @@
 //                      or jdk.NativeMethodSample {startTime, sampledThread, stackTrace, state}
 //                      (wall_samples = kJdk: jfrview and speedscope read only the JDK's sample
 //                      events).
-//  * context_id adds a trailing contextId to every sample event.
+//  * context_id adds a trailing contextId to every sample event (and runtime event, below).
+//
+// Runtime events (profiler/sampler/event_recorder.h), with the JDK's exact layouts:
+//  * kAllocation    -> jdk.ObjectAllocationSample {startTime, eventThread, stackTrace,
+//                      objectClass, weight = event.amount bytes}
+//  * kMonitorEnter  -> jdk.JavaMonitorEnter {startTime = ticks - event.amount, duration =
+//                      event.amount, eventThread, stackTrace, monitorClass, previousOwner = null,
+//                      address = 0}
+//  * kThreadPark    -> jdk.ThreadPark {..., parkedClass, timeout, until, address = 0}
+//  Their class ids are names in inputs.class_names (null: every class is written as null). A
+//  wait's interval [start, end] feeds ContextRuns, so the wait joins its context by its start
+//  (our reader) and by its end (JDK 25's `jfr print`). With context_id they end with contextId
+//  like the samples.
+//  * live option (inputs.objects): the writer owns the object reference of every allocation
+//    record it is given (LiveObjects); at Close, each sampled object still alive becomes
+//    profiler.LiveObject {startTime = allocationTime = when it was sampled, eventThread,
+//    stackTrace, objectClass, allocationSize = its size} (async-profiler's layout; startTime is
+//    the allocation's, so the event joins the context it was allocated in) in the last chunk.
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
 // message). The chunk being written then keeps a header that says "unfinished", so no reader
@@ -54,6 +74,7 @@
 #include "profiler/recording/context_runs.h"
 #include "profiler/recording/event_encoder.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/method_pool.h"
 #include "profiler/recording/stack_pool.h"
 #include "profiler/recording/thread_pool.h"
@@ -111,11 +132,17 @@ struct JfrWriterConfig {
 
   // Self-description, written as ctxprof.ProfilerSettings at the start of every chunk.
   // Also written as async-profiler's jdk.ActiveSetting `event`, `interval` and `wall`.
-  std::string engine;                // the engines really used, e.g. "cpu+wall", "ctimer", "wall"
-  uint64_t interval_nanos = 0;       // the CPU interval (the wall interval if no CPU engine runs)
+  // The engines really used, e.g. "cpu+wall", "ctimer", "wall"; "" with runtime events only.
+  std::string engine;
+  // The CPU interval (the wall interval if no CPU engine runs; 0 if neither does).
+  uint64_t interval_nanos = 0;
   uint64_t wall_interval_nanos = 0;  // 0 = no wall sampling
   std::string fallbacks;  // e.g. "perf_events unavailable (EACCES) -> ctimer"; may be empty
   int32_t stack_depth = kDefaultStackDepth;
+  // Also written as ctxprof.ProfilerSettings and async-profiler's `alloc` and `lock` settings.
+  uint64_t alloc_interval_bytes = 0;  // alloc=; 0 = none
+  int64_t lock_threshold_nanos = -1;  // lock=; -1 = none
+  bool select_if_context = false;     // select=if-context
 };
 
 // What the writer needs from the rest of the profiler. All pointers must outlive the writer.
@@ -127,6 +154,10 @@ struct JfrWriterInputs {
   const AttributeRegistry* attributes = nullptr;
   // Samples the sampler dropped so far (written in ctxprof.ProfilerCounters); may be empty.
   std::function<uint64_t()> dropped_samples;
+  // Class names of runtime events (event.class_id); may be null.
+  const Dictionary* class_names = nullptr;
+  // The live option's object references (event.object_ref); null when off.
+  ObjectTracker* objects = nullptr;
   // Repository mode: called on the writer's thread for each finished chunk file, with its
   // contexts; may be empty. Must not block (an uploader queues the chunk and returns).
   std::function<void(FinishedChunk&&)> on_chunk_finished;
@@ -146,13 +177,20 @@ class JfrWriter {
   JfrWriter(const JfrWriter&) = delete;
   JfrWriter& operator=(const JfrWriter&) = delete;
 
-  // Adds one sample. Samples of one thread should arrive in tick order. May flush or rotate.
+  // Adds one sample or runtime event (and takes its object reference, if any, even when it
+  // fails). Records of one thread should arrive in tick order. May flush or rotate.
   bool Add(const SampleRecord& sample, std::string* error);
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
   bool Tick(std::string* error);
-  // Publishes everything added so far: after it returns true, a reader sees every sample.
+  // Publishes everything added so far: after it returns true, a reader sees every sample. In
+  // file mode this ends the chunk (when it holds a sample).
   bool Flush(std::string* error);
+  // Like Flush, and in repository mode also finishes the chunk file (when it holds a sample):
+  // afterwards published() covers every sample added so far.
+  bool Publish(std::string* error);
+  // What readers can read now (JfrChunkWriter::published).
+  std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
   // Ends the current chunk and starts the next one.
   bool Rotate(std::string* error);
   // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
@@ -161,6 +199,9 @@ class JfrWriter {
 
   // Totals, for tests and for the counters event.
   uint64_t samples_written() const { return counters_.samples; }
+  uint64_t events_written() const {
+    return counters_.allocation_samples + counters_.monitor_enters + counters_.thread_parks;
+  }
   uint64_t chunks_finished() const { return chunk_->chunks_finished(); }
   // Frames kept for stack deduplication (see stack_cache_bytes).
   size_t cached_stack_frames() const { return stacks_.cached_frames(); }
@@ -180,9 +221,13 @@ class JfrWriter {
     const Clock* const clock_;
   };
   struct Counters {
-    uint64_t samples = 0;
+    uint64_t samples = 0;  // cpu and wall
     uint64_t cpu_samples = 0;
     uint64_t wall_samples = 0;
+    uint64_t allocation_samples = 0;
+    uint64_t monitor_enters = 0;
+    uint64_t thread_parks = 0;
+    uint64_t live_objects = 0;
     uint64_t context_busy = 0;
     uint64_t context_torn = 0;
     uint64_t truncated_stacks = 0;
@@ -201,6 +246,13 @@ class JfrWriter {
   void WriteCheckpoint();
   // Acts on what the chunk writer says is due at `now_ticks`.
   bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
+  // Encode a CPU or wall sample / a runtime event, after following its context.
+  void AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key);
+  void AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
+  // The Class pool key of class-name id `class_id`, queued for the current chunk; 0 for none.
+  uint32_t ClassKeyOf(uint32_t class_id);
+  // Writes the live objects (live option) before the last segment.
+  void WriteLiveObjects();
 
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
@@ -218,9 +270,12 @@ class JfrWriter {
   AttributeValuePool values_;
   ContextIds context_ids_;
   ContextRuns runs_;
+  std::vector<uint32_t> class_keys_;   // class-name id -> Class pool key (0 = not yet interned)
+  std::unique_ptr<LiveObjects> live_;  // live option; else null
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
+  uint64_t samples_in_chunk_ = 0;
   Counters counters_;
 };
 

@@ -6,7 +6,8 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, const UploaderConfig* upload, std::string* error,
+    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+    std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
     int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
@@ -27,6 +28,10 @@ std::unique_ptr<Recording> Recording::Open(
   config.wall_interval_nanos = options.wall_enabled ? options.wall_interval_ns : 0;
   config.fallbacks = settings.fallbacks;
   config.stack_depth = options.depth;
+  config.alloc_interval_bytes = options.alloc_interval_bytes;
+  config.lock_threshold_nanos =
+      options.lock_enabled ? static_cast<int64_t>(options.lock_threshold_ns) : -1;
+  config.select_if_context = options.select == EventSelect::kIfContext;
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
@@ -40,6 +45,9 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
+  inputs.class_names = class_names;
+  recording->objects_ = std::move(objects);
+  inputs.objects = recording->objects_.get();
   if (upload != nullptr) {
     recording->uploader_ = Uploader::Start(*upload, error);
     if (recording->uploader_ == nullptr) {
@@ -68,7 +76,8 @@ std::unique_ptr<Recording> Recording::Open(
 
 void Recording::PublishProgress() {
   if (writer_ != nullptr) {
-    samples_written_.store(writer_->samples_written(), std::memory_order_relaxed);
+    samples_written_.store(writer_->samples_written() + writer_->events_written(),
+                           std::memory_order_relaxed);
   }
 }
 
@@ -91,14 +100,27 @@ void Recording::Fail(const std::string& error) {
   ReleaseWriter();  // the writer already stopped itself; nothing more is written
 }
 
+void Recording::Discard(const SampleRecord& record) {
+  if (record.event.object_ref != 0 && objects_ != nullptr)
+    objects_->Release(record.event.object_ref);
+}
+
 void Recording::Consume(const SampleRecord& record) {
-  if (writer_ != nullptr) reorderer_.Add(record);
+  if (writer_ != nullptr) {
+    reorderer_.Add(record);
+  } else {
+    Discard(record);
+  }
 }
 
 void Recording::WriteUpTo(uint64_t horizon) {
   reorderer_.Release(horizon, [this](const SampleRecord& record) {
     std::string error;
-    if (writer_ != nullptr && !writer_->Add(record, &error)) Fail(error);
+    if (writer_ == nullptr) {
+      Discard(record);
+    } else if (!writer_->Add(record, &error)) {
+      Fail(error);
+    }
   });
 }
 
@@ -109,6 +131,19 @@ void Recording::Tick() {
   std::string error;
   if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
   PublishProgress();
+}
+
+bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
+  WriteUpTo(UINT64_MAX);
+  std::string publish_error;
+  if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
+  if (writer_ == nullptr) {
+    *error = failed() ? this->error() : "the recording is closed";
+    return false;
+  }
+  PublishProgress();
+  *published = writer_->published();
+  return true;
 }
 
 std::vector<pid_t> Recording::own_threads() const {

@@ -30,6 +30,7 @@
 #include "context/dictionary.h"
 #include "profiler/options.h"
 #include "profiler/recording/jfr_writer.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/native_resolvers.h"
 #include "profiler/recording/sample_reorderer.h"
 #include "profiler/recording/sample_sink.h"
@@ -40,9 +41,9 @@ namespace ctxprof {
 
 // What the recording says about the session that produced it (ctxprof.ProfilerSettings).
 struct RecordingSettings {
-  std::string engine;  // the engines really running, e.g. "perf_cpu_clock+wall"
-  uint64_t interval_nanos = 0;
-  std::string fallbacks;  // notes about engine fallbacks; may be empty
+  std::string engine;  // the engines really running, e.g. "cpu+wall"; "" with event=alloc|lock
+  uint64_t interval_nanos = 0;  // the CPU interval, else the wall interval, else 0
+  std::string fallbacks;        // notes about engine fallbacks; may be empty
 };
 
 class Recording : public SampleSink {
@@ -52,15 +53,18 @@ class Recording : public SampleSink {
   // nullptr and *error (naming the option and the path or file at fault) on failure, and
   // *os_error (when given) = the failed file or folder call's errno (0 when no call failed).
   // `frames`/`threads` name frames and threads (the JVM layer's resolvers); null means the
-  // native resolvers.
-  static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
-                                         const Clock* clock, const Dictionary* dictionary,
-                                         const AttributeRegistry* attributes,
-                                         std::function<uint64_t()> dropped_samples,
-                                         std::unique_ptr<FrameResolver> frames,
-                                         std::unique_ptr<ThreadResolver> threads,
-                                         const UploaderConfig* upload, std::string* error,
-                                         int* os_error);
+  // native resolvers. `class_names` names the classes of runtime events
+  // (profiler/sampler/event_recorder.h); may be null when there are none. `objects` (the live
+  // option; else null) owns the object references allocation records carry: the writer reports
+  // the live ones at the end, and references of records never written (after a failure) are
+  // released here.
+  static std::unique_ptr<Recording> Open(
+      const Options& options, const RecordingSettings& settings, const Clock* clock,
+      const Dictionary* dictionary, const AttributeRegistry* attributes,
+      std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
+      std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+      std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
+      int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -73,11 +77,15 @@ class Recording : public SampleSink {
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).
   bool Close(std::string* error);
+  // For a dump: writes every sample consumed so far, held ones included, and publishes them
+  // (JfrWriter::Publish); then *published lists what readers can read. False (and the
+  // recording failed) on a write error, or when it had failed before.
+  bool Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error);
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The first failure ("" while none).
   std::string error() const;
-  // Samples written so far, as of the last Tick() or Close().
+  // Samples and runtime events written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
   // Threads of the recording's own (the uploader's), which the session must never sample.
   std::vector<pid_t> own_threads() const;
@@ -89,9 +97,12 @@ class Recording : public SampleSink {
   void PublishProgress();
   // Writes the held samples with ticks <= horizon.
   void WriteUpTo(uint64_t horizon);
+  // A record that will not be written: gives back its object reference, if any.
+  void Discard(const SampleRecord& record);
 
   std::unique_ptr<FrameResolver> frames_;
   std::unique_ptr<ThreadResolver> threads_;
+  std::unique_ptr<ObjectTracker> objects_;  // may be null
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;

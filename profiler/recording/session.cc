@@ -32,6 +32,36 @@ class Session::HandlerActivation {
   HandlerActivation& operator=(const HandlerActivation&) = delete;
 };
 
+// The runtime's event sources (alloc=, lock=) feed the session's buffer while this lives: the
+// EventRecorder is active, and the runtime reports allocations and waits to it.
+class Session::EventSources {
+ public:
+  // The EventRecorder is active before the runtime's sources start, so no event they report is
+  // lost, and deactivated again when they cannot start.
+  static StatusOr<std::unique_ptr<EventSources>> Start(const EventRecorder::Session& session,
+                                                       const RuntimeHooks& hooks) {
+    EventRecorder::Activate(session);
+    const Status started = hooks.events_start(session.rules);
+    if (!started.ok()) {
+      EventRecorder::Deactivate();
+      return started;
+    }
+    return std::unique_ptr<EventSources>(new EventSources(hooks.events_stop));
+  }
+  // Returns when no event can still be using the session's buffer (event_recorder.h).
+  ~EventSources() {
+    if (stop_) stop_();
+    EventRecorder::Deactivate();
+  }
+  EventSources(const EventSources&) = delete;
+  EventSources& operator=(const EventSources&) = delete;
+
+ private:
+  explicit EventSources(std::function<void()> stop) : stop_(std::move(stop)) {}
+
+  const std::function<void()> stop_;
+};
+
 // Runs Session::Tick every kDrainInterval, between the runtime's background_start and
 // background_end hooks, until destroyed.
 class Session::BackgroundThread {
@@ -72,6 +102,15 @@ class Session::BackgroundThread {
     return tid_;
   }
 
+  // Runs `task` on the thread right after waking it, and returns once it ran.
+  void RunTask(const std::function<void()>& task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = &task;
+    task_done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return task_done_; });
+  }
+
  private:
   explicit BackgroundThread(Session* session) : session_(session) {}
 
@@ -89,7 +128,17 @@ class Session::BackgroundThread {
     while (true) {
       session_->Tick();
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_for(lock, kDrainInterval, [this] { return stopping_; })) break;
+      wake_.wait_for(lock, kDrainInterval, [this] { return stopping_ || task_ != nullptr; });
+      if (task_ != nullptr) {
+        const std::function<void()>* task = task_;
+        lock.unlock();
+        (*task)();
+        lock.lock();
+        task_ = nullptr;
+        task_done_ = true;
+        wake_.notify_all();
+      }
+      if (stopping_) break;
     }
     if (hooks.background_end) hooks.background_end();
   }
@@ -97,8 +146,10 @@ class Session::BackgroundThread {
   Session* const session_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  pid_t tid_ = 0;          // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+  pid_t tid_ = 0;                                // guarded by mutex_
+  const std::function<void()>* task_ = nullptr;  // guarded by mutex_
+  bool task_done_ = false;                       // guarded by mutex_
   std::thread thread_;
 };
 
@@ -134,6 +185,31 @@ MixedStack MixedStackOf(CStackKind cstack) {
       return MixedStack::kNativeThenJava;
   }
   return MixedStack::kJavaElseNative;
+}
+
+bool WantsEvents(const Options& options) {
+  return options.alloc_interval_bytes != 0 || options.lock_enabled;
+}
+
+EventRules EventRulesOf(const Options& options) {
+  EventRules rules;
+  rules.alloc_interval_bytes = options.alloc_interval_bytes;
+  rules.lock_enabled = options.lock_enabled;
+  rules.lock_threshold_ns = options.lock_threshold_ns;
+  rules.if_context = options.select == EventSelect::kIfContext;
+  rules.live = options.live;
+  return rules;
+}
+
+// alloc=, lock= and live need a runtime that reports events (the JVM agent).
+Status CheckEventSources(const Options& options, const RuntimeHooks& hooks) {
+  if ((WantsEvents(options) && !hooks.events_start) || (options.live && !hooks.object_tracker)) {
+    return Status::InvalidArgument(
+        std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+        "': allocation and lock events come from the JVM; this process has no JVM agent (load "
+        "libctxprof as -agentpath or through io.ctxprof.Profiler)");
+  }
+  return Status();
 }
 
 StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
@@ -217,6 +293,8 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (options.attributes_given && !store->attributes().Register(options.attributes, &error)) {
     return Status::InvalidArgument("option 'attributes': " + error);
   }
+  const Status event_sources = CheckEventSources(options, hooks);
+  if (!event_sources.ok()) return event_sources;
   // Process-wide and never undone (a queued signal must always find our handler).
   Status installed = StackWalker::Init(WalkerMethodOf(options.unwind));
   if (installed.ok() && options.cpu_engine != CpuEngineKind::kNone) {
@@ -241,6 +319,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   HandlerSession handler_session{session->buffer_.get(), session->clock_.get(), &store->map(),
                                  options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
+  handler_session.virtual_thread = hooks.virtual_thread;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 
@@ -272,8 +351,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (session->wall_engine_ != nullptr) {
       settings.engine += settings.engine.empty() ? "wall" : "+wall";
     }
-    settings.interval_nanos =
-        session->cpu_engine_ != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
+    settings.interval_nanos = session->cpu_engine_ != nullptr    ? options.cpu_interval_ns
+                              : session->wall_engine_ != nullptr ? options.wall_interval_ns
+                                                                 : 0;
     settings.fallbacks = *notes;
     // upload=: the credentials it names are read now; a missing one is a bad option.
     UploaderConfig upload;
@@ -287,8 +367,20 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
         [raw_buffer] { return raw_buffer->dropped(); },
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
         hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
+        WantsEvents(options) ? EventRecorder::class_names() : nullptr,
+        options.live ? hooks.object_tracker() : nullptr,
         options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
     if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
+  }
+
+  // The option parser made alloc= and lock= require a recording: their events go only there.
+  if (WantsEvents(options)) {
+    StatusOr<std::unique_ptr<EventSources>> events = EventSources::Start(
+        EventRecorder::Session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                               options.depth, EventRulesOf(options)},
+        hooks);
+    if (!events.ok()) return events.status();
+    session->events_ = std::move(events.value());
   }
 
   session->registry_ = std::make_unique<ThreadRegistry>(engines);
@@ -315,6 +407,7 @@ Status Session::Stop() {
   if (wall_engine_ != nullptr) wall_engine_->Stop();
   if (cpu_engine_ != nullptr) cpu_engine_->Stop();
   activation_.reset();
+  events_.reset();
   DrainSamples();
   stopped_ = true;
   std::string error;
@@ -322,6 +415,24 @@ Status Session::Stop() {
     return Status::Io(RecordingFailure(recording_path(), error), 0);
   }
   return Status();
+}
+
+Status Session::PublishRecording(PublishedFiles* files) {
+  if (recording_ == nullptr || recording_->failed()) {
+    return Status::WrongState("the session has no working recording");
+  }
+  Status status;
+  background_->RunTask([this, files, &status] {
+    DrainSamples();
+    std::vector<JfrChunkWriter::Published> published;
+    std::string error;
+    if (!recording_->Publish(&published, &error)) {
+      status = Status::Io(RecordingFailure(recording_path(), error), 0);
+      return;
+    }
+    status = files->Open(published);  // here: retention runs on this thread only
+  });
+  return status;
 }
 
 void Session::Tick() {

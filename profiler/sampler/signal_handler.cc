@@ -106,6 +106,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   record->kind = kind;
   record->engine = engine;
   record->weight = weight;
+  record->virtual_thread_id = g_session.virtual_thread != nullptr ? g_session.virtual_thread() : 0;
   record->flags = 0;
   record->state = kind == SampleKind::kWall ? StateOf(ucontext) : ThreadState::kRunning;
   ContextBlock* block = g_session.context_map->BlockFor(tid);

@@ -53,6 +53,11 @@ namespace ctxprof {
 // FrameKind::kJavaUnwalkable frame naming the reason, not a native walk from a JIT pc.
 using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
 
+// The JVM layer's virtual-thread probe (jni/virtual_threads.h): the java.lang.Thread id of the
+// virtual thread mounted on the calling (carrier) thread, 0 when none. Called in the signal
+// handler on the interrupted thread; it must be async-signal-safe.
+using VirtualThreadProbe = uint64_t (*)();
+
 // Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
 enum class MixedStack : uint8_t {
   kJavaOnly,        // cstack=no: Java frames, or an empty stack
@@ -66,7 +71,8 @@ struct HandlerSession {
   ContextMap* context_map;
   int depth;
   StackWalker::Method unwind;
-  JavaStackWalk java_walk = nullptr;  // nullptr: native frames only (native programs)
+  JavaStackWalk java_walk = nullptr;            // nullptr: native frames only (native programs)
+  VirtualThreadProbe virtual_thread = nullptr;  // nullptr: every sample is its OS thread's
   MixedStack mixed = MixedStack::kJavaElseNative;
 };
 

@@ -10,6 +10,7 @@
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/recording/jfr_writer.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/thread_pool.h"
 #include "tests/jfr/synthetic.h"
 
@@ -156,20 +157,150 @@ TEST(EventLayoutTest, ContextIdsResolveWithinEachChunk) {
   for (int64_t id : ids_of_chunk[1]) EXPECT_EQ(ids_of_chunk[0].count(id), 0u) << id;
 }
 
-TEST(EventLayoutTest, ActiveSettingsDescribeTheSession) {
-  LayoutRecorder recorder("settings.jfr");
-  recorder.Open();
-  recorder.Add(0, SampleKind::kCpu, 1);
-  JfrReader reader;
-  recorder.Close(&reader);
+// The jdk.ActiveSetting events of a recording: name -> value.
+std::map<std::string, std::string> ActiveSettings(const JfrReader& reader) {
   std::map<std::string, std::string> settings;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "jdk.ActiveSetting") {
       settings[event.Field("name").string()] = event.Field("value").string();
     }
   }
-  EXPECT_EQ(settings, (std::map<std::string, std::string>{
-                          {"event", "cpu"}, {"interval", "10000000"}, {"wall", "50000000"}}));
+  return settings;
+}
+
+TEST(EventLayoutTest, ActiveSettingsDescribeTheSession) {
+  LayoutRecorder recorder("settings.jfr");
+  recorder.Open();
+  recorder.Add(0, SampleKind::kCpu, 1);
+  JfrReader reader;
+  recorder.Close(&reader);
+  EXPECT_EQ(ActiveSettings(reader),
+            (std::map<std::string, std::string>{
+                {"event", "cpu"}, {"interval", "10000000"}, {"wall", "50000000"}}));
+}
+
+TEST(EventLayoutTest, ActiveSettingsOfRuntimeEventsWithoutSampling) {
+  LayoutRecorder recorder("settings_events.jfr");
+  recorder.config.engine = "";  // event=alloc+lock: no CPU or wall engine
+  recorder.config.interval_nanos = 0;
+  recorder.config.wall_interval_nanos = 0;
+  recorder.config.alloc_interval_bytes = 524288;
+  recorder.config.lock_threshold_nanos = 10000000;
+  recorder.Open();
+  JfrReader reader;
+  recorder.Close(&reader);
+  EXPECT_EQ(ActiveSettings(reader),
+            (std::map<std::string, std::string>{{"alloc", "524288"}, {"lock", "10000000"}}));
+}
+
+// A tracker whose every object stays alive; counts what it is given back.
+struct KeepAliveTracker : ObjectTracker {
+  bool Alive(uint64_t) override { return true; }
+  void Release(uint64_t) override { released++; }
+  int released = 0;
+};
+
+// contextid=true covers the runtime events like the samples: an allocation's contextId is its
+// context's, a wait's is the context of the interval that covers it from start to end, and a
+// live object written in the last chunk carries an id that chunk resolves, to the context it
+// was allocated in, although that context's run was in the first chunk. The repository's last
+// chunk file alone joins it.
+TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
+  LayoutRecorder recorder("unused");
+  recorder.config.path.clear();
+  recorder.config.repository = FreshPath("runtime_context_ids");
+  recorder.config.context_id = true;
+  Workload& workload = recorder.workload;
+  std::string error;
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_NE(workload.class_names, nullptr) << error;
+  KeepAliveTracker tracker;
+  JfrWriterInputs inputs = workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads);
+  inputs.class_names = workload.class_names.get();
+  inputs.objects = &tracker;
+  recorder.writer = JfrWriter::Open(recorder.config, inputs, &error);
+  ASSERT_NE(recorder.writer, nullptr) << error;
+
+  const ExpectedSample& first = workload.samples.front();
+  const uint64_t ms = recorder.clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = workload.samples.back().ticks + ms;
+  const int32_t tid = first.tid;
+  auto event = [&](SampleKind kind, uint64_t ticks, int context, uint64_t amount,
+                   uint64_t object_ref) {
+    static SampleRecord record;  // large (kMaxStackDepth frames): not on the stack
+    record = SampleRecord{};
+    record.ticks = ticks;
+    record.tid = tid;
+    record.kind = kind;
+    record.engine = Engine::kRuntime;
+    record.weight = 1;
+    record.context = context < 0 ? ContextSnapshot{} : workload.contexts[context];
+    record.event.amount = amount;
+    record.event.object_bytes = 24;
+    record.event.class_id = workload.class_names->Intern("[B");
+    record.event.park_time = kNoParkTimeout;
+    record.event.object_ref = object_ref;
+    record.frame_count = 0;
+    recorder.clock.Set(ticks);
+    std::string add_error;
+    EXPECT_TRUE(recorder.writer->Add(record, &add_error)) << add_error;
+  };
+  int context = -1;
+  for (size_t c = 0; c < workload.contexts.size(); c++) {
+    if (!workload.contexts[c].empty()) context = static_cast<int>(c);
+  }
+  ASSERT_GE(context, 0);
+  event(SampleKind::kAllocation, t0, context, 524288, /*object_ref=*/1);
+  event(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 5 * ms, 0);
+  event(SampleKind::kThreadPark, t0 + 20 * ms, -1, 2 * ms, 0);
+  ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+  event(SampleKind::kAllocation, t0 + 30 * ms, -1, 524288, /*object_ref=*/2);
+  JfrReader reader;
+  recorder.Close(&reader);  // reads the first chunk file
+  EXPECT_EQ(tracker.released, 2);
+
+  // Every chunk file of the repository alone: each runtime event's contextId is the id of the
+  // ctxprof.Context event of its chunk that covers it (0 when none does).
+  const std::vector<std::string> files = ListFolder(recorder.config.repository);
+  ASSERT_EQ(files.size(), 2u);
+  std::map<std::string, int> checked;
+  for (const std::string& file : files) {
+    JfrReader chunk;
+    ASSERT_TRUE(chunk.Read(file, {}, &error)) << error;
+    for (const JfrEvent& e : chunk.events()) {
+      const std::string& type = e.type_name();
+      if (type != "jdk.ObjectAllocationSample" && type != "jdk.JavaMonitorEnter" &&
+          type != "jdk.ThreadPark" && type != "profiler.LiveObject") {
+        continue;
+      }
+      ASSERT_FALSE(e.type->fields.empty());
+      EXPECT_EQ(e.type->fields.back().name, "contextId") << type;
+      const int64_t id = e.Field("contextId").integer();
+      const int64_t os_tid = e.thread().Field("osThreadId").integer();
+      std::vector<int64_t> times = {e.start_ticks()};
+      if (!e.Field("duration").is_null()) {
+        times.push_back(e.start_ticks() + e.Field("duration").integer());
+      }
+      for (int64_t ticks : times) {
+        const JfrEvent* covering = chunk.ContextAt(os_tid, ticks);
+        EXPECT_EQ(covering == nullptr ? 0 : covering->Field("contextId").integer(), id)
+            << type << " in " << file << " at " << ticks;
+      }
+      if (type == "profiler.LiveObject") EXPECT_EQ(file, files.back());
+      if (type == "profiler.LiveObject" && e.start_ticks() == static_cast<int64_t>(t0)) {
+        const JfrEvent* covering = chunk.ContextAt(os_tid, e.start_ticks());
+        ASSERT_NE(covering, nullptr) << "the live object's context is not in its chunk";
+        for (const auto& [field, value] : workload.ContextFields(context)) {
+          EXPECT_EQ(covering->Field(field).string(), value) << field;
+        }
+      }
+      checked[type]++;
+    }
+  }
+  EXPECT_EQ(checked, (std::map<std::string, int>{{"jdk.JavaMonitorEnter", 1},
+                                                 {"jdk.ObjectAllocationSample", 2},
+                                                 {"jdk.ThreadPark", 1},
+                                                 {"profiler.LiveObject", 2}}));
 }
 
 // Readers that do not look inside the thread pool show its key as the thread id.
@@ -180,14 +311,14 @@ TEST(EventLayoutTest, ThreadKeysAreOsThreadIds) {
   } resolver;
   ThreadPool pool(&resolver);
   uint64_t pending = 0;
-  EXPECT_EQ(pool.Key(1234, 1, &pending), 1234u);
-  EXPECT_EQ(pool.Key(77, 1, &pending), 77u);
-  EXPECT_EQ(pool.Key(1234, 2, &pending), 1234u);  // same identity in the next chunk
+  EXPECT_EQ(pool.Key(1234, 0, 1, &pending), 1234u);
+  EXPECT_EQ(pool.Key(77, 0, 1, &pending), 77u);
+  EXPECT_EQ(pool.Key(1234, 0, 2, &pending), 1234u);  // same identity in the next chunk
   resolver.name = "renamed";
-  const uint32_t renamed = pool.Key(1234, 3, &pending);
+  const uint32_t renamed = pool.Key(1234, 0, 3, &pending);
   EXPECT_GE(renamed, ThreadPool::kFirstSpareKey);
-  EXPECT_EQ(pool.Key(1234, 3, &pending), renamed);
-  EXPECT_NE(pool.Key(77, 4, &pending), renamed);
+  EXPECT_EQ(pool.Key(1234, 0, 3, &pending), renamed);
+  EXPECT_NE(pool.Key(77, 0, 4, &pending), renamed);
 }
 
 TEST(EventLayoutTest, FinishedChunksCarryTheirContexts) {

@@ -172,6 +172,42 @@ TEST(OptionsTest, EventSelectsEngines) {
   EXPECT_TRUE(plus.wall_enabled);
 }
 
+TEST(OptionsTest, RuntimeEvents) {
+  const Options defaults = ParseOk("");
+  EXPECT_EQ(defaults.alloc_interval_bytes, 0u);
+  EXPECT_FALSE(defaults.lock_enabled);
+  EXPECT_EQ(defaults.select, EventSelect::kAll);
+  const Options options = ParseOk("alloc=512k,live,lock=10ms,select=if-context,file=/tmp/x.jfr");
+  EXPECT_EQ(options.cpu_engine, CpuEngineKind::kPerf);  // alloc= and lock= add to CPU sampling
+  EXPECT_EQ(options.alloc_interval_bytes, 512u * 1024);
+  EXPECT_TRUE(options.live);
+  EXPECT_TRUE(options.lock_enabled);
+  EXPECT_EQ(options.lock_threshold_ns, 10 * kNanosPerMilli);
+  EXPECT_EQ(options.select, EventSelect::kIfContext);
+  EXPECT_EQ(ParseOk("lock=0ns,file=x").lock_threshold_ns, 0u);  // every contended wait
+  // event=alloc / lock: their defaults, no CPU engine unless named.
+  const Options events = ParseOk("event=alloc+lock,file=x");
+  EXPECT_EQ(events.cpu_engine, CpuEngineKind::kNone);
+  EXPECT_FALSE(events.wall_enabled);
+  EXPECT_EQ(events.alloc_interval_bytes, Options::kDefaultAllocIntervalBytes);
+  EXPECT_TRUE(events.lock_enabled);
+  EXPECT_EQ(events.lock_threshold_ns, Options::kDefaultLockThresholdNs);
+  EXPECT_EQ(ParseOk("alloc=64k,event=cpu+alloc,file=x").alloc_interval_bytes, 64u * 1024);
+  EXPECT_EQ(ParseOk("event=alloc,alloc=64k,file=x").alloc_interval_bytes, 64u * 1024);
+
+  ExpectError("alloc=0,file=x", "alloc", "0");
+  ExpectError("alloc=2g,file=x", "alloc", "2g");
+  ExpectError("alloc=big,file=x", "alloc", "big");
+  ExpectError("lock=10,file=x", "lock", "10");
+  ExpectError("select=maybe,alloc=1m,file=x", "select", "maybe");
+  ExpectError("live=yes,alloc=1m,file=x", "live", "yes");
+  ExpectError("live,file=x", "live");                 // needs alloc
+  ExpectError("select=if-context,file=x", "select");  // needs alloc or lock
+  ExpectError("alloc=1m", "alloc");                   // needs a recording
+  ExpectError("lock=1ms", "lock");
+  ExpectError("event=cpu+alloc+alloc,file=x", "event");
+}
+
 TEST(OptionsTest, DurationsAndSizes) {
   uint64_t value = 0;
   EXPECT_TRUE(ParseDuration("1s", &value));

@@ -45,4 +45,29 @@ timeout 60 "$ctxprof" convert --to pprof "$tmp/jdk.jfr" -o "$tmp/ids.pb.gz" --qu
   --labels kind,thread_id,trace_id,span_id,endpoint,tenant
 decode "$tmp/ids.pb.gz" "$tmp/ids.txt"
 /usr/bin/python3 "$checker" "$tmp/ids.txt" "$tmp/jdk.jfr" all ids
+
+# Allocation and lock events (tools_workload.h, MakeToolsEventWorkload): the count (1 per
+# event) and each kind's measure, bytes or nanoseconds, in its own column.
+"$generator" "$tmp/events.jfr" events
+for events in alloc lock; do
+  timeout 60 "$ctxprof" convert --to pprof --events $events "$tmp/events.jfr" \
+    -o "$tmp/$events.pb.gz" --quiet
+  decode "$tmp/$events.pb.gz" "$tmp/$events.txt"
+  /usr/bin/python3 - "$tmp/$events.txt" $events <<'CHECK' || fail "$events: see above"
+import re, sys
+text = open(sys.argv[1]).read()
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+types = [(strings[int(t)], strings[int(u)])
+         for t, u in re.findall(r'^sample_type \{\s*type: (\d+)\s*unit: (\d+)\s*\}', text, re.M)]
+samples = re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S)
+values = [[int(v) for v in re.findall(r'^  value: (\d+)$', sample, re.M)] for sample in samples]
+want = {"alloc": ([("samples", "count"), ("alloc", "bytes")], 4, 11500),
+        "lock": ([("samples", "count"), ("monitor", "nanoseconds"), ("park", "nanoseconds")], 2,
+                 7000000)}[sys.argv[2]]
+got = (types, len(samples), sum(sum(v[1:]) for v in values))
+if got != want or any(v[0] != 1 or sum(1 for x in v[1:] if x) != 1 for v in values):
+    print("FAIL: want %s, got %s (values %s)" % (want, got, values), file=sys.stderr)
+    sys.exit(1)
+CHECK
+done
 echo "PASS"
