@@ -31,9 +31,20 @@ class FrameTypeTest {
     System.out.println("frame types, -Xint: " + types);
     assertTrue(types.getOrDefault("Interpreted", 0) >= 200, "too few frames: " + types);
     for (String key : types.keySet()) {
-      boolean perType = !key.contains(" ");
-      assertTrue(
-          !perType || key.equals("Interpreted") || key.equals("Native"), "-Xint: " + types);
+      if (key.startsWith(WORKLOAD + ".")) {
+        assertTrue(key.endsWith(" Interpreted"), "-Xint: " + types);
+      } else {
+        // JIT compiled: Java native methods are typed so (jni/jvm_resolvers.cc, for
+        // async-profiler's converter), and some call back into Java (reflection, class loading).
+        // The recording has no modifiers to tell them from compiled code; the workload's own
+        // methods above are the ground truth.
+        assertTrue(
+            key.equals("Interpreted")
+                || key.equals("JIT compiled")
+                || key.equals("Native")
+                || key.equals("Kernel"),
+            "-Xint: " + types);
+      }
     }
     assertTrue(types.getOrDefault(WORKLOAD + ".mix Interpreted", 0) >= 20, types.toString());
   }
