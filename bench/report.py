@@ -6,7 +6,8 @@
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
 cost distribution, the JFR writer, the platform's signal floor, the profiling overhead of a native
-program and of a CPU-bound JVM workload with profiling off and on, interleaved) and writes one
+program and of a CPU-bound JVM workload with profiling off and on, interleaved, and of allocation
+and lock events on an allocation-heavy and a contended JVM workload) and writes one
 Markdown file with the machine described. Every figure comes from this run; the prose around the
 tables only states how to read them, and every "met"/"missed" is computed against the target.
 
@@ -345,35 +346,58 @@ def java_section(options):
 # Signal handler cost distribution (bench/sampler/handler_cost_bench.cc)
 
 
+WALKERS = {  # unwind= value printed by handler_cost_bench -> how the report names it
+    "dwarf": "`unwind=dwarf` (default: unwind tables)",
+    "libunwind": "`unwind=libunwind`",
+    "fp": "`unwind=fp`",
+}
+CHAINS = {"nofp": "without", "fp": "with"}
+
+
 def handler_section(options):
     log("handler cost distribution: //bench/sampler:handler_cost_bench")
     samples = 100 if options.quick else 3000
-    output = run([options.handler_bench, str(samples)], timeout=900)
-    rows = ["| Walker | Frames | Samples | p50 | p90 | p99 | mean |", "|---|---:|---:|---:|---:|---:|---:|"]
-    p50_at_50 = {}
+    output = run([options.handler_bench, str(samples)], timeout=1200)
+    rows = ["| Walker | Frame pointers | Recursion | Frames | Samples | p50 | p90 | p99 | mean |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    p50 = {}  # (unwind, chain, "50" or "200") -> p50 in µs
     for line in output.splitlines():
         fields = line.split()
-        if len(fields) != 8 or fields[0] not in ("dwarf", "fp"):
+        if len(fields) != 9 or fields[0] not in WALKERS or fields[1] not in CHAINS:
             continue
-        unwind, _, frames, count, p50, p90, p99, mean = fields
-        rows.append("| %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs |" % (
-            "libunwind (default)" if unwind == "dwarf" else "`unwind=fp`", float(frames), count,
-            float(p50) / 1000, float(p90) / 1000, float(p99) / 1000, float(mean) / 1000))
-        if 40 <= float(frames) <= 60:
-            p50_at_50[unwind] = float(p50) / 1000
-    if set(p50_at_50) != {"dwarf", "fp"}:
-        raise ReportError("handler_cost_bench printed no 50-frame rows:\n" + output)
+        unwind, chain, recursion, frames, count, p50_ns, p90, p99, mean = fields
+        rows.append("| %s | %s | %s | %.0f | %s | %.1f µs | %.1f µs | %.1f µs | %.1f µs |" % (
+            WALKERS[unwind], CHAINS[chain], recursion, float(frames), count,
+            float(p50_ns) / 1000, float(p90) / 1000, float(p99) / 1000, float(mean) / 1000))
+        for depth, low, high in (("50", 40, 60), ("200", 180, 220)):
+            if low <= float(frames) <= high:
+                p50[(unwind, chain, depth)] = float(p50_ns) / 1000
+    wanted = [("dwarf", "nofp", "50"), ("dwarf", "nofp", "200"), ("libunwind", "nofp", "50"),
+              ("fp", "fp", "50")]
+    missing = [key for key in wanted if key not in p50]
+    if missing:
+        raise ReportError("handler_cost_bench printed no rows for %s:\n%s" % (missing, output))
+    dwarf_50, dwarf_200 = p50[("dwarf", "nofp", "50")], p50[("dwarf", "nofp", "200")]
+    fp_50 = p50[("fp", "fp", "50")]
     return ("## Signal handler cost\n\n`bazel run -c opt //bench/sampler:handler_cost_bench -- "
             "%d`: the TSC at handler entry to the sample's publication, for a thread spinning "
-            "at the bottom of a native recursion, `cpu` engine at 1 ms, %d samples per row.\n\n"
-            % (samples, samples) + "\n".join(rows) + "\n\n"
-            "Target p50 ≤ 2 µs at 50 frames: libunwind %.1f µs — %s; `unwind=fp` %.1f µs — %s. "
-            "Java threads use AsyncGetCallTrace for their Java frames; libunwind walks only "
+            "at the bottom of a native recursion (four functions calling each other in turn), "
+            "built with or without frame pointers, `cpu` engine at 1 ms, %d samples per row. "
+            "Frames is what the walker found (the recursion plus ~5 frames of the chain's entry "
+            "and the thread's start): the frame-pointer walker on code without them shows what "
+            "it loses.\n\n" % (samples, samples) + "\n".join(rows) + "\n\n"
+            "Targets, default walker on code without frame pointers: p50 ≤ 2 µs at 50 frames: "
+            "%.1f µs — %s; p50 ≤ 6 µs at 200 frames: %.1f µs — %s. For comparison at 50 frames: "
+            "libunwind %.1f µs, `unwind=fp` on code with frame pointers %.1f µs — %s. Java "
+            "threads use AsyncGetCallTrace for their Java frames; the native walker walks only "
             "threads without Java frames (docs/JAVA.md).\n"
-            % (p50_at_50["dwarf"], check("handler p50, 50 native frames, libunwind", "≤ 2 µs",
-                                         "%.1f µs" % p50_at_50["dwarf"], p50_at_50["dwarf"] <= 2),
-               p50_at_50["fp"], check("handler p50, 50 native frames, `unwind=fp`", "≤ 2 µs",
-                                      "%.1f µs" % p50_at_50["fp"], p50_at_50["fp"] <= 2)))
+            % (dwarf_50, check("handler p50, 50 native frames without frame pointers, "
+                               "`unwind=dwarf`", "≤ 2 µs", "%.1f µs" % dwarf_50, dwarf_50 <= 2),
+               dwarf_200, check("handler p50, 200 native frames without frame pointers, "
+                                "`unwind=dwarf`", "≤ 6 µs", "%.1f µs" % dwarf_200, dwarf_200 <= 6),
+               p50[("libunwind", "nofp", "50")], fp_50,
+               check("handler p50, 50 native frames with frame pointers, `unwind=fp`", "≤ 2 µs",
+                     "%.1f µs" % fp_50, fp_50 <= 2)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,7 +428,11 @@ def writer_section(options):
             "thread's encoding of samples into JFR chunks (32-frame stacks, 16 threads, contexts "
             "changing every ~20 samples), written to a file. At 10 % new stacks about half of the "
             "bytes are stack-trace pool entries of never-seen stacks (JFR has no prefix sharing); "
-            "a sample event with an unchanged stack and context is ~13 bytes.\n\n"
+            "a sample event with an unchanged stack and context is ~13 bytes. The bench writes a "
+            "file= recording flushed every second, and in file mode every flush ends a chunk "
+            "(so that every reader reads the file while it grows, docs/JFR.md), which repeats the "
+            "metadata and the pool entries of the stacks its samples use: here most of the "
+            "bytes; a longer flush= makes fewer chunks.\n\n"
             + "\n".join(rows) + "\n")
 
 
@@ -452,20 +480,27 @@ JVM_CONFIGS = [
     ("`cpu` at 10 ms", "event=cpu,interval=10ms", 0.010),
     ("`cpu` at 1 ms", "event=cpu,interval=1ms", 0.001),
 ]
-MEASURED = re.compile(r"^measured cpu_ns=(\d+) wall_ns=(\d+) requests=(\d+) status=(.*)$")
+MEASURED = re.compile(
+    r"^measured cpu_ns=(\d+) wall_ns=(\d+) requests=(\d+) allocated_bytes=(\d+) status=(.*)$")
 THREAD = re.compile(r"^thread cpu_ns=(\d+) name=(.*)$")
 
 
-def jvm_run(options, jdk, agent_options, recording):
+# Requests per thread of OverheadWorkload's measured phase, per work: (full, --quick).
+REQUESTS = {"compute": ("60000", "1500"), "alloc": ("200000", "2000"),
+            "lock": ("400000", "10000")}
+
+
+def jvm_run(options, jdk, agent_options, recording, work="compute"):
     threads = str(os.cpu_count())
-    warmup, requests = ("1", "1500") if options.quick else ("3", "60000")
+    warmup = "1" if options.quick else "3"
+    requests = REQUESTS[work][1 if options.quick else 0]
     command = [jdk + "/bin/java"]
     if agent_options:
         command.append("-agentpath:%s=start,%s,file=%s" % (options.library, agent_options,
                                                            recording))
     command += ["-Dctxprof.library=" + options.library, "-cp",
                 options.api_jar + ":" + options.bench_jar, "io.ctxprof.OverheadWorkload",
-                threads, warmup, requests]
+                threads, warmup, requests, work]
     output = run(command, timeout=600)
     result = {"threads": {}}
     for line in output.splitlines():
@@ -476,7 +511,8 @@ def jvm_run(options, jdk, agent_options, recording):
         if measured:
             result["cpu"] = int(measured.group(1)) / 1e9
             result["wall"] = int(measured.group(2)) / 1e9
-            status = measured.group(4)
+            result["allocated"] = int(measured.group(4))
+            status = measured.group(5)
             samples = re.search(r"samples=(\d+)", status)
             drops = re.search(r"drops=(\d+)", status)
             result["samples"] = int(samples.group(1)) if samples else 0
@@ -484,21 +520,23 @@ def jvm_run(options, jdk, agent_options, recording):
     if "cpu" not in result:
         raise ReportError("OverheadWorkload printed no measurement:\n" + output)
     if agent_options and result["samples"] == 0:
-        raise ReportError("profiling with %s took no samples:\n%s" % (agent_options, output))
+        raise ReportError("profiling with %s recorded nothing:\n%s" % (agent_options, output))
     return result
 
 
-def jvm_overhead(options, jdk):
+def jvm_overhead(options, jdk, configs, work="compute"):
+    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options) of
+    `configs`, one of them labelled "off"; returns runs and per-round CPU ratios to "off"."""
     rounds = 1 if options.quick else 5
-    runs = {label: [] for label, _, _ in JVM_CONFIGS}
-    ratios = {label: [] for label, _, _ in JVM_CONFIGS}
+    runs = {label: [] for label, _ in configs}
+    ratios = {label: [] for label, _ in configs}
     for round_index in range(rounds):
-        log("JVM overhead on %s: round %d of %d" % (options.jdk_names[jdk], round_index + 1,
-                                                    rounds))
+        log("JVM overhead (%s) on %s: round %d of %d" % (work, options.jdk_names[jdk],
+                                                         round_index + 1, rounds))
         this_round = {}
-        for label, agent_options, _ in rotated(JVM_CONFIGS, round_index):
+        for label, agent_options in rotated(configs, round_index):
             recording = os.path.join(options.scratch, "overhead.jfr")
-            this_round[label] = jvm_run(options, jdk, agent_options, recording)
+            this_round[label] = jvm_run(options, jdk, agent_options, recording, work)
             runs[label].append(this_round[label])
         for label in runs:
             ratios[label].append(this_round[label]["cpu"] / this_round["off"]["cpu"])
@@ -513,7 +551,7 @@ def overhead_section(options):
     floor, floor_rounds = floor_measurement(options)
     native_rows, native_rounds = native_overhead(options)
     jdk = options.jdks[0]
-    runs, ratios, rounds = jvm_overhead(options, jdk)
+    runs, ratios, rounds = jvm_overhead(options, jdk, [(l, o) for l, o, _ in JVM_CONFIGS])
     off_cpu = median([r["cpu"] for r in runs["off"]])
     off_workers = median([worker_cpu(r) for r in runs["off"]])
     rows = ["| Profiling | Median CPU (measured phase) | Overhead: median [min .. max] of per-round "
@@ -577,6 +615,76 @@ def overhead_section(options):
         "units of native work through the C API; process CPU from start to stop, including "
         "start-up, the background thread and symbolization; medians of interleaved rounds.\n\n"
         % native_rounds + "\n".join(native_rows) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Overhead of the runtime events: allocation sampling and lock events
+
+EVENT_CONFIGS = [
+    # (work of OverheadWorkload, label, agent options)
+    ("alloc", "`alloc=512k`", "event=alloc,alloc=512k"),
+    ("lock", "`lock=10ms`", "event=lock,lock=10ms"),
+]
+# The allocation overhead is small next to this workload's run-to-run noise on a busy machine, so
+# the same rounds also run it at 32 times the sampling rate: the extra CPU per sample measured
+# there, times the samples alloc=512k takes, is an estimate that noise disturbs far less.
+AMPLIFIED_ALLOC = ("`alloc=16k`", "event=alloc,alloc=16k,buffer=16384", 16384)
+
+
+def events_section(options):
+    jdk = options.jdks[0]
+    rows = ["| Workload | Profiling | Median CPU, off | Median CPU, on | Overhead: median [min .. "
+            "max] of per-round ratios | Workers allocated | Events recorded / drops per run | "
+            "Target |", "|---|---|---:|---:|---:|---:|---|---|"]
+    estimate = ""
+    for work, label, agent_options in EVENT_CONFIGS:
+        configs = [("off", None), (label, agent_options)]
+        if work == "alloc":
+            configs.append(AMPLIFIED_ALLOC[:2])
+        runs, ratios, rounds = jvm_overhead(options, jdk, configs, work)
+        percent = [(ratio - 1) * 100 for ratio in ratios[label]]
+        overhead = median(percent)
+        if work == "alloc":
+            amplified, _, interval = AMPLIFIED_ALLOC
+            # Per round: extra CPU over "off" per sample the amplified run took in the measured
+            # phase (about one per `interval` bytes allocated).
+            per_sample = median([(on["cpu"] - off["cpu"]) / (on["allocated"] / interval)
+                                 for on, off in zip(runs[amplified], runs["off"])])
+            samples_512k = median([r["allocated"] for r in runs["off"]]) / (512 * 1024)
+            estimated = per_sample * samples_512k / median([r["cpu"] for r in runs["off"]]) * 100
+            estimate = (
+                "\n\nAt %s the same rounds cost %.2f µs of extra CPU per allocation sample (median "
+                "of the per-round differences to \"off\", divided by the measured phase's samples); "
+                "times the samples `alloc=512k` takes in this workload, that is **%+.2f %%** of its "
+                "CPU, the less noisy estimate of the row above." % (amplified, per_sample * 1e6,
+                                                                  estimated))
+        allocated = median([r["allocated"] / worker_cpu(r) for r in runs["off"]]) / 1e9
+        rows.append("| %s | %s | %.3f s | %.3f s | %+.2f %% %s | %.2f GB per CPU-second | "
+                    "%d / %d | ≤ 2 %% — %s |" % (
+            work, label, median([r["cpu"] for r in runs["off"]]),
+            median([r["cpu"] for r in runs[label]]), overhead, spread(percent, "%+.2f"), allocated,
+            median([r["samples"] for r in runs[label]]), median([r["drops"] for r in runs[label]]),
+            check("JVM CPU overhead, %s on the %s workload" % (label, work), "≤ 2 %",
+                  "%+.2f %%" % overhead, overhead <= 2.0)))
+    return (
+        "## Overhead of allocation and lock events\n\n"
+        "`bench/java/io/ctxprof/OverheadWorkload.java` on %s with %d worker threads, as above, "
+        "but each request either builds a map of 32 fields (strings and small arrays), renders "
+        "and encodes it (~9 KB in ~130 objects, with the hashing and copying that goes with "
+        "them: `alloc`), or runs 16 short critical sections on one shared monitor and one "
+        "shared ReentrantLock that every worker contends for (`lock`). \"Workers allocated\" "
+        "is the unprofiled workers' allocation rate per second of their CPU time: the "
+        "allocation overhead grows with it (one sample per 512 KiB a thread allocates). "
+        "Profiling is off, or only the runtime events are on (no CPU sampling): "
+        "`-agentpath:libctxprof.so=start,event=alloc,alloc=512k,file=…` (JVMTI "
+        "SampledObjectAlloc, a JVMTI stack walk per sample) or `event=lock,lock=10ms` (JVMTI "
+        "contended-monitor callbacks and the Unsafe.park hook on every blocking wait; waits "
+        "shorter than 10 ms are noticed and dropped). CPU time of all the JVM's threads in the "
+        "measured phase; %d round(s), each runs off and on in a rotated order; the overhead is "
+        "the median of the per-round ratios, with their range. \"Events recorded\" counts the "
+        "records the session drained (allocation samples, or waits of at least 10 ms).\n\n"
+        % (options.jdk_names[jdk], os.cpu_count(), rounds)
+        + "\n".join(rows) + estimate + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -649,7 +757,8 @@ def main():
         with tempfile.TemporaryDirectory(prefix="ctxprof-report-") as scratch:
             options.scratch = scratch
             sections = [context_section(options), java_section(options), handler_section(options),
-                        writer_section(options), overhead_section(options)]
+                        writer_section(options), overhead_section(options),
+                        events_section(options)]
     except ReportError as error:
         print("report: failed: %s" % error, file=sys.stderr)
         return 1

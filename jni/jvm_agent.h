@@ -13,8 +13,9 @@
 //    DynamicCodeGenerated (AsyncGetCallTrace walks compiled frames through the code they
 //    describe; CompiledMethodLoad also feeds JavaStackWalker's compiled set);
 //  * virtual threads (VirtualThreads, jni/virtual_threads.h) when the capability is there;
-//  * the Profiler's RuntimeHooks: the Java stack walker, the JVM resolvers and attaching the
-//    session's background thread to the VM as a daemon.
+//  * the Profiler's RuntimeHooks: the Java stack walker, the JVM resolvers, attaching the
+//    session's background thread to the VM as a daemon, and the allocation and lock event
+//    sources (JvmEvents, jni/jvm_events.h: a jvmtiEnv of its own).
 // Loaded late (JNI_OnLoad/Agent_OnAttach) it also creates jmethodIDs for every loaded class and
 // replays CompiledMethodLoad/DynamicCodeGenerated with GenerateEvents. At VMInit, or at once when
 // loaded late, it resolves HotSpot's current-thread key (jni/java_thread_env.h), so threads that

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "jni/jvm_threads.h"
+#include "jni/virtual_threads.h"
 
 namespace ctxprof {
 namespace {
@@ -15,9 +16,13 @@ JfrFrameType TypeOf(FrameKind kind) {
       return JfrFrameType::kJitCompiled;
     case FrameKind::kJavaInlined:
       return JfrFrameType::kInlined;
-    case FrameKind::kKernel:
-      return JfrFrameType::kKernel;
     case FrameKind::kJavaNative:
+      // async-profiler types a Java native method by how it was entered (interpreted or JIT);
+      // AsyncGetCallTrace does not tell, so: JIT compiled. Typed Native (3) it would lose its
+      // class in async-profiler's converter, which names the Native frames of a recording that
+      // has a Kernel frame type (ours) by method alone: "poll" for "sun.nio.ch.Net.poll".
+      return JfrFrameType::kJitCompiled;
+    case FrameKind::kKernel:  // named and typed by NativeFrameResolver
     case FrameKind::kNative:
     case FrameKind::kJavaUnwalkable:
       break;
@@ -33,18 +38,17 @@ std::string Take(jvmtiEnv* jvmti, char* text) {
   return copy;
 }
 
-// "Ljava/lang/String;" -> "java/lang/String"; array and other signatures stay as they are.
-std::string InternalName(const std::string& signature) {
+}  // namespace
+
+std::string InternalClassName(const std::string& signature) {
   if (signature.size() >= 2 && signature.front() == 'L' && signature.back() == ';') {
     return signature.substr(1, signature.size() - 2);
   }
   return signature;
 }
 
-}  // namespace
-
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
-  if (frame.kind == FrameKind::kNative) {
+  if (frame.kind == FrameKind::kNative || frame.kind == FrameKind::kKernel) {
     native_.Resolve(frame, out);
     return;
   }
@@ -81,7 +85,7 @@ void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   }
   out->method_name = Take(jvmti_, name);
   out->descriptor = Take(jvmti_, descriptor);
-  out->class_name = InternalName(Take(jvmti_, class_signature));
+  out->class_name = InternalClassName(Take(jvmti_, class_signature));
   ReleaseLocal(holder);
   out->line_number = LineOf(method, frame.bci);
 }
@@ -113,5 +117,7 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
   if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
 }
+
+std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }
 
 }  // namespace ctxprof

@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstring>
 
+#include "context/context_block.h"
+
 namespace ctxprof {
 namespace {
 
@@ -100,6 +102,8 @@ bool ParseIntInRange(std::string_view key, std::string_view value, int64_t min, 
 bool ParseEvent(std::string_view value, Options* options, std::string* error) {
   CpuEngineKind cpu = CpuEngineKind::kNone;
   bool wall = false;
+  bool alloc = false;
+  bool lock = false;
   std::string_view rest = value;
   while (true) {
     const size_t plus = rest.find('+');
@@ -113,16 +117,20 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
       part_cpu = CpuEngineKind::kITimer;
     } else if (part == "wall" && !wall) {
       wall = true;
+    } else if (part == "alloc" && !alloc) {
+      alloc = true;
+    } else if (part == "lock" && !lock) {
+      lock = true;
     } else {
       *error = Problem("event", value, "is not an event",
-                       "use cpu, ctimer, itimer or wall, or one CPU engine plus wall joined by "
-                       "'+', e.g. event=cpu+wall");
+                       "use cpu, ctimer, itimer, wall, alloc or lock, or several joined by '+' "
+                       "(at most one CPU engine), e.g. event=cpu+wall or event=cpu+alloc");
       return false;
     }
     if (part_cpu != CpuEngineKind::kNone) {
       if (cpu != CpuEngineKind::kNone) {
         *error = Problem("event", value, "names two CPU engines",
-                         "pick one of cpu, ctimer or itimer (optionally +wall)");
+                         "pick one of cpu, ctimer or itimer (optionally +wall, +alloc, +lock)");
         return false;
       }
       cpu = part_cpu;
@@ -132,6 +140,11 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
   }
   options->cpu_engine = cpu;
   options->wall_enabled = options->wall_enabled || wall;
+  // alloc=/lock= given before or after event= keep their values.
+  if (alloc && options->alloc_interval_bytes == 0) {
+    options->alloc_interval_bytes = Options::kDefaultAllocIntervalBytes;
+  }
+  options->lock_enabled = options->lock_enabled || lock;
   return true;
 }
 
@@ -163,6 +176,113 @@ bool ParseAttributes(std::string_view value, Options* options, std::string* erro
   // Names are validated (characters, length, duplicates) by AttributeRegistry at start.
   options->attributes_given = true;
   options->attributes = std::move(names);
+  return true;
+}
+
+// "env:NAME" or "file:PATH".
+bool ParseSecretSource(std::string_view key, std::string_view value, SecretSource* out,
+                       std::string* error) {
+  const std::string_view env = "env:", file = "file:";
+  if (value.substr(0, env.size()) == env && value.size() > env.size()) {
+    *out = SecretSource{SecretSource::kEnvironment, std::string(value.substr(env.size()))};
+    return true;
+  }
+  if (value.substr(0, file.size()) == file && value.size() > file.size()) {
+    *out = SecretSource{SecretSource::kFile, std::string(value.substr(file.size()))};
+    return true;
+  }
+  // The value may be the secret itself: the message must not repeat it.
+  *error = "option " + Quote(key) +
+           ": the value must say where the secret is, not be the secret: write " +
+           std::string(key) + "=env:VARIABLE or " + std::string(key) + "=file:PATH";
+  return false;
+}
+
+// http://host[:port][/prefix] or https://...
+bool ParseUploadUrl(std::string_view value, UploadOptions* upload, std::string* error) {
+  std::string_view rest = value;
+  bool https;
+  if (rest.substr(0, 7) == "http://") {
+    https = false;
+    rest = rest.substr(7);
+  } else if (rest.substr(0, 8) == "https://") {
+    https = true;
+    rest = rest.substr(8);
+  } else {
+    *error = Problem("upload", value, "is not an http:// or https:// URL",
+                     "give the server's base URL, e.g. upload=http://pyroscope:4040");
+    return false;
+  }
+  const size_t slash = rest.find('/');
+  const std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
+  if (authority.find('@') != std::string_view::npos) {
+    // Never echo it: the part before '@' is a password.
+    *error =
+        "option 'upload': the URL carries credentials (user@host); remove them and use "
+        "uploadbasic=env:VARIABLE or uploadbasic=file:PATH";
+    return false;
+  }
+  if (path.find_first_of("?#") != std::string_view::npos) {
+    *error = Problem("upload", value, "has a query or fragment",
+                     "give the base URL only; ctxprof adds /ingest and its parameters");
+    return false;
+  }
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  std::string_view host = authority;
+  uint64_t port = https ? 443 : 80;
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+    host = authority.substr(0, colon);
+    if (!ParseUnsigned(authority.substr(colon + 1), &port) || port == 0 || port > 65535) {
+      *error = Problem("upload", value, "has a bad port", "use a port from 1 to 65535");
+      return false;
+    }
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);  // an IPv6 literal
+  }
+  if (host.empty()) {
+    *error = Problem("upload", value, "has no host", "e.g. upload=http://pyroscope:4040");
+    return false;
+  }
+  upload->url = std::string(value);
+  upload->https = https;
+  upload->host = std::string(host);
+  upload->port = static_cast<uint16_t>(port);
+  upload->path_prefix = std::string(path);
+  return true;
+}
+
+// Pyroscope label names: [A-Za-z0-9_.]; values without the characters of its name{k=v,...}
+// syntax.
+bool ParseUploadLabels(std::string_view value, UploadOptions* upload, std::string* error) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::string_view rest = value;
+  while (!rest.empty()) {
+    const size_t semicolon = rest.find(';');
+    const std::string_view item = rest.substr(0, semicolon);
+    const size_t equals = item.find('=');
+    const std::string_view name = item.substr(0, equals);
+    const std::string_view label_value =
+        equals == std::string_view::npos ? "" : item.substr(equals + 1);
+    bool valid = !name.empty() && !label_value.empty() &&
+                 label_value.find_first_of(",{}=\"") == std::string_view::npos;
+    for (char c : name) {
+      valid = valid && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '.');
+    }
+    if (!valid) {
+      *error = Problem("uploadlabels", value, "is not a list of name=value labels",
+                       "write uploadlabels=env=prod;region=eu (names of letters, digits, '_' and "
+                       "'.'; values without , { } = or \")");
+      return false;
+    }
+    labels.emplace_back(name, label_value);
+    if (semicolon == std::string_view::npos) break;
+    rest = rest.substr(semicolon + 1);
+  }
+  upload->labels = std::move(labels);
   return true;
 }
 
@@ -204,11 +324,13 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
   if (key == "unwind") {
     if (value == "dwarf") {
       options->unwind = UnwindKind::kDwarf;
+    } else if (value == "libunwind") {
+      options->unwind = UnwindKind::kLibunwind;
     } else if (value == "fp") {
       options->unwind = UnwindKind::kFramePointer;
     } else {
-      *error =
-          Problem(key, value, "is not a stack walking method", "use unwind=dwarf or unwind=fp");
+      *error = Problem(key, value, "is not a stack walking method",
+                       "use unwind=dwarf, unwind=libunwind or unwind=fp");
       return false;
     }
     return true;
@@ -225,6 +347,15 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
                        "use cstack=no, cstack=native or cstack=java+native");
       return false;
     }
+    return true;
+  }
+  if (key == "kernel") {
+    if (value != "true" && value != "false") {
+      *error = Problem(key, value, "is not true or false",
+                       "use kernel=false to leave kernel frames out of CPU samples");
+      return false;
+    }
+    options->kernel_frames = value == "true";
     return true;
   }
   if (key == "clock") {
@@ -266,6 +397,41 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     return true;
   }
   if (key == "attributes") return ParseAttributes(value, options, error);
+  if (key == "alloc") {
+    uint64_t bytes = 0;
+    if (!ParseBytes(value, &bytes) || bytes == 0 || bytes > Options::kMaxAllocIntervalBytes) {
+      *error = Problem(key, value, "is not an allocation sampling interval",
+                       "write a size from 1 byte to 1g with an optional k, m or g suffix, e.g. "
+                       "alloc=512k (about one sample per 512 KiB a thread allocates)");
+      return false;
+    }
+    options->alloc_interval_bytes = bytes;
+    return true;
+  }
+  if (key == "lock") {
+    options->lock_enabled = true;
+    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs, &options->lock_threshold_ns,
+                               error);
+  }
+  if (key == "select") {
+    if (value == "all") {
+      options->select = EventSelect::kAll;
+    } else if (value == "if-context") {
+      options->select = EventSelect::kIfContext;
+    } else {
+      *error = Problem(key, value, "is not an event selection",
+                       "use select=all (the alloc=/lock= rules for every thread) or "
+                       "select=if-context (every lock wait and finer allocation sampling on "
+                       "threads with a context)");
+      return false;
+    }
+    return true;
+  }
+  if (key == "live") {
+    *error = "option 'live' takes no value (got " + Quote(value) +
+             "); write it alone, e.g. alloc=512k,live";
+    return false;
+  }
   if (key == "chunksize")
     return ParseBytesOption(key, value, &options->jfr.chunk_size_bytes, error);
   if (key == "maxsize") return ParseBytesOption(key, value, &options->jfr.max_size_bytes, error);
@@ -285,13 +451,108 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->jfr.cpu_samples_as_ctxprof = value == "ctxprof";
     return true;
   }
+  if (key == "wallsamples") {
+    if (value != "profiler" && value != "jdk") {
+      *error = Problem(key, value, "is not a wall sample event",
+                       "use wallsamples=profiler (profiler.WallClockSample) or wallsamples=jdk "
+                       "(jdk.NativeMethodSample)");
+      return false;
+    }
+    options->jfr.wall_samples_as_jdk = value == "jdk";
+    return true;
+  }
+  if (key == "contextid") {
+    if (value != "true" && value != "false") {
+      *error = Problem(key, value, "is not true or false", "use contextid=true or contextid=false");
+      return false;
+    }
+    options->jfr.context_id = value == "true";
+    options->jfr.context_id_given = true;
+    return true;
+  }
+  if (key == "upload") return ParseUploadUrl(value, &options->upload, error);
+  if (key == "uploadname") {
+    bool valid = !value.empty();
+    for (char c : value) {
+      valid = valid && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-');
+    }
+    if (!valid) {
+      *error = Problem(key, value, "is not an application name",
+                       "use letters, digits and _ . / - (Pyroscope's rule), e.g. "
+                       "uploadname=checkout-service");
+      return false;
+    }
+    options->upload.name = std::string(value);
+    return true;
+  }
+  if (key == "uploadlabels") return ParseUploadLabels(value, &options->upload, error);
+  if (key == "uploadtoken") return ParseSecretSource(key, value, &options->upload.token, error);
+  if (key == "uploadbasic") return ParseSecretSource(key, value, &options->upload.basic, error);
+  if (key == "uploadtenant") return ParseSecretSource(key, value, &options->upload.tenant, error);
+  if (key == "uploadca") {
+    if (value.empty()) {
+      *error = Problem(key, value, "is empty", "give a PEM file, e.g. uploadca=/etc/ssl/my-ca.pem");
+      return false;
+    }
+    options->upload.ca_file = std::string(value);
+    return true;
+  }
   *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
            "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
            "clock, "
            "signal, wallsignal, "
-           "buffer, file, repository, attributes, chunksize, chunktime, maxsize, maxage, flush, "
-           "cpusamples";
+           "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
+           "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
+           "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
   return false;
+}
+
+// upload= and what it needs from the other options; fills the upload defaults.
+bool CheckUpload(Options* options, std::string* error) {
+  const std::string& url = options->upload.url;
+  if (options->repository.empty()) {
+    *error = Problem("upload", url, "needs repository=",
+                     "upload= sends each finished chunk file of a repository: add "
+                     "repository=DIR (file= keeps every chunk in one file)");
+    return false;
+  }
+  if (options->jfr.context_id_given && !options->jfr.context_id) {
+    *error = Problem("contextid", "false", "conflicts with upload=",
+                     "Pyroscope takes each sample's context from its contextId; remove "
+                     "contextid=false");
+    return false;
+  }
+  if (options->jfr.cpu_samples_as_ctxprof || options->jfr.wall_samples_as_jdk) {
+    *error =
+        Problem(options->jfr.cpu_samples_as_ctxprof ? "cpusamples" : "wallsamples",
+                options->jfr.cpu_samples_as_ctxprof ? "ctxprof" : "jdk", "conflicts with upload=",
+                "Pyroscope reads CPU samples as jdk.ExecutionSample and wall samples as "
+                "profiler.WallClockSample: remove the option");
+    return false;
+  }
+  // Pyroscope scales every CPU and wall sample of an upload by one sampleRate (Hz).
+  const bool cpu = options->cpu_engine != CpuEngineKind::kNone;
+  const uint64_t interval = cpu ? options->cpu_interval_ns : options->wall_interval_ns;
+  if (cpu && options->wall_enabled && options->wall_interval_ns != interval) {
+    *error = Problem("wall", FormatNanos(options->wall_interval_ns),
+                     "differs from interval=" + FormatNanos(interval) + " with upload=",
+                     "Pyroscope takes one sample rate per upload: give both the same interval, "
+                     "e.g. interval=" +
+                         FormatNanos(interval) + ",wall=" + FormatNanos(interval));
+    return false;
+  }
+  if (kNanosPerSecond % interval != 0) {
+    *error = Problem(cpu ? "interval" : "wall", FormatNanos(interval),
+                     "is not a whole number of samples per second, as upload= needs",
+                     "Pyroscope takes the sample rate in whole Hz: use an interval that divides "
+                     "1s, e.g. 10ms or 20ms");
+    return false;
+  }
+  options->jfr.context_id = true;
+  if (options->jfr.chunk_time_ns == 0) options->jfr.chunk_time_ns = 10 * kNanosPerSecond;
+  if (options->jfr.chunk_size_bytes == 0) options->jfr.chunk_size_bytes = 3ull << 20;
+  return true;
 }
 
 }  // namespace
@@ -389,12 +650,13 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
       return false;
     }
     const size_t equals = item.find('=');
-    if (equals == std::string_view::npos) {
+    if (item == "live") {  // async-profiler's spelling: a flag without a value
+      options.live = true;
+    } else if (equals == std::string_view::npos) {
       *error = "option " + Quote(item) + " has no value; write it as key=value, e.g. interval=10ms";
       return false;
-    }
-    if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options, &interval_given,
-                     &wall_given, error)) {
+    } else if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options,
+                            &interval_given, &wall_given, error)) {
       return false;
     }
     if (comma != std::string_view::npos && rest.empty()) {
@@ -426,9 +688,27 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
                      "not both");
     return false;
   }
+  if (!options.upload.url.empty() && !CheckUpload(&options, error)) return false;
   if (options.filter_context && !options.wall_enabled) {
     *error = Problem("filter", "context", "applies only to wall sampling",
                      "add wall to the events, e.g. event=cpu+wall or wall=20ms");
+    return false;
+  }
+  if (options.live && options.alloc_interval_bytes == 0) {
+    *error = "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live";
+    return false;
+  }
+  if (options.select == EventSelect::kIfContext && options.alloc_interval_bytes == 0 &&
+      !options.lock_enabled) {
+    *error = Problem("select", "if-context", "applies only to allocation and lock events",
+                     "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context");
+    return false;
+  }
+  if ((options.alloc_interval_bytes != 0 || options.lock_enabled) && options.file.empty() &&
+      options.repository.empty()) {
+    *error = std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+             "': allocation and lock events are written to the JFR recording only; add "
+             "file=PATH.jfr or repository=DIR";
     return false;
   }
   *out = std::move(options);

@@ -11,9 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
+#include "tools/inputs.h"
+#include "tools/labels.h"
+#include "tools/otlp.h"
 #include "tools/pprof.h"
 #include "tools/profile.h"
 #include "tools/record.h"
@@ -29,9 +33,9 @@ constexpr int kUsage = 2;
 constexpr const char* kMainHelp = R"help(usage: ctxprof COMMAND [options]
 
 Commands:
-  report   hottest methods per context attribute value, as text
-  flame    a self-contained HTML flame graph with a selector per attribute value
-  convert  collapsed stacks or gzipped pprof
+  report   hottest methods per context attribute value (or per thread), as text
+  flame    a self-contained HTML flame graph with a selector per attribute value; --diff
+  convert  collapsed stacks, gzipped pprof or OTLP profiles
   record   run a JVM with the ctxprof agent and write a JFR recording
   attach   start, stop, dump or ask the status of profiling in a running JVM
 
@@ -40,38 +44,60 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE] [--top N] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
 then sections for samples whose context lacks the attribute and for samples without context.
+RECORDING: a JFR file, or a folder of them (a repository); several add up. A recording that is
+being written is read up to its last flush, and stderr says so.
+With --events alloc the amounts are bytes allocated, with --events lock time blocked, and the
+allocated (or waited-for) class is the leaf of each stack.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
+  --threads        one section per thread (name and OS thread id) instead
   --top N          rows per section (default 10)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all (cpu and wall samples; the default), alloc
+                   (jdk.ObjectAllocationSample) or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
+       ctxprof flame --diff BEFORE AFTER -o DIFF.html [--by ATTRIBUTE] [--events E]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
+RECORDING: as for report (files, repository folders, recordings being written).
+With --diff, the graph of AFTER coloured by each frame's change of share since BEFORE (red:
+more, blue: less), per selected value in both recordings; "widths" switches to BEFORE's shape.
+BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
+  --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof FILE.jfr -o OUT [--events cpu|wall|all] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events E] [--labels LIST] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
-  --to pprof       gzipped perftools.profiles.Profile; context as labels trace_id, span_id
-                   and one per attribute (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to pprof       gzipped perftools.profiles.Profile; sample types samples/count and one per
+                   kind (cpu and wall nanoseconds...); labels "kind" and one per attribute
+                   (go tool pprof -tagfocus endpoint=/checkout OUT)
+  --to otlp        OpenTelemetry profiles (ProfilesData, profiles/v1development): one profile
+                   per sample kind, attributes per context attribute, trace and span ids as
+                   links
+  RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
-  --events E       cpu, wall or all samples (default all)
+  --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
+                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
+  --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
+                   trace_id, span_id, attribute names, or none (default: kind and the
+                   attributes for pprof, the attributes for OTLP; ids make a series per
+                   request or thread in Pyroscope and most backends)
   --quiet          no progress on stderr
 )help";
 
@@ -79,14 +105,20 @@ constexpr const char* kRecordHelp =
     R"help(usage: ctxprof record [options] -- java [JVM options] MAIN|-jar APP [args]
 
 Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exits with its status.
+The options are checked with the agent's own parser first (a refusal exits 2, no JVM runs); if
+the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
   --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
-  --event E            cpu, ctimer, itimer, wall, cpu+wall (agent key event)
+  --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
   --interval D         CPU interval, e.g. 10ms (interval)
   --wall D             wall-clock interval, e.g. 20ms (wall)
   --attributes A;B     context attribute names (attributes)
   --depth N            frames per sample (depth)
   --filter context     wall samples only threads with a context (filter)
+  --alloc SIZE         allocation sampling, e.g. 512k (alloc)
+  --lock D             lock waits at least this long, e.g. 10ms (lock)
+  --select S           all or if-context (select)
+  --live               also the sampled objects still alive at the end (live; needs --alloc)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";
@@ -100,9 +132,11 @@ Loads libctxprof into the running JVM PID (HotSpot dynamic attach; no JDK tool n
 one command there; the agent's answer is printed, and a refusal exits 1 with its message.
   start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
-            --clock, --unwind, --chunksize, --chunktime, --option KEY=VALUE
+            --alloc, --lock, --select, --live, --clock, --unwind, --chunksize, --chunktime,
+            --option KEY=VALUE
   stop      stop profiling and finish the recording
-  dump      write the samples so far to FILE (collapsed stacks) without stopping
+  dump      write what was recorded so far to FILE without stopping: a JFR recording, or
+            collapsed stacks when FILE ends in .txt or .collapsed
   status    the session's state, engine, sample and drop counts, recording
   --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
   --timeout S     seconds to wait for the JVM's attach listener (default 10)
@@ -113,13 +147,17 @@ inside the container, and the library must exist there at the same path.
 
 // Flags of the analysis commands, parsed the same way for each.
 struct AnalysisArguments {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string output;
   std::string by;
   std::string to;
+  std::string labels;
+  bool labels_given = false;
   size_t top = 10;
   EventSelection events = EventSelection::kAll;
   bool quiet = false;
+  bool threads = false;
+  bool diff = false;
 };
 
 // Parses `args` (after the command); `allowed` lists the flags the command takes.
@@ -134,8 +172,8 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         *error = command + ": unknown option \"" + arg + "\" (see ctxprof " + command + " --help)";
         return false;
       }
-      if (arg == "--quiet") {
-        out->quiet = true;
+      if (arg == "--quiet" || arg == "--threads" || arg == "--diff") {
+        (arg == "--quiet" ? out->quiet : arg == "--threads" ? out->threads : out->diff) = true;
         continue;
       }
       if (i + 1 >= args.size()) {
@@ -149,6 +187,9 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->by = value;
       } else if (arg == "--to") {
         out->to = value;
+      } else if (arg == "--labels") {
+        out->labels = value;
+        out->labels_given = true;
       } else if (arg == "--top") {
         char* end = nullptr;
         const long top = strtol(value.c_str(), &end, 10);
@@ -159,38 +200,56 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         out->top = static_cast<size_t>(top);
       } else if (arg == "--events") {
         if (!ParseEventSelection(value, &out->events)) {
-          *error = command + ": --events wants cpu, wall or all, got \"" + value + "\"";
+          *error =
+              command + ": --events wants cpu, wall, all, alloc or lock, got \"" + value + "\"";
           return false;
         }
       }
-    } else if (out->input.empty()) {
-      out->input = arg;
     } else {
-      *error = command + ": one input file only (got \"" + out->input + "\" and \"" + arg + "\")";
-      return false;
+      out->inputs.push_back(arg);
     }
   }
-  if (out->input.empty()) {
-    *error = command + ": no input file (see ctxprof " + command + " --help)";
+  if (out->diff && out->inputs.size() != 2) {
+    *error = command + ": --diff wants two recordings, BEFORE AFTER (got " +
+             std::to_string(out->inputs.size()) + ")";
+    return false;
+  }
+  if (out->inputs.empty()) {
+    *error = command + ": no recording to read (see ctxprof " + command + " --help)";
     return false;
   }
   return true;
 }
 
-bool LoadProfile(const AnalysisArguments& arguments, Profile* profile) {
-  struct stat info;
-  if (!arguments.quiet && stat(arguments.input.c_str(), &info) == 0) {
-    fprintf(stderr, "reading %s: %.1f MiB\n", arguments.input.c_str(),
-            static_cast<double>(info.st_size) / (1 << 20));
-  }
+// Reads `inputs` (files, repository folders, recordings being written) into one profile.
+bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::string>& inputs,
+                 Profile* profile) {
+  std::vector<std::string> files, notes;
   std::string error;
-  if (!profile->Load(arguments.input, arguments.events, &error)) {
+  const bool expanded = ExpandInputs(inputs, &files, &notes, &error);
+  for (const std::string& note : notes) fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  if (!expanded) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return false;
   }
+  for (const std::string& file : files) {
+    struct stat info;
+    if (!arguments.quiet && stat(file.c_str(), &info) == 0) {
+      fprintf(stderr, "reading %s: %.1f MiB\n", file.c_str(),
+              static_cast<double>(info.st_size) / (1 << 20));
+    }
+    if (!profile->Load(file, arguments.events, &error)) {
+      fprintf(stderr, "ctxprof: %s\n", error.c_str());
+      return false;
+    }
+  }
+  // Said even with --quiet: they qualify the result.
+  for (const std::string& note : profile->Notes()) {
+    fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  }
   if (!arguments.quiet) {
-    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n",
-            arguments.input.c_str(), profile->chunk_count(), profile->samples().size(),
+    fprintf(stderr, "%zu file%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n", files.size(),
+            files.size() == 1 ? "" : "s", profile->chunk_count(), profile->samples().size(),
             profile->contexts().size(), profile->stacks().size());
   }
   return true;
@@ -245,14 +304,18 @@ int Usage(const std::string& error) {
 int Report(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("report", args, {"--by", "--top", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("report", args, {"--by", "--threads", "--top", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
+  }
+  if (arguments.threads && !arguments.by.empty()) {
+    return Usage("report: --by and --threads each choose the sections; give one of them");
   }
   Profile profile;
   ReportOptions options;
   options.top = arguments.top;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  options.by_thread = arguments.threads;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
   if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
   std::string text;
   WriteReport(profile, options, &text);
@@ -262,38 +325,66 @@ int Report(const std::vector<std::string>& args) {
 int Flame(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--diff", "--events", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
-  Profile profile;
+  // With --diff, BEFORE and AFTER; otherwise every input in one profile.
+  std::vector<Profile> profiles(arguments.diff ? 2 : 1);
+  for (size_t i = 0; i < profiles.size(); i++) {
+    const std::vector<std::string> inputs =
+        arguments.diff ? std::vector<std::string>{arguments.inputs[i]} : arguments.inputs;
+    if (!LoadProfile(arguments, inputs, &profiles[i])) return kBadInput;
+  }
+  // The attribute is chosen in the last (AFTER) recording, or in BEFORE when AFTER lacks it.
   int attribute = -1;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
-  if (!ChooseAttribute(profile, arguments.by, &attribute)) return kUsage;
+  const Profile* named = &profiles.back();
+  if (arguments.diff && !arguments.by.empty() && named->AttributeIndex(arguments.by) < 0) {
+    named = &profiles.front();
+  }
+  if (!ChooseAttribute(*named, arguments.by, &attribute)) return kUsage;
+  const std::string by = attribute < 0 ? "" : named->attribute_names()[attribute];
   std::string page;
-  WriteFlameGraph(profile, attribute, "ctxprof: " + arguments.input, &page);
+  if (arguments.diff) {
+    WriteDiffFlameGraph(profiles[0], profiles[1], by,
+                        "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1], &page);
+  } else {
+    std::string title = "ctxprof:";
+    for (const std::string& input : arguments.inputs) title += " " + input;
+    WriteFlameGraph(profiles[0], by, title, &page);
+  }
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
 
 int Convert(const std::vector<std::string>& args) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--quiet"}, &arguments,
-                              &error)) {
+  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--labels", "--quiet"},
+                              &arguments, &error)) {
     return Usage(error);
   }
-  if (arguments.to != "collapsed" && arguments.to != "pprof") {
-    return Usage("convert: --to wants collapsed or pprof" +
+  if (arguments.to != "collapsed" && arguments.to != "pprof" && arguments.to != "otlp") {
+    return Usage("convert: --to wants collapsed, pprof or otlp" +
                  (arguments.to.empty() ? std::string() : ", got \"" + arguments.to + "\""));
+  }
+  if (arguments.to == "collapsed" && arguments.labels_given) {
+    return Usage("convert: --labels applies to --to pprof and --to otlp");
   }
   if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
   Profile profile;
-  if (!LoadProfile(arguments, &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
+  std::vector<LabelSource> labels = DefaultLabels(profile);
+  if (arguments.to == "otlp") labels.erase(labels.begin());  // one profile per kind already
+  if (arguments.labels_given && !ParseLabels(arguments.labels, profile, &labels, &error)) {
+    return Usage("convert: " + error);
+  }
   std::string bytes;
   if (arguments.to == "collapsed") {
     WriteCollapsed(profile, &bytes);
-  } else if (!Gzip(EncodePprof(profile), &bytes, &error)) {
+  } else if (arguments.to == "otlp") {
+    bytes = EncodeOtlp(profile, labels);
+  } else if (!Gzip(EncodePprof(profile, labels), /*level=*/9, &bytes, &error)) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return kBadInput;
   }
@@ -305,7 +396,8 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   std::string error, agent_options, library;
   std::vector<std::string> command;
   if (!ParseRecordArguments(args, &options, &error) ||
-      !AgentOptionString("record", options, &agent_options, &error)) {
+      !AgentOptionString("record", options, &agent_options, &error) ||
+      !CheckAgentOptions("record", agent_options, &error)) {
     return Usage(error);
   }
   if (!FindAgentLibrary("record", options.library, executable, &library, &error)) {
@@ -314,8 +406,16 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   }
   if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
   fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const FileState before = StateOf(options.output);
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  if (status == 0 && !RecordingWritten(before, StateOf(options.output))) {
+    fprintf(stderr,
+            "ctxprof: record: the agent wrote no recording to %s: it did not start a session "
+            "(its message is above)\n",
+            options.output.c_str());
+    return kBadInput;
+  }
   return status;
 }
 

@@ -1,5 +1,9 @@
 #include "tools/profile.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -13,7 +17,7 @@ namespace {
 // ctxprof.Context fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "traceId" || name == "spanId";
+         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -36,7 +40,68 @@ std::string DottedClassName(std::string name) {
   return name;
 }
 
+// The kind of events of `type`; false for a type the tool does not read. jdk.NativeMethodSample
+// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not.
+bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
+  if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
+    *kind = SampleKind::kCpu;
+  } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
+             (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
+    *kind = SampleKind::kWall;
+  } else if (type == "jdk.ObjectAllocationSample") {
+    *kind = SampleKind::kAllocation;
+  } else if (type == "jdk.JavaMonitorEnter") {
+    *kind = SampleKind::kMonitor;
+  } else if (type == "jdk.ThreadPark") {
+    *kind = SampleKind::kPark;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Whether samples of `kind` are loaded for `selection`.
+bool Selects(EventSelection selection, SampleKind kind) {
+  switch (selection) {
+    case EventSelection::kCpu:
+      return kind == SampleKind::kCpu;
+    case EventSelection::kWall:
+      return kind == SampleKind::kWall;
+    case EventSelection::kAll:
+      return IsIntervalKind(kind);
+    case EventSelection::kAlloc:
+      return kind == SampleKind::kAllocation;
+    case EventSelection::kLock:
+      return kind == SampleKind::kMonitor || kind == SampleKind::kPark;
+  }
+  return false;
+}
+
 }  // namespace
+
+const char* SampleKindName(SampleKind kind) {
+  switch (kind) {
+    case SampleKind::kCpu:
+      return "cpu";
+    case SampleKind::kWall:
+      return "wall";
+    case SampleKind::kAllocation:
+      return "alloc";
+    case SampleKind::kMonitor:
+      return "monitor";
+    case SampleKind::kPark:
+      return "park";
+  }
+  return "cpu";
+}
+
+const char* MeasureUnit(SampleKind kind) {
+  return kind == SampleKind::kAllocation ? "bytes" : "nanoseconds";
+}
+
+bool IsIntervalKind(SampleKind kind) {
+  return kind == SampleKind::kCpu || kind == SampleKind::kWall;
+}
 
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
   if (text == "cpu") {
@@ -45,10 +110,73 @@ bool ParseEventSelection(const std::string& text, EventSelection* out) {
     *out = EventSelection::kWall;
   } else if (text == "all") {
     *out = EventSelection::kAll;
+  } else if (text == "alloc") {
+    *out = EventSelection::kAlloc;
+  } else if (text == "lock") {
+    *out = EventSelection::kLock;
   } else {
     return false;
   }
   return true;
+}
+
+std::vector<std::string> Profile::Notes() const {
+  if (unfinished_.empty()) return {};
+  return {unfinished_};
+}
+
+WeightUnit UnitOf(EventSelection selection) {
+  switch (selection) {
+    case EventSelection::kAlloc:
+      return WeightUnit::kBytes;
+    case EventSelection::kLock:
+      return WeightUnit::kNanoseconds;
+    default:
+      return WeightUnit::kSamples;
+  }
+}
+
+std::string JavaClassName(const std::string& jvm_name) {
+  size_t dimensions = 0;
+  while (dimensions < jvm_name.size() && jvm_name[dimensions] == '[') dimensions++;
+  std::string name = jvm_name.substr(dimensions);
+  if (dimensions > 0) {
+    static const std::map<char, const char*> kPrimitives = {
+        {'Z', "boolean"}, {'B', "byte"}, {'C', "char"},  {'S', "short"},
+        {'I', "int"},     {'J', "long"}, {'F', "float"}, {'D', "double"}};
+    auto primitive = kPrimitives.find(name.empty() ? '\0' : name[0]);
+    if (name.size() == 1 && primitive != kPrimitives.end()) {
+      name = primitive->second;
+    } else if (name.size() >= 2 && name.front() == 'L' && name.back() == ';') {
+      name = name.substr(1, name.size() - 2);
+    }
+  }
+  name = DottedClassName(std::move(name));
+  for (size_t i = 0; i < dimensions; i++) name += "[]";
+  return name;
+}
+
+int64_t Profile::period(SampleKind kind) const {
+  switch (kind) {
+    case SampleKind::kCpu:
+      return cpu_interval_nanos_;
+    case SampleKind::kWall:
+      return wall_interval_nanos_;
+    case SampleKind::kAllocation:
+      return alloc_interval_bytes_;
+    case SampleKind::kMonitor:
+    case SampleKind::kPark:
+      break;
+  }
+  return 0;
+}
+
+int64_t Profile::CountOf(const Sample& sample) {
+  return IsIntervalKind(sample.kind) ? sample.weight : 1;
+}
+
+int64_t Profile::MeasureOf(const Sample& sample) const {
+  return IsIntervalKind(sample.kind) ? sample.weight * period(sample.kind) : sample.weight;
 }
 
 int Profile::AttributeIndex(const std::string& name) const {
@@ -65,18 +193,74 @@ const std::string& Profile::ValueOf(const Sample& sample, int attribute) const {
   return static_cast<size_t>(attribute) < values.size() ? values[attribute] : kUnset;
 }
 
+namespace {
+
+// Reads `path`, allowing unfinished chunks; a header caught in the middle of an update (a
+// writer publishing a chunk right now) is read again after a moment, for up to ~1 s like the
+// JDK's readers. A chunk still locked after that (its writer was killed while appending it) ends
+// the file with the chunks before it.
+bool ReadRecording(const std::string& path, JfrReader* reader, std::string* error) {
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  for (int attempt = 0;; attempt++) {
+    const bool read = reader->Read(path, options, error);
+    if (!reader->met_locked_header() || attempt == 500) return read;
+    usleep(2000);
+  }
+}
+
+}  // namespace
+
 bool Profile::Load(const std::string& path, EventSelection selection, std::string* error) {
   JfrReader reader;
-  if (!reader.Read(path, JfrReader::Options{}, error)) return false;
-  chunk_count_ = reader.chunks().size();
+  if (!ReadRecording(path, &reader, error)) return false;
+  chunk_count_ += reader.chunks().size();
+  const JfrChunkInfo& last = reader.chunks().back();
+  // Only the newest file's last chunk says whether the recording was finished: the chunk files
+  // of a repository before the last one are finished but not final.
+  unfinished_.clear();
+  if (reader.met_locked_header()) {
+    unfinished_ = path + ": the chunk after chunk " + std::to_string(reader.chunks().size()) +
+                  " stayed locked (its writer was killed while writing it?): read the chunks "
+                  "before it";
+  } else if (last.generation != 0) {
+    unfinished_ = path + ": chunk " + std::to_string(reader.chunks().size()) +
+                  " is being written (or its writer stopped): read up to its last flush";
+  } else if ((last.flags & kChunkFlagFinal) == 0) {
+    unfinished_ = path +
+                  ": the recording is not finished (no final chunk): it is being written, or "
+                  "its writer stopped; read up to its last published chunk";
+  }
 
+  if (!reader.chunks().empty()) {
+    start_nanos_ = reader.chunks().front().start_nanos;
+    for (const JfrChunkInfo& chunk : reader.chunks()) {
+      const int64_t end = chunk.start_nanos + static_cast<int64_t>(chunk.duration_nanos);
+      duration_nanos_ = std::max(duration_nanos_, end - start_nanos_);
+    }
+  }
   // Registered attribute names, to show "http.route" rather than the field name "http_route".
   std::map<std::string, std::string> name_of_field;
+  bool ctxprof_recording = false;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.ProfilerSettings") {
+      ctxprof_recording = true;
       if (cpu_interval_nanos_ == 0) cpu_interval_nanos_ = event.Field("interval").integer();
       for (const std::string& name : SplitCommas(event.Field("attributes").string())) {
         name_of_field.emplace(JfrMetadata::FieldNameOf(name), name);
+      }
+      if (alloc_interval_bytes_ == 0) {
+        const JfrValue& alloc = event.Field("allocInterval");
+        alloc_interval_bytes_ = alloc.is_null() ? 0 : alloc.integer();
+      }
+    } else if (event.type_name() == "jdk.ActiveSetting") {
+      // async-profiler's names, which ctxprof writes too.
+      const std::string& name = event.Field("name").string();
+      int64_t* interval = name == "wall"    ? &wall_interval_nanos_
+                          : name == "alloc" ? &alloc_interval_bytes_
+                                            : nullptr;
+      if (interval != nullptr && *interval == 0) {
+        *interval = strtoll(event.Field("value").string().c_str(), nullptr, 10);
       }
     }
   }
@@ -109,7 +293,6 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   }
 
   std::unordered_map<const JfrEvent*, int32_t> context_of_event;
-  std::map<std::vector<std::string>, int32_t> context_index;  // trace, span, values...
   auto intern_context = [&](const JfrEvent* event) -> int32_t {
     auto known = context_of_event.find(event);
     if (known != context_of_event.end()) return known->second;
@@ -125,14 +308,19 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     std::vector<std::string> key = context.values;
     key.push_back(context.trace_id);
     key.push_back(context.span_id);
-    auto inserted = context_index.emplace(std::move(key), static_cast<int32_t>(contexts_.size()));
+    auto inserted = context_index_.emplace(std::move(key), static_cast<int32_t>(contexts_.size()));
     if (inserted.second) contexts_.push_back(std::move(context));
     context_of_event.emplace(event, inserted.first->second);
     return inserted.first->second;
   };
 
-  std::unordered_map<std::string, uint32_t> frame_index;
-  std::map<std::vector<uint32_t>, uint32_t> stack_index;
+  auto intern_frame = [&](Frame frame) -> uint32_t {
+    std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor + '\0' +
+                      std::to_string(frame.line) + '\0' + frame.type;
+    auto inserted = frame_index_.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
+    if (inserted.second) frames_.push_back(std::move(frame));
+    return inserted.first->second;
+  };
   // Events that reference one pool entry share its resolved value, so the address of its
   // frame list identifies the stack without looking at the frames again (a pure cache: other
   // entries with equal frames still meet in stack_index).
@@ -143,42 +331,62 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     if (cached != stack_of_entry.end()) return cached->second;
     std::vector<uint32_t> stack;
     for (JfrFrame& raw : JfrReader::FramesOf(stack_trace)) {
-      Frame frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
-                  std::move(raw.descriptor), raw.line_number, std::move(raw.type)};
-      std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor +
-                        '\0' + std::to_string(frame.line) + '\0' + frame.type;
-      auto inserted = frame_index.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
-      if (inserted.second) frames_.push_back(std::move(frame));
-      stack.push_back(inserted.first->second);
+      stack.push_back(
+          intern_frame(Frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
+                             std::move(raw.descriptor), raw.line_number, std::move(raw.type)}));
     }
-    auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+    auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));
     if (inserted.second) stacks_.push_back(std::move(stack));
     stack_of_entry.emplace(entry, inserted.first->second);
     return inserted.first->second;
   };
 
+  unit_ = UnitOf(selection);
+  // The class frame of an allocation or lock event.
+  auto class_frame = [&](const JfrValue& klass) -> uint32_t {
+    return intern_frame(
+        Frame{klass.is_null() ? "(unknown class)" : JavaClassName(klass.Field("name").string()), "",
+              "", 0, "Class"});
+  };
+  std::map<std::pair<int64_t, std::string>, uint32_t> thread_index;
   for (const JfrEvent& event : reader.events()) {
-    const std::string& type = event.type_name();
     SampleKind kind;
-    if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
-      kind = SampleKind::kCpu;
-    } else if (type == "ctxprof.WallClockSample") {
-      kind = SampleKind::kWall;
-    } else {
-      continue;
-    }
-    if ((kind == SampleKind::kCpu && selection == EventSelection::kWall) ||
-        (kind == SampleKind::kWall && selection == EventSelection::kCpu)) {
+    if (!KindOf(event.type_name(), ctxprof_recording, &kind) || !Selects(selection, kind)) {
       continue;
     }
     Sample sample;
     sample.kind = kind;
-    sample.thread_id = event.thread().Field("osThreadId").integer();
+    const JfrValue& thread = event.thread();
+    sample.thread_id = thread.Field("osThreadId").integer();
+    const int64_t thread_key = JfrReader::ThreadKey(thread);
+    const JfrValue& java_name = thread.Field("javaName");
+    std::string thread_name =
+        java_name.is_null() ? thread.Field("osName").string() : java_name.string();
+    auto known = thread_index.emplace(std::make_pair(sample.thread_id, thread_name),
+                                      static_cast<uint32_t>(threads_.size()));
+    if (known.second) threads_.push_back(Thread{sample.thread_id, std::move(thread_name)});
+    sample.thread = known.first->second;
     sample.ticks = event.start_ticks();
-    const JfrValue& weight = event.Field("weight");
-    sample.weight = weight.is_null() ? 1 : weight.integer();
+    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
     sample.stack = intern_stack(event.Field("stackTrace"));
-    const JfrEvent* context = reader.ContextAt(sample.thread_id, sample.ticks);
+    if (IsIntervalKind(kind)) {
+      const JfrValue& samples = event.Field("samples");
+      const JfrValue& weight = samples.is_null() ? event.Field("weight") : samples;
+      sample.weight = weight.is_null() ? 1 : weight.integer();
+    } else {
+      const char* class_field = sample.kind == SampleKind::kAllocation ? "objectClass"
+                                : sample.kind == SampleKind::kMonitor  ? "monitorClass"
+                                                                       : "parkedClass";
+      std::vector<uint32_t> stack = stacks_[sample.stack];
+      stack.insert(stack.begin(), class_frame(event.Field(class_field)));
+      auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+      if (inserted.second) stacks_.push_back(std::move(stack));
+      sample.stack = inserted.first->second;
+      sample.weight = sample.kind == SampleKind::kAllocation
+                          ? event.Field("weight").integer()
+                          : reader.NanosOf(event.Field("duration").integer());
+    }
+    const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

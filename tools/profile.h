@@ -1,32 +1,67 @@
 // Profile: the samples of a JFR recording, with stacks and contexts resolved, for the ctxprof
 // command-line tool (report, flame, convert).
 //
-// A sample is one jdk.ExecutionSample / ctxprof.CpuSample (kind cpu) or ctxprof.WallClockSample
-// (kind wall) event. Its context is the ctxprof.Context interval of the same thread (osThreadId)
-// whose [startTime, startTime + duration) contains the sample's startTime, found with
-// JfrReader::ContextAt (per-thread intervals sorted by start, binary search); a sample no
-// interval covers has no context. Other event types (e.g. jdk.NativeMethodSample) are ignored.
+// A sample is one jdk.ExecutionSample / ctxprof.CpuSample event (kind cpu), or one
+// profiler.WallClockSample event (kind wall; also async-profiler's, and ctxprof.WallClockSample
+// of recordings before it), or in a ctxprof recording (one with ctxprof.ProfilerSettings) a
+// jdk.NativeMethodSample (wallsamples=jdk); its weight is the event's `samples` or `weight`
+// field, else 1. With --events alloc / lock a sample is one jdk.ObjectAllocationSample (kind
+// alloc, weight = its bytes) / jdk.JavaMonitorEnter or jdk.ThreadPark (kind monitor or park,
+// weight = its duration in nanoseconds), whoever wrote them (ctxprof or the JDK). Its context is
+// the ctxprof.Context interval of the same thread (osThreadId) whose [startTime, startTime +
+// duration) contains the sample's startTime, found with JfrReader::ContextAt (per-thread
+// intervals sorted by start, binary search); a sample no interval covers has no context. Other
+// event types (e.g. the JDK's own jdk.NativeMethodSample) are ignored. An allocation or lock
+// event's stack gets one more leaf frame: the allocated object's class, the monitor's class or
+// the park blocker's class (type "Class", Java name such as "byte[]"), so reports and graphs say
+// what was allocated or waited for.
 //
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
 //
-// Thread safety: immutable after Load().
+// Several recordings (the chunk files of a repository, or files named one by one) are loaded
+// into one Profile by calling Load once per file: samples add up, and a sample joins only the
+// contexts of its own file. Load reads a recording that is being written: an unfinished chunk
+// (a repository's chunk in progress) up to its last flush, a chunk header caught in the middle of
+// an update again a moment later (up to ~1 s, like the JDK's readers), and says so in notes().
+//
+// Thread safety: immutable after the last Load().
 #ifndef CTXPROF_TOOLS_PROFILE_H_
 #define CTXPROF_TOOLS_PROFILE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ctxprof::tools {
 
-enum class SampleKind : uint8_t { kCpu, kWall };
+enum class SampleKind : uint8_t { kCpu, kWall, kAllocation, kMonitor, kPark };
+// Every kind, in the order outputs list them (pprof sample types, OTLP profiles).
+inline constexpr SampleKind kSampleKinds[] = {SampleKind::kCpu, SampleKind::kWall,
+                                              SampleKind::kAllocation, SampleKind::kMonitor,
+                                              SampleKind::kPark};
+// "cpu", "wall", "alloc", "monitor", "park": the kind's name in labels, sample types and
+// profiles.
+const char* SampleKindName(SampleKind kind);
+// What a kind measures, as pprof and OTLP name units: "nanoseconds" (CPU and wall time, lock
+// waits) or "bytes" (allocations).
+const char* MeasureUnit(SampleKind kind);
+// Whether a sample of `kind` is taken at a sampling interval (cpu, wall: its weight counts
+// intervals) rather than reported per event (alloc, monitor, park: its weight is the measure).
+bool IsIntervalKind(SampleKind kind);
 
-// Which sample events to load.
-enum class EventSelection : uint8_t { kCpu, kWall, kAll };
+// Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
+// (contended monitor enters and parks).
+enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock };
 
-// Parses "cpu", "wall" or "all"; false for anything else.
+// Parses "cpu", "wall", "all", "alloc" or "lock"; false for anything else.
 bool ParseEventSelection(const std::string& text, EventSelection* out);
+
+// What Sample::weight counts for the samples a selection loads.
+enum class WeightUnit : uint8_t { kSamples, kBytes, kNanoseconds };
+WeightUnit UnitOf(EventSelection selection);
 
 struct Frame {
   std::string class_name;  // Java: '.'-separated ("com.example.Handler"); native: the library
@@ -35,8 +70,11 @@ struct Frame {
   int32_t line = 0;
   std::string type;  // "Interpreted", "JIT compiled", "Inlined", "Native", ...
 
-  // "class.method": the name reports and graphs show (overloads are merged).
-  std::string Name() const { return class_name + "." + method_name; }
+  // "class.method": the name reports and graphs show (overloads are merged); a class frame
+  // (no method) is the class name alone.
+  std::string Name() const {
+    return method_name.empty() ? class_name : class_name + "." + method_name;
+  }
 };
 
 struct Context {
@@ -46,28 +84,45 @@ struct Context {
   std::vector<std::string> values;
 };
 
+// A thread as samples name it: its OS id and its Java name (else OS name).
+struct Thread {
+  int64_t os_thread_id = 0;
+  std::string name;
+};
+
 struct Sample {
-  int64_t thread_id = 0;  // OS thread id
-  int64_t ticks = 0;      // startTime in the recording's ticks
+  int64_t thread_id = 0;    // OS thread id
+  uint32_t thread = 0;      // index into Profile::threads()
+  int64_t ticks = 0;        // startTime in the recording's ticks
+  int64_t epoch_nanos = 0;  // startTime in nanoseconds since the epoch (the JDK's conversion)
   SampleKind kind = SampleKind::kCpu;
-  int64_t weight = 1;    // sampling intervals this sample stands for (1 for jdk.ExecutionSample)
+  // Sampling intervals this sample stands for (1 for jdk.ExecutionSample); bytes for
+  // allocations, nanoseconds for lock waits (Profile::unit()).
+  int64_t weight = 1;
   uint32_t stack = 0;    // index into Profile::stacks()
   int32_t context = -1;  // index into Profile::contexts(), -1 = no context
 };
 
 class Profile {
  public:
-  // Reads `path` and keeps the samples `selection` asks for; call once per Profile. The whole
-  // file is parsed in memory (JfrReader), then only the interned model is kept. On failure
-  // returns false and *error names the file and, for bad content, the offset (JfrReader's
-  // message).
+  // Reads `path` and adds the samples `selection` asks for. The whole file is parsed in memory
+  // (JfrReader), then only the interned model is kept. On failure returns false and *error
+  // names the file and, for bad content, the offset (JfrReader's message); the samples of
+  // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // What the last loaded file says about being incomplete, for stderr: an unfinished chunk read
+  // up to its last flush, or a last chunk without the final flag (the writer had not finished
+  // the recording). Load files oldest first: earlier chunk files of a repository are finished
+  // but never final.
+  std::vector<std::string> Notes() const;
 
   const std::vector<Frame>& frames() const { return frames_; }
   // Each stack lists frame indices leaf first (as JFR stores them); may be empty.
   const std::vector<std::vector<uint32_t>>& stacks() const { return stacks_; }
   const std::vector<Context>& contexts() const { return contexts_; }
   const std::vector<Sample>& samples() const { return samples_; }
+  // Distinct (OS thread id, name) pairs of the samples.
+  const std::vector<Thread>& threads() const { return threads_; }
   // Attribute names as registered (from ctxprof.ProfilerSettings; else the JFR field names),
   // in the ctxprof.Context field order.
   const std::vector<std::string>& attribute_names() const { return attribute_names_; }
@@ -76,9 +131,27 @@ class Profile {
   int AttributeIndex(const std::string& name) const;
   // The CPU sampling interval from ctxprof.ProfilerSettings, 0 when the recording has none.
   int64_t cpu_interval_nanos() const { return cpu_interval_nanos_; }
+  // The wall sampling interval (jdk.ActiveSetting `wall`), 0 when the recording has none.
+  int64_t wall_interval_nanos() const { return wall_interval_nanos_; }
+  // The allocation sampling interval in bytes (ctxprof.ProfilerSettings `allocInterval`, else
+  // jdk.ActiveSetting `alloc`), 0 when the recording has none.
+  int64_t alloc_interval_bytes() const { return alloc_interval_bytes_; }
+  // The kind's sampling interval in MeasureUnit(kind): the CPU or wall interval, the
+  // allocation sampling interval; 0 = unknown, and always for monitor and park (lock= is a
+  // threshold, not an interval).
+  int64_t period(SampleKind kind) const;
+  // How many samples or events `sample` stands for: its weight for an interval kind, else 1.
+  static int64_t CountOf(const Sample& sample);
+  // `sample`'s amount in MeasureUnit(sample.kind): an interval kind's weight x period (0 when
+  // the period is unknown), an event's weight (its bytes or nanoseconds).
+  int64_t MeasureOf(const Sample& sample) const;
+  // The recording's time range from its chunk headers (epoch nanoseconds), 0 when empty.
+  int64_t start_nanos() const { return start_nanos_; }
+  int64_t duration_nanos() const { return duration_nanos_; }
   size_t chunk_count() const { return chunk_count_; }
-  // Total sample weight.
+  // Total sample weight, in unit().
   int64_t total_weight() const { return total_weight_; }
+  WeightUnit unit() const { return unit_; }
 
   // The value of attribute `attribute` in `sample`'s context; "" when unset or no context.
   const std::string& ValueOf(const Sample& sample, int attribute) const;
@@ -88,12 +161,27 @@ class Profile {
   std::vector<std::vector<uint32_t>> stacks_;
   std::vector<Context> contexts_;
   std::vector<Sample> samples_;
+  std::vector<Thread> threads_;
   std::vector<std::string> attribute_names_;
   std::vector<std::string> attribute_fields_;  // JFR field names, parallel to attribute_names_
   int64_t cpu_interval_nanos_ = 0;
+  int64_t wall_interval_nanos_ = 0;
+  int64_t alloc_interval_bytes_ = 0;
+  int64_t start_nanos_ = 0;
+  int64_t duration_nanos_ = 0;
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
+  std::string unfinished_;  // about the last loaded file; "" when it is finished
+  // Interning across files.
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::map<std::vector<uint32_t>, uint32_t> stack_index_;
+  std::map<std::vector<std::string>, int32_t> context_index_;  // trace, span, values...
+  WeightUnit unit_ = WeightUnit::kSamples;
 };
+
+// A JVM class name as JFR stores it ("java/lang/String", "[B", "[Ljava/lang/String;") in Java
+// notation ("java.lang.String", "byte[]", "java.lang.String[]").
+std::string JavaClassName(const std::string& jvm_name);
 
 }  // namespace ctxprof::tools
 

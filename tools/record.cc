@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "profiler/options.h"
+
 namespace ctxprof::tools {
 
 namespace {
@@ -22,7 +24,8 @@ constexpr FlagKey kFlagKeys[] = {
     {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
     {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
     {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
-    {"--unwind", "unwind"},
+    {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
+    {"--select", "select"},
 };
 
 bool IsFile(const std::string& path) {
@@ -35,6 +38,10 @@ bool IsFile(const std::string& path) {
 FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::string>& args,
                          size_t* i, RecordOptions* out, std::string* error) {
   const std::string& flag = args[*i];
+  if (flag == "--live") {  // the agent's one option without a value
+    out->agent_options.emplace_back("live", "");
+    return FlagParse::kParsed;
+  }
   const FlagKey* mapped = nullptr;
   for (const FlagKey& candidate : kFlagKeys) {
     if (flag == candidate.flag) mapped = &candidate;
@@ -104,11 +111,46 @@ bool AgentOptionString(const std::string& command, const RecordOptions& options,
     return true;
   };
   for (const auto& [key, value] : options.agent_options) {
-    if (!append(key, value)) return false;
+    if (key == "live" && value.empty()) {
+      text += ",live";
+    } else if (!append(key, value)) {
+      return false;
+    }
   }
   if (!append("file", options.output)) return false;
   *out = text;
   return true;
+}
+
+bool CheckAgentOptions(const std::string& command, const std::string& agent_options,
+                       std::string* error) {
+  const std::string prefix = "start,";
+  const std::string options =
+      agent_options.rfind(prefix, 0) == 0 ? agent_options.substr(prefix.size()) : "";
+  Options parsed;
+  std::string problem;
+  if (ParseOptions(options, &parsed, &problem)) return true;
+  *error = command + ": " + problem;
+  return false;
+}
+
+FileState StateOf(const std::string& path) {
+  struct stat info;
+  FileState state;
+  if (stat(path.c_str(), &info) != 0) return state;
+  state.exists = true;
+  state.device = info.st_dev;
+  state.inode = info.st_ino;
+  state.size = static_cast<uint64_t>(info.st_size);
+  state.modified_nanos =
+      static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+  return state;
+}
+
+bool RecordingWritten(const FileState& before, const FileState& after) {
+  if (!after.exists) return false;
+  return !before.exists || before.device != after.device || before.inode != after.inode ||
+         before.size != after.size || before.modified_nanos != after.modified_nanos;
 }
 
 bool JvmCommand(const RecordOptions& options, const std::string& library,

@@ -3,9 +3,12 @@
 //   java -agentpath:<libctxprof.so>=start,<key=value,...>,file=<out> ARGS...
 //
 // The agent option string is the one ParseOptions reads (docs/SAMPLER.md): the tool maps its
-// flags to keys and leaves the validation of values to the agent, which refuses to start with a
-// message naming the key. The agent argument goes right after the java executable because the
-// JVM only takes options before the main class.
+// flags to keys and checks the string with that same parser before it starts the JVM
+// (CheckAgentOptions), so a bad key or value is refused at once, by the message the agent would
+// print. What only the running agent can find (a file that cannot be created, a refused
+// engine) makes it start no session: then no recording is written, and `record` says so and
+// exits 1 even when the JVM exits 0 (RecordingWritten). The agent argument goes right after the
+// java executable because the JVM only takes options before the main class.
 #ifndef CTXPROF_TOOLS_RECORD_H_
 #define CTXPROF_TOOLS_RECORD_H_
 
@@ -25,9 +28,10 @@ struct RecordOptions {
 };
 
 // The agent flags, shared by `record` and `attach PID start`: --event, --interval, --wall,
-// --depth, --attributes, --filter, --clock, --chunksize, --chunktime, --unwind and
-// --option KEY=VALUE become agent keys; -o/--output and --lib set their fields. Parses
-// args[*i] and its value, leaving *i on the value. kNotAgentFlag (nothing consumed) when
+// --depth, --attributes, --filter, --clock, --chunksize, --chunktime, --unwind, --alloc,
+// --lock, --select, --live (the one without a value) and --option KEY=VALUE become agent keys;
+// -o/--output and --lib set their fields. Parses args[*i] and its value, leaving *i on the
+// value. kNotAgentFlag (nothing consumed) when
 // args[*i] is none of them; kError + *error ("<command>: ...") when the value is missing or
 // --option is not key=value.
 enum class FlagParse { kParsed, kNotAgentFlag, kError };
@@ -35,14 +39,29 @@ FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::stri
                          size_t* i, RecordOptions* out, std::string* error);
 
 // Parses the arguments after "record". False + *error (a usage error) for an unknown flag, a
-// flag without value, or no command after "--".
+// flag without value (every flag but --live takes one), or no command after "--".
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error);
 
-// "start,key=value,...,file=<output>". False + *error ("<command>: ...") if a value holds a
-// ',' (the agent splits options at commas) or is empty.
+// "start,key=value,...,file=<output>" (live alone, without a value). False + *error
+// ("<command>: ...") if a value holds a ',' (the agent splits options at commas) or is empty.
 bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
                        std::string* error);
+
+// Checks `agent_options` ("start,<options>") with the agent's parser (profiler/options.h).
+// False + *error ("<command>: option '...': ...") when the agent would refuse them.
+bool CheckAgentOptions(const std::string& command, const std::string& agent_options,
+                       std::string* error);
+
+// What a recording file looked like, to tell whether the JVM's agent wrote it.
+struct FileState {
+  bool exists = false;
+  uint64_t device = 0, inode = 0, size = 0;
+  int64_t modified_nanos = 0;
+};
+FileState StateOf(const std::string& path);
+// True when `after` is a file written since `before` (created, replaced, grown or modified).
+bool RecordingWritten(const FileState& before, const FileState& after);
 
 // The command to exec: command[0], "-agentpath:<library>=<agent_options>", command[1..].
 // False + *error if the library path holds '=' (the JVM splits -agentpath at the first '=').

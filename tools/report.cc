@@ -26,6 +26,42 @@ struct Section {
   std::map<std::string, MethodCounts> methods;
 };
 
+// A weight in the profile's unit, as the report prints it.
+std::string Amount(int64_t value, WeightUnit unit) {
+  char buffer[48];
+  switch (unit) {
+    case WeightUnit::kSamples:
+      snprintf(buffer, sizeof(buffer), "%" PRId64, value);
+      break;
+    case WeightUnit::kBytes:
+      if (value >= (1 << 20)) {
+        snprintf(buffer, sizeof(buffer), "%.2f MiB", static_cast<double>(value) / (1 << 20));
+      } else if (value >= (1 << 10)) {
+        snprintf(buffer, sizeof(buffer), "%.2f KiB", static_cast<double>(value) / (1 << 10));
+      } else {
+        snprintf(buffer, sizeof(buffer), "%" PRId64 " B", value);
+      }
+      break;
+    case WeightUnit::kNanoseconds:
+      snprintf(buffer, sizeof(buffer), "%.3f ms", static_cast<double>(value) / 1e6);
+      break;
+  }
+  return buffer;
+}
+
+// "5 samples", "1.50 MiB allocated", "2.000 ms blocked".
+std::string Quantity(int64_t value, WeightUnit unit) {
+  switch (unit) {
+    case WeightUnit::kSamples:
+      return Amount(value, unit) + " samples";
+    case WeightUnit::kBytes:
+      return Amount(value, unit) + " allocated";
+    case WeightUnit::kNanoseconds:
+      break;
+  }
+  return Amount(value, unit) + " blocked";
+}
+
 std::string Share(int64_t part, int64_t whole) {
   char buffer[32];
   snprintf(buffer, sizeof(buffer), "%.2f%%", whole == 0 ? 0.0 : 100.0 * part / whole);
@@ -56,9 +92,10 @@ void CountMethods(const std::vector<std::vector<std::string>>& methods_of_stack,
   }
 }
 
-void WriteSection(const Section& section, int64_t all, size_t top, std::string* out) {
+void WriteSection(const Section& section, int64_t all, WeightUnit unit, size_t top,
+                  std::string* out) {
   char line[256];
-  *out += "\n== " + section.title + ": " + std::to_string(section.samples) + " samples (" +
+  *out += "\n== " + section.title + ": " + Quantity(section.samples, unit) + " (" +
           Share(section.samples, all) + " of all)\n";
   std::vector<std::pair<std::string, MethodCounts>> rows(section.methods.begin(),
                                                          section.methods.end());
@@ -68,14 +105,16 @@ void WriteSection(const Section& section, int64_t all, size_t top, std::string* 
     return a.first < b.first;
   });
   if (rows.size() > top) rows.resize(top);
-  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", "self", "self%", "all%", "total",
-           "total%", "all%", "method");
+  // Samples keep the narrower columns they always had.
+  const int width = unit == WeightUnit::kSamples ? 10 : 12;
+  snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  %s\n", width, "self", "self%", "all%",
+           width, "total", "total%", "all%", "method");
   *out += line;
   for (const auto& [name, counts] : rows) {
-    snprintf(line, sizeof(line), "%10" PRId64 " %8s %8s %10" PRId64 " %8s %8s  ", counts.self,
-             Share(counts.self, section.samples).c_str(), Share(counts.self, all).c_str(),
-             counts.total, Share(counts.total, section.samples).c_str(),
-             Share(counts.total, all).c_str());
+    snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  ", width,
+             Amount(counts.self, unit).c_str(), Share(counts.self, section.samples).c_str(),
+             Share(counts.self, all).c_str(), width, Amount(counts.total, unit).c_str(),
+             Share(counts.total, section.samples).c_str(), Share(counts.total, all).c_str());
     *out += line + name + "\n";
   }
 }
@@ -101,17 +140,30 @@ std::string QuoteJson(const std::string& value) {
 
 void WriteReport(const Profile& profile, const ReportOptions& options, std::string* out) {
   const int64_t all = profile.total_weight();
-  const bool by_attribute = options.attribute >= 0;
+  const bool by_attribute = options.attribute >= 0 && !options.by_thread;
   const std::string attribute = by_attribute ? profile.attribute_names()[options.attribute] : "";
 
-  std::map<std::string, Section> by_value;
+  // Keyed sections: attribute values, or thread indices.
+  std::map<std::string, Section> by_key;
   Section unset;
   unset.title = by_attribute ? attribute + " (unset)" : "(context)";
   Section no_context;
   no_context.title = "(no context)";
-  int64_t cpu = 0, wall = 0;
+  std::map<SampleKind, int64_t> by_kind;  // samples (cpu, wall) or events (alloc, lock)
   for (const Sample& sample : profile.samples()) {
-    (sample.kind == SampleKind::kCpu ? cpu : wall) += sample.weight;
+    by_kind[sample.kind] += Profile::CountOf(sample);
+    if (options.by_thread) {
+      char key[16];  // zero-padded: ties sort in order of the threads' first samples
+      snprintf(key, sizeof(key), "%010u", sample.thread);
+      Section& section = by_key[key];
+      if (section.title.empty()) {
+        const Thread& thread = profile.threads()[sample.thread];
+        section.title =
+            "thread " + QuoteJson(thread.name) + " tid=" + std::to_string(thread.os_thread_id);
+      }
+      Count(sample, &section);
+      continue;
+    }
     if (sample.context < 0) {
       Count(sample, &no_context);
       continue;
@@ -120,7 +172,7 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
     if (value.empty()) {
       Count(sample, &unset);
     } else {
-      Section& section = by_value[value];
+      Section& section = by_key[value];
       if (section.title.empty()) section.title = attribute + " = " + QuoteJson(value);
       Count(sample, &section);
     }
@@ -130,23 +182,41 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   for (uint32_t stack = 0; stack < profile.stacks().size(); stack++) {
     methods_of_stack.push_back(MethodsOf(profile, stack));
   }
-  for (auto& [value, section] : by_value) CountMethods(methods_of_stack, &section);
+  for (auto& [key, section] : by_key) CountMethods(methods_of_stack, &section);
   CountMethods(methods_of_stack, &unset);
   CountMethods(methods_of_stack, &no_context);
 
-  *out += "samples: " + std::to_string(all) + " (cpu " + std::to_string(cpu) + ", wall " +
-          std::to_string(wall) + ")\n";
-  *out +=
-      "by: " + (by_attribute ? attribute : std::string("(the recording has no attributes)")) + "\n";
+  const WeightUnit unit = profile.unit();
+  switch (unit) {
+    case WeightUnit::kSamples:
+      *out += "samples: " + std::to_string(all) + " (cpu " +
+              std::to_string(by_kind[SampleKind::kCpu]) + ", wall " +
+              std::to_string(by_kind[SampleKind::kWall]) + ")\n";
+      break;
+    case WeightUnit::kBytes:
+      *out += "allocated: " + Amount(all, unit) + " in " +
+              std::to_string(by_kind[SampleKind::kAllocation]) + " samples\n";
+      break;
+    case WeightUnit::kNanoseconds:
+      *out += "blocked: " + Amount(all, unit) + " in " + std::to_string(profile.samples().size()) +
+              " events (monitor " + std::to_string(by_kind[SampleKind::kMonitor]) + ", park " +
+              std::to_string(by_kind[SampleKind::kPark]) + ")\n";
+      break;
+  }
+  *out += "by: " +
+          (options.by_thread ? std::string("thread")
+           : by_attribute    ? attribute
+                             : std::string("(the recording has no attributes)")) +
+          "\n";
   std::vector<const Section*> sections;
-  for (const auto& [value, section] : by_value) sections.push_back(&section);
-  // by_value iterates in value order; a stable sort by samples keeps that as the tie-break.
+  for (const auto& [key, section] : by_key) sections.push_back(&section);
+  // by_key iterates in key order; a stable sort by samples keeps that as the tie-break.
   std::stable_sort(sections.begin(), sections.end(),
                    [](const Section* a, const Section* b) { return a->samples > b->samples; });
   sections.push_back(&unset);
   sections.push_back(&no_context);
   for (const Section* section : sections) {
-    if (section->samples > 0) WriteSection(*section, all, options.top, out);
+    if (section->samples > 0) WriteSection(*section, all, unit, options.top, out);
   }
 }
 

@@ -2,7 +2,11 @@
 //
 // Sections, in this order: one per value of the attribute (most samples first, ties by value
 // bytes), "(unset)" for samples whose context lacks the attribute, "(no context)" for samples
-// without context. Sections with no samples are left out. Samples = sum of sample weights.
+// without context. With by_thread, one section per thread instead ("thread <name> tid=<OS thread
+// id>", most samples first). Sections with no samples are left out. Samples = sum of sample
+// weights: for allocations bytes ("1.50 MiB allocated", columns in B/KiB/MiB), for lock waits
+// time ("2.000 ms blocked", columns in ms); the class frame of those events (profile.h) is their
+// leaf, so the top self rows are the classes allocated or waited for.
 // Per method ("class.method", overloads merged): self = samples whose leaf frame is the method,
 // total = samples whose stack contains it (once per sample, however often it recurses). Rows
 // are the top N by self, then total, then name; shares are printed with two decimals of the
@@ -18,8 +22,9 @@
 namespace ctxprof::tools {
 
 struct ReportOptions {
-  int attribute = 0;  // index into Profile::attribute_names(); -1 when the file has none
-  size_t top = 10;    // rows per section
+  int attribute = 0;       // index into Profile::attribute_names(); -1 when the file has none
+  size_t top = 10;         // rows per section
+  bool by_thread = false;  // sections per thread instead of per attribute value
 };
 
 // Appends the report of `profile` to *out.

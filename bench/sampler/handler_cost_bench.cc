@@ -1,6 +1,8 @@
 // In-handler cost per sample: clock at handler entry to publication, as a distribution, for
-// native stacks of about 10, 50 and 200 frames, with both stack walkers. Real signals: the cpu
-// engine at 1 ms interrupts a thread spinning at the bottom of a recursion.
+// native stacks of about 10, 50 and 200 frames, with each stack walker on the code it is meant
+// for. Real signals: the cpu engine at 1 ms interrupts a thread spinning at the bottom of a
+// recursion, built with or without frame pointers (spin_chain.h). Output: one row per walker
+// (`unwind=` value), chain (fp = built with frame pointers, nofp = without) and depth.
 //   bazel run -c opt //bench/sampler:handler_cost_bench [-- samples_per_configuration]
 #include <time.h>
 
@@ -12,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/sampler/spin_chain.h"
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
 #include "profiler/sampler/signal_handler.h"
@@ -25,21 +28,11 @@ uint32_t g_samples_wanted = kMaxSamples;  // per configuration; argv[1] can lowe
 std::atomic<bool> g_stop{false};
 std::atomic<uint64_t> g_sink{0};
 
-__attribute__((noinline)) uint64_t SpinAtDepth(int levels) {
-  if (levels > 0) {
-    const uint64_t result = SpinAtDepth(levels - 1);
-    asm volatile("" ::: "memory");  // no tail call: every level keeps a frame
-    return result + 1;
-  }
-  uint64_t value = 1;
-  while (!g_stop.load(std::memory_order_relaxed)) {
-    for (int i = 0; i < 100000; ++i) {
-      value = value * 6364136223846793005ull + 1442695040888963407ull;
-      asm volatile("" : "+r"(value));
-    }
-  }
-  return value;
-}
+// One row of the table: a walker (the unwind= option) on one build of the spinning recursion.
+struct Configuration {
+  const char* unwind;
+  bool frame_pointers;  // which build of the chain (spin_chain.h)
+};
 
 struct Result {
   double p50_ns, p90_ns, p99_ns, mean_ns;
@@ -47,20 +40,22 @@ struct Result {
   size_t samples;
 };
 
-Result Measure(int recursion, const char* unwind, double ticks_per_ns) {
+Result Measure(int recursion, const Configuration& configuration, double ticks_per_ns) {
   static uint64_t ticks[kMaxSamples];
   HandlerCostRecorder recorder;
   recorder.ticks = ticks;
   recorder.capacity = g_samples_wanted;
   char error[512];
   const std::string options =
-      std::string("event=cpu,interval=1ms,depth=512,clock=tsc,unwind=") + unwind;
+      std::string("event=cpu,interval=1ms,depth=512,clock=tsc,unwind=") + configuration.unwind;
   if (ctxprof_start(options.c_str(), error, sizeof(error)) != 0) {
     fprintf(stderr, "start failed: %s\n", error);
     exit(1);
   }
   g_stop = false;
-  std::thread spinner([recursion] { g_sink += SpinAtDepth(recursion); });
+  const auto spin = configuration.frame_pointers ? &bench::SpinWithFramePointers
+                                                 : &bench::SpinWithoutFramePointers;
+  std::thread spinner([spin, recursion] { g_sink += spin(recursion, &g_stop); });
   SignalHandler::SetCostRecorder(&recorder);
   while (recorder.next.load() < g_samples_wanted) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -106,14 +101,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   const double ticks_per_ns = static_cast<double>(tsc->TicksPerSecond()) / 1e9;
-  printf("%-6s %-9s %8s %8s %8s %8s %8s %8s\n", "unwind", "recursion", "frames", "samples",
-         "p50_ns", "p90_ns", "p99_ns", "mean_ns");
-  // The thread's own base frames (thread start, std::thread glue) add ~4 to the recursion.
-  for (const char* unwind : {"dwarf", "fp"}) {
+  printf("%-9s %-5s %-9s %8s %8s %8s %8s %8s %8s\n", "unwind", "chain", "recursion", "frames",
+         "samples", "p50_ns", "p90_ns", "p99_ns", "mean_ns");
+  // The DWARF walkers on code without frame pointers (what they are for); the frame-pointer
+  // walker on code with them (its cost) and without (what it loses: the frames column).
+  const ctxprof::Configuration configurations[] = {
+      {"dwarf", false}, {"libunwind", false}, {"fp", true}, {"fp", false}};
+  // The chain's entry and bottom and the thread's base (thread start, std::thread glue) add ~5
+  // frames to the recursion.
+  for (const ctxprof::Configuration& configuration : configurations) {
     for (int recursion : {6, 46, 196}) {
-      const ctxprof::Result r = ctxprof::Measure(recursion, unwind, ticks_per_ns);
-      printf("%-6s %-9d %8.1f %8zu %8.0f %8.0f %8.0f %8.0f\n", unwind, recursion, r.mean_frames,
-             r.samples, r.p50_ns, r.p90_ns, r.p99_ns, r.mean_ns);
+      const ctxprof::Result r = ctxprof::Measure(recursion, configuration, ticks_per_ns);
+      printf("%-9s %-5s %-9d %8.1f %8zu %8.0f %8.0f %8.0f %8.0f\n", configuration.unwind,
+             configuration.frame_pointers ? "fp" : "nofp", recursion, r.mean_frames, r.samples,
+             r.p50_ns, r.p90_ns, r.p99_ns, r.mean_ns);
       fflush(stdout);
     }
   }

@@ -155,6 +155,11 @@ void DeclareTypes(MetadataTree* tree) {
       .Annotate(kJfrTypeContentType)
       .Field("value", kJfrTypeString);
   tree->Class("jdk.jfr.Unsigned", kJfrTypeUnsigned, annotation).Annotate(kJfrTypeContentType);
+  tree->Class("jdk.jfr.DataAmount", kJfrTypeDataAmount, annotation)
+      .Annotate(kJfrTypeContentType)
+      .Field("value", kJfrTypeString);
+  tree->Class("jdk.jfr.MemoryAddress", kJfrTypeMemoryAddress, annotation)
+      .Annotate(kJfrTypeContentType);
   tree->Class("jdk.jfr.Contextual", kJfrTypeContextual, annotation);
 
   tree->Class("java.lang.Thread", kJfrTypeThread)
@@ -162,7 +167,8 @@ void DeclareTypes(MetadataTree* tree) {
       .Field("osName", kJfrTypeString, false, false, "OS Thread Name")
       .Field("osThreadId", kJfrTypeLong, false, false, "OS Thread Id")
       .Field("javaName", kJfrTypeString, false, false, "Java Thread Name")
-      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id");
+      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id")
+      .Field("virtual", kJfrTypeBoolean, false, false, "Virtual Thread");
   tree->Class("java.lang.Class", kJfrTypeClass)
       .Label("Java Class")
       .Field("classLoader", kJfrTypeClassLoader, true, false, "Class Loader")
@@ -203,26 +209,113 @@ void DeclareTypes(MetadataTree* tree) {
       .Field("string", kJfrTypeString, false, false, "String");
 }
 
-void DeclareSampleEvent(MetadataTree* tree, const std::string& name, uint32_t id,
-                        const std::string& label, const char* thread_field) {
-  const std::vector<std::string> categories = {"ctxprof", "Profiling"};
-  tree->Event(name, id, label, categories)
+// A sample event: startTime, then the thread (`thread_field`), stackTrace and state, as the JDK
+// and async-profiler declare them; the caller adds the fields after state.
+ClassBuilder DeclareSampleEvent(MetadataTree* tree, const std::string& name, uint32_t id,
+                                const std::string& label,
+                                const std::vector<std::string>& categories,
+                                const char* thread_field) {
+  return tree->Event(name, id, label, categories)
       .Field(thread_field, kJfrTypeThread, true, false, "Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
-      .Field("state", kJfrTypeThreadState, true, false, "Thread State")
-      .Field("weight", kJfrTypeLong, false, false, "Weight")
-      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
+      .Field("state", kJfrTypeThreadState, true, false, "Thread State");
 }
 
-void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names) {
-  tree->Event("jdk.ExecutionSample", kJfrTypeExecutionSample, "Method Profiling Sample",
-              {"Java Virtual Machine", "Profiling"})
-      .Field("sampledThread", kJfrTypeThread, true, false, "Thread")
+void DeclareContextId(const JfrEventLayout& layout, ClassBuilder* event) {
+  if (!layout.context_id) return;
+  event->Field("contextId", kJfrTypeLong, false, false, "Context Id")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The ctxprof.Context events of this chunk with this contextId hold the "
+                     "event's context; 0 = no context");
+}
+
+// The JDK's runtime events, field for field (jdk.jfr.internal's definitions in JDK 17 and 25),
+// each ending with contextId when the layout has it.
+void DeclareRuntimeEvents(MetadataTree* tree, const JfrEventLayout& layout) {
+  const std::vector<std::string> categories = {"Java Application"};
+  ClassBuilder allocation =
+      tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
+                  "Object Allocation Sample", categories);
+  allocation.Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
-      .Field("state", kJfrTypeThreadState, true, false, "Thread State");
-  DeclareSampleEvent(tree, "ctxprof.WallClockSample", kJfrTypeWallClockSample, "Wall Clock Sample",
-                     "eventThread");
-  DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample", "eventThread");
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("weight", kJfrTypeLong, false, false, "Sample Weight")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The bytes allocated that this sample stands for: the sum of the weights "
+                     "estimates the bytes allocated");
+  DeclareContextId(layout, &allocation);
+  ClassBuilder monitor = tree->Event("jdk.JavaMonitorEnter", kJfrTypeJavaMonitorEnter,
+                                     "Java Monitor Blocked", categories);
+  monitor.Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("monitorClass", kJfrTypeClass, true, false, "Monitor Class")
+      .Field("previousOwner", kJfrTypeThread, true, false, "Previous Monitor Owner")
+      .Field("address", kJfrTypeLong, false, false, "Monitor Address")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+  DeclareContextId(layout, &monitor);
+  ClassBuilder park =
+      tree->Event("jdk.ThreadPark", kJfrTypeThreadPark, "Java Thread Park", categories);
+  park.Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("parkedClass", kJfrTypeClass, true, false, "Class Parked On")
+      .Field("timeout", kJfrTypeLong, false, false, "Park Timeout")
+      .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
+      .Field("until", kJfrTypeLong, false, false, "Park Until")
+      .FieldAnnotate(kJfrTypeTimestamp, "MILLISECONDS_SINCE_EPOCH")
+      .Field("address", kJfrTypeLong, false, false, "Address of Object Parked")
+      .FieldAnnotate(kJfrTypeMemoryAddress);
+  DeclareContextId(layout, &park);
+}
+
+// async-profiler's event for the sampled objects still alive at the end (its --live).
+void DeclareLiveObjectEvent(MetadataTree* tree, const JfrEventLayout& layout) {
+  ClassBuilder live = tree->Event("profiler.LiveObject", kJfrTypeLiveObject, "Live Object",
+                                  {"ctxprof", "Profiling"});
+  live.Field("eventThread", kJfrTypeThread, true, false, "Thread")
+      .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
+      .Field("allocationSize", kJfrTypeLong, false, false, "Allocation Size")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .Field("allocationTime", kJfrTypeLong, false, false, "Allocation Time")
+      .FieldAnnotate(kJfrTypeTimestamp, "TICKS");
+  DeclareContextId(layout, &live);
+}
+
+void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute_names,
+                   const JfrEventLayout& layout) {
+  const std::vector<std::string> jvm_profiling = {"Java Virtual Machine", "Profiling"};
+  const std::vector<std::string> profiling = {"ctxprof", "Profiling"};
+  ClassBuilder execution =
+      DeclareSampleEvent(tree, "jdk.ExecutionSample", kJfrTypeExecutionSample,
+                         "Method Profiling Sample", jvm_profiling, "sampledThread");
+  DeclareContextId(layout, &execution);
+  ClassBuilder wall = DeclareSampleEvent(tree, "profiler.WallClockSample", kJfrTypeWallClockSample,
+                                         "Wall Clock Sample", profiling, "eventThread");
+  wall.Field("samples", kJfrTypeInt, false, false, "Samples")
+      .FieldAnnotate(kJfrTypeUnsigned)
+      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for")
+      .Field("timeSpan", kJfrTypeLong, false, false, "Time Span")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS");
+  DeclareContextId(layout, &wall);
+  ClassBuilder native =
+      DeclareSampleEvent(tree, "jdk.NativeMethodSample", kJfrTypeNativeMethodSample,
+                         "Wall Clock Sample", jvm_profiling, "sampledThread");
+  native.Annotate(kJfrTypeDescription,
+                  "A ctxprof wall-clock sample under the JDK's name (wallsamples=jdk), for "
+                  "readers that know only jdk.ExecutionSample and jdk.NativeMethodSample");
+  DeclareContextId(layout, &native);
+  ClassBuilder cpu = DeclareSampleEvent(tree, "ctxprof.CpuSample", kJfrTypeCpuSample, "CPU Sample",
+                                        profiling, "eventThread");
+  cpu.Field("weight", kJfrTypeLong, false, false, "Weight")
+      .FieldAnnotate(kJfrTypeDescription, "Sampling intervals this sample stands for");
+  DeclareContextId(layout, &cpu);
+  DeclareRuntimeEvents(tree, layout);
+  DeclareLiveObjectEvent(tree, layout);
 
   ClassBuilder context =
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
@@ -232,6 +325,10 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   context.Field("duration", kJfrTypeLong, false, false, "Duration")
       .FieldAnnotate(kJfrTypeTimespan, "TICKS")
       .Field("eventThread", kJfrTypeThread, true, false, "Thread")
+      .Field("contextId", kJfrTypeLong, false, false, "Context Id")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "The same in this chunk for the same context; samples carry it with "
+                     "contextid=true")
       .Field("traceId", kJfrTypeString, false, false, "Trace Id")
       .FieldAnnotate(kJfrTypeContextual)
       .Field("spanId", kJfrTypeString, false, false, "Span Id")
@@ -240,6 +337,12 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
     context.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name)
         .FieldAnnotate(kJfrTypeContextual);
   }
+
+  // As async-profiler declares it: its converter and Pyroscope read `event`, `interval`, `wall`.
+  tree->Event("jdk.ActiveSetting", kJfrTypeActiveSetting, "Profiler Setting", {"Flight Recorder"})
+      .Field("id", kJfrTypeLong, false, false, "Event Id")
+      .Field("name", kJfrTypeString, false, false, "Setting Name")
+      .Field("value", kJfrTypeString, false, false, "Setting Value");
 
   const std::vector<std::string> categories = {"ctxprof", "Profiler"};
   tree->Event("ctxprof.ProfilerSettings", kJfrTypeProfilerSettings, "Profiler Settings", categories)
@@ -251,13 +354,21 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .Field("ticksPerSecond", kJfrTypeLong, false, false, "Ticks Per Second")
       .Field("cpuSamples", kJfrTypeString, false, false, "CPU Sample Event")
       .Field("stackDepth", kJfrTypeInt, false, false, "Stack Depth")
-      .Field("attributes", kJfrTypeString, false, false, "Context Attributes");
+      .Field("attributes", kJfrTypeString, false, false, "Context Attributes")
+      .Field("allocInterval", kJfrTypeLong, false, false, "Allocation Sampling Interval")
+      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .FieldAnnotate(kJfrTypeDescription, "alloc=: 0 when allocations are not sampled")
+      .Field("lockThreshold", kJfrTypeLong, false, false, "Lock Threshold (ns)")
+      .FieldAnnotate(kJfrTypeDescription, "lock= in nanoseconds: -1 when lock events are off")
+      .Field("select", kJfrTypeString, false, false, "Event Selection");
   ClassBuilder counters = tree->Event("ctxprof.ProfilerCounters", kJfrTypeProfilerCounters,
                                       "Profiler Counters", categories);
   counters.Annotate(kJfrTypeDescription, "Totals since the recording started");
   for (const char* field :
        {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
-        "truncatedStacks", "dictionaryOverflows", "truncatedValues"}) {
+        "truncatedStacks", "dictionaryOverflows", "truncatedValues", "uploadedChunks",
+        "droppedUploads", "allocationSamples", "monitorEnters", "threadParks", "liveObjects",
+        "untrackedObjects"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }
@@ -301,8 +412,8 @@ std::string JfrMetadata::FieldNameOf(std::string_view attribute_name) {
   return field;
 }
 
-void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_t start_ticks,
-                        JfrBuffer* out) {
+void JfrMetadata::Write(const std::vector<std::string>& attribute_names,
+                        const JfrEventLayout& layout, uint64_t start_ticks, JfrBuffer* out) {
   const size_t start = out->size();
   const size_t size_offset = out->ReservePaddedVarint();
   out->PutVarint(0);  // record type: metadata
@@ -311,7 +422,7 @@ void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_
   out->PutVarint(kMetadataId);
   MetadataTree tree;
   DeclareTypes(&tree);
-  DeclareEvents(&tree, attribute_names);
+  DeclareEvents(&tree, attribute_names, layout);
   tree.Serialize(out);
   out->PatchVarint(size_offset, out->size() - start);
 }
@@ -319,7 +430,7 @@ void JfrMetadata::Write(const std::vector<std::string>& attribute_names, uint64_
 void JfrMetadata::WriteStaticPools(JfrBuffer* out) {
   out->PutVarint(kJfrTypeFrameType);
   out->PutVarint(kJfrFrameTypeCount);
-  for (int key = 1; key <= kJfrFrameTypeCount; key++) {
+  for (int key = 0; key < kJfrFrameTypeCount; key++) {
     out->PutVarint(key);
     out->PutString(JfrFrameTypeName(static_cast<JfrFrameType>(key)));
   }

@@ -2,17 +2,45 @@
 //
 // The metadata declares the JDK types a profiler recording needs (threads, stack traces,
 // frames, methods, classes, packages, symbols, frame types, thread states), the annotation
-// types it uses, and these event types:
+// types it uses, and these event types (docs/JFR.md says which reader reads which):
 //
-//   jdk.ExecutionSample        startTime, sampledThread, stackTrace, state (exactly the JDK's)
-//   ctxprof.WallClockSample    startTime, eventThread, stackTrace, state, weight
-//   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight
-//   ctxprof.Context            startTime, duration, eventThread, traceId, spanId, <attributes>
+//   jdk.ExecutionSample        startTime, sampledThread, stackTrace, state [, contextId]
+//   profiler.WallClockSample   startTime, eventThread, stackTrace, state, samples, timeSpan
+//                              [, contextId]
+//   jdk.NativeMethodSample     startTime, sampledThread, stackTrace, state [, contextId]
+//   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight [, contextId]
+//   jdk.ObjectAllocationSample startTime, eventThread, stackTrace, objectClass, weight
+//                              [, contextId]
+//   jdk.JavaMonitorEnter       startTime, duration, eventThread, stackTrace, monitorClass,
+//                              previousOwner, address [, contextId]
+//   jdk.ThreadPark             startTime, duration, eventThread, stackTrace, parkedClass, timeout,
+//                              until, address [, contextId]
+//   profiler.LiveObject        startTime, eventThread, stackTrace, objectClass, allocationSize,
+//                              allocationTime [, contextId] (async-profiler's layout, which its
+//                              converter's --live reads)
+//   ctxprof.Context            startTime, duration, eventThread, contextId, traceId, spanId,
+//                              <attributes>
+//   jdk.ActiveSetting          startTime, id, name, value
 //   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
-//                              cpuSamples, stackDepth, attributes
+//                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
+//                              select
 //   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
 //                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
-//                              truncatedValues
+//                              truncatedValues, uploadedChunks, droppedUploads,
+//                              allocationSamples, monitorEnters, threadParks, liveObjects,
+//                              untrackedObjects
+//
+// The sample events use async-profiler's names and its field order and types, because its
+// converter reads them by position, not by name: jdk.ExecutionSample and jdk.NativeMethodSample
+// exactly as the JDK declares them, profiler.WallClockSample as async-profiler does except that
+// its thread field is named eventThread (async-profiler: sampledThread; the converter does not
+// look at names, and JDK 25's `jfr print` attaches contexts only to events with an
+// eventThread). The three jdk.* runtime events have exactly the JDK's field names, types, order
+// and units, so JDK tools (`jfr view allocation-by-class`, JMC) read them as their own, and
+// async-profiler's converter, which decodes them field by field in this order, reads them with
+// --alloc and --lock. The trailing contextId long is declared only with
+// EventLayout::context_id: Pyroscope's parser reads it by name, async-profiler's converter loses
+// its place on it.
 //
 // ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
 // `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
@@ -58,11 +86,17 @@ enum JfrTypeId : uint32_t {
   kJfrTypePackage = 29,
   kJfrTypeSymbol = 30,
   kJfrTypeExecutionSample = 101,
-  kJfrTypeWallClockSample = 102,
+  kJfrTypeWallClockSample = 102,  // profiler.WallClockSample
   kJfrTypeCpuSample = 103,
   kJfrTypeContext = 104,
   kJfrTypeProfilerSettings = 105,
   kJfrTypeProfilerCounters = 106,
+  kJfrTypeObjectAllocationSample = 107,
+  kJfrTypeJavaMonitorEnter = 108,
+  kJfrTypeThreadPark = 109,
+  kJfrTypeLiveObject = 110,
+  kJfrTypeNativeMethodSample = 120,
+  kJfrTypeActiveSetting = 121,
   kJfrTypeLabel = 200,
   kJfrTypeCategory = 201,
   kJfrTypeTimestamp = 202,
@@ -71,26 +105,44 @@ enum JfrTypeId : uint32_t {
   kJfrTypeContextual = 205,
   kJfrTypeDescription = 206,
   kJfrTypeUnsigned = 207,
+  kJfrTypeDataAmount = 208,
+  kJfrTypeMemoryAddress = 209,
 };
 
-// Frame types: keys of the jdk.types.FrameType pool (the same in every chunk).
+// Frame types: keys of the jdk.types.FrameType pool (the same in every chunk). The keys are
+// async-profiler's, because its converter reads a frame's type as a number: 3 (Native), 4 (C++)
+// and 5 (Kernel) are C/C++/kernel functions, named without their class (library) — 3 only in
+// files whose pool has key 5, which tells it from the JDK's use of 3 for Java native methods.
+// So a Java native method must not be typed 3 here (jni/jvm_resolvers.cc types it by how it
+// runs, as async-profiler does).
 enum class JfrFrameType : uint8_t {
-  kInterpreted = 1,
-  kJitCompiled = 2,
-  kInlined = 3,
-  kNative = 4,
-  kCpp = 5,
-  kKernel = 6,
+  kInterpreted = 0,
+  kJitCompiled = 1,
+  kInlined = 2,
+  kNative = 3,
+  kCpp = 4,
+  kKernel = 5,
 };
 inline constexpr int kJfrFrameTypeCount = 6;
 // The JFR name of a frame type ("Interpreted", "JIT compiled", "Inlined", "Native", "C++",
 // "Kernel").
 const char* JfrFrameTypeName(JfrFrameType type);
 
-// Thread states: keys of the jdk.types.ThreadState pool. Key = 1 + profiler/sampler/sample.h's
-// ThreadState value.
+// Thread states: keys of the jdk.types.ThreadState pool, with async-profiler's names. Readers go
+// by the name: async-profiler's converter counts STATE_DEFAULT samples as CPU (`--cpu`) and the
+// others as wall time (`--wall`); Pyroscope counts every state but STATE_SLEEPING as CPU.
+enum JfrThreadStateKey : uint32_t {
+  kJfrStateRunnable = 1,  // wall sample of a thread that was running
+  kJfrStateSleeping = 2,  // wall sample of a thread in (or interrupted out of) a system call
+  kJfrStateDefault = 3,   // CPU sample
+};
 inline constexpr int kJfrThreadStateCount = 3;
 const char* JfrThreadStateName(int key);  // "STATE_RUNNABLE", "STATE_SLEEPING", "STATE_DEFAULT"
+
+// Variations of the event layout, fixed for a recording (see the file comment).
+struct JfrEventLayout {
+  bool context_id = false;  // every sample and runtime event ends with `contextId` (long)
+};
 
 class JfrMetadata {
  public:
@@ -103,8 +155,8 @@ class JfrMetadata {
 
   // Appends the whole metadata record (size, type 0, start ticks, duration 0, id, string table,
   // element tree) to `out`. `attribute_names` are the registered attribute names, in slot order.
-  static void Write(const std::vector<std::string>& attribute_names, uint64_t start_ticks,
-                    JfrBuffer* out);
+  static void Write(const std::vector<std::string>& attribute_names, const JfrEventLayout& layout,
+                    uint64_t start_ticks, JfrBuffer* out);
 
   // Number of pools WriteStaticPools appends.
   static constexpr uint32_t kStaticPoolCount = 2;

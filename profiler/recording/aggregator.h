@@ -1,4 +1,5 @@
-// Aggregator: counts samples per (kind, thread state, context, stack) in memory, and renders
+// Aggregator: counts samples per (kind, thread state, context, stack) in memory (CPU and wall
+// samples only: runtime events such as allocations are left to the JFR recording), and renders
 // them symbolized (native frames with the Symbolizer, Java frames with the runtime's resolver as
 // "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
 // stack text file (docs/SAMPLER.md, "Dump format").
@@ -33,6 +34,17 @@ struct AggregatedStack {
   uint64_t weight;                  // intervals they stand for (sum of record weights)
 };
 
+// An aggregated stack before symbolization: its raw frames (bci of Java frames: the first
+// sample's).
+struct RawAggregatedStack {
+  SampleKind kind;
+  ThreadState state;
+  ContextSnapshot context;
+  std::vector<RawFrame> frames;
+  uint64_t samples;
+  uint64_t weight;
+};
+
 struct AggregatorCounters {
   uint64_t samples = 0;
   uint64_t truncated = 0;
@@ -56,19 +68,14 @@ class Aggregator : public SampleSink {
   void Consume(const SampleRecord& record) override;
 
   std::vector<AggregatedStack> Stacks();
+  // The same, unsymbolized (a copy: the aggregator goes on consuming).
+  std::vector<RawAggregatedStack> RawStacks();
   AggregatorCounters counters();
   // Writes the collapsed-stack file; kIo naming the path and carrying the errno on failure.
   Status WriteCollapsed(const std::string& path);
 
  private:
-  struct Entry {
-    SampleKind kind;
-    ThreadState state;
-    ContextSnapshot context;
-    std::vector<RawFrame> frames;  // bci of Java frames: the first sample's
-    uint64_t samples;
-    uint64_t weight;
-  };
+  using Entry = RawAggregatedStack;
   std::vector<std::string> SymbolizeLocked(const Entry& entry);
   std::string JavaFrameLocked(const RawFrame& frame);
   std::string ContextFramesLocked(const ContextSnapshot& context);

@@ -23,7 +23,7 @@ uint32_t MethodPool::ClassKey(const std::string& class_name) {
   if (key > classes_.size()) {
     uint32_t package_key = 0;
     const size_t slash = class_name.rfind('/');
-    if (slash != std::string::npos) {
+    if (slash != std::string::npos && class_name[0] != '[') {
       const std::string package = class_name.substr(0, slash);
       package_key = packages_.Intern(package);
       if (package_key > package_symbols_.size())
@@ -40,8 +40,12 @@ void MethodPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   *pending_bytes += 8;
   MarkSymbol(method.name_symbol, chunk, pending_bytes);
   MarkSymbol(method.descriptor_symbol, chunk, pending_bytes);
-  if (!class_pool_.Mark(method.class_key, chunk)) return;
-  const Class& klass = classes_[method.class_key - 1];
+  MarkClass(method.class_key, chunk, pending_bytes);
+}
+
+void MethodPool::MarkClass(uint32_t class_key, uint32_t chunk, uint64_t* pending_bytes) {
+  if (!class_pool_.Mark(class_key, chunk)) return;
+  const Class& klass = classes_[class_key - 1];
   *pending_bytes += 6;
   MarkSymbol(klass.name_symbol, chunk, pending_bytes);
   if (klass.package_key != 0 && package_pool_.Mark(klass.package_key, chunk)) {

@@ -2,8 +2,10 @@
 // jdk.types.Method, java.lang.Class, jdk.types.Package and jdk.types.Symbol pools.
 //
 // A method is identified by (class, name, descriptor) as the frame resolver names it; its class
-// gets the part of the class name before the last '/' as package. Keys are stable for the whole
-// recording; Mark queues a method with its class, package and symbols for the current chunk.
+// gets the part of the class name before the last '/' as package (none for array classes such
+// as "[Ljava/lang/String;"). Keys are stable for the whole recording; Mark queues a method with
+// its class, package and symbols for the current chunk. Events that reference a class directly
+// (an allocation's objectClass) use ClassKey and MarkClass.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_RECORDING_METHOD_POOL_H_
@@ -26,6 +28,10 @@ class MethodPool {
   // Queues method `key` and what it references for chunk `chunk`; adds the estimated bytes of
   // the newly queued entries to *pending_bytes.
   void Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes);
+  // The class key of `class_name` (internal form, "java/lang/String"), interned on first sight,
+  // and its queuing for chunk `chunk` (as Mark).
+  uint32_t ClassKey(const std::string& class_name);
+  void MarkClass(uint32_t class_key, uint32_t chunk, uint64_t* pending_bytes);
 
   // Number of non-empty pools the next checkpoint carries (0..4).
   uint32_t pending_pools() const;
@@ -44,7 +50,6 @@ class MethodPool {
     uint32_t package_key;  // 0 = no package
   };
 
-  uint32_t ClassKey(const std::string& class_name);
   void MarkSymbol(uint32_t symbol_key, uint32_t chunk, uint64_t* pending_bytes);
 
   StringTable symbols_;

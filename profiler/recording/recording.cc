@@ -6,12 +6,17 @@ std::unique_ptr<Recording> Recording::Open(
     const Options& options, const RecordingSettings& settings, const Clock* clock,
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, std::string* error, int* os_error) {
+    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+    std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
+    int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
   config.cpu_samples =
       options.jfr.cpu_samples_as_ctxprof ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.wall_samples =
+      options.jfr.wall_samples_as_jdk ? WallSampleEvent::kJdk : WallSampleEvent::kProfiler;
+  config.context_id = options.jfr.context_id;
   config.chunk_size_bytes = options.jfr.chunk_size_bytes;
   config.chunk_time_nanos = options.jfr.chunk_time_ns;
   if (options.jfr.flush_interval_ns != 0)
@@ -20,8 +25,13 @@ std::unique_ptr<Recording> Recording::Open(
   config.max_age_nanos = options.jfr.max_age_ns;
   config.engine = settings.engine;
   config.interval_nanos = settings.interval_nanos;
+  config.wall_interval_nanos = options.wall_enabled ? options.wall_interval_ns : 0;
   config.fallbacks = settings.fallbacks;
   config.stack_depth = options.depth;
+  config.alloc_interval_bytes = options.alloc_interval_bytes;
+  config.lock_threshold_nanos =
+      options.lock_enabled ? static_cast<int64_t>(options.lock_threshold_ns) : -1;
+  config.select_if_context = options.select == EventSelect::kIfContext;
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
@@ -35,8 +45,29 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dictionary = dictionary;
   inputs.attributes = attributes;
   inputs.dropped_samples = std::move(dropped_samples);
+  inputs.class_names = class_names;
+  recording->objects_ = std::move(objects);
+  inputs.objects = recording->objects_.get();
+  if (upload != nullptr) {
+    recording->uploader_ = Uploader::Start(*upload, error);
+    if (recording->uploader_ == nullptr) {
+      if (os_error != nullptr) *os_error = 0;
+      return nullptr;
+    }
+    Uploader* uploader = recording->uploader_.get();
+    inputs.on_chunk_finished = [uploader](FinishedChunk&& chunk) {
+      uploader->Enqueue(std::move(chunk));
+    };
+    inputs.upload_counts = [uploader] {
+      return std::make_pair(uploader->uploaded(), uploader->dropped());
+    };
+  }
   recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
-  if (recording->writer_ == nullptr) return nullptr;
+  if (recording->writer_ == nullptr) {
+    *error =
+        "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
+    return nullptr;
+  }
   recording->clock_ = clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(
       static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
@@ -45,7 +76,8 @@ std::unique_ptr<Recording> Recording::Open(
 
 void Recording::PublishProgress() {
   if (writer_ != nullptr) {
-    samples_written_.store(writer_->samples_written(), std::memory_order_relaxed);
+    samples_written_.store(writer_->samples_written() + writer_->events_written(),
+                           std::memory_order_relaxed);
   }
 }
 
@@ -68,14 +100,27 @@ void Recording::Fail(const std::string& error) {
   ReleaseWriter();  // the writer already stopped itself; nothing more is written
 }
 
+void Recording::Discard(const SampleRecord& record) {
+  if (record.event.object_ref != 0 && objects_ != nullptr)
+    objects_->Release(record.event.object_ref);
+}
+
 void Recording::Consume(const SampleRecord& record) {
-  if (writer_ != nullptr) reorderer_.Add(record);
+  if (writer_ != nullptr) {
+    reorderer_.Add(record);
+  } else {
+    Discard(record);
+  }
 }
 
 void Recording::WriteUpTo(uint64_t horizon) {
   reorderer_.Release(horizon, [this](const SampleRecord& record) {
     std::string error;
-    if (writer_ != nullptr && !writer_->Add(record, &error)) Fail(error);
+    if (writer_ == nullptr) {
+      Discard(record);
+    } else if (!writer_->Add(record, &error)) {
+      Fail(error);
+    }
   });
 }
 
@@ -88,6 +133,24 @@ void Recording::Tick() {
   PublishProgress();
 }
 
+bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
+  WriteUpTo(UINT64_MAX);
+  std::string publish_error;
+  if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
+  if (writer_ == nullptr) {
+    *error = failed() ? this->error() : "the recording is closed";
+    return false;
+  }
+  PublishProgress();
+  *published = writer_->published();
+  return true;
+}
+
+std::vector<pid_t> Recording::own_threads() const {
+  if (uploader_ == nullptr) return {};
+  return {uploader_->tid()};
+}
+
 bool Recording::Close(std::string* error) {
   WriteUpTo(UINT64_MAX);
   if (writer_ != nullptr) {
@@ -98,6 +161,7 @@ bool Recording::Close(std::string* error) {
       Fail(close_error);
     }
   }
+  if (uploader_ != nullptr) uploader_->Stop(Uploader::kDefaultBound);
   if (!failed()) return true;
   *error = this->error();
   return false;

@@ -8,6 +8,9 @@
 // background thread prints that error once when it sees failed() after a Tick()
 // (Session::ReportRecordingFailure, session.h).
 //
+// With upload= (repository mode) it also owns the Uploader: each finished chunk file goes to
+// its queue, and Close() gives the last ones Uploader::kDefaultBound to be sent.
+//
 // Thread safety: Open() runs on the thread that starts the session; Consume/Tick/Close come
 // from the session's background thread, or from the stopping thread after the background thread
 // has been joined. failed(), error() and samples_written() may be called from any thread at any
@@ -21,38 +24,47 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
 #include "profiler/options.h"
 #include "profiler/recording/jfr_writer.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/native_resolvers.h"
 #include "profiler/recording/sample_reorderer.h"
 #include "profiler/recording/sample_sink.h"
+#include "profiler/recording/uploader.h"
 #include "profiler/sampler/clock.h"
 
 namespace ctxprof {
 
 // What the recording says about the session that produced it (ctxprof.ProfilerSettings).
 struct RecordingSettings {
-  std::string engine;  // the engines really running, e.g. "perf_cpu_clock+wall"
-  uint64_t interval_nanos = 0;
-  std::string fallbacks;  // notes about engine fallbacks; may be empty
+  std::string engine;  // the engines really running, e.g. "cpu+wall"; "" with event=alloc|lock
+  uint64_t interval_nanos = 0;  // the CPU interval, else the wall interval, else 0
+  std::string fallbacks;        // notes about engine fallbacks; may be empty
 };
 
 class Recording : public SampleSink {
  public:
-  // Opens the JFR file or repository named by `options` (one of them must be set). nullptr and
-  // *error (naming the path) on failure, and *os_error (when given) = the failed file or folder
-  // call's errno (0 when no call failed). `frames`/`threads` name frames and threads (the JVM
-  // layer's resolvers); null means the native resolvers.
-  static std::unique_ptr<Recording> Open(const Options& options, const RecordingSettings& settings,
-                                         const Clock* clock, const Dictionary* dictionary,
-                                         const AttributeRegistry* attributes,
-                                         std::function<uint64_t()> dropped_samples,
-                                         std::unique_ptr<FrameResolver> frames,
-                                         std::unique_ptr<ThreadResolver> threads,
-                                         std::string* error, int* os_error);
+  // Opens the JFR file or repository named by `options` (one of them must be set), and with
+  // `upload` (upload=: UploaderConfigFromOptions' result; null = none) starts the uploader.
+  // nullptr and *error (naming the option and the path or file at fault) on failure, and
+  // *os_error (when given) = the failed file or folder call's errno (0 when no call failed).
+  // `frames`/`threads` name frames and threads (the JVM layer's resolvers); null means the
+  // native resolvers. `class_names` names the classes of runtime events
+  // (profiler/sampler/event_recorder.h); may be null when there are none. `objects` (the live
+  // option; else null) owns the object references allocation records carry: the writer reports
+  // the live ones at the end, and references of records never written (after a failure) are
+  // released here.
+  static std::unique_ptr<Recording> Open(
+      const Options& options, const RecordingSettings& settings, const Clock* clock,
+      const Dictionary* dictionary, const AttributeRegistry* attributes,
+      std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
+      std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
+      std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
+      int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -65,12 +77,18 @@ class Recording : public SampleSink {
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).
   bool Close(std::string* error);
+  // For a dump: writes every sample consumed so far, held ones included, and publishes them
+  // (JfrWriter::Publish); then *published lists what readers can read. False (and the
+  // recording failed) on a write error, or when it had failed before.
+  bool Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error);
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The first failure ("" while none).
   std::string error() const;
-  // Samples written so far, as of the last Tick() or Close().
+  // Samples and runtime events written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
+  // Threads of the recording's own (the uploader's), which the session must never sample.
+  std::vector<pid_t> own_threads() const;
 
  private:
   Recording() = default;
@@ -79,13 +97,18 @@ class Recording : public SampleSink {
   void PublishProgress();
   // Writes the held samples with ticks <= horizon.
   void WriteUpTo(uint64_t horizon);
+  // A record that will not be written: gives back its object reference, if any.
+  void Discard(const SampleRecord& record);
 
   std::unique_ptr<FrameResolver> frames_;
   std::unique_ptr<ThreadResolver> threads_;
+  std::unique_ptr<ObjectTracker> objects_;  // may be null
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
-  std::unique_ptr<JfrWriter> writer_;  // null after a failure or Close()
+  // Before writer_: the writer reports finished chunks to it until the writer is destroyed.
+  std::unique_ptr<Uploader> uploader_;  // upload= only
+  std::unique_ptr<JfrWriter> writer_;   // null after a failure or Close()
   // What other threads may read.
   mutable std::mutex error_mutex_;
   std::string error_;  // the first failure; guarded by error_mutex_

@@ -1,12 +1,12 @@
 // SampleReorderer: gives the JFR writer each thread's samples in tick order.
 //
-// The writer turns runs of same-context samples of a thread into ctxprof.Context intervals and
-// needs those samples in time order, but the sample buffer hands records over in slot order: a
-// drain that wraps around the ring, or a handler interrupted by another signal's handler (cpu
-// and wall together), publishes a later sample before an earlier one. The reorderer holds
-// samples back and releases them sorted by ticks once they are older than a horizon the caller
-// chooses (now minus a window longer than any handler can take to publish), so a late sample is
-// still sorted into place. Samples with equal ticks keep their arrival order.
+// The writer turns runs of same-context samples (and runtime events) of a thread into
+// ctxprof.Context intervals and needs those records in time order, but the sample buffer hands
+// records over in slot order: a drain that wraps around the ring, or a handler interrupted by
+// another signal's handler (cpu and wall together), publishes a later sample before an earlier one.
+// The reorderer holds samples back and releases them sorted by ticks once they are older than a
+// horizon the caller chooses (now minus a window longer than any handler can take to publish), so a
+// late sample is still sorted into place. Samples with equal ticks keep their arrival order.
 //
 // Memory: a held sample keeps its header and only its frame_count frames.
 // Thread safety: none; the recording's one consumer thread uses it.
@@ -42,7 +42,9 @@ class SampleReorderer {
     uint8_t flags;
     ThreadState state;
     uint32_t weight;
+    uint64_t virtual_thread_id;
     ContextSnapshot context;
+    EventFields event;
     uint32_t frame_count;
     size_t first_frame;  // index into frames_
   };

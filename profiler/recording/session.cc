@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "context/process_context.h"
+#include "profiler/recording/kernel_symbols.h"
 #include "profiler/report.h"
 #include "profiler/sampler/ctimer_engine.h"
 #include "profiler/sampler/itimer_engine.h"
@@ -29,6 +30,36 @@ class Session::HandlerActivation {
   ~HandlerActivation() { SignalHandler::Deactivate(); }
   HandlerActivation(const HandlerActivation&) = delete;
   HandlerActivation& operator=(const HandlerActivation&) = delete;
+};
+
+// The runtime's event sources (alloc=, lock=) feed the session's buffer while this lives: the
+// EventRecorder is active, and the runtime reports allocations and waits to it.
+class Session::EventSources {
+ public:
+  // The EventRecorder is active before the runtime's sources start, so no event they report is
+  // lost, and deactivated again when they cannot start.
+  static StatusOr<std::unique_ptr<EventSources>> Start(const EventRecorder::Session& session,
+                                                       const RuntimeHooks& hooks) {
+    EventRecorder::Activate(session);
+    const Status started = hooks.events_start(session.rules);
+    if (!started.ok()) {
+      EventRecorder::Deactivate();
+      return started;
+    }
+    return std::unique_ptr<EventSources>(new EventSources(hooks.events_stop));
+  }
+  // Returns when no event can still be using the session's buffer (event_recorder.h).
+  ~EventSources() {
+    if (stop_) stop_();
+    EventRecorder::Deactivate();
+  }
+  EventSources(const EventSources&) = delete;
+  EventSources& operator=(const EventSources&) = delete;
+
+ private:
+  explicit EventSources(std::function<void()> stop) : stop_(std::move(stop)) {}
+
+  const std::function<void()> stop_;
 };
 
 // Runs Session::Tick every kDrainInterval, between the runtime's background_start and
@@ -71,6 +102,15 @@ class Session::BackgroundThread {
     return tid_;
   }
 
+  // Runs `task` on the thread right after waking it, and returns once it ran.
+  void RunTask(const std::function<void()>& task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = &task;
+    task_done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return task_done_; });
+  }
+
  private:
   explicit BackgroundThread(Session* session) : session_(session) {}
 
@@ -88,7 +128,17 @@ class Session::BackgroundThread {
     while (true) {
       session_->Tick();
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_for(lock, kDrainInterval, [this] { return stopping_; })) break;
+      wake_.wait_for(lock, kDrainInterval, [this] { return stopping_ || task_ != nullptr; });
+      if (task_ != nullptr) {
+        const std::function<void()>* task = task_;
+        lock.unlock();
+        (*task)();
+        lock.lock();
+        task_ = nullptr;
+        task_done_ = true;
+        wake_.notify_all();
+      }
+      if (stopping_) break;
     }
     if (hooks.background_end) hooks.background_end();
   }
@@ -96,8 +146,10 @@ class Session::BackgroundThread {
   Session* const session_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  pid_t tid_ = 0;          // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+  pid_t tid_ = 0;                                // guarded by mutex_
+  const std::function<void()>* task_ = nullptr;  // guarded by mutex_
+  bool task_done_ = false;                       // guarded by mutex_
   std::thread thread_;
 };
 
@@ -108,10 +160,11 @@ std::string RecordingFailure(const std::string& recording, const std::string& er
   return "the recording " + recording + " failed: " + error;
 }
 
-std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options) {
+std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options,
+                                              bool kernel_frames) {
   switch (kind) {
     case CpuEngineKind::kPerf:
-      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal);
+      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal, kernel_frames);
     case CpuEngineKind::kCpuTimer:
       return std::make_unique<CpuTimerEngine>(options.cpu_interval_ns, options.signal);
     case CpuEngineKind::kITimer:
@@ -134,6 +187,43 @@ MixedStack MixedStackOf(CStackKind cstack) {
   return MixedStack::kJavaElseNative;
 }
 
+bool WantsEvents(const Options& options) {
+  return options.alloc_interval_bytes != 0 || options.lock_enabled;
+}
+
+EventRules EventRulesOf(const Options& options) {
+  EventRules rules;
+  rules.alloc_interval_bytes = options.alloc_interval_bytes;
+  rules.lock_enabled = options.lock_enabled;
+  rules.lock_threshold_ns = options.lock_threshold_ns;
+  rules.if_context = options.select == EventSelect::kIfContext;
+  rules.live = options.live;
+  return rules;
+}
+
+// alloc=, lock= and live need a runtime that reports events (the JVM agent).
+Status CheckEventSources(const Options& options, const RuntimeHooks& hooks) {
+  if ((WantsEvents(options) && !hooks.events_start) || (options.live && !hooks.object_tracker)) {
+    return Status::InvalidArgument(
+        std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+        "': allocation and lock events come from the JVM; this process has no JVM agent (load "
+        "libctxprof as -agentpath or through io.ctxprof.Profiler)");
+  }
+  return Status();
+}
+
+StackWalker::Method WalkerMethodOf(UnwindKind unwind) {
+  switch (unwind) {
+    case UnwindKind::kDwarf:
+      return StackWalker::Method::kDwarf;
+    case UnwindKind::kLibunwind:
+      return StackWalker::Method::kLibunwind;
+    case UnwindKind::kFramePointer:
+      return StackWalker::Method::kFramePointer;
+  }
+  return StackWalker::Method::kDwarf;
+}
+
 CpuEngineKind NextFallback(CpuEngineKind kind) {
   switch (kind) {
     case CpuEngineKind::kPerf:
@@ -149,18 +239,29 @@ CpuEngineKind NextFallback(CpuEngineKind kind) {
 // note per fallback to *notes. When none starts: kUnavailable listing every refusal, with the
 // errno of the last one.
 StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
+                                                         bool kernel_frames_wanted,
                                                          std::string* notes) {
+  // Kernel frames only with names for them: the cpu engine records none when /proc/kallsyms
+  // hides its addresses from us.
+  std::string kallsyms_hidden;
+  const bool kernel_frames = kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf &&
+                             KernelSymbols::AddressesVisible(&kallsyms_hidden);
   std::string reasons;
   int last_error = 0;
   for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
        kind = NextFallback(kind)) {
-    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options);
+    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options, kernel_frames);
     bool refused = false;
     const Status started = engine->Start(&refused);
     if (started.ok()) {
       if (!reasons.empty()) {
         *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
       }
+      std::string kernel_off = engine->kernel_frames_off();
+      if (kernel_off.empty() && !kallsyms_hidden.empty() && kind == CpuEngineKind::kPerf) {
+        kernel_off = "kernel frames off: " + kallsyms_hidden;
+      }
+      if (!kernel_off.empty()) *notes += kernel_off + ". ";
       return engine;
     }
     if (!reasons.empty()) reasons += "; ";
@@ -192,8 +293,10 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (options.attributes_given && !store->attributes().Register(options.attributes, &error)) {
     return Status::InvalidArgument("option 'attributes': " + error);
   }
+  const Status event_sources = CheckEventSources(options, hooks);
+  if (!event_sources.ok()) return event_sources;
   // Process-wide and never undone (a queued signal must always find our handler).
-  Status installed = StackWalker::Init();
+  Status installed = StackWalker::Init(WalkerMethodOf(options.unwind));
   if (installed.ok() && options.cpu_engine != CpuEngineKind::kNone) {
     installed = SignalHandler::Install(options.signal);
   }
@@ -213,17 +316,21 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
       std::make_shared<Aggregator>(store->attributes().names(), &store->dictionary(),
                                    hooks.frame_resolver ? hooks.frame_resolver() : nullptr);
 
-  HandlerSession handler_session{
-      session->buffer_.get(), session->clock_.get(), &store->map(), options.depth,
-      options.unwind == UnwindKind::kFramePointer ? StackWalker::Method::kFramePointer
-                                                  : StackWalker::Method::kDwarf};
+  HandlerSession handler_session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                                 options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
+  handler_session.virtual_thread = hooks.virtual_thread;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 
   std::vector<SamplingEngine*> engines;
   if (options.cpu_engine != CpuEngineKind::kNone) {
-    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine = StartCpuEngine(options, notes);
+    // cstack=no in a JVM means Java frames only, kernel ones included (async-profiler's
+    // meaning too); outside a JVM cstack= does not apply.
+    const bool kernel_frames =
+        options.kernel_frames && (options.cstack != CStackKind::kNo || hooks.java_walk == nullptr);
+    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine =
+        StartCpuEngine(options, kernel_frames, notes);
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
@@ -244,21 +351,36 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (session->wall_engine_ != nullptr) {
       settings.engine += settings.engine.empty() ? "wall" : "+wall";
     }
-    settings.interval_nanos =
-        session->cpu_engine_ != nullptr ? options.cpu_interval_ns : options.wall_interval_ns;
+    settings.interval_nanos = session->cpu_engine_ != nullptr    ? options.cpu_interval_ns
+                              : session->wall_engine_ != nullptr ? options.wall_interval_ns
+                                                                 : 0;
     settings.fallbacks = *notes;
+    // upload=: the credentials it names are read now; a missing one is a bad option.
+    UploaderConfig upload;
+    if (!options.upload.url.empty() && !UploaderConfigFromOptions(options, &upload, &error)) {
+      return Status::InvalidArgument(error);
+    }
     SampleBuffer* raw_buffer = session->buffer_.get();
     int os_error = 0;
     session->recording_ = Recording::Open(
         options, settings, session->clock_.get(), &store->dictionary(), &store->attributes(),
         [raw_buffer] { return raw_buffer->dropped(); },
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
-        hooks.thread_resolver ? hooks.thread_resolver() : nullptr, &error, &os_error);
-    if (session->recording_ == nullptr) {
-      return Status::Io(
-          "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + error,
-          os_error);
-    }
+        hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
+        WantsEvents(options) ? EventRecorder::class_names() : nullptr,
+        options.live ? hooks.object_tracker() : nullptr,
+        options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
+    if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
+  }
+
+  // The option parser made alloc= and lock= require a recording: their events go only there.
+  if (WantsEvents(options)) {
+    StatusOr<std::unique_ptr<EventSources>> events = EventSources::Start(
+        EventRecorder::Session{session->buffer_.get(), session->clock_.get(), &store->map(),
+                               options.depth, EventRulesOf(options)},
+        hooks);
+    if (!events.ok()) return events.status();
+    session->events_ = std::move(events.value());
   }
 
   session->registry_ = std::make_unique<ThreadRegistry>(engines);
@@ -269,6 +391,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (!background.ok()) return background.status();
   session->background_ = std::move(background.value());
   session->registry_->Exclude(session->background_->tid());
+  if (session->recording_ != nullptr) {
+    for (pid_t tid : session->recording_->own_threads()) session->registry_->Exclude(tid);
+  }
   // Arm every existing thread before returning, so sampling covers the caller's next line.
   session->registry_->Rescan();
   while (!notes->empty() && notes->back() == ' ') notes->pop_back();
@@ -282,6 +407,7 @@ Status Session::Stop() {
   if (wall_engine_ != nullptr) wall_engine_->Stop();
   if (cpu_engine_ != nullptr) cpu_engine_->Stop();
   activation_.reset();
+  events_.reset();
   DrainSamples();
   stopped_ = true;
   std::string error;
@@ -291,6 +417,24 @@ Status Session::Stop() {
   return Status();
 }
 
+Status Session::PublishRecording(PublishedFiles* files) {
+  if (recording_ == nullptr || recording_->failed()) {
+    return Status::WrongState("the session has no working recording");
+  }
+  Status status;
+  background_->RunTask([this, files, &status] {
+    DrainSamples();
+    std::vector<JfrChunkWriter::Published> published;
+    std::string error;
+    if (!recording_->Publish(&published, &error)) {
+      status = Status::Io(RecordingFailure(recording_path(), error), 0);
+      return;
+    }
+    status = files->Open(published);  // here: retention runs on this thread only
+  });
+  return status;
+}
+
 void Session::Tick() {
   DrainSamples();
   if (recording_ != nullptr) {
@@ -298,6 +442,7 @@ void Session::Tick() {
     ReportRecordingFailure();
   }
   registry_->RescanIfChanged();
+  if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
 }
 
 void Session::DrainSamples() {

@@ -1,7 +1,7 @@
 // Session: one profiling session, from a successful start to its stop: what samples (the signal
-// handler's activation, the engines, the thread registry) and what records (the sample buffer,
-// the in-memory aggregator, the JFR recording, the background thread that drains the buffer
-// into both).
+// handler's activation, the engines, the thread registry), what reports runtime events (the
+// runtime's event sources, alloc= and lock=) and what records (the sample buffer, the in-memory
+// aggregator, the JFR recording, the background thread that drains the buffer into both).
 //
 // Construction and destruction undo each other. Start() acquires, in order:
 //   1. clock, sample buffer, aggregator        (memory)
@@ -9,18 +9,24 @@
 //   3. the CPU engine, after fallback          (released: its Stop, by its destructor)
 //   4. the wall engine                         (released: its sampler thread joined)
 //   5. the JFR recording, file= or repository= (released: the writer finishes the file)
-//   6. the thread registry, armed with 3 and 4 (released: every thread disarmed)
-//   7. the background thread                   (released: woken and joined)
+//   6. the runtime's event sources, alloc= or  (released: RuntimeHooks::events_stop, then
+//      lock= (EventRecorder::Activate, then        EventRecorder::Deactivate)
+//      RuntimeHooks::events_start)
+//   7. the thread registry, armed with 3 and 4 (released: every thread disarmed)
+//   8. the background thread                   (released: woken and joined)
 // Each is a member that releases itself in its destructor, declared in that order, so C++
 // destroys them in reverse. A failure at any step returns its Status and the steps before it
 // are undone by the destructors: nothing keeps running, with no unwinding code of our own.
+// (Events in the buffer when a later step fails are dropped with it, and so are the object
+// references that live allocation records hold.)
 //
 // Stop() is the orderly end, for a session that started: the background thread is joined
-// (7), every thread disarmed (6), the engines stopped (4, 3) and the handler deactivated (2),
-// so that no sample can still arrive; then the last samples are drained into the aggregator and
-// the recording (5), and the recording is closed. That order differs from destruction in one
-// place, on purpose: the recording outlives the engines so that it gets their last samples.
-// After Stop() the session's stats and aggregator stay readable.
+// (8), every thread disarmed (7), the engines stopped (4, 3), the handler deactivated (2) and
+// the event sources turned off (6), so that no sample or event can still arrive; then the last
+// records are drained into the aggregator and the recording (5), and the recording is closed.
+// That order differs from destruction in one place, on purpose: the recording outlives the
+// engines and event sources so that it gets their last records. After Stop() the session's
+// stats and aggregator stay readable.
 //
 // The background thread (named "ctxprof-writer" for top -H and /proc) drains the buffer every
 // kDrainInterval, ticks the recording (flush, rotation) and rescans threads. Each wake-up costs
@@ -47,9 +53,12 @@
 #include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/live_objects.h"
 #include "profiler/recording/recording.h"
+#include "profiler/recording/recording_dump.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
+#include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/thread_registry.h"
@@ -64,6 +73,8 @@ struct RuntimeHooks {
   // Java frames in the signal handler (signal_handler.h); combined with native frames as the
   // session's cstack= option says.
   JavaStackWalk java_walk = nullptr;
+  // The virtual thread a sample of a carrier thread belongs to (signal_handler.h).
+  VirtualThreadProbe virtual_thread = nullptr;
   // Resolvers for a session's JFR recording, made on the thread that starts the session.
   std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
   std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;
@@ -71,6 +82,15 @@ struct RuntimeHooks {
   // it to the VM so that the resolvers may call JVMTI, and detaches it).
   std::function<void()> background_start;
   std::function<void()> background_end;
+  // Runtime events (alloc=, lock=; profiler/sampler/event_recorder.h): events_start turns the
+  // runtime's event sources on for a session with `rules` (the EventRecorder is already active)
+  // or returns why it cannot (the message names the option), leaving nothing on; events_stop
+  // turns them off. Without events_start (a native program) sessions refuse alloc= and lock=.
+  std::function<Status(const EventRules& rules)> events_start;
+  std::function<void()> events_stop;
+  // The live option: tells whether a sampled object is still alive (live_objects.h). Without
+  // it sessions refuse live.
+  std::function<std::unique_ptr<ObjectTracker>()> object_tracker;
 };
 
 // What a session did, for callers and tests.
@@ -98,8 +118,9 @@ class Session {
 
   // Starts sampling (and recording, with file= or repository=) as `options` say. On failure
   // nothing of the session is left running and the Status says what failed: kInvalidArgument
-  // (attributes=), kUnavailable (the context store, signals, memory, every CPU engine refused,
-  // a thread), kIo (the recording's file or folder; the message names the option and the path).
+  // (attributes=; alloc=, lock= or live without a runtime that reports events), kUnavailable
+  // (the context store, signals, memory, every CPU engine refused, a thread, the runtime's event
+  // sources), kIo (the recording's file or folder; the message names the option and the path).
   // On success *notes holds what the caller should print once (a CPU engine fallback, a clock
   // fallback) or is empty.
   static StatusOr<std::unique_ptr<Session>> Start(const Options& options, const RuntimeHooks& hooks,
@@ -112,6 +133,13 @@ class Session {
   // failed at some point (its first failure); sampling stopped either way. Call once.
   Status Stop();
 
+  // For a dump of the recording (recording_dump.h): on the background thread, between two
+  // ticks, drains the buffer, publishes everything consumed so far and opens the published
+  // files into *files. kWrongState when the session has no recording or it failed before; kIo
+  // when publishing or opening failed. Never blocks the signal handler; the background thread
+  // is busy only for the drain and the publication.
+  Status PublishRecording(PublishedFiles* files);
+
   SessionStats Stats() const;
   // The samples aggregated in memory; stays valid (shared) after the session is gone.
   std::shared_ptr<Aggregator> aggregator() const { return aggregator_; }
@@ -122,6 +150,7 @@ class Session {
 
  private:
   class HandlerActivation;
+  class EventSources;
   class BackgroundThread;
 
   Session(const Options& options, const RuntimeHooks& hooks);
@@ -144,6 +173,7 @@ class Session {
   std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
   std::unique_ptr<WallEngine> wall_engine_;     // null without wall=
   std::unique_ptr<Recording> recording_;        // null without file= or repository=
+  std::unique_ptr<EventSources> events_;        // null without alloc= and lock=
   std::unique_ptr<ThreadRegistry> registry_;
   std::unique_ptr<BackgroundThread> background_;
 

@@ -71,6 +71,12 @@ void StackPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   }
 }
 
+bool StackPool::Carry(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
+  if (key == 0 || key > stacks_.size() || stacks_[key - 1].dropped) return false;
+  Mark(key, chunk, pending_bytes);
+  return true;
+}
+
 void StackPool::RebuildStackTable(size_t slots) {
   std::vector<StackSlot> table(slots);
   const size_t mask = slots - 1;

@@ -40,6 +40,10 @@ class StackPool {
   size_t cached_frames() const { return frames_.size(); }
   size_t cached_frame_bytes() const { return frames_.size() * sizeof(Frame); }
 
+  // Queues stack `key` (from an earlier Key()) for chunk `chunk` again; false when its frames
+  // were dropped (DropUnused), so it can no longer be written.
+  bool Carry(uint32_t key, uint32_t chunk, uint64_t* pending_bytes);
+
   bool has_pending() const { return !pool_.pending.empty(); }
   // Appends the queued stacks as the StackTrace pool (nothing when none) and clears the queue.
   void WritePending(JfrBuffer* out);

@@ -20,10 +20,17 @@
 //    may touch until the consumer itself frees them.
 // Claiming: a producer starts at the slot after the previous claim's start (a relaxed fetch_add
 // on a shared cursor) and probes at most kMaxProbes slots, so the handler's cost is bounded
-// regardless of the buffer size. Every Drain ends by resetting the cursor to slot 0 (a relaxed
+// regardless of the buffer size. A Drain ends by resetting the cursor to slot 0 (a relaxed
 // store: the cursor is only a hint, and a claim racing with the reset merely starts elsewhere),
 // so under a steady load the handlers keep reusing the first few slots, which stay in cache and
-// resident; the rest of the ring is touched only by bursts between two drains. (Walking the
+// resident; the rest of the ring is touched only by bursts between two drains. The reset happens
+// only when the drain's pass saw no slot being written and no claim happened since the drain
+// began (a compare-exchange from the cursor value it started with): then every slot is free. A
+// record published behind the drain's position (its claim was in progress when the pass went by,
+// or happened during a long pass: a drain consuming many records, or descheduled) stays ready
+// until the next drain, and sending the claims back to slot 0 would make them run into such
+// records and drop while the rest of the buffer is free. Without the reset, claims go on around
+// the ring past them. (Walking the
 // whole ring instead made every claim of a 2048-slot buffer touch a cold, often never-faulted
 // slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
 // dropped while the rest of the buffer was free.)
@@ -74,15 +81,25 @@ class SampleBuffer {
   // slot. Must be called by one thread at a time. Returns the number of records consumed.
   template <typename Consume>
   size_t Drain(Consume&& consume) {
+    uint32_t start = cursor_.load(std::memory_order_relaxed);
+    bool saw_writing = false;
     size_t consumed = 0;
     for (uint32_t i = 0; i < slots_; ++i) {
-      if (states_[i].load(std::memory_order_acquire) != kReady) continue;
+      const uint32_t state = states_[i].load(std::memory_order_acquire);
+      if (state != kReady) {
+        saw_writing |= state == kWriting;
+        continue;
+      }
       consume(*record(i));
       states_[i].store(kFree, std::memory_order_release);
       ++consumed;
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
-    cursor_.store(0, std::memory_order_relaxed);  // reuse the warm slots (see Claiming)
+    // Reuse the warm slots when every slot is free (see Claiming).
+    if (!saw_writing) {
+      cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
+                                      std::memory_order_relaxed);
+    }
     return consumed;
   }
 

@@ -5,30 +5,43 @@
 
 #include <mutex>
 
+#include "profiler/sampler/cfi_registry.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
 
 namespace ctxprof {
 
-Status StackWalker::Init() {
+Status StackWalker::Init(Method method) {
   Status guard = FaultGuard::Install();
   if (!guard.ok()) return guard;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
-    ucontext_t context;
-    getcontext(&context);
-    RawFrame frames[8];
-    bool truncated = false;
-    Walk(&context, frames, 8, &truncated);
-  });
+  if (method == Method::kDwarf) CfiRegistry::Refresh();
+  if (method == Method::kLibunwind) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+      ucontext_t context;
+      getcontext(&context);
+      RawFrame frames[8];
+      bool truncated = false;
+      Walk(&context, frames, 8, &truncated, Method::kLibunwind);
+    });
+  }
   return Status();
 }
 
+void StackWalker::RefreshTables() { CfiRegistry::Refresh(); }
+
 int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated,
                       Method method) {
-  return method == Method::kFramePointer ? WalkFramePointers(ucontext, frames, max_depth, truncated)
-                                         : WalkDwarf(ucontext, frames, max_depth, truncated);
+  switch (method) {
+    case Method::kDwarf:
+      return WalkDwarf(ucontext, frames, max_depth, truncated);
+    case Method::kLibunwind:
+      return WalkLibunwind(ucontext, frames, max_depth, truncated);
+    case Method::kFramePointer:
+      return WalkFramePointers(ucontext, frames, max_depth, truncated);
+  }
+  return 0;
 }
 
 namespace {
@@ -41,7 +54,102 @@ struct WalkState {
   int max_depth;
   int count;
   bool truncated;
+  CfiRegistry::Reader* tables;  // kDwarf only
 };
+
+// One word of stack memory. Only called inside FaultGuard::Run; a misaligned slot is taken as
+// a corrupt frame (no x86-64 or AArch64 code saves registers at misaligned addresses).
+bool LoadStackWord(uintptr_t address, uintptr_t* value) {
+  if ((address & (sizeof(uintptr_t) - 1)) != 0) return false;
+  *value = *reinterpret_cast<const volatile uintptr_t*>(address);
+  return true;
+}
+
+// Follows the unwind tables (cfi_registry.h) from the interrupted frame. Each step computes the
+// CFA from the row covering the pc (the interrupted pc itself; a return address minus one, the
+// call instruction, so that a call ending a function finds that function's row), reads the
+// return address and the caller's fp where the row says, and continues with sp = CFA. A step
+// that does not move up the stack, an unknown pc or a row that cannot be followed ends the walk
+// truncated; an undefined return address (the thread's root frame) or a zero one ends it
+// complete. A signal return trampoline continues with the registers of the context the kernel
+// saved, so a walk from a handler that interrupted another handler reaches the first one's
+// interrupted code.
+void StepWithTables(void* opaque) {
+  WalkState& state = *static_cast<WalkState*>(opaque);
+  const MachineContext context(state.ucontext);
+  uintptr_t pc = context.pc();
+  uintptr_t sp = context.sp();
+  uintptr_t fp = context.fp();
+  bool fp_known = true;
+  int32_t pc_kind = kNativeInterruptedPc;
+  while (pc != 0) {
+    if (state.count == state.max_depth) {
+      state.truncated = true;
+      return;
+    }
+    state.frames[state.count++] = {static_cast<uint64_t>(pc), pc_kind, FrameKind::kNative};
+    const CfiRow* row = state.tables->Find(pc_kind == kNativeInterruptedPc ? pc : pc - 1);
+    if (row == nullptr) {
+      state.truncated = true;
+      return;
+    }
+    uintptr_t cfa = 0;
+    switch (row->rule) {
+      case CfaRule::kSp:
+        cfa = sp + row->cfa_offset;
+        break;
+      case CfaRule::kFp:
+        if (!fp_known) {
+          state.truncated = true;
+          return;
+        }
+        cfa = fp + row->cfa_offset;
+        break;
+      case CfaRule::kPltStub:
+        cfa = sp + row->cfa_offset + ((pc & 15) >= static_cast<uintptr_t>(row->fp_offset) ? 8 : 0);
+        break;
+      case CfaRule::kSignalFrame: {
+        const uintptr_t saved = MachineContext::SignalFrameContext(sp);
+        if ((saved & (alignof(ucontext_t) - 1)) != 0) {
+          state.truncated = true;
+          return;
+        }
+        const MachineContext interrupted(reinterpret_cast<void*>(saved));
+        pc = interrupted.pc();
+        sp = interrupted.sp();
+        fp = interrupted.fp();
+        fp_known = true;
+        pc_kind = kNativeInterruptedPc;
+        continue;
+      }
+      case CfaRule::kOutermost:
+        return;
+      case CfaRule::kNoInfo:
+      case CfaRule::kUnsupported:
+        state.truncated = true;
+        return;
+    }
+    uintptr_t return_address = 0;
+    if (cfa <= sp || !LoadStackWord(cfa + row->return_address_offset, &return_address)) {
+      state.truncated = true;
+      return;
+    }
+    // A PLT stub leaves fp alone (its row's fp_offset is the stub's threshold).
+    if (row->rule != CfaRule::kPltStub && row->fp_offset != CfiRow::kFpUnchanged) {
+      if (row->fp_offset == CfiRow::kFpLost) {
+        fp_known = false;
+      } else if (LoadStackWord(cfa + row->fp_offset, &fp)) {
+        fp_known = true;
+      } else {
+        state.truncated = true;
+        return;
+      }
+    }
+    pc = return_address;
+    sp = cfa;
+    pc_kind = kNativeReturnAddress;
+  }
+}
 
 // Follows the frame-pointer chain from the interrupted frame. A frame is [saved fp][return
 // address] at fp. The chain must move up the stack and stay within kMaxFrameBytes of the
@@ -109,13 +217,21 @@ int StackWalker::WalkFramePointers(void* ucontext, RawFrame* frames, int max_dep
   if (max_depth < 1) return 0;
   frames[0] = {static_cast<uint64_t>(MachineContext(ucontext).pc()), kNativeInterruptedPc,
                FrameKind::kNative};
-  WalkState state{ucontext, frames, max_depth, 1, false};
+  WalkState state{ucontext, frames, max_depth, 1, false, nullptr};
   *truncated = !FaultGuard::Run(&FollowFramePointers, &state) || state.truncated;
   return state.count;
 }
 
 int StackWalker::WalkDwarf(void* ucontext, RawFrame* frames, int max_depth, bool* truncated) {
-  WalkState state{ucontext, frames, max_depth, 0, false};
+  // Outside the guarded region: a fault must not skip the Reader's release.
+  CfiRegistry::Reader tables;
+  WalkState state{ucontext, frames, max_depth, 0, false, &tables};
+  *truncated = !FaultGuard::Run(&StepWithTables, &state) || state.truncated;
+  return state.count;
+}
+
+int StackWalker::WalkLibunwind(void* ucontext, RawFrame* frames, int max_depth, bool* truncated) {
+  WalkState state{ucontext, frames, max_depth, 0, false, nullptr};
   *truncated = !FaultGuard::Run(&StepWithLibunwind, &state) || state.truncated;
   return state.count;
 }

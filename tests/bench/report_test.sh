@@ -25,8 +25,14 @@ grep -q "QUICK SMOKE RUN" "$output" || fail "a quick run is not marked as such"
 targets=$(awk '/^## Targets/{on=1; next} /^## /{on=0} on && /^\| / && !/^\| What/ && !/^\|---/' \
   "$output")
 rows=$(printf '%s\n' "$targets" | grep -c .)
-# 10 targets with JDK 17 alone, 12 when JDK 25 is installed too.
-[ "$rows" -ge 10 ] || fail "only $rows target rows:\n$targets"
+# 11 targets with JDK 17 alone, 13 when JDK 25 is installed too.
+[ "$rows" -ge 11 ] || fail "only $rows target rows:\n$targets"
+# The native walker's two targets (50 and 200 frames of code without frame pointers).
+for depth in 50 200; do
+  printf '%s\n' "$targets" |
+    grep -qF "| handler p50, $depth native frames without frame pointers, \`unwind=dwarf\` |" ||
+    fail "no target row for the DWARF walker at $depth frames:\n$targets"
+done
 printf '%s\n' "$targets" | while IFS= read -r row; do
   printf '%s' "$row" | grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B) \| (met|\*\*missed\*\*) \|$' ||
     fail "target row without a number and verdict: $row"

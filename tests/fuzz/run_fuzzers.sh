@@ -25,15 +25,17 @@ declare -A sources=(
   [options]="tests/fuzz/options_fuzzer.cc profiler/options.cc"
   [jfr_reader]="tests/fuzz/jfr_reader_fuzzer.cc profiler/jfr/jfr_reader.cc
                 profiler/jfr/jfr_value.cc profiler/jfr/utf8.cc"
+  [cfi_table]="tests/fuzz/cfi_table_fuzzer.cc profiler/sampler/cfi_table.cc"
 )
 # Per-input limits: a hang or a big allocation is a finding, like a crash.
 declare -A run_flags=(
   [options]="-timeout=10 -rss_limit_mb=512 -max_len=512 -dict=tests/fuzz/options.dict"
   [jfr_reader]="-timeout=10 -rss_limit_mb=512 -max_len=65536"
+  [cfi_table]="-timeout=10 -rss_limit_mb=512 -max_len=16384"
 )
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(options jfr_reader)
+[ ${#targets[@]} -gt 0 ] || targets=(options jfr_reader cfi_table)
 
 work=$(mktemp -d)
 

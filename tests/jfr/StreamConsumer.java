@@ -40,7 +40,7 @@ public class StreamConsumer {
         stream.setStartTime(java.time.Instant.EPOCH);  // every chunk, not only new ones
       }
       stream.onEvent("jdk.ExecutionSample", StreamConsumer::sample);
-      stream.onEvent("ctxprof.WallClockSample", StreamConsumer::sample);
+      stream.onEvent("profiler.WallClockSample", StreamConsumer::sample);
       stream.onEvent("ctxprof.Context", event -> {
         contexts++;
         if (event.getString("traceId") == null && event.getString("spanId") == null) {

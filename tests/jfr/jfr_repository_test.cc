@@ -59,7 +59,7 @@ class RepositoryTest : public ::testing::Test {
     size_t samples = 0;
     for (const JfrEvent& event : reader.events()) {
       const std::string& type = event.type_name();
-      if (type == "jdk.ExecutionSample" || type == "ctxprof.WallClockSample") {
+      if (type == "jdk.ExecutionSample" || type == "profiler.WallClockSample") {
         samples++;
         // Every stack resolves within the chunk file alone (the workload has one empty stack).
         const JfrValue& stack = event.Field("stackTrace");

@@ -38,7 +38,7 @@ for home in "${homes[@]}"; do
     timeout 60 "$home/bin/jfr" print "$file" > /dev/null 2> "$tmp/print.err" ||
       { cat "$tmp/print.err"; fail "$home: jfr print $file"; }
     [[ -s $tmp/print.err ]] && { cat "$tmp/print.err"; fail "$home: jfr print $file: stderr"; }
-    count=$(awk '$1 == "jdk.ExecutionSample" || $1 == "ctxprof.WallClockSample" { n += $2 }
+    count=$(awk '$1 == "jdk.ExecutionSample" || $1 == "profiler.WallClockSample" { n += $2 }
       END { print n + 0 }' "$tmp/summary.txt")
     total=$((total + count))
   done

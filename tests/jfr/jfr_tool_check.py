@@ -3,8 +3,12 @@
 the expectation written by write_synthetic_recording.
 
 Usage:
-  jfr_tool_check.py json <recording.jfr> <expected.json> <print.json> <jdk|ctxprof>
-  jfr_tool_check.py contexts <expected.json> <print.txt> <jdk|ctxprof>
+  jfr_tool_check.py json <recording.jfr> <expected.json> <print.json> <jdk|ctxprof|contextid>
+  jfr_tool_check.py contexts <expected.json> <print.txt> <jdk|ctxprof|contextid>
+
+Modes (write_synthetic_recording's): jdk = CPU samples as jdk.ExecutionSample, ctxprof = as
+ctxprof.CpuSample, contextid = jdk plus a contextId on every sample event, which must equal the
+contextId of the ctxprof.Context event that covers the sample (0 when none does).
 
 Exits non-zero with a message naming the first mismatch.
 """
@@ -12,6 +16,9 @@ import json
 import re
 import struct
 import sys
+
+
+WALL_TYPE = "profiler.WallClockSample"
 
 
 def fail(message):
@@ -58,11 +65,14 @@ def check_json(recording, expected_path, json_path, mode):
     def to_nanos(ticks):  # the JDK's TimeConverter, with Java's truncating long cast
         return start_nanos + int((ticks - start_ticks) / divisor)
 
-    cpu_type = "jdk.ExecutionSample" if mode == "jdk" else "ctxprof.CpuSample"
+    cpu_type = "ctxprof.CpuSample" if mode == "ctxprof" else "jdk.ExecutionSample"
     samples, contexts = [], []
     for event in events:
         values = event["values"]
-        if event["type"] in (cpu_type, "ctxprof.WallClockSample"):
+        if event["type"] in (cpu_type, WALL_TYPE) and ("contextId" in values) != (mode == "contextid"):
+            fail("%s: contextId field %s in mode %s" % (
+                event["type"], "present" if "contextId" in values else "absent", mode))
+        if event["type"] in (cpu_type, WALL_TYPE):
             thread = values["sampledThread" if event["type"] == "jdk.ExecutionSample" else "eventThread"]
             samples.append((event["type"], thread, instant_nanos(values["startTime"]), values))
         elif event["type"] == "ctxprof.Context":
@@ -94,7 +104,7 @@ def check_json(recording, expected_path, json_path, mode):
         if len(candidates) != 1:
             fail("sample %d (tid %d at %d ns): %d matching events" % (i, want["tid"], nanos, len(candidates)))
         event_type, thread, _, values = candidates[0]
-        wanted_type = cpu_type if want["kind"] == "cpu" else "ctxprof.WallClockSample"
+        wanted_type = cpu_type if want["kind"] == "cpu" else WALL_TYPE
         if event_type != wanted_type:
             fail("sample %d: type %s, want %s" % (i, event_type, wanted_type))
         java_name = want["thread"] if want["javaThreadId"] > 0 else None
@@ -109,6 +119,11 @@ def check_json(recording, expected_path, json_path, mode):
                  "first %r want %r" % (i, len(frames), stack["truncated"], len(want["frames"]),
                                       want["truncated"], frames[:2], want["frames"][:2]))
         matching = [c for c in contexts_by_thread.get(want["tid"], []) if c[1] <= nanos < c[2]]
+        if mode == "contextid":
+            want_id = matching[0][3]["contextId"] if matching else 0
+            if values["contextId"] != want_id or (matching and want_id == 0):
+                fail("sample %d: contextId %r, the covering context has %r" % (
+                    i, values["contextId"], want_id))
         if want["context"] is None:
             if matching:
                 fail("sample %d: has no context but lies in interval %r" % (i, matching[0][:3]))
@@ -116,7 +131,7 @@ def check_json(recording, expected_path, json_path, mode):
         if len(matching) != 1:
             fail("sample %d (tid %d at %d): %d context intervals cover it" % (i, want["tid"], nanos, len(matching)))
         got = {k: v for k, v in matching[0][3].items()
-               if k not in ("startTime", "duration", "eventThread") and v is not None}
+               if k not in ("startTime", "duration", "eventThread", "contextId") and v is not None}
         if got != want["context"]:
             fail("sample %d: context %r, want %r" % (i, got, want["context"]))
         covered.add(id(matching[0]))
@@ -134,8 +149,8 @@ def check_context_lines(expected_path, text_path, mode):
     for event_type, body in blocks:
         has_context = "Context: Context.traceId" in body
         counts[(event_type, has_context)] = counts.get((event_type, has_context), 0) + 1
-    cpu_type = "jdk.ExecutionSample" if mode == "jdk" else "ctxprof.CpuSample"
-    for kind, event_type in (("wall", "ctxprof.WallClockSample"), ("cpu", cpu_type)):
+    cpu_type = "ctxprof.CpuSample" if mode == "ctxprof" else "jdk.ExecutionSample"
+    for kind, event_type in (("wall", WALL_TYPE), ("cpu", cpu_type)):
         with_context = sum(1 for s in expected if s["kind"] == kind and s["context"] is not None)
         total = sum(1 for s in expected if s["kind"] == kind)
         if event_type == "jdk.ExecutionSample":

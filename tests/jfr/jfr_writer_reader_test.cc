@@ -56,9 +56,12 @@ struct Recorder {
     inputs.dropped_samples = [] { return uint64_t{3}; };
     return inputs;
   }
-  void Open() {
+  // Opens the writer; `thread_names` replaces the fake thread resolver when given.
+  void Open(ThreadResolver* thread_names = nullptr) {
+    JfrWriterInputs inputs = Inputs();
+    if (thread_names != nullptr) inputs.threads = thread_names;
     std::string error;
-    writer = JfrWriter::Open(config, Inputs(), &error);
+    writer = JfrWriter::Open(config, inputs, &error);
     ASSERT_NE(writer, nullptr) << error;
   }
   void Add(size_t begin, size_t end) {
@@ -95,7 +98,7 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
   for (const JfrEvent& event : reader.events()) {
     const std::string& type = event.type_name();
     if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample" ||
-        type == "ctxprof.WallClockSample") {
+        type == "profiler.WallClockSample") {
       const JfrValue& thread =
           event.Field(type == "jdk.ExecutionSample" ? "sampledThread" : "eventThread");
       const auto key = std::make_pair(thread.Field("osThreadId").integer(), event.start_ticks());
@@ -123,15 +126,18 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
     ASSERT_NE(it, samples.end()) << "sample " << i << " missing";
     const JfrEvent& event = *it->second;
     const bool wall = want.kind == SampleKind::kWall;
-    EXPECT_EQ(event.type_name(), wall       ? "ctxprof.WallClockSample"
+    EXPECT_EQ(event.type_name(), wall       ? "profiler.WallClockSample"
                                  : jdk_mode ? "jdk.ExecutionSample"
                                             : "ctxprof.CpuSample");
     const JfrValue& thread = event.Field(jdk_mode && !wall ? "sampledThread" : "eventThread");
     EXPECT_EQ(thread.Field("osName").string(), FakeThreadResolver::NameOf(want.tid));
     EXPECT_EQ(thread.Field("javaThreadId").integer(), FakeThreadResolver::JavaIdOf(want.tid));
     EXPECT_EQ(thread.Field("javaName").is_null(), FakeThreadResolver::JavaIdOf(want.tid) == 0);
-    EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_RUNNABLE");
-    if (!jdk_mode || wall) {
+    EXPECT_EQ(event.Field("state").string(), wall ? "STATE_SLEEPING" : "STATE_DEFAULT");
+    if (wall) {
+      EXPECT_EQ(event.Field("samples").integer(), 1);
+      EXPECT_EQ(event.Field("timeSpan").integer(), 0);
+    } else if (!jdk_mode) {
       EXPECT_EQ(event.Field("weight").integer(), 1);
     }
 
@@ -308,6 +314,120 @@ INSTANTIATE_TEST_SUITE_P(Modes, RoundTripTest,
                                            std::make_tuple(CpuSampleEvent::kCtxprof,
                                                            uint64_t{20000})));
 
+// Runtime events: the JDK's layouts, class names, wait start = end - amount, and context
+// intervals that cover each wait from its start to its end, even when a sample of the same
+// context inside the wait reached the writer first and the context changed just before.
+TEST(JfrWriterTest, RuntimeEventsKeepTheJdkLayoutsAndJoinTheirContextByStartAndEnd) {
+  FakeClock clock;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  for (const char* endpoint : {"/a", "/b"}) {
+    ContextSnapshot context{};
+    context.trace_id_low = 1;
+    context.attributes[0] = workload.dictionary->Intern(endpoint);
+    workload.contexts.push_back(context);
+  }
+  auto event = [&](const char* class_name, uint64_t amount) {
+    EventFields fields{};
+    fields.class_id = workload.class_names->Intern(class_name);
+    fields.amount = amount;
+    fields.park_time = kNoParkTimeout;
+    return fields;
+  };
+  EventFields timed_park = event("java/util/concurrent/locks/ReentrantLock$NonfairSync", 3 * ms);
+  timed_park.park_time = 5000000;
+  EventFields deadline_park = event("java/lang/Object", ms);
+  deadline_park.park_time = 1795300000123;
+  deadline_park.park_absolute = true;
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0, 0, 0, {}},                // /a
+      {SampleKind::kWall, 7, t0 + 12 * ms, 0, 1, {}},     // /b, inside the wait below
+      {SampleKind::kMonitorEnter, 7, t0 + 15 * ms, 0, 1,  // /b: waited from t0 + 5 ms
+       event("java/lang/Object", 10 * ms)},
+      {SampleKind::kAllocation, 7, t0 + 16 * ms, 0, 1, event("[B", 524288)},
+      {SampleKind::kThreadPark, 7, t0 + 20 * ms, 0, -1, timed_park},
+      {SampleKind::kThreadPark, 7, t0 + 22 * ms, 0, -1, deadline_park},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("events.jfr");
+  config.engine = "perf_cpu_clock";
+  config.alloc_interval_bytes = 524288;
+  config.lock_threshold_nanos = 1000000;
+  ASSERT_TRUE(WriteWorkload(workload, &clock, ms, config, nullptr, &error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(config.path, {}, &error)) << error;
+  std::map<std::string, std::vector<const JfrEvent*>> by_type;
+  for (const JfrEvent& event : reader.events()) by_type[event.type_name()].push_back(&event);
+  auto field_names = [](const JfrEvent* event) {
+    std::vector<std::string> names;
+    for (const JfrField& field : event->type->fields) names.push_back(field.name);
+    return names;
+  };
+  auto endpoint_at = [&reader](int64_t ticks) -> std::string {
+    const JfrEvent* context = reader.ContextAt(7, ticks);
+    return context == nullptr ? "-" : context->Field("endpoint").string();
+  };
+
+  ASSERT_EQ(by_type["jdk.ObjectAllocationSample"].size(), 1u);
+  const JfrEvent* allocation = by_type["jdk.ObjectAllocationSample"][0];
+  EXPECT_EQ(field_names(allocation),
+            (std::vector<std::string>{"startTime", "eventThread", "stackTrace", "objectClass",
+                                      "weight"}));
+  EXPECT_EQ(allocation->start_ticks(), static_cast<int64_t>(t0 + 16 * ms));
+  EXPECT_EQ(allocation->Field("objectClass").Field("name").string(), "[B");
+  EXPECT_EQ(allocation->Field("weight").integer(), 524288);
+  EXPECT_EQ(endpoint_at(allocation->start_ticks()), "/b");
+
+  ASSERT_EQ(by_type["jdk.JavaMonitorEnter"].size(), 1u);
+  const JfrEvent* monitor = by_type["jdk.JavaMonitorEnter"][0];
+  EXPECT_EQ(field_names(monitor),
+            (std::vector<std::string>{"startTime", "duration", "eventThread", "stackTrace",
+                                      "monitorClass", "previousOwner", "address"}));
+  EXPECT_EQ(monitor->start_ticks(), static_cast<int64_t>(t0 + 5 * ms));
+  EXPECT_EQ(monitor->Field("duration").integer(), static_cast<int64_t>(10 * ms));
+  EXPECT_EQ(monitor->Field("monitorClass").Field("name").string(), "java/lang/Object");
+  EXPECT_TRUE(monitor->Field("previousOwner").is_null());
+  // The wait joins /b by its start (before the wall sample that opened /b's run) and its end;
+  // /a's interval ends before the wait began.
+  EXPECT_EQ(endpoint_at(t0 + 5 * ms), "/b");
+  EXPECT_EQ(endpoint_at(t0 + 15 * ms), "/b");
+  EXPECT_EQ(endpoint_at(t0), "/a");
+  EXPECT_EQ(endpoint_at(t0 + 5 * ms - 1), "-");
+
+  ASSERT_EQ(by_type["jdk.ThreadPark"].size(), 2u);
+  const JfrEvent* timed = by_type["jdk.ThreadPark"][0];
+  const JfrEvent* deadline = by_type["jdk.ThreadPark"][1];
+  EXPECT_EQ(field_names(timed),
+            (std::vector<std::string>{"startTime", "duration", "eventThread", "stackTrace",
+                                      "parkedClass", "timeout", "until", "address"}));
+  EXPECT_EQ(timed->Field("parkedClass").Field("name").string(),
+            "java/util/concurrent/locks/ReentrantLock$NonfairSync");
+  EXPECT_EQ(timed->Field("timeout").integer(), 5000000);
+  EXPECT_EQ(timed->Field("until").integer(), INT64_MIN);
+  EXPECT_EQ(deadline->Field("timeout").integer(), INT64_MIN);
+  EXPECT_EQ(deadline->Field("until").integer(), 1795300000123);
+  EXPECT_EQ(endpoint_at(timed->start_ticks()), "-");
+
+  ASSERT_EQ(by_type["ctxprof.ProfilerCounters"].size(), 1u);
+  const JfrEvent* counters = by_type["ctxprof.ProfilerCounters"][0];
+  EXPECT_EQ(counters->Field("samples").integer(), 2);
+  EXPECT_EQ(counters->Field("allocationSamples").integer(), 1);
+  EXPECT_EQ(counters->Field("monitorEnters").integer(), 1);
+  EXPECT_EQ(counters->Field("threadParks").integer(), 2);
+  const JfrEvent* settings = by_type["ctxprof.ProfilerSettings"][0];
+  EXPECT_EQ(settings->Field("allocInterval").integer(), 524288);
+  EXPECT_EQ(settings->Field("lockThreshold").integer(), 1000000);
+  EXPECT_EQ(settings->Field("select").string(), "all");
+}
+
 TEST(JfrWriterTest, RecordingFileHasMode0600) {
   Recorder recorder(1, 3);
   recorder.config.path = TempPath("mode.jfr");
@@ -342,11 +462,9 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   } renaming;
   Recorder recorder(1, 4);
   recorder.config.path = TempPath("rename.jfr");
-  JfrWriterInputs inputs = recorder.Inputs();
-  inputs.threads = &renaming;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&renaming));
+  JfrWriter* writer = recorder.writer.get();
   std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(writer, nullptr) << error;
   static SampleRecord sample;
   for (size_t i = 0; i < 4; i++) {
     if (i == 2) {
@@ -368,7 +486,7 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
                                  ? event.Field("sampledThread")
                                  : event.Field("eventThread");
     if (event.type_name() == "jdk.ExecutionSample" ||
-        event.type_name() == "ctxprof.WallClockSample") {
+        event.type_name() == "profiler.WallClockSample") {
       names.emplace_back(event.chunk, thread.Field("osName").string());
     }
     events_after += thread.Field("osName").string() == "after" ? 1 : 0;
@@ -386,6 +504,67 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
   pclose(pipe);
   EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
+}
+
+// A carrier thread's samples belong to the virtual thread it runs: an entry like JDK 25's
+// (osThreadId 0, the virtual thread's name and id, virtual=true), and the context join follows
+// the virtual thread, not the carrier.
+TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
+  struct NamingResolver : FakeThreadResolver {
+    std::string VirtualThreadName(uint64_t id) override { return id == 7 ? "vt-seven" : ""; }
+  } naming;
+  Recorder recorder(1, 6);
+  recorder.config.path = TempPath("virtual.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&naming));
+  JfrWriter* writer = recorder.writer.get();
+  std::string error;
+  // One carrier: its own work, then virtual threads 7 and 8 in turns, each under the context
+  // the workload gives sample i.
+  const uint64_t runs[] = {0, 7, 7, 8, 7, 8};
+  static SampleRecord sample;
+  for (size_t i = 0; i < 6; i++) {
+    recorder.workload.Fill(i, &sample);
+    sample.virtual_thread_id = runs[i];
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  size_t index = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample" &&
+        event.type_name() != "profiler.WallClockSample") {
+      continue;
+    }
+    const JfrValue& thread = event.thread();
+    const uint64_t id = runs[index];
+    const int32_t tid = recorder.workload.samples[index].tid;
+    EXPECT_EQ(thread.Field("virtual").integer(), id != 0 ? 1 : 0) << index;
+    EXPECT_EQ(thread.Field("osThreadId").integer(), id != 0 ? 0 : tid) << index;
+    EXPECT_EQ(thread.Field("javaThreadId").integer(),
+              id != 0 ? static_cast<int64_t>(id) : FakeThreadResolver::JavaIdOf(tid))
+        << index;
+    EXPECT_EQ(thread.Field("osName").is_null(), id != 0) << index;
+    if (id != 0) {
+      EXPECT_EQ(thread.Field("javaName").string(), id == 7 ? "vt-seven" : "") << index;
+    }
+    const JfrEvent* context = reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks());
+    const int want = recorder.workload.samples[index].context;
+    ASSERT_EQ(context != nullptr, want >= 0) << index;
+    if (context != nullptr) {
+      EXPECT_EQ(JfrReader::ThreadKey(context->thread()), JfrReader::ThreadKey(thread)) << index;
+      const std::map<std::string, std::string> fields = recorder.workload.ContextFields(want);
+      const JfrValue& trace = context->Field("traceId");
+      EXPECT_EQ(trace.is_null() ? "" : trace.string(),
+                fields.count("traceId") != 0 ? fields.at("traceId") : "")
+          << index;
+    }
+    index++;
+  }
+  EXPECT_EQ(index, 6u);
 }
 
 // Bounded memory: at a rotation over stack_cache_bytes, stacks the finished chunk did not use
@@ -447,10 +626,11 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
   EXPECT_EQ(static_cast<size_t>(atoi(line)), java_frames);
 }
 
-// The in-progress chunk: unreadable as finished, readable up to the last flush.
+// Repository mode streams the chunk in progress: unreadable as finished, readable up to the last
+// flush.
 TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   Recorder recorder(4, 50);
-  recorder.config.path = TempPath("unfinished.jfr");
+  recorder.config.repository = TempPath("unfinished");
   recorder.config.write_buffer_bytes = 1;  // bytes reach the file before they are published
   recorder.config.flush_interval_nanos = 0;
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
@@ -458,7 +638,8 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   std::string error;
   ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
   ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
-  const std::vector<uint8_t> snapshot = ReadBytes(recorder.config.path);
+  const std::vector<uint8_t> snapshot =
+      ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr");
 
   JfrReader strict;
   EXPECT_FALSE(strict.Parse("snapshot", snapshot, {}, &error));
@@ -472,15 +653,43 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   ASSERT_TRUE(recorder.writer->Close(&error)) << error;
 }
 
-TEST(JfrWriterTest, FreshlyOpenedRecordingSaysUnfinishedNotEmpty) {
+// File mode publishes whole chunks: at every moment the file is a finished recording of every
+// sample flushed so far, and nothing of what came after.
+TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
+  Recorder recorder(4, 50);
+  recorder.config.path = TempPath("growing.jfr");
+  recorder.config.flush_interval_nanos = 0;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "nothing published before a flush";
+  std::string error;
+  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "a flush without samples publishes";
+  // Flushed: samples [0, 120); then one more sample held in memory; then flushed up to 200.
+  for (const size_t flushed : {120, 200}) {
+    ASSERT_NO_FATAL_FAILURE(recorder.Add(flushed == 120 ? 0 : 121, flushed));
+    ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+    if (flushed == 120) {
+      ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
+    }
+    JfrReader reader;
+    ASSERT_TRUE(reader.Parse("growing", ReadBytes(recorder.config.path), {}, &error)) << error;
+    EXPECT_EQ(reader.chunks().size(), flushed == 120 ? 1u : 2u);
+    for (const JfrChunkInfo& chunk : reader.chunks()) EXPECT_EQ(chunk.generation, 0);
+    ExpectSamplesMatch(recorder, reader, flushed);
+  }
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+}
+
+TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {
   Recorder recorder(1, 1);
-  recorder.config.path = TempPath("fresh.jfr");
+  recorder.config.repository = TempPath("fresh");
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
   JfrReader reader;
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   std::string error;
-  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.path), options, &error));
+  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr"),
+                            options, &error));
   EXPECT_NE(error.find("unfinished chunk published no data yet"), std::string::npos) << error;
 }
 

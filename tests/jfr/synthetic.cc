@@ -92,13 +92,27 @@ void Workload::Fill(size_t i, SampleRecord* out) const {
   out->ticks = expected.ticks;
   out->tid = expected.tid;
   out->kind = expected.kind;
-  out->engine = expected.kind == SampleKind::kWall ? Engine::kWall : Engine::kPerfCpuClock;
+  out->engine = !IsSample(expected.kind)             ? Engine::kRuntime
+                : expected.kind == SampleKind::kWall ? Engine::kWall
+                                                     : Engine::kPerfCpuClock;
   out->flags = stack_truncated[expected.stack] ? kSampleTruncated : 0;
   out->state = expected.kind == SampleKind::kWall ? ThreadState::kSleeping : ThreadState::kRunning;
   out->weight = 1;
   out->context = expected.context < 0 ? ContextSnapshot{} : contexts[expected.context];
+  out->event = expected.event;
   out->frame_count = static_cast<uint32_t>(stack.size());
   for (size_t f = 0; f < stack.size(); f++) out->frames[f] = stack[f];
+}
+
+JfrWriterInputs Workload::Inputs(const Clock* clock, FrameResolver* frames,
+                                 ThreadResolver* threads) const {
+  JfrWriterInputs inputs;
+  inputs.clock = clock;
+  inputs.frames = frames;
+  inputs.threads = threads;
+  inputs.dictionary = dictionary.get();
+  inputs.attributes = attributes.get();
+  return inputs;
 }
 
 std::map<std::string, std::string> Workload::ContextFields(int index) const {
@@ -270,13 +284,9 @@ bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_
                    std::string* error) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
-  JfrWriterInputs inputs;
-  inputs.clock = clock;
-  inputs.frames = &frames;
-  inputs.threads = &threads;
-  inputs.dictionary = workload.dictionary.get();
-  inputs.attributes = workload.attributes.get();
+  JfrWriterInputs inputs = workload.Inputs(clock, &frames, &threads);
   inputs.dropped_samples = std::move(dropped_samples);
+  inputs.class_names = workload.class_names.get();
   std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, error);
   if (writer == nullptr) return false;
   static SampleRecord sample;  // large (kMaxStackDepth frames): not on the stack

@@ -62,13 +62,14 @@ class FakeThreadResolver : public ThreadResolver {
   static int64_t JavaIdOf(int32_t tid);  // odd tids are Java threads
 };
 
-// One sample plus its expectation, kept in a compact form.
+// One sample (or runtime event) plus its expectation, kept in a compact form.
 struct ExpectedSample {
   SampleKind kind;
   int32_t tid;
   uint64_t ticks;
-  uint32_t stack;  // index into Workload::stacks
-  int context;     // index into Workload::contexts, -1 = none
+  uint32_t stack;       // index into Workload::stacks
+  int context;          // index into Workload::contexts, -1 = none
+  EventFields event{};  // runtime events: class_id is an id in Workload::class_names
 };
 
 struct Workload {
@@ -79,6 +80,8 @@ struct Workload {
   std::vector<bool> stack_truncated;
   std::vector<ContextSnapshot> contexts;
   std::vector<ExpectedSample> samples;  // in the order given to the writer
+  // Class names of runtime events (null when the workload has none).
+  std::unique_ptr<Dictionary> class_names;
 
   // Builds the sample for samples[i] into `out`.
   void Fill(size_t i, SampleRecord* out) const;
@@ -86,6 +89,9 @@ struct Workload {
   std::string ExpectationJson() const;
   // Context field values ("traceId", "spanId", attribute field names) of contexts[index].
   std::map<std::string, std::string> ContextFields(int index) const;
+  // Writer inputs with this workload's dictionary and attributes and the given clock and
+  // resolvers (the optional callbacks left empty).
+  JfrWriterInputs Inputs(const Clock* clock, FrameResolver* frames, ThreadResolver* threads) const;
 };
 
 // `threads` threads x `samples_per_thread` samples, interleaved across threads, ticks starting

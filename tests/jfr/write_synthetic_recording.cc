@@ -1,6 +1,8 @@
 // Writes a synthetic recording and its expectation, for the `jfr` tool test.
-// Usage: write_synthetic_recording <out> <expected.json> <jdk|ctxprof> [chunk_size_bytes
-//        [repository]]
+// Usage: write_synthetic_recording <out> <expected.json> <jdk|ctxprof|contextid>
+//        [chunk_size_bytes [repository]]
+// jdk: CPU samples as jdk.ExecutionSample; ctxprof: as ctxprof.CpuSample; contextid: jdk, and
+// every sample event ends with a contextId.
 // With "repository", <out> is a folder that receives one file per chunk.
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +15,8 @@
 int main(int argc, char** argv) {
   using namespace ctxprof;
   if (argc < 4) {
-    fprintf(stderr, "usage: %s out expected.json jdk|ctxprof [chunk_size_bytes [repository]]\n",
+    fprintf(stderr,
+            "usage: %s out expected.json jdk|ctxprof|contextid [chunk_size_bytes [repository]]\n",
             argv[0]);
     return 2;
   }
@@ -28,11 +31,14 @@ int main(int argc, char** argv) {
   }
   config.cpu_samples =
       strcmp(argv[3], "ctxprof") == 0 ? CpuSampleEvent::kCtxprof : CpuSampleEvent::kJdk;
+  config.context_id = strcmp(argv[3], "contextid") == 0;
   config.chunk_size_bytes = argc > 4 ? strtoull(argv[4], nullptr, 10) : 0;
   // With several chunks, drop unused stacks at every rotation, so the JDK sees stacks that
   // come back under new keys.
   if (config.chunk_size_bytes != 0) config.stack_cache_bytes = 1;
-  config.engine = "perf_cpu_clock";
+  // One file without a chunk size: one chunk (in file mode every flush would end a chunk).
+  if (config.chunk_size_bytes == 0 && !config.path.empty()) config.flush_interval_nanos = 0;
+  config.engine = "cpu+wall";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";
   std::string error;

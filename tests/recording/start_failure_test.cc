@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "profiler/ctxprof.h"
+#include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
+#include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/signal_handler.h"
 
 namespace ctxprof {
@@ -41,13 +43,26 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+// The ctxprof threads still listed in /proc/self/task. A joined thread can stay listed for a
+// moment: the kernel wakes pthread_join when it clears the thread id, before it reaps the task.
+// So a listed thread counts only if it is still there after a grace period far longer than that.
+std::string CtxprofThreads() {
+  std::string found;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    found.clear();
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      const std::string name = ReadFile(task.path().string() + "/comm");
+      if (name.rfind("ctxprof-", 0) == 0) found += "thread " + name;
+    }
+    if (found.empty()) break;
+    usleep(10 * 1000);
+  }
+  return found;
+}
+
 // What is left of profiling in this process, one line per leftover ("" when nothing).
 std::string Leftovers() {
-  std::string found;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    const std::string name = ReadFile(task.path().string() + "/comm");
-    if (name.rfind("ctxprof-", 0) == 0) found += "thread " + name;
-  }
+  std::string found = CtxprofThreads();
   for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
     std::error_code ignored;
     if (std::filesystem::read_symlink(fd.path(), ignored).string() == "anon_inode:[perf_event]") {
@@ -127,6 +142,79 @@ TEST(StartFailureTest, ARefusedCpuEngineIsUnavailableAndUndoesTheHandler) {
   ASSERT_EQ(setitimer(ITIMER_PROF, &off, nullptr), 0);
   EXPECT_EQ(Leftovers(), "");
   ExpectAStartWorks("event=itimer,wall=10ms");
+}
+
+// Runtime event sources (alloc=, lock=) that the runtime refuses: the start fails with their
+// Status, every step before them (both engines, the recording) is undone, and the EventRecorder
+// the session activated for them is inactive again. Sources that start run for the session
+// only: the EventRecorder records into it, and stop turns both off.
+TEST(StartFailureTest, RefusedEventSourcesAreUnavailableAndUndoEverything) {
+  struct Calls {
+    int starts = 0;
+    int stops = 0;
+    bool recorder_active_at_start = false;
+    Status answer;
+  };
+  static Calls calls;
+  RuntimeHooks hooks;
+  hooks.events_start = [](const EventRules& rules) {
+    calls.starts++;
+    calls.recorder_active_at_start = EventRecorder::WaitStartTicks() != 0;
+    EXPECT_TRUE(rules.lock_enabled);
+    return calls.answer;
+  };
+  hooks.events_stop = [] { calls.stops++; };
+  Profiler::Global()->SetRuntimeHooks(hooks);
+
+  calls.answer = Status::Unavailable("option 'lock': the runtime refused its monitor events", 0);
+  std::string notes;
+  const std::string path = TempPath("events.jfr");
+  Status status = Profiler::Global()->Start("event=ctimer,wall=10ms,lock=1ms,file=" + path, &notes);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.message();
+  EXPECT_EQ(status.message(), "option 'lock': the runtime refused its monitor events");
+  EXPECT_EQ(calls.starts, 1);
+  EXPECT_TRUE(calls.recorder_active_at_start);
+  EXPECT_EQ(calls.stops, 0);  // a refused start undoes itself
+  EXPECT_EQ(EventRecorder::WaitStartTicks(), 0u) << "the EventRecorder is still active";
+  EXPECT_EQ(Leftovers(), "");
+
+  calls.answer = Status();
+  status = Profiler::Global()->Start("event=ctimer,lock=0ns,file=" + path, &notes);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const uint64_t start = EventRecorder::WaitStartTicks();
+  EXPECT_NE(start, 0u);
+  {
+    EventRecorder::Event event;  // published when it goes out of scope
+    ASSERT_TRUE(EventRecorder::BeginWait(SampleKind::kMonitorEnter, start, &event));
+  }
+  EXPECT_TRUE(Profiler::Global()->Stop().ok());
+  EXPECT_EQ(calls.stops, 1);
+  EXPECT_EQ(EventRecorder::WaitStartTicks(), 0u);
+  Profiler::Global()->SetRuntimeHooks(RuntimeHooks{});
+  EXPECT_EQ(Leftovers(), "");
+  JfrReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.Read(path, {}, &error)) << error;
+  int waits = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.JavaMonitorEnter") continue;
+    waits++;
+    EXPECT_EQ(event.thread().Field("osThreadId").integer(), syscall(SYS_gettid));
+  }
+  EXPECT_EQ(waits, 1);
+}
+
+// Without a runtime that reports events (a native program), alloc=, lock= and live are bad
+// options for this process, refused before anything starts.
+TEST(StartFailureTest, EventOptionsWithoutARuntimeAreInvalidArguments) {
+  char error[512];
+  const std::string file = "file=" + TempPath("native.jfr");
+  for (const std::string options : {"alloc=512k", "lock=10ms", "event=alloc+lock"}) {
+    EXPECT_EQ(ctxprof_start((options + "," + file).c_str(), error, sizeof(error)), CTXPROF_EINVAL)
+        << options;
+    EXPECT_NE(std::string(error).find("no JVM agent"), std::string::npos) << error;
+    EXPECT_EQ(Leftovers(), "");
+  }
 }
 
 // Makes clone3 and clone fail with EAGAIN in this process from now on: no thread can be created

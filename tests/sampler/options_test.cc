@@ -37,6 +37,13 @@ TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
   EXPECT_EQ(options.signal, SIGPROF);
   EXPECT_EQ(options.wall_signal, SIGVTALRM);
   EXPECT_EQ(options.clock, ClockKind::kTsc);
+  EXPECT_EQ(options.unwind, UnwindKind::kDwarf);
+}
+
+TEST(OptionsTest, UnwindSelectsTheNativeWalker) {
+  EXPECT_EQ(ParseOk("unwind=dwarf").unwind, UnwindKind::kDwarf);
+  EXPECT_EQ(ParseOk("unwind=libunwind").unwind, UnwindKind::kLibunwind);
+  EXPECT_EQ(ParseOk("unwind=fp").unwind, UnwindKind::kFramePointer);
 }
 
 TEST(OptionsTest, ParsesEveryKey) {
@@ -68,6 +75,88 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_TRUE(options.jfr.cpu_samples_as_ctxprof);
 }
 
+TEST(OptionsTest, EventLayoutKeys) {
+  const Options layout = ParseOk("wallsamples=jdk,contextid=true");
+  EXPECT_TRUE(layout.jfr.wall_samples_as_jdk);
+  EXPECT_TRUE(layout.jfr.context_id);
+  EXPECT_FALSE(ParseOk("").jfr.context_id);  // async-profiler's exact layout by default
+  ExpectError("wallsamples=ctxprof", "wallsamples", "ctxprof");
+  ExpectError("contextid=yes", "contextid", "yes");
+}
+
+TEST(OptionsTest, KernelFrames) {
+  EXPECT_TRUE(ParseOk("").kernel_frames);
+  EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
+  EXPECT_TRUE(ParseOk("kernel=false,kernel=true").kernel_frames);
+  ExpectError("kernel=no", "kernel", "no");
+}
+
+TEST(OptionsTest, Upload) {
+  const Options options = ParseOk(
+      "event=cpu+wall,interval=20ms,wall=20ms,repository=/tmp/r,"
+      "upload=https://pyro.example:8443/base/,uploadname=checkout-svc,"
+      "uploadlabels=env=prod;dc=eu.1,uploadtoken=env:PYRO_TOKEN,uploadtenant=file:/run/tenant,"
+      "uploadca=/etc/ca.pem");
+  const UploadOptions& upload = options.upload;
+  EXPECT_EQ(upload.url, "https://pyro.example:8443/base/");
+  EXPECT_TRUE(upload.https);
+  EXPECT_EQ(upload.host, "pyro.example");
+  EXPECT_EQ(upload.port, 8443);
+  EXPECT_EQ(upload.path_prefix, "/base");
+  EXPECT_EQ(upload.name, "checkout-svc");
+  EXPECT_EQ(upload.labels,
+            (std::vector<std::pair<std::string, std::string>>{{"env", "prod"}, {"dc", "eu.1"}}));
+  EXPECT_EQ(upload.token.kind, SecretSource::kEnvironment);
+  EXPECT_EQ(upload.token.reference, "PYRO_TOKEN");
+  EXPECT_EQ(upload.tenant.kind, SecretSource::kFile);
+  EXPECT_EQ(upload.tenant.reference, "/run/tenant");
+  EXPECT_EQ(upload.basic.kind, SecretSource::kNone);
+  EXPECT_EQ(upload.ca_file, "/etc/ca.pem");
+  // Pyroscope reads contextId; chunks fit its default 4 MiB limit and its 10 s cadence.
+  EXPECT_TRUE(options.jfr.context_id);
+  EXPECT_EQ(options.jfr.chunk_time_ns, 10 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.chunk_size_bytes, 3ull << 20);
+
+  const Options plain = ParseOk("repository=/r,upload=http://[::1]:4040,chunktime=5s");
+  EXPECT_FALSE(plain.upload.https);
+  EXPECT_EQ(plain.upload.host, "::1");
+  EXPECT_EQ(plain.upload.port, 4040);
+  EXPECT_EQ(plain.upload.path_prefix, "");
+  EXPECT_EQ(plain.jfr.chunk_time_ns, 5 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("repository=/r,upload=http://h").upload.port, 80);
+}
+
+TEST(OptionsTest, UploadErrors) {
+  ExpectError("upload=http://h", "upload", "http://h");  // no repository
+  ExpectError("repository=/r,upload=ftp://h", "upload", "ftp://h");
+  ExpectError("repository=/r,upload=http://h:99999", "upload", "http://h:99999");
+  ExpectError("repository=/r,upload=http://h/x?a=b", "upload", "http://h/x?a=b");
+  ExpectError("repository=/r,upload=http://:80", "upload", "http://:80");
+  ExpectError("repository=/r,upload=http://h,contextid=false", "contextid");
+  ExpectError("repository=/r,upload=http://h,cpusamples=ctxprof", "cpusamples", "ctxprof");
+  ExpectError("repository=/r,upload=http://h,wallsamples=jdk", "wallsamples", "jdk");
+  ExpectError("repository=/r,upload=http://h,interval=3ms", "interval", "3ms");
+  ExpectError("repository=/r,upload=http://h,event=cpu+wall,interval=10ms,wall=50ms", "wall",
+              "50ms");
+  ExpectError("uploadname=a{b}", "uploadname", "a{b}");
+  ExpectError("uploadlabels=env", "uploadlabels", "env");
+  ExpectError("uploadlabels=e-v=x", "uploadlabels", "e-v=x");
+  ExpectError("uploadlabels=env=a}", "uploadlabels", "env=a}");
+  ExpectError("uploadca=", "uploadca");
+  // Secrets: only references are accepted, and a rejected value is never repeated.
+  for (const char* key : {"uploadtoken", "uploadbasic", "uploadtenant"}) {
+    Options options;
+    std::string error;
+    EXPECT_FALSE(ParseOptions(std::string(key) + "=s3cr3t-value", &options, &error));
+    EXPECT_NE(error.find("'" + std::string(key) + "'"), std::string::npos) << error;
+    EXPECT_EQ(error.find("s3cr3t"), std::string::npos) << error;
+  }
+  Options options;
+  std::string error;
+  EXPECT_FALSE(ParseOptions("repository=/r,upload=http://me:pa55@h", &options, &error));
+  EXPECT_EQ(error.find("pa55"), std::string::npos) << error;
+}
+
 TEST(OptionsTest, EventSelectsEngines) {
   EXPECT_EQ(ParseOk("event=cpu").cpu_engine, CpuEngineKind::kPerf);
   EXPECT_EQ(ParseOk("event=itimer").cpu_engine, CpuEngineKind::kITimer);
@@ -81,6 +170,42 @@ TEST(OptionsTest, EventSelectsEngines) {
   const Options plus = ParseOk("event=wall+cpu");
   EXPECT_EQ(plus.cpu_engine, CpuEngineKind::kPerf);
   EXPECT_TRUE(plus.wall_enabled);
+}
+
+TEST(OptionsTest, RuntimeEvents) {
+  const Options defaults = ParseOk("");
+  EXPECT_EQ(defaults.alloc_interval_bytes, 0u);
+  EXPECT_FALSE(defaults.lock_enabled);
+  EXPECT_EQ(defaults.select, EventSelect::kAll);
+  const Options options = ParseOk("alloc=512k,live,lock=10ms,select=if-context,file=/tmp/x.jfr");
+  EXPECT_EQ(options.cpu_engine, CpuEngineKind::kPerf);  // alloc= and lock= add to CPU sampling
+  EXPECT_EQ(options.alloc_interval_bytes, 512u * 1024);
+  EXPECT_TRUE(options.live);
+  EXPECT_TRUE(options.lock_enabled);
+  EXPECT_EQ(options.lock_threshold_ns, 10 * kNanosPerMilli);
+  EXPECT_EQ(options.select, EventSelect::kIfContext);
+  EXPECT_EQ(ParseOk("lock=0ns,file=x").lock_threshold_ns, 0u);  // every contended wait
+  // event=alloc / lock: their defaults, no CPU engine unless named.
+  const Options events = ParseOk("event=alloc+lock,file=x");
+  EXPECT_EQ(events.cpu_engine, CpuEngineKind::kNone);
+  EXPECT_FALSE(events.wall_enabled);
+  EXPECT_EQ(events.alloc_interval_bytes, Options::kDefaultAllocIntervalBytes);
+  EXPECT_TRUE(events.lock_enabled);
+  EXPECT_EQ(events.lock_threshold_ns, Options::kDefaultLockThresholdNs);
+  EXPECT_EQ(ParseOk("alloc=64k,event=cpu+alloc,file=x").alloc_interval_bytes, 64u * 1024);
+  EXPECT_EQ(ParseOk("event=alloc,alloc=64k,file=x").alloc_interval_bytes, 64u * 1024);
+
+  ExpectError("alloc=0,file=x", "alloc", "0");
+  ExpectError("alloc=2g,file=x", "alloc", "2g");
+  ExpectError("alloc=big,file=x", "alloc", "big");
+  ExpectError("lock=10,file=x", "lock", "10");
+  ExpectError("select=maybe,alloc=1m,file=x", "select", "maybe");
+  ExpectError("live=yes,alloc=1m,file=x", "live", "yes");
+  ExpectError("live,file=x", "live");                 // needs alloc
+  ExpectError("select=if-context,file=x", "select");  // needs alloc or lock
+  ExpectError("alloc=1m", "alloc");                   // needs a recording
+  ExpectError("lock=1ms", "lock");
+  ExpectError("event=cpu+alloc+alloc,file=x", "event");
 }
 
 TEST(OptionsTest, DurationsAndSizes) {

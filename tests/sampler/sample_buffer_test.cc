@@ -34,6 +34,31 @@ TEST(SampleBufferTest, FullBufferDropsAndCounts) {
   EXPECT_NE(buffer->TryClaim(), nullptr);  // freed by the drain
 }
 
+// Records published at the front while a drain is past them (a long drain) must not make the
+// claims after the drain fail: the cursor is not sent back to slots that are still taken.
+TEST(SampleBufferTest, ClaimsAfterADrainSkipTheFrontPublishedDuringIt) {
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(256, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
+  std::vector<SampleRecord*> claimed;
+  for (int i = 0; i < 100; ++i) {
+    claimed.push_back(buffer->TryClaim());
+    ASSERT_NE(claimed.back(), nullptr);
+    claimed.back()->frame_count = 0;
+  }
+  buffer->Publish(claimed[99]);
+  // While the drain consumes the last record, producers publish the other 99 behind it.
+  EXPECT_EQ(buffer->Drain([&](const SampleRecord&) {
+    for (int i = 0; i < 99; ++i) buffer->Publish(claimed[i]);
+  }),
+            1u);
+  SampleRecord* next = buffer->TryClaim();
+  ASSERT_NE(next, nullptr) << "a claim failed with 157 free slots";
+  next->frame_count = 0;
+  buffer->Publish(next);
+  EXPECT_EQ(buffer->dropped(), 0u);
+  EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 100u);
+}
+
 // A slot has room for exactly `depth` frames: records filled to the full depth in every slot
 // keep their own frames and header (no slot overlaps its neighbour), and the last slot's last
 // frame is inside the mapping.

@@ -48,8 +48,11 @@ __attribute__((noinline)) int Recurse(int levels, RawFrame* frames, int max_dept
 class StackWalkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const Status init = StackWalker::Init();
-    ASSERT_TRUE(init.ok()) << init.message();
+    for (auto method : {StackWalker::Method::kDwarf, StackWalker::Method::kLibunwind,
+                        StackWalker::Method::kFramePointer}) {
+      const Status init = StackWalker::Init(method);
+      ASSERT_TRUE(init.ok()) << init.message();
+    }
   }
 };
 
@@ -82,9 +85,18 @@ TEST_P(StackWalkerMethodTest, DepthLimitTruncates) {
 
 INSTANTIATE_TEST_SUITE_P(Methods, StackWalkerMethodTest,
                          ::testing::Values(StackWalker::Method::kDwarf,
+                                           StackWalker::Method::kLibunwind,
                                            StackWalker::Method::kFramePointer),
                          [](const auto& info) {
-                           return info.param == StackWalker::Method::kDwarf ? "dwarf" : "fp";
+                           switch (info.param) {
+                             case StackWalker::Method::kDwarf:
+                               return "dwarf";
+                             case StackWalker::Method::kLibunwind:
+                               return "libunwind";
+                             case StackWalker::Method::kFramePointer:
+                               return "fp";
+                           }
+                           return "unknown";
                          });
 
 // A frame pointer into an inaccessible page: the first read faults, FaultGuard recovers, the
@@ -113,11 +125,12 @@ TEST_F(StackWalkerTest, FramePointerFaultIsRecovered) {
 
 __attribute__((noinline)) void LeafFunction() { asm volatile("" ::: "memory"); }
 
-// A context whose stack pointer points at an inaccessible page: the first step cannot read the
-// return address; the walk keeps the leaf, reports truncation and does not crash. (libunwind
-// 1.6 validates this particular address itself with mincore + a pipe write; FaultGuard catches
-// the reads it does not validate, see FramePointerFaultIsRecovered.)
-TEST_F(StackWalkerTest, FaultDuringWalkIsRecovered) {
+// libunwind from a context whose stack pointer points at an inaccessible page: the first step
+// cannot read the return address; the walk keeps the leaf, reports truncation and does not
+// crash. (libunwind 1.6 validates this particular address itself with mincore + a pipe write;
+// FaultGuard catches the reads it does not validate. The DWARF walker's own case is in
+// dwarf_walker_test.)
+TEST_F(StackWalkerTest, LibunwindFaultDuringWalkIsRecovered) {
   const long page = sysconf(_SC_PAGESIZE);
   void* guard =
       mmap(nullptr, static_cast<size_t>(page), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -129,7 +142,8 @@ TEST_F(StackWalkerTest, FaultDuringWalkIsRecovered) {
                                     reinterpret_cast<uintptr_t>(guard) + 128);
   RawFrame frames[16];
   bool truncated = false;
-  const int count = StackWalker::Walk(&context, frames, 16, &truncated);
+  const int count =
+      StackWalker::Walk(&context, frames, 16, &truncated, StackWalker::Method::kLibunwind);
   EXPECT_TRUE(truncated);
   EXPECT_EQ(count, 1);
   EXPECT_EQ(frames[0].id, reinterpret_cast<uint64_t>(&LeafFunction));

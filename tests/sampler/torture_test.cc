@@ -1,8 +1,8 @@
 // Torture: 1 ms CPU and wall sampling while 2,000 threads are created and destroyed at up to 200
 // per second (~10 s), every thread writing its context in a tight loop. The churn is counted, not
-// timed: a slow machine (or TSan) takes longer, it does not create fewer threads. Passing means: no crash, stop returns
-// (a deadlock would hit the test timeout), short-lived threads were sampled with their context,
-// and the counters (drops, busy contexts, failed threads) are reported.
+// timed: a slow machine (or TSan) takes longer, it does not create fewer threads. Passing means: no
+// crash, stop returns (a deadlock would hit the test timeout), short-lived threads were sampled
+// with their context, and the counters (drops, busy contexts, failed threads) are reported.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -38,7 +38,27 @@ CASES = {
     "zoom": ("all: 12 samples",
              ["all", H + "1.method1", H + "2.method2", H + "4.method4", H + "5.method5"], "", []),
     "zoom-reset": ("all: 12 samples", ALL, "", []),
+    # Diff pages: before = samples 1-6, after = all 12 (write_tools_recording "before").
+    "diff": ("all: before 6, after 12 samples", ALL, "", []),
+    "diff-before-widths": ("all: before 6, after 12 samples",
+                           [f for f in ALL if f != H + "1.größe_22"], "", []),
+    "diff-checkout": ("/checkout: before 3, after 5 samples",
+                      ["all", H + "1.method1", H + "2.method2", H + "4.method4", H + "5.method5"],
+                      "", []),
 }
+# Diff pages: each frame's change of share (percentage points), derived by hand from the table.
+CHANGES = {
+    "diff": {"all": "0.00", H + "1.method1": "-8.33", H + "2.method2": "-8.33",
+             H + "4.method4": "-8.33", H + "5.method5": "0.00", H + "3.method3": "-8.33",
+             H + "6.method6": "-8.33", H + "1.method8": "0.00",
+             "libfake.so.native_function_3": "0.00", H + "1.größe_22": "8.33"},
+    # /checkout: before 1, 2, 3 (method4 x2, method5); after 1, 2, 3, 7, 11 (method4 x3,
+    # method5 x2): method4 66.67% -> 60.00%, method5 33.33% -> 40.00%.
+    "diff-checkout": {"all": "0.00", H + "1.method1": "0.00", H + "2.method2": "0.00",
+                      H + "4.method4": "-6.67", H + "5.method5": "6.67"},
+}
+CHANGES["diff-before-widths"] = {k: v for k, v in CHANGES["diff"].items()
+                                 if k != H + "1.größe_22"}
 
 
 class Frames(html.parser.HTMLParser):
@@ -51,6 +71,7 @@ class Frames(html.parser.HTMLParser):
         if tag == "div" and "frame" in attrs.get("class", "").split():
             style = dict(part.split(":", 1) for part in attrs["style"].split(";") if ":" in part)
             self.current = {"classes": attrs["class"].split(), "label": "",
+                            "change": attrs.get("data-change"),
                             "left": float(style["left"].strip().rstrip("%")),
                             "width": float(style[" width"].strip().rstrip("%")),
                             "top": int(style[" top"].strip().rstrip("px"))}
@@ -93,6 +114,9 @@ def main():
     if marked != sorted(matches):
         fail("%s: highlighted %r, want %r" % (case, marked, matches))
     by_label = {f["label"]: f for f in frames}
+    changes = {f["label"]: f["change"] for f in frames if f["change"] is not None}
+    if changes != CHANGES.get(case, {}):
+        fail("%s: changes %r, want %r" % (case, changes, CHANGES.get(case, {})))
     # Geometry: the root spans the width; a child lies inside its parent, one row below.
     if by_label["all"]["left"] != 0 or by_label["all"]["width"] != 100:
         fail("%s: root frame is not full width" % case)

@@ -68,4 +68,14 @@ check zoom "file://$tmp/zoom.html"
 variant zoom-reset "$click frame('com.example.svc.Handler2.method2').click();
   document.getElementById('reset').click();"
 check zoom-reset "file://$tmp/zoom-reset.html"
+
+# The differential page: samples 1-6 before, all 12 after.
+"$generator" "$tmp/before.jfr" before
+timeout 60 "$ctxprof" flame --diff "$tmp/before.jfr" "$tmp/tools.jfr" --by endpoint \
+  -o "$tmp/flame.html" --quiet
+check diff "file://$tmp/flame.html"
+check diff-checkout "file://$tmp/flame.html#by=%2Fcheckout"
+variant diff-before-widths "var w = document.getElementById('widths'); w.value = 'before';
+  w.dispatchEvent(new Event('change'));"
+check diff-before-widths "file://$tmp/diff-before-widths.html"
 echo "PASS"

@@ -23,23 +23,51 @@ command -v protoc > /dev/null ||
 [[ -r $proto ]] ||
   fail "pprof schema $proto not found (Debian golang-github-google-pprof-dev; tools/install-deps.sh installs it)"
 
+decode() {  # $1 = pprof.gz file, $2 = decoded text output
+  gzip -t "$1" || fail "$1: not a valid gzip file"
+  gzip -dc "$1" | timeout 60 protoc --proto_path="$(dirname "$proto")" \
+    --decode=perftools.profiles.Profile "$(basename "$proto")" > "$2" ||
+    fail "$1: protoc cannot decode the profile"
+}
+
 for mode in jdk ctxprof; do
   "$generator" "$tmp/$mode.jfr" "$mode"
-  timeout 60 "$ctxprof" convert --to pprof "$tmp/$mode.jfr" -o "$tmp/$mode.pb.gz" --quiet
-  gzip -t "$tmp/$mode.pb.gz" || fail "$mode: not a valid gzip file"
-  gzip -dc "$tmp/$mode.pb.gz" > "$tmp/$mode.pb"
-  timeout 60 protoc --proto_path="$(dirname "$proto")" --decode=perftools.profiles.Profile \
-    "$(basename "$proto")" < "$tmp/$mode.pb" > "$tmp/$mode.txt" ||
-    fail "$mode: protoc cannot decode the profile"
-  /usr/bin/python3 "$checker" "$tmp/$mode.txt"
+  for events in all cpu wall; do
+    timeout 60 "$ctxprof" convert --to pprof --events $events "$tmp/$mode.jfr" \
+      -o "$tmp/$mode-$events.pb.gz" --quiet
+    decode "$tmp/$mode-$events.pb.gz" "$tmp/$mode-$events.txt"
+    /usr/bin/python3 "$checker" "$tmp/$mode-$events.txt" "$tmp/$mode.jfr" $events default
+  done
 done
 
-# Wall samples alone: no CPU time column (the settings' interval is not a wall interval).
-timeout 60 "$ctxprof" convert --to pprof --events wall "$tmp/jdk.jfr" -o "$tmp/wall.pb.gz" --quiet
-gzip -dc "$tmp/wall.pb.gz" | timeout 60 protoc --proto_path="$(dirname "$proto")" \
-  --decode=perftools.profiles.Profile "$(basename "$proto")" > "$tmp/wall.txt" ||
-  fail "wall: protoc cannot decode the profile"
-[[ $(grep -c '^sample_type {' "$tmp/wall.txt") == 1 && $(grep -c '^sample {' "$tmp/wall.txt") == 4 ]] ||
-  fail "wall only: want 1 sample type and 4 samples: $(head -20 "$tmp/wall.txt")"
-grep -q '^period:' "$tmp/wall.txt" && fail "wall only: a CPU period was written"
+# Ids only when asked for.
+timeout 60 "$ctxprof" convert --to pprof "$tmp/jdk.jfr" -o "$tmp/ids.pb.gz" --quiet \
+  --labels kind,thread_id,trace_id,span_id,endpoint,tenant
+decode "$tmp/ids.pb.gz" "$tmp/ids.txt"
+/usr/bin/python3 "$checker" "$tmp/ids.txt" "$tmp/jdk.jfr" all ids
+
+# Allocation and lock events (tools_workload.h, MakeToolsEventWorkload): the count (1 per
+# event) and each kind's measure, bytes or nanoseconds, in its own column.
+"$generator" "$tmp/events.jfr" events
+for events in alloc lock; do
+  timeout 60 "$ctxprof" convert --to pprof --events $events "$tmp/events.jfr" \
+    -o "$tmp/$events.pb.gz" --quiet
+  decode "$tmp/$events.pb.gz" "$tmp/$events.txt"
+  /usr/bin/python3 - "$tmp/$events.txt" $events <<'CHECK' || fail "$events: see above"
+import re, sys
+text = open(sys.argv[1]).read()
+strings = re.findall(r'^string_table: "(.*)"$', text, re.M)
+types = [(strings[int(t)], strings[int(u)])
+         for t, u in re.findall(r'^sample_type \{\s*type: (\d+)\s*unit: (\d+)\s*\}', text, re.M)]
+samples = re.findall(r'^sample \{(.*?)^\}', text, re.M | re.S)
+values = [[int(v) for v in re.findall(r'^  value: (\d+)$', sample, re.M)] for sample in samples]
+want = {"alloc": ([("samples", "count"), ("alloc", "bytes")], 4, 11500),
+        "lock": ([("samples", "count"), ("monitor", "nanoseconds"), ("park", "nanoseconds")], 2,
+                 7000000)}[sys.argv[2]]
+got = (types, len(samples), sum(sum(v[1:]) for v in values))
+if got != want or any(v[0] != 1 or sum(1 for x in v[1:] if x) != 1 for v in values):
+    print("FAIL: want %s, got %s (values %s)" % (want, got, values), file=sys.stderr)
+    sys.exit(1)
+CHECK
+done
 echo "PASS"

@@ -67,7 +67,7 @@ def main():
         values, kind = event["values"], None
         if event["type"] in ("jdk.ExecutionSample", "ctxprof.CpuSample"):
             kind = "cpu"
-        elif event["type"] == "ctxprof.WallClockSample":
+        elif event["type"] == "profiler.WallClockSample":
             kind = "wall"
         elif event["type"] == "ctxprof.Context":
             start = instant_nanos(values["startTime"])
@@ -84,7 +84,7 @@ def main():
             f["method"]["type"]["name"].replace("/", ".") + "." + f["method"]["name"]
             for f in stack["frames"]]
         samples.append((kind, thread["osThreadId"], instant_nanos(values["startTime"]),
-                        values.get("weight", 1), frames))
+                        values.get("samples", values.get("weight", 1)), frames))
 
     def context_of(tid, time):
         found = [c for c in contexts.get(tid, []) if c[0] <= time < c[1]]

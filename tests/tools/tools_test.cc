@@ -120,11 +120,13 @@ TEST_P(ToolsTest, CollapsedStacksAreExactlyTheHandDerivedLines) {
   EXPECT_EQ(collapsed, expected_cpu);
 }
 
+// A report row; amounts are 10 characters wide for samples, 12 for bytes and time.
 std::string Row(const char* self, const char* self_share, const char* self_all, const char* total,
-                const char* total_share, const char* total_all, const std::string& method) {
+                const char* total_share, const char* total_all, const std::string& method,
+                int width = 10) {
   char line[256];
-  snprintf(line, sizeof(line), "%10s %8s %8s %10s %8s %8s  %s\n", self, self_share, self_all, total,
-           total_share, total_all, method.c_str());
+  snprintf(line, sizeof(line), "%*s %8s %8s %*s %8s %8s  %s\n", width, self, self_share, self_all,
+           width, total, total_share, total_all, method.c_str());
   return line;
 }
 
@@ -173,8 +175,167 @@ TEST_P(ToolsTest, ReportIsTheHandDerivedTable) {
   EXPECT_EQ(report, expected_tenant);
 }
 
+// --threads: thread 101 (a Java thread, worker-101) has samples 1, 2, 3, 7, 8, 11; thread 102
+// (native-102) 4, 5, 6, 9, 10, 12. Equal totals: the thread seen first comes first.
+TEST_P(ToolsTest, ReportsPerThread) {
+  const std::string h = "com.example.svc.Handler";
+  const std::string header = Row("self", "self%", "all%", "total", "total%", "all%", "method");
+  Profile profile = Load(EventSelection::kAll);
+  std::string report;
+  WriteReport(profile, ReportOptions{0, 1, /*by_thread=*/true}, &report);
+  EXPECT_EQ(report,
+            "samples: 12 (cpu 8, wall 4)\nby: thread\n"
+            "\n== thread \"worker-101\" tid=101: 6 samples (50.00% of all)\n" +
+                header + Row("3", "50.00%", "25.00%", "3", "50.00%", "25.00%", h + "4.method4") +
+                "\n== thread \"native-102\" tid=102: 6 samples (50.00% of all)\n" + header +
+                Row("3", "50.00%", "25.00%", "3", "50.00%", "25.00%", h + "6.method6"));
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuEvents, ToolsTest,
                          ::testing::Values(CpuSampleEvent::kJdk, CpuSampleEvent::kCtxprof));
+
+// The runtime events of MakeToolsEventWorkload (its table in tools_workload.h).
+class EventToolsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::string(getenv("TEST_TMPDIR")) + "/events.jfr";
+    FakeClock clock;
+    const uint64_t spacing = clock.TicksPerSecond() / 100;  // 10 ms
+    first_ticks_ = clock.Now() + spacing;
+    Workload workload = MakeToolsEventWorkload(first_ticks_, spacing, clock.TicksPerSecond());
+    JfrWriterConfig config;
+    config.path = path_;
+    config.engine = "perf_cpu_clock";
+    config.interval_nanos = 10000000;
+    std::string error;
+    ASSERT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+  }
+  Profile Load(EventSelection selection) {
+    Profile profile;
+    std::string error;
+    EXPECT_TRUE(profile.Load(path_, selection, &error)) << error;
+    return profile;
+  }
+  // The names of a sample's frames, leaf first.
+  static std::vector<std::string> Frames(const Profile& profile, const Sample& sample) {
+    std::vector<std::string> names;
+    for (uint32_t frame : profile.stacks()[sample.stack]) {
+      names.push_back(profile.frames()[frame].Name());
+    }
+    return names;
+  }
+  std::string path_;
+  uint64_t first_ticks_ = 0;
+};
+
+TEST_F(EventToolsTest, AllocationsWeighBytesWithTheClassAsTheLeaf) {
+  const Profile profile = Load(EventSelection::kAlloc);
+  EXPECT_EQ(profile.unit(), WeightUnit::kBytes);
+  ASSERT_EQ(profile.samples().size(), 4u);
+  EXPECT_EQ(profile.total_weight(), 11500);
+  const int64_t weights[] = {1000, 3000, 500, 7000};
+  const char* classes[] = {"byte[]", "java.lang.String", "byte[]", "java.lang.String[]"};
+  const char* endpoints[] = {"/checkout", "/checkout", "/search", ""};
+  const char* leaves[] = {"com.example.svc.Handler4.method4", "com.example.svc.Handler4.method4",
+                          "com.example.svc.Handler6.method6", "com.example.svc.Handler1.größe_22"};
+  for (size_t i = 0; i < 4; i++) {
+    SCOPED_TRACE("event " + std::to_string(i + 1));
+    const Sample& sample = profile.samples()[i];
+    EXPECT_EQ(sample.kind, SampleKind::kAllocation);
+    EXPECT_EQ(sample.weight, weights[i]);
+    EXPECT_EQ(profile.ValueOf(sample, 0), endpoints[i]);
+    const std::vector<std::string> frames = Frames(profile, sample);
+    ASSERT_GE(frames.size(), 2u);
+    EXPECT_EQ(frames[0], classes[i]);
+    EXPECT_EQ(profile.frames()[profile.stacks()[sample.stack][0]].type, "Class");
+    EXPECT_EQ(frames[1], leaves[i]);
+  }
+  EXPECT_EQ(profile.samples()[3].context, -1);
+  // The CPU sample among the events is a sample, not an allocation.
+  ASSERT_EQ(Load(EventSelection::kAll).samples().size(), 1u);
+}
+
+TEST_F(EventToolsTest, LockWaitsWeighNanosecondsAndJoinByTheirStart) {
+  const Profile profile = Load(EventSelection::kLock);
+  EXPECT_EQ(profile.unit(), WeightUnit::kNanoseconds);
+  ASSERT_EQ(profile.samples().size(), 2u);
+  const Sample& monitor = profile.samples()[0];
+  const Sample& park = profile.samples()[1];
+  EXPECT_EQ(monitor.kind, SampleKind::kMonitor);
+  EXPECT_EQ(park.kind, SampleKind::kPark);
+  EXPECT_EQ(monitor.weight, 2000000);
+  EXPECT_EQ(park.weight, 5000000);
+  // Events 4 and 5 end at their ticks; they start 2 and 5 ms earlier.
+  const uint64_t spacing = FakeClock().TicksPerSecond() / 100;
+  const uint64_t ms = FakeClock().TicksPerSecond() / 1000;
+  EXPECT_EQ(monitor.ticks, static_cast<int64_t>(first_ticks_ + 3 * spacing - 2 * ms));
+  EXPECT_EQ(park.ticks, static_cast<int64_t>(first_ticks_ + 4 * spacing - 5 * ms));
+  EXPECT_EQ(profile.ValueOf(monitor, 0), "/search");
+  EXPECT_EQ(profile.ValueOf(monitor, 1), "acme");
+  EXPECT_EQ(profile.ValueOf(park, 0), "/checkout");
+  EXPECT_EQ(profile.ValueOf(park, 1), "globex");
+  EXPECT_EQ(Frames(profile, monitor)[0], "java.lang.Object");
+  EXPECT_EQ(Frames(profile, park)[0], "java.util.concurrent.locks.ReentrantLock$NonfairSync");
+
+  std::string collapsed;
+  WriteCollapsed(profile, &collapsed);
+  const std::string h = "com.example.svc.Handler";
+  EXPECT_EQ(collapsed,
+            "[endpoint=/checkout];[tenant=globex];" + h + "1.method1;" + h + "2.method2;" + h +
+                "5.method5;java.util.concurrent.locks.ReentrantLock$NonfairSync 5000000\n"
+                "[endpoint=/search];[tenant=acme];" +
+                h + "1.method1;" + h + "3.method3;" + h +
+                "1.method8;libfake.so.native_function_3;java.lang.Object 2000000\n");
+}
+
+std::string WideRow(const char* self, const char* self_share, const char* self_all,
+                    const char* total, const char* total_share, const char* total_all,
+                    const std::string& method) {
+  return Row(self, self_share, self_all, total, total_share, total_all, method, 12);
+}
+
+TEST_F(EventToolsTest, ReportsSayTimeBlockedAndBytesAllocated) {
+  const std::string h = "com.example.svc.Handler";
+  const std::string header = WideRow("self", "self%", "all%", "total", "total%", "all%", "method");
+  std::string report;
+  Profile locks = Load(EventSelection::kLock);
+  WriteReport(locks, ReportOptions{0, 2}, &report);
+  EXPECT_EQ(
+      report,
+      "blocked: 7.000 ms in 2 events (monitor 1, park 1)\nby: endpoint\n"
+      "\n== endpoint = \"/checkout\": 5.000 ms blocked (71.43% of all)\n" +
+          header +
+          WideRow("5.000 ms", "100.00%", "71.43%", "5.000 ms", "100.00%", "71.43%",
+                  "java.util.concurrent.locks.ReentrantLock$NonfairSync") +
+          WideRow("0.000 ms", "0.00%", "0.00%", "5.000 ms", "100.00%", "71.43%", h + "1.method1") +
+          "\n== endpoint = \"/search\": 2.000 ms blocked (28.57% of all)\n" + header +
+          WideRow("2.000 ms", "100.00%", "28.57%", "2.000 ms", "100.00%", "28.57%",
+                  "java.lang.Object") +
+          WideRow("0.000 ms", "0.00%", "0.00%", "2.000 ms", "100.00%", "28.57%", h + "1.method1"));
+
+  report.clear();
+  Profile allocations = Load(EventSelection::kAlloc);
+  WriteReport(allocations, ReportOptions{0, 1}, &report);
+  EXPECT_EQ(report,
+            "allocated: 11.23 KiB in 4 samples\nby: endpoint\n"
+            "\n== endpoint = \"/checkout\": 3.91 KiB allocated (34.78% of all)\n" +
+                header +
+                WideRow("2.93 KiB", "75.00%", "26.09%", "2.93 KiB", "75.00%", "26.09%",
+                        "java.lang.String") +
+                "\n== endpoint = \"/search\": 500 B allocated (4.35% of all)\n" + header +
+                WideRow("500 B", "100.00%", "4.35%", "500 B", "100.00%", "4.35%", "byte[]") +
+                "\n== (no context): 6.84 KiB allocated (60.87% of all)\n" + header +
+                WideRow("6.84 KiB", "100.00%", "60.87%", "6.84 KiB", "100.00%", "60.87%",
+                        "java.lang.String[]"));
+}
+
+TEST(JavaClassNameTest, ArraysAndPrimitivesReadLikeJava) {
+  EXPECT_EQ(JavaClassName("java/lang/String"), "java.lang.String");
+  EXPECT_EQ(JavaClassName("[B"), "byte[]");
+  EXPECT_EQ(JavaClassName("[[J"), "long[][]");
+  EXPECT_EQ(JavaClassName("[Ljava/util/Map$Entry;"), "java.util.Map$Entry[]");
+  EXPECT_EQ(JavaClassName("[X"), "X[]");  // not a JVM type: kept, not guessed
+}
 
 TEST(FlameTest, ScriptDataIsAsciiAndCannotCloseTheScriptElement) {
   EXPECT_EQ(JsonStringForScript("a\"b\\c</script>&"),
@@ -195,17 +356,25 @@ TEST(FlameTest, PageIsSelfContained) {
       profile.Load(WriteRecording(CpuSampleEvent::kJdk, "flame.jfr"), EventSelection::kAll, &error))
       << error;
   std::string page;
-  WriteFlameGraph(profile, 1, "title </script><b>", &page);
+  WriteFlameGraph(profile, "tenant", "title </script><b>", &page);
   for (const char* remote : {"http:", "https:", "src=", "href=", "@import", "url("}) {
     EXPECT_EQ(page.find(remote), std::string::npos) << remote;
   }
   for (unsigned char c : page) ASSERT_LT(c, 0x80) << "non-ASCII byte in the page";
   EXPECT_EQ(page.find("</script><b>"), std::string::npos);
   EXPECT_NE(page.find("title &lt;/script&gt;&lt;b&gt;"), std::string::npos);
-  // Groups: tenant values in byte order, then the two fixed groups.
-  EXPECT_NE(
-      page.find("\"groups\":[\"a b;c=[x]%\",\"acme\",\"globex\",\"(unset)\",\"(no context)\"]"),
-      std::string::npos);
+  // Groups: tenant values in byte order, then "(no context)" (every context has a tenant, so
+  // there is no "(unset)" group).
+  EXPECT_NE(page.find("\"groups\":[\"a b;c=[x]%\",\"acme\",\"globex\",\"(no context)\"]"),
+            std::string::npos);
+  EXPECT_EQ(page.find("\"base\":"), std::string::npos);
+
+  std::string diff;
+  WriteDiffFlameGraph(profile, profile, "tenant", "diff", &diff);
+  for (const char* remote : {"http:", "https:", "src=", "href=", "@import", "url("}) {
+    EXPECT_EQ(diff.find(remote), std::string::npos) << remote;
+  }
+  EXPECT_NE(diff.find("\"base\":[["), std::string::npos);
 }
 
 }  // namespace

@@ -66,4 +66,46 @@ Workload MakeToolsWorkload(uint64_t first_ticks, uint64_t spacing_ticks) {
   return workload;
 }
 
+Workload MakeToolsEventWorkload(uint64_t first_ticks, uint64_t spacing_ticks,
+                                uint64_t ticks_per_second) {
+  Workload workload = MakeToolsWorkload(first_ticks, spacing_ticks);
+  std::string error;
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  auto event = [&](const char* class_name, uint64_t amount) {
+    EventFields fields{};
+    fields.class_id = workload.class_names->Intern(class_name);
+    fields.amount = amount;
+    fields.object_bytes = 16;
+    fields.park_time = kNoParkTimeout;
+    return fields;
+  };
+  const uint64_t ms = ticks_per_second / 1000;
+  EventFields park = event("java/util/concurrent/locks/ReentrantLock$NonfairSync", 5 * ms);
+  park.park_time = 1000000;
+  struct Row {
+    int32_t tid;
+    SampleKind kind;
+    uint32_t stack;
+    int context;
+    EventFields event;
+  };
+  const Row rows[] = {
+      {101, SampleKind::kAllocation, 0, 0, event("[B", 1000)},
+      {101, SampleKind::kAllocation, 0, 0, event("java/lang/String", 3000)},
+      {102, SampleKind::kAllocation, 2, 2, event("[B", 500)},
+      {102, SampleKind::kMonitorEnter, 3, 2, event("java/lang/Object", 2 * ms)},
+      {101, SampleKind::kThreadPark, 1, 1, park},
+      {102, SampleKind::kAllocation, 5, -1, event("[Ljava/lang/String;", 7000)},
+      {101, SampleKind::kCpu, 0, 0, EventFields{}},
+  };
+  workload.samples.clear();
+  uint64_t ticks = first_ticks;
+  for (const Row& row : rows) {
+    workload.samples.push_back(
+        ExpectedSample{row.kind, row.tid, ticks, row.stack, row.context, row.event});
+    ticks += spacing_ticks;
+  }
+  return workload;
+}
+
 }  // namespace ctxprof

@@ -28,6 +28,22 @@ namespace ctxprof {
 // trace id and a span id.
 Workload MakeToolsWorkload(uint64_t first_ticks, uint64_t spacing_ticks);
 
+// The same stacks and contexts with runtime events instead, `spacing_ticks` apart (a wait's
+// ticks are its end; waits are shorter than the spacing):
+//
+//   #  tid kind    stack  context               class                          amount
+//   1  101 alloc   0      /checkout acme        [B                             1000 bytes
+//   2  101 alloc   0      /checkout acme        java/lang/String               3000 bytes
+//   3  102 alloc   2      /search acme          [B                              500 bytes
+//   4  102 monitor 3      /search acme          java/lang/Object               2 ms
+//   5  101 park    1      /checkout globex      ...ReentrantLock$NonfairSync   5 ms, timeout 1 ms
+//   6  102 alloc   5      (no context)          [Ljava/lang/String;            7000 bytes
+//   7  101 cpu     0      /checkout acme        (a CPU sample)
+//
+// `ticks_per_second` converts the waits' durations to ticks.
+Workload MakeToolsEventWorkload(uint64_t first_ticks, uint64_t spacing_ticks,
+                                uint64_t ticks_per_second);
+
 }  // namespace ctxprof
 
 #endif  // CTXPROF_TESTS_TOOLS_TOOLS_WORKLOAD_H_

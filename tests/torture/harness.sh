@@ -45,7 +45,7 @@ ctxprof_lines() {
 
 # check_recording JDK FILE LABEL [summary]: `jfr summary` and (unless "summary" is given) `jfr
 # print` succeed within 120 s each; prints the sample counts and sets `samples`
-# (jdk.ExecutionSample + ctxprof.WallClockSample).
+# (jdk.ExecutionSample + profiler.WallClockSample).
 check_recording() {
   local jdk=$1 file=$2 label=$3 only=${4:-}
   samples=0
@@ -60,7 +60,7 @@ check_recording() {
   fi
   local cpu wall
   cpu=$(awk '$1 == "jdk.ExecutionSample" {print $2}' "$work/summary.txt")
-  wall=$(awk '$1 == "ctxprof.WallClockSample" {print $2}' "$work/summary.txt")
+  wall=$(awk '$1 == "profiler.WallClockSample" {print $2}' "$work/summary.txt")
   samples=$((${cpu:-0} + ${wall:-0}))
   echo "$label: $(basename "$file"): ${cpu:-0} cpu + ${wall:-0} wall samples" \
     "(read by jfr $("$jdk/bin/jfr" --version 2>&1 | head -1))"

@@ -1,6 +1,8 @@
 package io.ctxprof;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -11,24 +13,37 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The CPU-bound JVM workload behind the profiling-overhead figures of docs/PERFORMANCE.md: worker
- * threads handle "requests" one after another, each under its own context (trace id, span id,
- * endpoint) written through the Java API, doing endpoint-specific compute at the bottom of a
- * recursion so samples carry stacks of ~30 Java frames. It allocates almost nothing, so the GC
- * does not add noise.
+ * The JVM workloads behind the profiling-overhead figures of docs/PERFORMANCE.md: worker threads
+ * handle "requests" one after another, each under its own context (trace id, span id, endpoint)
+ * written through the Java API, at the bottom of a recursion so samples and events carry stacks of
+ * ~30 Java frames. What a request does is the {@code work} argument:
  *
- * <p>Args: {@code threads warmupSeconds requestsPerThread}. It runs {@code warmupSeconds} of
- * requests (JIT compilation, profiler start-up), then exactly {@code requestsPerThread} requests
- * on each thread, and prints one line for the measured phase:
+ * <ul>
+ *   <li>{@code compute} (default): endpoint-specific compute; it allocates almost nothing, so the
+ *       GC does not add noise (the CPU profiling overhead);
+ *   <li>{@code alloc}: allocation-heavy: each request builds a map of 32 fields, renders and
+ *       encodes it (~5 KB in ~130 objects, with the hashing and copying that goes with them; the
+ *       allocation profiling overhead);
+ *   <li>{@code lock}: short critical sections on one shared monitor and one shared ReentrantLock,
+ *       contended by every worker (the lock profiling overhead: most waits are far below any
+ *       threshold, so what is measured is the cost of noticing them).
+ * </ul>
  *
- * <pre>measured cpu_ns=N wall_ns=N requests=N status=...</pre>
+ * <p>Args: {@code threads warmupSeconds requestsPerThread [work]}. It runs {@code warmupSeconds}
+ * of requests (JIT compilation, profiler start-up), then exactly {@code requestsPerThread}
+ * requests on each thread, and prints one line for the measured phase:
+ *
+ * <pre>measured cpu_ns=N wall_ns=N requests=N allocated_bytes=N status=...</pre>
  *
  * <p>preceded by one {@code thread cpu_ns=N name=NAME} line per thread name that used at least
  * 1 ms (threads of one name summed), which shows where any overhead goes.
  *
- * where cpu_ns is the CPU time of all the process's threads (workers including the profiler's
+ * where allocated_bytes is what the workers allocated in the measured phase, cpu_ns is the CPU time
+ * of all the process's threads (workers including the profiler's
  * handler time, the profiler's writer thread, JIT and GC threads) during the measured phase and status is the profiler's status line. The same program runs with
  * and without the agent, so the context writes are part of both; the difference is the profiling.
  */
@@ -36,7 +51,15 @@ public final class OverheadWorkload {
   private static final String[] ENDPOINTS = {"/checkout", "/search", "/login", "/cart"};
   private static final int RECURSION = 24;
   private static final int ROUNDS_PER_REQUEST = 20_000;
+  private static final int CRITICAL_SECTIONS_PER_REQUEST = 16;
+  private static final Object MONITOR = new Object();
+  private static final ReentrantLock LOCK = new ReentrantLock();
+  private static long shared; // guarded by MONITOR and LOCK in turn
   static volatile long sink;
+  private static String work = "compute";
+  private static final com.sun.management.ThreadMXBean ALLOCATION =
+      (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+  private static final AtomicLong allocated = new AtomicLong(); // by the workers, measured phase
   // Written in main before any worker starts (Thread.start orders the writes before the reads).
   private static ContextSetter setter;
   private static int endpointSlot;
@@ -44,9 +67,13 @@ public final class OverheadWorkload {
   private OverheadWorkload() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length != 3) {
-      System.err.println("usage: OverheadWorkload THREADS WARMUP_SECONDS REQUESTS_PER_THREAD");
+    if (args.length < 3 || args.length > 4) {
+      System.err.println(
+          "usage: OverheadWorkload THREADS WARMUP_SECONDS REQUESTS_PER_THREAD [compute|alloc|lock]");
       System.exit(2);
+    }
+    if (args.length == 4) {
+      work = args[3];
     }
     int threads = Integer.parseInt(args[0]);
     long warmupNanos = Long.parseLong(args[1]) * 1_000_000_000L;
@@ -67,7 +94,10 @@ public final class OverheadWorkload {
                 serveFor(worker, warmupNanos);
                 warm.countDown();
                 awaitUninterruptibly(go);
+                long before = ALLOCATION.getThreadAllocatedBytes(Thread.currentThread().getId());
                 serve(worker, requestsPerThread);
+                allocated.addAndGet(
+                    ALLOCATION.getThreadAllocatedBytes(Thread.currentThread().getId()) - before);
                 done.countDown();
                 awaitUninterruptibly(release); // stay alive until the CPU time is read
               },
@@ -99,10 +129,11 @@ public final class OverheadWorkload {
       }
     }
     System.out.printf(
-        "measured cpu_ns=%d wall_ns=%d requests=%d status=%s%n",
+        "measured cpu_ns=%d wall_ns=%d requests=%d allocated_bytes=%d status=%s%n",
         cpuNanos,
         wallNanos,
         threads * requestsPerThread,
+        allocated.get(),
         Profiler.getInstance().execute("status"));
   }
 
@@ -163,9 +194,15 @@ public final class OverheadWorkload {
     }
   }
 
-  /** Keeps RECURSION Java frames under the compute so samples carry realistic stack depths. */
+  /** Keeps RECURSION Java frames under the work so samples carry realistic stack depths. */
   private static long descend(int depth, int endpoint, long seed) {
     if (depth == 0) {
+      if (work.equals("alloc")) {
+        return allocate(seed);
+      }
+      if (work.equals("lock")) {
+        return contend(seed);
+      }
       switch (endpoint) {
         case 0:
           return checkout(seed);
@@ -178,6 +215,52 @@ public final class OverheadWorkload {
       }
     }
     return descend(depth - 1, endpoint, seed + depth) + 1;
+  }
+
+  /**
+   * What a request handler typically allocates: a map of 32 fields (strings and small arrays) built
+   * from the request, rendered into a text body and encoded, the body kept until the next request
+   * of any worker replaces it. Allocation with the compute that goes with it (hashing, copying).
+   */
+  private static long allocate(long seed) {
+    Map<String, Object> fields = new HashMap<>();
+    for (int i = 0; i < 32; i++) {
+      fields.put("field" + i, i % 3 == 0 ? Long.toString(seed * (i + 1)) : new int[8 + i]);
+    }
+    StringBuilder body = new StringBuilder();
+    for (Map.Entry<String, Object> field : fields.entrySet()) {
+      Object value = field.getValue();
+      body.append(field.getKey()).append('=');
+      body.append(value instanceof String ? (String) value : Integer.toString(((int[]) value).length));
+      body.append(';');
+    }
+    byte[] encoded = body.toString().getBytes(StandardCharsets.UTF_8);
+    retained = encoded;
+    return encoded.length;
+  }
+
+  private static volatile Object retained;
+
+  /** Short critical sections on the shared monitor and the shared lock, in turn. */
+  private static long contend(long seed) {
+    long value = seed;
+    for (int i = 0; i < CRITICAL_SECTIONS_PER_REQUEST; i++) {
+      synchronized (MONITOR) {
+        shared = shared * 31 + value;
+        value = shared;
+      }
+      LOCK.lock();
+      try {
+        shared = shared * 17 + i;
+        value ^= shared;
+      } finally {
+        LOCK.unlock();
+      }
+      for (int round = 0; round < 200; round++) { // some work outside the locks
+        value = value * 6364136223846793005L + 1442695040888963407L;
+      }
+    }
+    return value;
   }
 
   private static long checkout(long seed) {

@@ -1,16 +1,18 @@
 package io.ctxprof.agent;
 
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.javaCommand;
+import static io.ctxprof.agent.ChildProcess.run;
+import static io.ctxprof.agent.ChildProcess.runJava;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ctxprof.agent.ChildProcess.Result;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +23,6 @@ import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,7 +59,7 @@ class AgentTest {
     }
     assertEquals(4, threadIds.size(), result.toString());
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     Map<String, int[]> counts = new HashMap<>(); // handler -> {samples, own context, other}
     for (RecordedEvent sample : recording.samples) {
       String handler = handlerOf(sample.getStackTrace());
@@ -129,7 +130,8 @@ class AgentTest {
       assertTrue(frame.isJavaFrame(), "Java frame");
       assertTrue(frame.getLineNumber() > 0, "line of " + name);
       assertTrue(
-          List.of("Interpreted", "JIT compiled").contains(frame.getType()), frame.getType());
+          List.of("Interpreted", "JIT compiled", "Inlined").contains(frame.getType()),
+          frame.getType());
       RecordedFrame caller = frames.get(i + 1);
       assertEquals(ServiceWorkload.class.getName(), caller.getMethod().getType().getName());
       assertTrue(caller.getMethod().getName().startsWith("lambda$main$"), "caller");
@@ -168,7 +170,7 @@ class AgentTest {
   void everyExitPathLeavesAValidRecording(String how) throws Exception {
     Path jfr = dir.resolve(how + ".jfr");
     List<String> command =
-        ChildProcess.javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
+        javaCommand(List.of(agent("start,interval=5ms,file=" + jfr)));
     command.add(ExitWorkload.class.getName());
     command.add(how);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -188,19 +190,12 @@ class AgentTest {
     int expected = Map.of("normal", 0, "exit", 3, "throw", 1, "sigterm", 143).get(how);
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
-    Recording recording = Recording.read(jfr);
-    long spinning =
-        recording.samples.stream()
-            .filter(
-                s ->
-                    s.getStackTrace() != null
-                        && s.getStackTrace().getFrames().stream()
-                            .anyMatch(f -> f.getMethod().getName().equals("spin")))
-            .count();
+    JfrRecording recording = JfrRecording.read(jfr);
+    long spinning = recording.samplesIn("spin");
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
-      Result check = ChildProcess.run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
+      Result check = run(List.of(JAVA_HOME + "/bin/jfr", tool, jfr.toString()), 120);
       assertEquals(0, check.exit, "jfr " + tool + ": " + check.stderr);
     }
   }
@@ -234,6 +229,12 @@ class AgentTest {
     assertTrue(steps.get("status").contains("recording=" + jfr), steps.get("status"));
     assertTrue(steps.get("dump").equals("dumped collapsed stacks to " + dump));
     assertTrue(steps.get("bad-dump").startsWith(iae + "dump: 'path="), steps.get("bad-dump"));
+    assertTrue(
+        steps.get("bad-format").startsWith(iae + "dump: format 'svg' is not jfr or collapsed"),
+        steps.get("bad-format"));
+    assertEquals("dumped JFR recording to " + jfr + ".dump.jfr", steps.get("dump-jfr"));
+    assertTrue(steps.get("start-memory").startsWith("started"), steps.get("start-memory"));
+    assertEquals("dumped JFR recording to " + dump + ".memory.jfr", steps.get("dump-memory"));
     assertTrue(steps.get("stop").startsWith("stopped; not running"), steps.get("stop"));
     assertTrue(steps.get("stop-again").startsWith(ise + "stop: the profiler is not running"));
     String collapsed = Files.readString(dump);
@@ -242,7 +243,7 @@ class AgentTest {
         "dump names Java frames: " + collapsed);
     System.out.println("api: dumps until the work showed: " + steps.get("dump-attempts"));
 
-    Recording recording = Recording.read(jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
     long working =
         recording.samples.stream()
             .filter(
@@ -259,6 +260,21 @@ class AgentTest {
             .count();
     System.out.println("api: " + recording.samples.size() + " samples, " + working + " in apiWork");
     assertTrue(working >= 10, "samples in ApiWorkload.apiWork: " + working);
+    // The JFR dump of the running recording: a finished copy of what was recorded until then.
+    JfrRecording dumped = JfrRecording.read(Path.of(jfr + ".dump.jfr"));
+    assertTrue(
+        dumped.samples.size() > 0 && dumped.samples.size() <= recording.samples.size(),
+        "dump " + dumped.samples.size() + " of " + recording.samples.size() + " samples");
+    // Without a recording: the aggregated samples, one thread for all, the frames named.
+    JfrRecording memory = JfrRecording.read(Path.of(dump + ".memory.jfr"));
+    long memoryWork = memory.samplesIn("apiWork");
+    System.out.println(
+        "api: dumps: recording " + dumped.samples.size() + " samples, memory "
+            + memory.samples.size() + " samples, " + memoryWork + " in apiWork");
+    assertTrue(memoryWork >= 10, "aggregated dump: samples in apiWork: " + memoryWork);
+    for (RecordedEvent sample : memory.samples) {
+      assertEquals("[all threads]", sample.getThread("sampledThread").getOSName());
+    }
   }
 
   @Test
@@ -347,9 +363,21 @@ class AgentTest {
 
     // The JFR recording says the same through the Context-interval join: the recording hands
     // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
-    Recording recording = Recording.read(jfr);
+    // Each sample belongs to the virtual thread that ran it (as JDK 25's JFR writes it: osThreadId
+    // 0, the virtual thread's name and id, virtual=true), and the join is by that thread.
+    Map<String, Long> virtualIds = new HashMap<>();
+    for (String line : result.stdout) {
+      String[] parts = line.split(" ");
+      if (parts.length == 3 && parts[0].equals("thread")) {
+        virtualIds.put(parts[1], Long.parseLong(parts[2]));
+      }
+    }
+    assertEquals(3, virtualIds.size(), result.toString());
+    JfrRecording recording = JfrRecording.read(jfr);
     int joined = 0;
     int misjoined = 0;
+    int ownThread = 0;
+    List<String> misattributed = new ArrayList<>();
     for (RecordedEvent sample : recording.samples) {
       RecordedStackTrace stack = sample.getStackTrace();
       String method =
@@ -363,6 +391,16 @@ class AgentTest {
       if (method == null) {
         continue;
       }
+      RecordedThread thread = sample.getThread("sampledThread");
+      String owner = method.equals("vtWorkA") ? "vt-a" : method.equals("vtWorkB") ? "vt-b" : "vt-none";
+      if (owner.equals(thread.getJavaName())
+          && virtualIds.get(owner) == thread.getJavaThreadId()
+          && thread.getLong("osThreadId") == 0
+          && thread.getBoolean("virtual")) {
+        ownThread++;
+      } else if (misattributed.size() < 3) {
+        misattributed.add(owner + ": " + thread);
+      }
       List<RecordedEvent> contexts = recording.contextsOf(sample);
       String expected = method.equals("vtWorkA") ? "/a" : method.equals("vtWorkB") ? "/b" : null;
       String endpoint = contexts.size() == 1 ? contexts.get(0).getString("endpoint") : null;
@@ -372,61 +410,18 @@ class AgentTest {
       }
     }
     System.out.println(
-        "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
+        "virtual threads ("
+            + loading
+            + ", JFR join): "
+            + misjoined
+            + " of "
+            + joined
+            + " off; "
+            + ownThread
+            + " attributed to their virtual thread");
     assertEquals(0, misjoined, "JFR join off for " + misjoined + " of " + joined);
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
-  }
-
-  // ---- harness
-
-  private static String agent(String options) {
-    return "-agentpath:" + LIBRARY + "=" + options;
-  }
-
-  private static Result runJava(List<String> jvmOptions, String mainClass, String... args)
-      throws IOException, InterruptedException {
-    List<String> command = ChildProcess.javaCommand(jvmOptions);
-    command.add(AgentTest.class.getPackageName() + "." + mainClass);
-    command.addAll(List.of(args));
-    return ChildProcess.run(command, 120);
-  }
-
-  /** CPU samples and context intervals of a recording, joined by OS thread id and time. */
-  private static final class Recording {
-    final List<RecordedEvent> samples = new ArrayList<>();
-    final Map<Long, List<RecordedEvent>> contexts = new HashMap<>();
-
-    static Recording read(Path file) throws IOException {
-      Recording recording = new Recording();
-      for (RecordedEvent event : RecordingFile.readAllEvents(file)) {
-        String type = event.getEventType().getName();
-        if (type.equals("jdk.ExecutionSample")) {
-          recording.samples.add(event);
-        } else if (type.equals("ctxprof.Context")) {
-          recording
-              .contexts
-              .computeIfAbsent(event.getThread().getOSThreadId(), t -> new ArrayList<>())
-              .add(event);
-        }
-      }
-      return recording;
-    }
-
-    /**
-     * The context intervals of the sample's OS thread that contain it: none (no context), one, or
-     * several. The writer's intervals overlap only when a thread's samples reached it out of tick
-     * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
-     */
-    List<RecordedEvent> contextsOf(RecordedEvent sample) {
-      long tid = sample.getThread("sampledThread").getOSThreadId();
-      Instant time = sample.getStartTime();
-      List<RecordedEvent> found = new ArrayList<>();
-      for (RecordedEvent context : contexts.getOrDefault(tid, List.of())) {
-        if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
-          found.add(context);
-        }
-      }
-      return found;
-    }
+    assertEquals(
+        joined, ownThread, "samples not attributed to the thread that ran them: " + misattributed);
   }
 }

@@ -10,7 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Child processes of the agent tests: JVMs of the JDK running the test (with the tests' class
- * path) and tools, run to completion with their output captured.
+ * path, optionally loading libctxprof as an agent) and tools, run to completion with their output
+ * captured. JfrRecording reads what they record.
  */
 final class ChildProcess {
   static final String JAVA_HOME = System.getProperty("java.home");
@@ -18,6 +19,11 @@ final class ChildProcess {
   static final String CLASSPATH = System.getProperty("ctxprof.test.classpath");
 
   private ChildProcess() {}
+
+  /** The JVM option that loads libctxprof as an agent with {@code options}. */
+  static String agent(String options) {
+    return "-agentpath:" + LIBRARY + "=" + options;
+  }
 
   /** "java -cp <tests> <jvmOptions>"; the caller adds the main class and its arguments. */
   static List<String> javaCommand(List<String> jvmOptions) {
@@ -27,6 +33,15 @@ final class ChildProcess {
     command.add(CLASSPATH);
     command.addAll(jvmOptions);
     return command;
+  }
+
+  /** Runs {@code mainClass} of this package with {@code jvmOptions}; 120 s at most. */
+  static Result runJava(List<String> jvmOptions, String mainClass, String... args)
+      throws IOException, InterruptedException {
+    List<String> command = javaCommand(jvmOptions);
+    command.add(ChildProcess.class.getPackageName() + "." + mainClass);
+    command.addAll(List.of(args));
+    return run(command, 120);
   }
 
   /** Runs {@code command} to its end; fails the test if it takes over {@code timeoutSeconds}. */

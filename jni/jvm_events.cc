@@ -1,0 +1,299 @@
+#include "jni/jvm_events.h"
+
+#include <jvmti.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "jni/java_stack_walker.h"
+#include "jni/jvm_resolvers.h"
+#include "jni/native_rebinder.h"
+
+namespace ctxprof {
+namespace {
+
+JavaVM* g_vm = nullptr;
+jvmtiEnv* g_jvmti = nullptr;        // our own environment; null when Init failed
+std::string g_init_error;           // why g_jvmti is null
+jfieldID g_thread_id = nullptr;     // java.lang.Thread.tid (null: not found, ids not compared)
+jfieldID g_park_blocker = nullptr;  // java.lang.Thread.parkBlocker
+
+// Unsafe.park: the JVM's entry (set by RebindJdkNative before the hook can run) and whether
+// waits are timed (a session with lock= runs).
+using ParkFunction = void(JNICALL*)(JNIEnv*, jobject, jboolean, jlong);
+std::atomic<void*> g_original_park{nullptr};
+std::atomic<bool> g_time_parks{false};
+std::atomic<bool> g_track_objects{false};  // live option: allocation records get a weak ref
+std::mutex g_park_mutex;                   // serialises the one-time binding
+bool g_park_bound = false;                 // guarded by g_park_mutex
+
+// The contended monitor enter in progress on this OS thread: its start and the Java id of the
+// thread that waits (a virtual thread may be entered on another carrier).
+struct PendingEnter {
+  jlong thread_id;
+  uint64_t start_ticks;
+};
+__thread PendingEnter t_enter __attribute__((tls_model("initial-exec"))) = {0, 0};
+
+static_assert(sizeof(jvmtiFrameInfo) == sizeof(RawFrame) &&
+                  alignof(jvmtiFrameInfo) <= alignof(RawFrame),
+              "JVMTI frames are converted in place into the record's frames");
+
+// The current thread's Java frames, leaf first, into `frames`: JVMTI writes jvmtiFrameInfo
+// entries into the same memory, converted in place (same size, index for index).
+int CaptureJavaStack(RawFrame* frames, int max_frames, bool* truncated) {
+  jint count = 0;
+  if (g_jvmti->GetStackTrace(nullptr, 0, max_frames, reinterpret_cast<jvmtiFrameInfo*>(frames),
+                             &count) != JVMTI_ERROR_NONE) {
+    return 0;
+  }
+  for (jint i = 0; i < count; i++) {
+    jvmtiFrameInfo info;
+    memcpy(&info, &frames[i], sizeof(info));
+    RawFrame& frame = frames[i];
+    frame.id = reinterpret_cast<uint64_t>(info.method);
+    if (info.location < 0) {  // a native method
+      frame.bci = -1;
+      frame.kind = FrameKind::kJavaNative;
+    } else {
+      frame.bci = static_cast<int32_t>(info.location);
+      frame.kind = JavaStackWalker::KindOf(info.method);
+    }
+  }
+  *truncated = count == max_frames;
+  return count;
+}
+
+// The id of `klass`'s name in the class-name dictionary; 0 when unknown.
+uint32_t ClassId(jclass klass) {
+  Dictionary* names = EventRecorder::class_names();
+  char* signature = nullptr;
+  if (klass == nullptr || names == nullptr ||
+      g_jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) {
+    return 0;
+  }
+  const uint32_t id = names->Intern(InternalClassName(signature));
+  g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(signature));
+  return id;
+}
+
+// Writes the stack and the class into a kept event and publishes it.
+void Complete(jclass klass, EventRecorder::Event* event) {
+  SampleRecord* record = event->record();
+  bool truncated = false;
+  record->frame_count =
+      static_cast<uint32_t>(CaptureJavaStack(record->frames, event->max_frames(), &truncated));
+  if (truncated) record->flags |= kSampleTruncated;
+  record->event.class_id = ClassId(klass);
+  event->Publish();
+}
+
+jlong JavaThreadId(JNIEnv* jni, jthread thread) {
+  return g_thread_id != nullptr && thread != nullptr ? jni->GetLongField(thread, g_thread_id) : 0;
+}
+
+void JNICALL OnSampledObjectAlloc(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jclass klass,
+                                  jlong size) {
+  EventRecorder::Event event;
+  if (!EventRecorder::BeginAllocation(static_cast<uint64_t>(size), &event)) return;
+  if (g_track_objects.load(std::memory_order_relaxed)) {
+    event.record()->event.object_ref = reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(object));
+  }
+  Complete(klass, &event);
+}
+
+// The calling thread's JNIEnv, or nullptr when it is not attached to the JVM.
+JNIEnv* CurrentJni() {
+  JNIEnv* jni = nullptr;
+  return g_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK ? jni : nullptr;
+}
+
+class JvmObjectTracker : public ObjectTracker {
+ public:
+  bool Alive(uint64_t ref) override {
+    JNIEnv* jni = CurrentJni();
+    return jni != nullptr && !jni->IsSameObject(reinterpret_cast<jweak>(ref), nullptr);
+  }
+  void Release(uint64_t ref) override {
+    JNIEnv* jni = CurrentJni();
+    if (jni != nullptr) jni->DeleteWeakGlobalRef(reinterpret_cast<jweak>(ref));
+  }
+};
+
+void JNICALL OnMonitorContendedEnter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject) {
+  t_enter = PendingEnter{JavaThreadId(jni, thread), EventRecorder::WaitStartTicks()};
+}
+
+void JNICALL OnMonitorContendedEntered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  const PendingEnter enter = t_enter;
+  t_enter = PendingEnter{0, 0};
+  if (enter.start_ticks == 0 || enter.thread_id != JavaThreadId(jni, thread)) return;
+  EventRecorder::Event event;
+  if (!EventRecorder::BeginWait(SampleKind::kMonitorEnter, enter.start_ticks, &event)) return;
+  jclass klass = jni->GetObjectClass(object);
+  Complete(klass, &event);
+  jni->DeleteLocalRef(klass);
+}
+
+// The class of the calling thread's park blocker (a local reference), or nullptr.
+jclass ParkBlockerClass(JNIEnv* jni) {
+  jthread thread = nullptr;
+  if (g_park_blocker == nullptr || jni->ExceptionCheck() ||
+      g_jvmti->GetCurrentThread(&thread) != JVMTI_ERROR_NONE) {
+    return nullptr;
+  }
+  jobject blocker = jni->GetObjectField(thread, g_park_blocker);
+  jni->DeleteLocalRef(thread);
+  if (blocker == nullptr) return nullptr;
+  jclass klass = jni->GetObjectClass(blocker);
+  jni->DeleteLocalRef(blocker);
+  return klass;
+}
+
+// Bound to jdk.internal.misc.Unsafe.park(ZJ)V. The session is joined only after the park.
+void JNICALL UnsafeParkHook(JNIEnv* jni, jobject unsafe, jboolean absolute, jlong time) {
+  const auto park = reinterpret_cast<ParkFunction>(g_original_park.load(std::memory_order_acquire));
+  const uint64_t start =
+      g_time_parks.load(std::memory_order_relaxed) ? EventRecorder::WaitStartTicks() : 0;
+  park(jni, unsafe, absolute, time);
+  if (start == 0) return;
+  EventRecorder::Event event;
+  if (!EventRecorder::BeginWait(SampleKind::kThreadPark, start, &event)) return;
+  SampleRecord* record = event.record();
+  record->event.park_time = time == 0 ? kNoParkTimeout : time;
+  record->event.park_absolute = time != 0 && absolute;
+  jclass klass = ParkBlockerClass(jni);
+  Complete(klass, &event);
+  if (klass != nullptr) jni->DeleteLocalRef(klass);
+}
+
+bool Check(jvmtiError status, const char* what, std::string* error) {
+  if (status == JVMTI_ERROR_NONE) return true;
+  char* name = nullptr;
+  g_jvmti->GetErrorName(status, &name);
+  *error = std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status));
+  if (name != nullptr) g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
+  return false;
+}
+
+bool SetEvents(jvmtiEventMode mode, std::initializer_list<jvmtiEvent> events, std::string* error) {
+  for (jvmtiEvent event : events) {
+    if (!Check(g_jvmti->SetEventNotificationMode(mode, event, nullptr), "SetEventNotificationMode",
+               error)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Binds the park hook once per process (and finds the Thread fields the callbacks read);
+// `jni` is the calling thread's.
+bool BindParkHook(JNIEnv* jni, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_park_mutex);
+  if (g_park_bound) return true;
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  if (thread_class != nullptr) {
+    g_thread_id = jni->GetFieldID(thread_class, "tid", "J");
+    if (jni->ExceptionCheck()) jni->ExceptionClear();  // ids are then not compared
+    g_park_blocker = jni->GetFieldID(thread_class, "parkBlocker", "Ljava/lang/Object;");
+    if (jni->ExceptionCheck()) jni->ExceptionClear();  // parkedClass is then null
+    jni->DeleteLocalRef(thread_class);
+  }
+  g_park_bound = RebindJdkNative(g_jvmti, jni, "jdk/internal/misc/Unsafe", "park", "(ZJ)V",
+                                 reinterpret_cast<void*>(UnsafeParkHook), &g_original_park, error);
+  return g_park_bound;
+}
+
+Status StartLocks() {
+  JNIEnv* jni = nullptr;
+  if (g_vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) != JNI_OK) {
+    return Status::WrongState(
+        "option 'lock': the thread starting the profiler is not a Java thread; start it with "
+        "-agentpath, ctxprof attach or io.ctxprof.Profiler");
+  }
+  std::string error;
+  if (!BindParkHook(jni, &error)) {
+    return Status::Unavailable("option 'lock': cannot time LockSupport.park: " + error, 0);
+  }
+  if (!SetEvents(JVMTI_ENABLE,
+                 {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED},
+                 &error)) {
+    return Status::Unavailable("option 'lock': " + error, 0);
+  }
+  g_time_parks.store(true, std::memory_order_relaxed);
+  return Status();
+}
+
+Status StartAllocations(const EventRules& rules) {
+  g_track_objects.store(rules.live, std::memory_order_relaxed);
+  const uint64_t interval = EventRecorder::SamplingInterval(rules);
+  std::string error;
+  if (!Check(g_jvmti->SetHeapSamplingInterval(
+                 static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
+             "SetHeapSamplingInterval", &error) ||
+      !SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC}, &error)) {
+    return Status::Unavailable("option 'alloc': " + error + " (allocation sampling needs JDK 11+)",
+                               0);
+  }
+  return Status();
+}
+
+}  // namespace
+
+std::unique_ptr<ObjectTracker> JvmEvents::NewObjectTracker() {
+  return std::make_unique<JvmObjectTracker>();
+}
+
+void JvmEvents::Init(JavaVM* vm) {
+  g_vm = vm;
+  jvmtiEnv* jvmti = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_11) != JNI_OK) {
+    g_init_error = "the JVM offers no JVMTI 11 environment (allocation sampling needs JDK 11+)";
+    return;
+  }
+  jvmtiCapabilities capabilities;
+  memset(&capabilities, 0, sizeof(capabilities));
+  capabilities.can_generate_sampled_object_alloc_events = 1;
+  capabilities.can_generate_monitor_events = 1;
+  jvmtiEventCallbacks callbacks;
+  memset(&callbacks, 0, sizeof(callbacks));
+  callbacks.SampledObjectAlloc = OnSampledObjectAlloc;
+  callbacks.MonitorContendedEnter = OnMonitorContendedEnter;
+  callbacks.MonitorContendedEntered = OnMonitorContendedEntered;
+  g_jvmti = jvmti;
+  if (!Check(jvmti->AddCapabilities(&capabilities), "JVMTI AddCapabilities", &g_init_error) ||
+      !Check(jvmti->SetEventCallbacks(&callbacks, sizeof(callbacks)), "JVMTI SetEventCallbacks",
+             &g_init_error)) {
+    g_jvmti = nullptr;
+    jvmti->DisposeEnvironment();
+  }
+}
+
+Status JvmEvents::Start(const EventRules& rules) {
+  if (g_jvmti == nullptr) {
+    return Status::Unavailable(std::string("option '") +
+                                   (rules.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+                                   "': " + g_init_error,
+                               0);
+  }
+  Status started;
+  if (rules.lock_enabled) started = StartLocks();
+  if (started.ok() && rules.alloc_interval_bytes != 0) started = StartAllocations(rules);
+  if (!started.ok()) Stop();
+  return started;
+}
+
+void JvmEvents::Stop() {
+  if (g_jvmti == nullptr) return;
+  g_time_parks.store(false, std::memory_order_relaxed);
+  g_track_objects.store(false, std::memory_order_relaxed);
+  std::string ignored;
+  SetEvents(JVMTI_DISABLE,
+            {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+             JVMTI_EVENT_MONITOR_CONTENDED_ENTERED},
+            &ignored);
+}
+
+}  // namespace ctxprof

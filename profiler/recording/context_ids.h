@@ -1,0 +1,48 @@
+// ContextIds: the contextId of each distinct context (trace id, span id, attribute values) in a
+// chunk — the number sample events carry with contextid=true, and the key Pyroscope's labels
+// snapshot maps to the context's labels.
+//
+// Ids come from one counter for the whole recording (1, 2, ...; 0 = no context) and are never
+// reused, but the table that finds the id of a context is per chunk: a context seen again in a
+// later chunk gets a new id. So memory is bounded by the contexts of one chunk (a long recording
+// with a new span id per request does not grow it), and every chunk resolves its ids by itself —
+// through its own ctxprof.Context events, which carry the id of their context, or through the
+// snapshot sent with an upload of that chunk file.
+//
+// Thread safety: none; owned by the JFR writer's thread.
+#ifndef CTXPROF_PROFILER_RECORDING_CONTEXT_IDS_H_
+#define CTXPROF_PROFILER_RECORDING_CONTEXT_IDS_H_
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "context/context_block.h"
+
+namespace ctxprof {
+
+class ContextIds {
+ public:
+  // The id of `context` in chunk `chunk` (chunk numbers only grow); 0 for an empty context.
+  uint64_t IdOf(const ContextSnapshot& context, uint32_t chunk);
+
+  // The contexts that got an id in the current chunk, in id order.
+  const std::vector<std::pair<uint64_t, ContextSnapshot>>& chunk_contexts() const {
+    return contexts_;
+  }
+
+ private:
+  struct Hash {
+    size_t operator()(const ContextSnapshot& context) const;
+  };
+
+  uint64_t next_id_ = 1;
+  uint32_t chunk_ = 0;
+  std::unordered_map<ContextSnapshot, uint64_t, Hash> ids_;
+  std::vector<std::pair<uint64_t, ContextSnapshot>> contexts_;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_RECORDING_CONTEXT_IDS_H_

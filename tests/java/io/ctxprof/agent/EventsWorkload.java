@@ -1,0 +1,273 @@
+package io.ctxprof.agent;
+
+import io.ctxprof.ContextScope;
+import io.ctxprof.ContextSetter;
+import io.ctxprof.Profiler;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Ground truth for allocation and lock events: threads under known contexts allocate, contend on
+ * one monitor and wait for one ReentrantLock, and print what they measured themselves, one line
+ * each: {@code truth KIND ENDPOINT VALUE} (KIND = alloc in bytes from the JVM's per-thread
+ * allocation counter, monitor or park in nanoseconds waited, measured around the acquisition;
+ * ENDPOINT = "-" outside any context).
+ *
+ * <p>Modes:
+ *
+ * <ul>
+ *   <li>{@code alloc}: endpoint /small allocates N byte arrays, /large 3N of the same size, at the
+ *       same time, each on its own thread.
+ *   <li>{@code lock}: endpoints /a and /b, two threads each, contend on one monitor (holding it 10
+ *       and 30 ms) and then on one ReentrantLock, rounds under their context.
+ *   <li>{@code select}: the same contention (holds of 20 ms) and some allocation, once under
+ *       context /in and once without any context.
+ *   <li>{@code live}: endpoint /kept allocates byte arrays it keeps, /dropped as many it drops;
+ *       then a garbage collection (System.gc()) before the JVM exits.
+ *   <li>{@code api OPTIONS}: without the agent, starts the profiler through the Java API with
+ *       OPTIONS (the library loaded late); under context /a a thread waits about 50 ms for the
+ *       monitor and then for the ReentrantLock, each held by a thread without context meanwhile,
+ *       and allocates; then stops the profiler.
+ * </ul>
+ */
+public final class EventsWorkload {
+  static final Object MONITOR = new Object();
+  static final ReentrantLock LOCK = new ReentrantLock();
+  static volatile Object sink;
+  static final List<byte[]> KEPT = new ArrayList<>();
+  private static ContextSetter setter;
+  private static int endpointSlot;
+
+  private EventsWorkload() {}
+
+  public static void main(String[] args) throws Exception {
+    setter = new ContextSetter(Profiler.getInstance(), List.of("endpoint"));
+    endpointSlot = setter.offsetOf("endpoint");
+    warmUp();
+    switch (args[0]) {
+      case "alloc":
+        runAll(allocator("/small", 150_000), allocator("/large", 450_000));
+        break;
+      case "lock":
+        {
+          CyclicBarrier phase = new CyclicBarrier(4);
+          runAll(
+              contender("/a", 10, 8, phase),
+              contender("/a", 10, 8, phase),
+              contender("/b", 30, 8, phase),
+              contender("/b", 30, 8, phase));
+          break;
+        }
+      case "select":
+        {
+          CyclicBarrier phase = new CyclicBarrier(2);
+          runAll(
+              contender("/in", 20, 6, phase),
+              contender("/in", 20, 6, phase),
+              allocator("/in", 60_000));
+          runAll(
+              contender(null, 20, 6, phase),
+              contender(null, 20, 6, phase),
+              allocator(null, 60_000));
+          break;
+        }
+      case "api":
+        {
+          Profiler.getInstance().start(args[1]);
+          CountDownLatch monitorHeld = new CountDownLatch(1);
+          CountDownLatch lockHeld = new CountDownLatch(1);
+          runAll(
+              holder(monitorHeld, lockHeld),
+              waiter("/a", monitorHeld, lockHeld),
+              allocator("/a", 20_000));
+          Profiler.getInstance().stop();
+          break;
+        }
+      case "live":
+        runAll(allocator("/kept", 50_000), allocator("/dropped", 50_000));
+        sink = null;
+        System.gc();
+        break;
+      default:
+        throw new IllegalArgumentException("mode: alloc, lock, select or live");
+    }
+  }
+
+  /**
+   * Loads and initializes on the main thread what the measured threads use, so that they do not
+   * wait for class loading or initialization locks inside their contexts.
+   */
+  private static void warmUp() {
+    for (String endpoint : new String[] {"/small", "/large", "/a", "/b", "/in"}) {
+      inContext(endpoint, () -> sink = new byte[1000]);
+    }
+    synchronized (MONITOR) {
+      sink = MONITOR;
+    }
+    LOCK.lock();
+    LOCK.unlock();
+    await(new CyclicBarrier(1));
+  }
+
+  private static void runAll(Runnable... work) throws InterruptedException {
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < work.length; i++) {
+      threads.add(new Thread(work[i], "events-" + i));
+    }
+    for (Thread thread : threads) {
+      thread.start();
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+  }
+
+  /** Runs {@code work} under context {@code endpoint} (none when null). */
+  private static void inContext(String endpoint, Runnable work) {
+    if (endpoint == null) {
+      work.run();
+      return;
+    }
+    try (ContextScope scope = setter.open(0xE7E7L, endpoint.hashCode(), 1)) {
+      setter.setAttribute(endpointSlot, endpoint);
+      work.run();
+    }
+  }
+
+  private static synchronized void report(String kind, String endpoint, long value) {
+    System.out.println("truth " + kind + " " + (endpoint == null ? "-" : endpoint) + " " + value);
+  }
+
+  private static Runnable allocator(String endpoint, int arrays) {
+    return () -> {
+      com.sun.management.ThreadMXBean bean =
+          (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+      long self = Thread.currentThread().getId();
+      long[] allocated = new long[1];
+      inContext(
+          endpoint,
+          () -> {
+            long before = bean.getThreadAllocatedBytes(self);
+            for (int i = 0; i < arrays; i++) {
+              byte[] array = new byte[1000];
+              sink = array;
+              if ("/kept".equals(endpoint)) {
+                KEPT.add(array);
+              }
+            }
+            allocated[0] = bean.getThreadAllocatedBytes(self) - before;
+          });
+      report("alloc", endpoint, allocated[0]);
+    };
+  }
+
+  /**
+   * {@code rounds} monitor acquisitions, then (after all contenders reach {@code phase}) as many
+   * ReentrantLock acquisitions, each held {@code holdMillis}; waits of at least 1 ms are summed.
+   */
+  private static Runnable contender(String endpoint, int holdMillis, int rounds, CyclicBarrier phase) {
+    return () -> {
+      long[] waited = new long[2];
+      for (int round = 0; round < rounds; round++) {
+        inContext(
+            endpoint,
+            () -> {
+              long start = System.nanoTime();
+              synchronized (MONITOR) {
+                waited[0] += countable(System.nanoTime() - start);
+                sleep(holdMillis);
+              }
+            });
+        sleep(1);
+      }
+      await(phase);
+      for (int round = 0; round < rounds; round++) {
+        inContext(
+            endpoint,
+            () -> {
+              long start = System.nanoTime();
+              LOCK.lock();
+              try {
+                waited[1] += countable(System.nanoTime() - start);
+                sleep(holdMillis);
+              } finally {
+                LOCK.unlock();
+              }
+            });
+        sleep(1);
+      }
+      report("monitor", endpoint, waited[0]);
+      report("park", endpoint, waited[1]);
+    };
+  }
+
+  /**
+   * Holds the monitor and then the lock for 50 ms each, saying so through the latches: the
+   * waiter's acquisitions certainly block.
+   */
+  private static Runnable holder(CountDownLatch monitorHeld, CountDownLatch lockHeld) {
+    return () -> {
+      synchronized (MONITOR) {
+        monitorHeld.countDown();
+        sleep(50);
+      }
+      LOCK.lock();
+      try {
+        lockHeld.countDown();
+        sleep(50);
+      } finally {
+        LOCK.unlock();
+      }
+    };
+  }
+
+  /** Waits for the holder's monitor, then for its lock, under context `endpoint`. */
+  private static Runnable waiter(
+      String endpoint, CountDownLatch monitorHeld, CountDownLatch lockHeld) {
+    return () ->
+        inContext(
+            endpoint,
+            () -> {
+              awaitLatch(monitorHeld);
+              synchronized (MONITOR) {
+                sink = MONITOR;
+              }
+              awaitLatch(lockHeld);
+              LOCK.lock();
+              LOCK.unlock();
+            });
+  }
+
+  private static void awaitLatch(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A wait counts toward the truth when it is at least 1 ms (the tests' lock= threshold). */
+  private static long countable(long nanos) {
+    return nanos >= 1_000_000 ? nanos : 0;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void await(CyclicBarrier barrier) {
+    try {
+      barrier.await();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

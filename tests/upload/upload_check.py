@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""Checks what pyroscope_receiver.py recorded for one upload_test.sh scenario.
+
+Usage: upload_check.py OUT REPOSITORY JFR_TOOL LABELS_PROTO EXPECT_JSON
+EXPECT_JSON: {"statuses": [..] (the statuses in order; "*200" = any number of 200s),
+              "path": "/pyro/ingest", "name": "...", "sampleRate": "100",
+              "all_chunks": true (every repository chunk file was uploaded, byte for byte)}
+
+For every accepted upload: the JFR part equals a chunk file of the repository, byte for byte;
+from/until are the chunk's time range in milliseconds (its header); and the labels snapshot
+(decoded by protoc with LABELS_PROTO) resolves every contextId the chunk's samples carry (JDK
+`jfr print --json`) to the labels of the chunk's ctxprof.Context events with that contextId.
+"""
+import glob
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import protoc_text  # noqa: E402
+
+
+def fail(message):
+    print("FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def chunk_millis(path):
+    with open(path, "rb") as f:
+        header = f.read(68)
+    start, duration = struct.unpack(">qQ", header[32:48])
+    return start // 1000000, max((start + duration) // 1000000, start // 1000000 + 1)
+
+
+def labels_of(path, proto):
+    """contextId -> {name: value} from a LabelsSnapshot file (empty if absent)."""
+    if not os.path.exists(path):
+        return {}
+    decoded = subprocess.run(
+        ["protoc", "--proto_path=" + os.path.dirname(proto),
+         "--decode=ctxprof.test.LabelsSnapshot", os.path.basename(proto)],
+        stdin=open(path, "rb"), capture_output=True, check=True, text=True).stdout
+    snapshot = protoc_text.parse(decoded, fail)
+    strings = {e["key"][0]: e.get("value", [""])[0] for e in snapshot.get("strings", [])}
+    contexts = {}
+    for entry in snapshot.get("contexts", []):
+        labels = {}
+        for label in entry.get("value", [{}])[0].get("labels", []):
+            labels[strings[label["key"][0]]] = strings[label["value"][0]]
+        contexts[entry["key"][0]] = labels
+    return contexts
+
+
+def events_of(path, jfr_tool):
+    text = subprocess.run([jfr_tool, "print", "--json", path], capture_output=True, check=True,
+                          text=True).stdout
+    return json.loads(text)["recording"]["events"]
+
+
+def check_labels(number, jfr_path, labels_path, jfr_tool, proto):
+    snapshot = labels_of(labels_path, proto)
+    context_labels, sample_ids = {}, set()
+    for event in events_of(jfr_path, jfr_tool):
+        values = event["values"]
+        if event["type"] == "ctxprof.Context":
+            want = {}
+            for field, name in (("traceId", "trace_id"), ("spanId", "span_id"),
+                                ("endpoint", "endpoint"), ("tenant", "tenant")):
+                if values.get(field) is not None:
+                    want[name] = values[field]
+            context_labels[values["contextId"]] = want
+        elif event["type"] in ("jdk.ExecutionSample", "profiler.WallClockSample"):
+            if "contextId" not in values:
+                fail("upload %d: %s without contextId" % (number, event["type"]))
+            if values["contextId"] != 0:
+                sample_ids.add(values["contextId"])
+    if not sample_ids and snapshot:
+        fail("upload %d: a labels snapshot for a chunk without context" % number)
+    for context_id in sample_ids:
+        if context_id not in snapshot:
+            fail("upload %d: contextId %d not in the labels snapshot" % (number, context_id))
+        if snapshot[context_id] != context_labels.get(context_id):
+            fail("upload %d: contextId %d: labels %r, the chunk's context %r" % (
+                number, context_id, snapshot[context_id], context_labels.get(context_id)))
+    return len(sample_ids)
+
+
+def main():
+    out, repository, jfr_tool, proto, expect_json = sys.argv[1:6]
+    expect = json.loads(expect_json)
+    requests = [json.loads(line) for line in open(os.path.join(out, "requests.jsonl"))]
+    for request in requests:
+        if request["problems"]:
+            fail("request %d: %s" % (request["number"], "; ".join(request["problems"])))
+    statuses = [r["status"] for r in requests]
+    want = expect["statuses"]
+    if want and want[-1] == "*200":
+        if statuses[:len(want) - 1] != want[:-1] or any(s != 200 for s in statuses[len(want) - 1:]):
+            fail("statuses %r, want %r" % (statuses, want))
+    elif statuses != want:
+        fail("statuses %r, want %r" % (statuses, want))
+    chunks = {open(p, "rb").read(): p for p in glob.glob(os.path.join(repository, "*.jfr"))}
+    uploaded = set()
+    contexts = 0
+    for request in requests:
+        if request["status"] != 200:
+            continue
+        number = request["number"]
+        for key in ("path", "name", "sampleRate"):
+            got = request["path"] if key == "path" else request["query"][key]
+            if got != expect[key]:
+                fail("request %d: %s %r, want %r" % (number, key, got, expect[key]))
+        if request["query"]["spyName"] != "ctxprof":
+            fail("request %d: spyName %r" % (number, request["query"]["spyName"]))
+        jfr_path = os.path.join(out, "%03d.jfr" % number)
+        chunk = chunks.get(open(jfr_path, "rb").read())
+        if chunk is None:
+            fail("request %d: the JFR part is no chunk file of %s" % (number, repository))
+        if chunk in uploaded:
+            fail("request %d: %s uploaded twice" % (number, chunk))
+        uploaded.add(chunk)
+        millis = chunk_millis(chunk)
+        got = (int(request["query"]["from"]), int(request["query"]["until"]))
+        if got != millis:
+            fail("request %d: from/until %r, the chunk header says %r" % (number, got, millis))
+        contexts += check_labels(number, jfr_path, os.path.join(out, "%03d.labels" % number),
+                                 jfr_tool, proto)
+    if expect.get("all_chunks") and len(uploaded) != len(chunks):
+        fail("%d of %d chunk files uploaded" % (len(uploaded), len(chunks)))
+    if uploaded and contexts == 0:
+        fail("no uploaded sample carries a context")
+    print("ok: %d requests (statuses %r), %d chunks uploaded, %d contexts resolved" % (
+        len(requests), statuses, len(uploaded), contexts))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+// OTLP profiles output: an opentelemetry.proto.profiles.v1development.ProfilesData message
+// (opentelemetry-proto v1.10+; not in this repository), encoded with ProtoWriter. Its field
+// numbers are those of ExportProfilesServiceRequest, so the file is also a valid request body for
+// POST /v1development/profiles.
+//
+// One ResourceProfiles with one ScopeProfiles (scope "ctxprof") holding one Profile per sample
+// kind present (profile.h): "cpu" and "wall", or "alloc", or "monitor" and "park". Each Profile,
+// in the OpenTelemetry profiler's conventions: sample_type ("samples", "count") for cpu and wall,
+// (kind, MeasureUnit) for the event kinds ("alloc"/"bytes", "monitor"/"nanoseconds"...),
+// period_type (kind, its unit) and period = the sampling interval when the recording gives it
+// (none for lock waits), time_unix_nano/duration_nano = the recording's range. A Sample is one
+// distinct (stack, attributes, link); it lists the time of each of its events in
+// timestamps_unix_nano: for cpu and wall a time once per sampling interval the event stands for
+// (the spec counts each timestamp as 1 when there are no values), so weights add up without a
+// values list; for the event kinds one time per event and, in values, its bytes or nanoseconds.
+//
+// Context: the LabelSource list (labels.h; default: the context attributes) becomes sample
+// attributes (string values); the trace and span ids become the sample's Link (16 and 8 bytes;
+// an absent id is zero bytes). The dictionary is shared by all profiles; every table starts with
+// its zero entry as the spec requires, and functions ("class.method", system name with the
+// descriptor), locations (one Line; no line number for frames without one) and stacks (leaf
+// first) are deduplicated. Locations carry the attribute "profile.frame.type" = "jvm",
+// "native" or "kernel".
+#ifndef CTXPROF_TOOLS_OTLP_H_
+#define CTXPROF_TOOLS_OTLP_H_
+
+#include <string>
+#include <vector>
+
+#include "tools/labels.h"
+#include "tools/profile.h"
+
+namespace ctxprof::tools {
+
+// The ProfilesData message of `profile` (not compressed).
+std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& labels);
+
+}  // namespace ctxprof::tools
+
+#endif  // CTXPROF_TOOLS_OTLP_H_
