@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/itimer_engine.h"
 #include "profiler/sampler/machine_context.h"
 #include "profiler/sampler/perf_callchain.h"
 #include "profiler/sampler/perf_engine.h"
@@ -79,6 +80,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
       break;
     case SI_KERNEL:
       engine = Engine::kITimer;
+      weight = ITimerEngine::SampleWeight();
       break;
     case SI_TKILL:
       if (info->si_pid != g_pid) {
