@@ -567,6 +567,14 @@ bool JavaFrameTypes::Init(JNIEnv* jni, std::string* error) {
   return true;
 }
 
+bool JavaFrameTypes::InCodeCache(uint64_t pc) {
+  if (!g_ready.load(std::memory_order_acquire)) return false;
+  for (int h = 0; h < g_layout.heap_count; h++) {
+    if (pc >= g_layout.heaps[h].low && pc < g_layout.heaps[h].high) return true;
+  }
+  return false;
+}
+
 int JavaFrameTypes::Assign(const char* java_thread, const void* ucontext, RawFrame* frames,
                            int count) {
   if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;

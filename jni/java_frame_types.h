@@ -68,6 +68,12 @@ class JavaFrameTypes {
   // JavaThread (java_thread_env.h) and `ucontext` the context ASGCT was given. Returns how many
   // leading frames it typed; the others are left as they were. Async-signal-safe.
   static int Assign(const char* java_thread, const void* ucontext, RawFrame* frames, int count);
+
+  // True when `pc` is in the VM's code cache (the interpreter, compiled Java code, stubs and
+  // adapters): where a native walk meets the Java frames. Compares with the code heaps' reserved
+  // bounds only (fixed for the VM's life); false before Init succeeded. Async-signal-safe; a
+  // JavaCodeProbe (profiler/sampler/signal_handler.h).
+  static bool InCodeCache(uint64_t pc);
 };
 
 }  // namespace ctxprof

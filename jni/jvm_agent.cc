@@ -272,6 +272,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   std::string walker_error;
   if (JavaStackWalker::Init(&walker_error)) {
     hooks.java_walk = JavaStackWalker::Walk;
+    hooks.java_code = JavaFrameTypes::InCodeCache;
   } else {
     PrintLine(walker_error);
   }

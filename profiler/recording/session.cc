@@ -181,10 +181,10 @@ MixedStack MixedStackOf(CStackKind cstack) {
       return MixedStack::kJavaOnly;
     case CStackKind::kNative:
       return MixedStack::kJavaElseNative;
-    case CStackKind::kJavaAndNative:
-      return MixedStack::kNativeThenJava;
+    case CStackKind::kMixed:
+      return MixedStack::kMixed;
   }
-  return MixedStack::kJavaElseNative;
+  return MixedStack::kMixed;
 }
 
 bool WantsEvents(const Options& options) {
@@ -320,6 +320,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
                                  options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
   handler_session.virtual_thread = hooks.virtual_thread;
+  handler_session.java_code = hooks.java_code;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 

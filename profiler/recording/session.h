@@ -75,6 +75,8 @@ struct RuntimeHooks {
   JavaStackWalk java_walk = nullptr;
   // The virtual thread a sample of a carrier thread belongs to (signal_handler.h).
   VirtualThreadProbe virtual_thread = nullptr;
+  // Where the native part of a mixed stack ends (signal_handler.h, cstack=dwarf|fp).
+  JavaCodeProbe java_code = nullptr;
   // Resolvers for a session's JFR recording, made on the thread that starts the session.
   std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
   std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;

@@ -57,8 +57,17 @@ int WalkStack(void* ucontext, RawFrame* frames, int depth, bool* truncated) {
       if (java > 0) return java;
       return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
     }
-    case MixedStack::kNativeThenJava: {
-      const int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+    case MixedStack::kMixed: {
+      int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+      const JavaCodeProbe java_code = g_session.java_code;
+      for (int i = 0; java_code != nullptr && i < native; i++) {
+        if (java_code(frames[i].id)) {
+          // The Java frames take over here; the walk's frames beyond are not native frames.
+          native = i;
+          *truncated = false;
+          break;
+        }
+      }
       return native + java_walk(ucontext, frames + native, depth - native);
     }
   }

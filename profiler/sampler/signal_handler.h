@@ -58,11 +58,21 @@ using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
 // handler on the interrupted thread; it must be async-signal-safe.
 using VirtualThreadProbe = uint64_t (*)();
 
+// The JVM layer's code-cache test (jni/java_frame_types.h): true when `pc` is in the VM's
+// generated code (interpreter, compiled methods, stubs). Async-signal-safe.
+using JavaCodeProbe = bool (*)(uint64_t pc);
+
 // Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
 enum class MixedStack : uint8_t {
   kJavaOnly,        // cstack=no: Java frames, or an empty stack
   kJavaElseNative,  // cstack=native: Java frames, or native frames when there are none
-  kNativeThenJava,  // cstack=java+native: native frames, then the Java frames
+  // cstack=dwarf|fp (the default): the native frames from the interrupted pc up to the first
+  // one in the VM's code (JavaCodeProbe), then the Java frames. So a Java native method's
+  // native callees sit above it (Deflater.deflateBytesBytes -> deflate in libz), compiled Java
+  // code gets no unnamed leaf, no Java frame appears twice, and the VM's thread start-up frames
+  // (below the Java frames) never appear; a thread without Java frames gets its whole native
+  // stack.
+  kMixed,
 };
 
 struct HandlerSession {
@@ -73,6 +83,7 @@ struct HandlerSession {
   StackWalker::Method unwind;
   JavaStackWalk java_walk = nullptr;            // nullptr: native frames only (native programs)
   VirtualThreadProbe virtual_thread = nullptr;  // nullptr: every sample is its OS thread's
+  JavaCodeProbe java_code = nullptr;            // kMixed: nullptr = no frame is Java code
   MixedStack mixed = MixedStack::kJavaElseNative;
 };
 

@@ -60,7 +60,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_EQ(options.wall_threads_per_tick, 4);
   EXPECT_EQ(options.depth, 64);
   EXPECT_EQ(options.unwind, UnwindKind::kFramePointer);
-  EXPECT_EQ(options.cstack, CStackKind::kJavaAndNative);
+  EXPECT_EQ(options.cstack, CStackKind::kMixed);
   EXPECT_EQ(options.clock, ClockKind::kMonotonic);
   EXPECT_EQ(options.signal, SIGRTMIN + 2);
   EXPECT_EQ(options.buffer_slots, 1024u);
