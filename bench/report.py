@@ -249,51 +249,70 @@ def context_section(options):
 # Java context writes (bench/java/io/ctxprof/ContextBench.java)
 
 JAVA_OPERATIONS = [
-    # (operation printed by ContextBench, its JNI twin, label, target in ns or None)
-    ("setAttribute (cached value)", "setAttribute via JNI", "setAttribute, cached value", 5.0),
-    ("setTraceContext", "setTraceContext via JNI", "setTraceContext", None),
-    ("clear", "clear via JNI", "clear", None),
+    # (operation printed by ContextBench, its JNI twin or None, label, target in ns or None).
+    # The fast path (ThreadHandle, AttributeValue, the one-write open) carries issue 14's targets;
+    # the ContextSetter rows keep the targets they had before the fast path existed.
+    ("setAttribute (handle, AttributeValue)", "setAttribute via JNI",
+     "setAttribute: `ThreadHandle` + `AttributeValue` (fast path)", 3.0),
+    ("setAttribute (handle, cached String)", None,
+     "setAttribute: `ThreadHandle` + String (cached id)", None),
+    ("setAttribute (cached value)", "setAttribute via JNI",
+     "setAttribute: `ContextSetter` + String (cached id)", 5.0),
+    ("setTraceContext", "setTraceContext via JNI", "setTraceContext: `ContextSetter`", None),
+    ("clear", "clear via JNI", "clear: `ContextSetter`", None),
+    ("span lifecycle (handle, one-write open)", "span lifecycle via JNI",
+     "span lifecycle: `ThreadHandle.open(trace, 2 attributes)` in one write + close (fast path)",
+     15.0),
+    ("span lifecycle (handle, AttributeValues)", "span lifecycle via JNI",
+     "span lifecycle: `ThreadHandle.open(trace)` + 2 `setAttribute` + close", None),
     ("span lifecycle (open trace + 2 attributes, close restores)", "span lifecycle via JNI",
-     "span lifecycle: open (trace) + 2 attributes + close (restore)", 20.0),
+     "span lifecycle: `ContextSetter.open(trace)` + 2 `setAttribute(String)` + close", 20.0),
 ]
-JAVA_LINE = re.compile(r"^(.*?)\s+([0-9.]+) ns\s+\[([0-9.]+) \.\. ([0-9.]+)\]$")
+JAVA_LINE = re.compile(r"^(.*?)\s+([0-9.]+) ns\s+\[([0-9.]+) \.\. ([0-9.]+)\]\s+([0-9.]+) B/op$")
+JAVA_HEADER = re.compile(r"^Java (\S+) \(block access: (\w+)\)")
 
 
 def java_bench(options, jdk):
     arguments = (["--forks", "1", "--warmups", "1", "--iterations", "2", "--millis", "50"]
                  if options.quick else ["--forks", "3"])
-    output = run([jdk + "/bin/java", "-Dctxprof.library=" + options.library, "-cp",
+    output = run([jdk + "/bin/java", "--enable-native-access=ALL-UNNAMED",
+                  "-Dctxprof.library=" + options.library, "-cp",
                   options.api_jar + ":" + options.bench_jar, "io.ctxprof.ContextBench"]
                  + arguments, timeout=1200)
-    results = {}
+    results, access = {}, None
     for line in output.splitlines():
         match = JAVA_LINE.match(line.strip())
         if match:
-            results[match.group(1)] = tuple(float(match.group(i)) for i in (2, 3, 4))
-    return results, " ".join(arguments)
+            results[match.group(1)] = tuple(float(match.group(i)) for i in (2, 3, 4, 5))
+        header = JAVA_HEADER.match(line.strip())
+        if header:
+            access = header.group(2)
+    if access is None:
+        raise ReportError("ContextBench on %s printed no block access:\n%s" % (jdk, output))
+    return results, access, " ".join(arguments)
 
 
 def java_section(options):
-    columns = []
+    columns, accesses = [], []
     for jdk in options.jdks:
         log("Java context writes on %s" % options.jdk_names[jdk])
-        results, arguments = java_bench(options, jdk)
+        results, access, arguments = java_bench(options, jdk)
         columns.append((options.jdk_names[jdk], results))
-    header = "| Operation | " + " | ".join(
-        name + " (median [fork medians])" for name, _ in columns) + " | Through JNI | Target |"
-    rows = [header, "|---|" + "---:|" * len(columns) + "---:|---|"]
+        accesses.append("%s: %s" % (options.jdk_names[jdk], access))
+    header = ("| Operation | " + " | ".join(name + " (median [fork medians])" for name, _ in columns)
+              + " | Allocated | Through JNI | Target |")
+    rows = [header, "|---|" + "---:|" * len(columns) + "---:|---:|---|"]
     for operation, jni_operation, label, target in JAVA_OPERATIONS:
-        cells, jni = [], []
-        worst = 0.0
+        cells, jni, allocated = [], [], []
         for name, results in columns:
-            if operation not in results:
-                raise ReportError("ContextBench on %s printed no '%s'" % (name, operation))
-            value, low, high = results[operation]
-            worst = max(worst, value)
+            for wanted in filter(None, (operation, jni_operation)):
+                if wanted not in results:
+                    raise ReportError("ContextBench on %s printed no '%s'" % (name, wanted))
+            value, low, high, bytes_per_op = results[operation]
             cells.append("%.1f ns %s" % (value, spread([low, high], "%.1f")))
-            if jni_operation not in results:
-                raise ReportError("ContextBench on %s printed no '%s'" % (name, jni_operation))
-            jni.append("%.0f" % results[jni_operation][0])
+            allocated.append("%.0f B" % bytes_per_op)
+            if jni_operation:
+                jni.append("%.0f" % results[jni_operation][0])
         goal = ""
         if target:
             verdicts = [
@@ -302,17 +321,25 @@ def java_section(options):
                                        results[operation][0] <= target))
                 for name, results in columns]
             goal = "≤ %g ns — %s" % (target, ", ".join(verdicts))
-        rows.append("| %s | %s | %s ns | %s |" % (label, " | ".join(cells), " / ".join(jni), goal))
+        rows.append("| %s | %s | %s | %s | %s |" % (
+            label, " | ".join(cells), " / ".join(allocated),
+            " / ".join(jni) + " ns" if jni else "", goal))
     skipped = ("" if len(options.jdks) > 1 else
                "\nJDK 25 (Temurin) is not installed here: only JDK 17 was measured.\n")
     return ("## Context write costs, Java\n\n"
             "`bazel run -c opt //bench:java_context_bench -- %s` on each JDK. JMH is not "
             "available offline; `ContextBench` forks JVMs, warms up, measures in batches, feeds "
-            "a blackhole and reports the median and the range of the per-fork medians. On JDK "
-            "≤ 23 the API writes through `sun.misc.Unsafe`; JDK 24+ warn on Unsafe memory "
-            "access (JEP 498), so there it writes through the direct ByteBuffer. \"Through JNI\" "
-            "is the same operation as a JNI call per write, for comparison.\n%s\n"
-            % (arguments, skipped) + "\n".join(rows) + "\n")
+            "a blackhole and reports the median and the range of the per-fork medians of the "
+            "measuring thread's **CPU time** per operation (on this shared machine wall time "
+            "mostly measures descheduling), and the bytes it allocated per operation. Block "
+            "access (docs/JAVA.md): %s — `sun.misc.Unsafe` up to JDK 21, `MemorySegment` from "
+            "JDK 22 (the jar's multi-release classes; JDK 24+ warn on Unsafe memory access). "
+            "The fast path is a `ThreadHandle` the caller keeps (no ThreadLocal lookup) with "
+            "pre-interned `AttributeValue`s (no value lookup); the span's fast path is the "
+            "one-write `open`, which sets the trace and both attributes under one sequence bump. "
+            "\"Through JNI\" is the same operation as a JNI call per write (the path of virtual "
+            "threads), for comparison.\n%s\n"
+            % (arguments, "; ".join(accesses), skipped) + "\n".join(rows) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,7 +428,11 @@ def writer_section(options):
             "thread's encoding of samples into JFR chunks (32-frame stacks, 16 threads, contexts "
             "changing every ~20 samples), written to a file. At 10 % new stacks about half of the "
             "bytes are stack-trace pool entries of never-seen stacks (JFR has no prefix sharing); "
-            "a sample event with an unchanged stack and context is ~13 bytes.\n\n"
+            "a sample event with an unchanged stack and context is ~13 bytes. The bench writes a "
+            "file= recording flushed every second, and in file mode every flush ends a chunk "
+            "(so that every reader reads the file while it grows, docs/JFR.md), which repeats the "
+            "metadata and the pool entries of the stacks its samples use: here most of the "
+            "bytes; a longer flush= makes fewer chunks.\n\n"
             + "\n".join(rows) + "\n")
 
 

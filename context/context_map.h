@@ -62,6 +62,12 @@ class ContextMap {
 
   size_t capacity() const { return capacity_; }
 
+  // The first block (tid 0); the map is capacity() contiguous blocks. For a front end that
+  // writes blocks in place from another language (the Java API maps the whole range once and
+  // names each thread's block by its offset, java/src/io/ctxprof/BlockMemory.java); each block
+  // still has a single writer, its own thread.
+  ContextBlock* blocks() { return blocks_; }
+
   // The block of `tid`, or nullptr (counted) when tid < 0 or tid >= capacity().
   ContextBlock* BlockFor(pid_t tid) {
     if (static_cast<size_t>(tid) < capacity_) return &blocks_[tid];

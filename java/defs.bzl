@@ -1,18 +1,39 @@
 """Builds jars with the local JDK's javac/jar: Bazel's java rules need downloads we can't make."""
 
-def java_jar(name, srcs, deps = [], release = "11", visibility = None):
+load("@local_jdk22//:defs.bzl", "JDK22_JAR", "JDK22_JAVAC")
+
+def java_jar(name, srcs, deps = [], release = "11", srcs_22 = [], visibility = None):
     """Compiles `srcs` against the `deps` jars into `<name>.jar` (Java `release` bytecode).
+
+    `srcs_22` are classes for JDK 22 and later: when a JDK 22+ javac is installed
+    (@local_jdk22), they are compiled against the others with `--release 22` and stored under
+    META-INF/versions/22 of a multi-release jar, where JDK 22+ find them first; otherwise the jar
+    has only the `srcs` classes, which then serve every JDK.
 
     Lint warnings are errors, except `try` (a scope held only for its close() is the idiom).
     """
+    versioned = srcs_22 and JDK22_JAVAC
+    compile_22 = """
+versioned=$$(mktemp -d)
+$(location {javac22}) --release 22 -Xlint:all,-try -Werror -encoding UTF-8 \\
+    -cp "$$classes$${{cp}}" -d "$$versioned" {srcs_22}
+$(location {jar22}) --create --file $@ -C "$$classes" . --release 22 -C "$$versioned" .
+rm -rf "$$versioned"
+""".format(
+        javac22 = JDK22_JAVAC,
+        jar22 = JDK22_JAR,
+        srcs_22 = " ".join(["$(locations %s)" % s for s in srcs_22]),
+    ) if versioned else """
+$(location @local_jdk//:bin/jar) --create --file $@ -C "$$classes" .
+"""
     native.genrule(
         name = name,
-        srcs = srcs + deps,
+        srcs = srcs + srcs_22 + deps,
         outs = [name + ".jar"],
         tools = [
             "@local_jdk//:bin/javac",
             "@local_jdk//:bin/jar",
-        ],
+        ] + ([JDK22_JAVAC, JDK22_JAR] if versioned else []),
         cmd = """
 set -eu
 classes=$$(mktemp -d)
@@ -20,12 +41,13 @@ cp=""
 for dep in {deps}; do cp="$$cp:$$dep"; done
 $(location @local_jdk//:bin/javac) --release {release} -Xlint:all,-try -Werror -encoding UTF-8 \\
     -cp "$${{cp#:}}" -d "$$classes" {srcs}
-$(location @local_jdk//:bin/jar) --create --file $@ -C "$$classes" .
+{package}
 rm -rf "$$classes"
 """.format(
             deps = " ".join(["$(locations %s)" % d for d in deps]),
             srcs = " ".join(["$(locations %s)" % s for s in srcs]),
             release = release,
+            package = compile_22,
         ),
         visibility = visibility,
     )

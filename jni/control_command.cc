@@ -1,5 +1,7 @@
 #include "jni/control_command.h"
 
+#include <algorithm>
+
 namespace ctxprof {
 namespace {
 
@@ -25,14 +27,43 @@ Status Start(Profiler* profiler, const std::string& options, std::string* answer
   return status;
 }
 
+// dump,file=<path>[,format=jfr|collapsed]
 Status Dump(Profiler* profiler, const std::string& args, std::string* answer) {
-  if (args.rfind("file=", 0) != 0 || args.size() == 5 || args.find(',', 5) != std::string::npos) {
-    return Status::InvalidArgument("'" + args +
-                                   "' is not file=<path>; use dump,file=/path/profile.txt");
+  std::string path, format_name;
+  bool has_format = false;
+  size_t start = 0;
+  while (start <= args.size()) {
+    const size_t comma = std::min(args.find(',', start), args.size());
+    const std::string option = args.substr(start, comma - start);
+    if (option.rfind("file=", 0) == 0 && path.empty() && option.size() > 5) {
+      path = option.substr(5);
+    } else if (option.rfind("format=", 0) == 0 && !has_format) {
+      format_name = option.substr(7);
+      has_format = true;
+    } else {
+      return Status::InvalidArgument(
+          "'" + args +
+          "' is not file=<path>[,format=jfr|collapsed]; use dump,file=/path/profile.jfr");
+    }
+    start = comma + 1;
   }
-  const std::string path = args.substr(5);
-  const Status status = profiler->Dump(path);
-  if (status.ok()) *answer = "dumped collapsed stacks to " + path;
+  if (path.empty()) {
+    return Status::InvalidArgument("'" + args + "' names no file; use dump,file=/path/profile.jfr");
+  }
+  DumpFormat format;
+  std::string error;
+  if (!ParseDumpFormat(has_format ? format_name : "", path, &format, &error) ||
+      (has_format && format_name.empty())) {
+    return Status::InvalidArgument(has_format && format_name.empty()
+                                       ? "format= needs jfr or collapsed"
+                                       : error + "; use format=jfr or format=collapsed");
+  }
+  const Status status = profiler->Dump(path, format);
+  if (status.ok()) {
+    *answer =
+        (format == DumpFormat::kJfr ? "dumped JFR recording to " : "dumped collapsed stacks to ") +
+        path;
+  }
   return status;
 }
 

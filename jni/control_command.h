@@ -5,8 +5,11 @@
 //   start[,<options>]   Profiler::Start (options: profiler/options.h); "started" or
 //                       "started; <notes>" (e.g. an engine fallback)
 //   stop                Profiler::Stop; "stopped; <status text>"
-//   dump,file=<path>    Profiler::Dump (collapsed stacks of the current or last session);
-//                       "dumped collapsed stacks to <path>"
+//   dump,file=<path>[,format=jfr|collapsed]
+//                       Profiler::Dump: what the current (or last) session recorded so far, as
+//                       JFR, or as collapsed stacks when format=collapsed or the path ends in
+//                       .txt or .collapsed; "dumped JFR recording to <path>" or "dumped
+//                       collapsed stacks to <path>"
 //   status              the status text: "running; engine=...; samples=N; drops=N;
 //                       recording=<path>; recorded=N" (and the recording's error, if any)
 //

@@ -11,9 +11,9 @@
 // the path and the OS error.
 //
 // None of the others is on the platform-thread write path (Java writes its block directly); they
-// run once per thread (threadBlock0), once per distinct value (intern0), once per setter
-// (registerAttributes0, slotOf0), or per write for virtual threads (the *Jni0 setters, which
-// write through ThreadContext like the C API).
+// run once per process (layout0, contextMap0), once per thread (threadBlock0), once per distinct
+// value (intern0), once per setter (registerAttributes0, slotOf0), or per write for virtual
+// threads (the *Jni0 setters, which write through ThreadContext like the C API).
 #include <jni.h>
 
 #include <algorithm>
@@ -122,6 +122,17 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_threadBlock0(JNIEnv* env, jclas
   ContextBlock* block = ThreadContext::OwnBlock();
   if (block == nullptr) return nullptr;
   return env->NewDirectByteBuffer(block, sizeof(ContextBlock));
+}
+
+JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass) {
+  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  if (store == nullptr) return nullptr;
+  ctxprof::ContextMap& map = store->map();
+  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB: within a buffer's int capacity.
+  static_assert(ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) <= 0x7fffffff,
+                "the whole map must fit one direct buffer");
+  return env->NewDirectByteBuffer(map.blocks(),
+                                  static_cast<jlong>(map.capacity() * sizeof(ContextBlock)));
 }
 
 JNIEXPORT jlong JNICALL Java_io_ctxprof_Native_blockAddress0(JNIEnv* env, jclass, jobject block) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "jni/java_frame_types.h"
 #include "jni/java_thread_env.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
@@ -142,15 +143,19 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
   asgct(&trace, max_depth, ucontext);
   const jint failure = trace.num_frames;
+  ucontext_t caller;
+  const void* walked = ucontext;  // the context ASGCT's frames come from
   if (IsUnwalkableJava(failure)) {
-    ucontext_t caller;
     for (bool frame_pointer : {true, false}) {
       if (!CallerContext(*static_cast<const ucontext_t*>(ucontext), frame_pointer, &caller)) {
         continue;
       }
       trace.num_frames = 0;
       asgct(&trace, max_depth, &caller);
-      if (trace.num_frames > 0) break;
+      if (trace.num_frames > 0) {
+        walked = &caller;
+        break;
+      }
     }
   }
   if (trace.num_frames <= 0) {
@@ -172,7 +177,16 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
       out.kind = FrameKind::kJavaNative;
     } else {
       out.bci = frame.lineno;
-      out.kind = IsCompiled(id) ? FrameKind::kJavaJit : FrameKind::kJavaInterpreted;
+      out.kind = FrameKind::kJavaJit;  // until JavaFrameTypes says what it is
+    }
+  }
+  // The VM says what the frames are; where it cannot, CompiledMethodLoad's record decides.
+  const int typed =
+      JavaFrameTypes::Assign(JavaThreadEnv::ThreadOf(env), walked, frames, trace.num_frames);
+  for (int i = typed; i < trace.num_frames; i++) {
+    RawFrame& out = frames[i];
+    if (out.kind != FrameKind::kJavaNative && !IsCompiled(out.id)) {
+      out.kind = FrameKind::kJavaInterpreted;
     }
   }
   return trace.num_frames;

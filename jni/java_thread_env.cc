@@ -70,4 +70,9 @@ JNIEnv* JavaThreadEnv::Current() {
   return reinterpret_cast<JNIEnv*>(env);
 }
 
+const char* JavaThreadEnv::ThreadOf(JNIEnv* env) {
+  if (env == nullptr || g_key.load(std::memory_order_acquire) < 0) return nullptr;
+  return reinterpret_cast<const char*>(env) - g_env_offset;
+}
+
 }  // namespace ctxprof

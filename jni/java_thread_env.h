@@ -49,6 +49,9 @@ class JavaThreadEnv {
   static bool Resolve(JNIEnv* jni, std::string* error);
   // The calling thread's JNIEnv, or nullptr (not resolved, not a Java thread). Async-signal-safe.
   static JNIEnv* Current();
+  // The JavaThread that embeds `env` (a JNIEnv of this VM), or nullptr before Resolve succeeded.
+  // Async-signal-safe (arithmetic only; reads nothing).
+  static const char* ThreadOf(JNIEnv* env);
 };
 
 }  // namespace ctxprof

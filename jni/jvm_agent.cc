@@ -9,6 +9,7 @@
 #include "context/context_map.h"
 #include "context/thread_context.h"
 #include "jni/attach_command.h"
+#include "jni/java_frame_types.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
 #include "jni/jvm_events.h"
@@ -78,12 +79,17 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 }
 
 // Lets the signal handler find every Java thread's JNIEnv from HotSpot's own thread-local
-// (java_thread_env.h); `jni` is the calling thread's.
-void ResolveJavaThreadEnv(JNIEnv* jni) {
+// (java_thread_env.h) and type Java frames from the VM's code cache (java_frame_types.h); `jni`
+// is the calling thread's. Needs an initialised VM (VMInit or later).
+void ReadVmStructures(JNIEnv* jni) {
   std::string error;
   if (!JavaThreadEnv::Resolve(jni, &error)) {
     PrintLine("cannot find the JVM's current-thread key: " + error +
               "; Java frames only on threads that called into libctxprof");
+  }
+  if (!JavaFrameTypes::Init(jni, &error)) {
+    PrintLine("cannot read the JVM's code cache layout: " + error +
+              "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
   }
 }
 
@@ -102,7 +108,7 @@ void StartSession(const std::string& options) {
 void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   CreateAllMethodIds(jvmti, jni);
   AdoptCurrentThread(jvmti, jni, thread);
-  ResolveJavaThreadEnv(jni);
+  ReadVmStructures(jni);
   if (g_start_at_init) StartSession(g_start_options);
 }
 
@@ -251,10 +257,14 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
     Check(jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr),
           "SetEventNotificationMode");
   }
+  bool virtual_thread_events = false;
   if (has_virtual_threads) {
     std::string vt_error;
-    if (!VirtualThreads::Enable(jvmti, &vt_error)) {
-      PrintLine("virtual threads: " + vt_error + "; their context is not saved across unmounts");
+    virtual_thread_events = VirtualThreads::Enable(jvmti, &vt_error);
+    if (!virtual_thread_events) {
+      PrintLine("virtual threads: " + vt_error +
+                "; their context is not saved across unmounts and their samples belong to their "
+                "carriers");
     }
   }
 
@@ -262,9 +272,11 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   std::string walker_error;
   if (JavaStackWalker::Init(&walker_error)) {
     hooks.java_walk = JavaStackWalker::Walk;
+    hooks.java_code = JavaFrameTypes::InCodeCache;
   } else {
     PrintLine(walker_error);
   }
+  if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
   hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
   hooks.background_start = AttachBackgroundThread;
@@ -278,7 +290,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (live) {
     JNIEnv* jni = nullptr;
     if (vm->GetEnv(reinterpret_cast<void**>(&jni), JNI_VERSION_1_6) == JNI_OK) {
-      ResolveJavaThreadEnv(jni);
+      ReadVmStructures(jni);
       CreateAllMethodIds(jvmti, jni);
       jthread thread = nullptr;
       if (jvmti->GetCurrentThread(&thread) == JVMTI_ERROR_NONE) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "jni/jvm_threads.h"
+#include "jni/virtual_threads.h"
 
 namespace ctxprof {
 namespace {
@@ -21,8 +22,7 @@ JfrFrameType TypeOf(FrameKind kind) {
       // class in async-profiler's converter, which names the Native frames of a recording that
       // has a Kernel frame type (ours) by method alone: "poll" for "sun.nio.ch.Net.poll".
       return JfrFrameType::kJitCompiled;
-    case FrameKind::kKernel:
-      return JfrFrameType::kKernel;
+    case FrameKind::kKernel:  // named and typed by NativeFrameResolver
     case FrameKind::kNative:
     case FrameKind::kJavaUnwalkable:
       break;
@@ -48,7 +48,7 @@ std::string InternalClassName(const std::string& signature) {
 }
 
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
-  if (frame.kind == FrameKind::kNative) {
+  if (frame.kind == FrameKind::kNative || frame.kind == FrameKind::kKernel) {
     native_.Resolve(frame, out);
     return;
   }
@@ -117,5 +117,7 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
   if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
 }
+
+std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }
 
 }  // namespace ctxprof

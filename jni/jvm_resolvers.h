@@ -4,7 +4,7 @@
 // form ("java/lang/String"), method name and descriptor, and the line of the bci from the
 // method's line number table. A jmethodID that is null or no longer valid (its class was
 // unloaded) becomes class "[unknown]", method "jmethodID 0x..." rather than an error; a
-// method without a line table gets line -1. Native frames go to NativeFrameResolver.
+// method without a line table gets line -1. Native and kernel frames go to NativeFrameResolver.
 //
 // JvmThreadResolver answers from JvmThreads (jni/jvm_threads.h): the Java name and Thread id
 // recorded when the thread started (or first called libctxprof); other threads (VM threads,
@@ -47,6 +47,8 @@ std::string InternalClassName(const std::string& signature);
 class JvmThreadResolver : public ThreadResolver {
  public:
   void Resolve(int32_t tid, ResolvedThread* out) override;
+  // From VirtualThreads (jni/virtual_threads.h).
+  std::string VirtualThreadName(uint64_t id) override;
 
  private:
   NativeThreadResolver native_;

@@ -1,8 +1,11 @@
 #include "jni/virtual_threads.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 
 #include "context/context_block.h"
 #include "context/thread_context.h"
@@ -11,6 +14,66 @@
 // context) is the carrier's block: the one its samples read while the virtual thread is mounted.
 namespace ctxprof {
 namespace {
+
+__thread uint64_t t_mounted __attribute__((tls_model("initial-exec"))) = 0;
+
+// java.lang.Thread's `tid` and `name` fields, looked up by the first callback (the JNIEnv that
+// needs comes with the callbacks). A race between carriers stores the same ids.
+std::atomic<jfieldID> g_tid_field{nullptr};
+std::atomic<jfieldID> g_name_field{nullptr};
+
+std::mutex g_names_mutex;
+auto* g_names = new std::unordered_map<uint64_t, std::string>();  // guarded by g_names_mutex
+
+bool ResolveFields(JNIEnv* jni) {
+  if (g_tid_field.load(std::memory_order_acquire) != nullptr) return true;
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  if (thread_class == nullptr) {
+    jni->ExceptionClear();
+    return false;
+  }
+  jfieldID tid = jni->GetFieldID(thread_class, "tid", "J");
+  jfieldID name =
+      tid != nullptr ? jni->GetFieldID(thread_class, "name", "Ljava/lang/String;") : nullptr;
+  jni->DeleteLocalRef(thread_class);
+  if (tid == nullptr || name == nullptr) {
+    jni->ExceptionClear();
+    return false;
+  }
+  g_name_field.store(name, std::memory_order_relaxed);
+  g_tid_field.store(tid, std::memory_order_release);
+  return true;
+}
+
+// The virtual thread's java.lang.Thread id, 0 when it cannot be read.
+uint64_t IdOf(JNIEnv* jni, jthread thread) {
+  if (jni == nullptr || thread == nullptr || !ResolveFields(jni)) return 0;
+  return static_cast<uint64_t>(
+      jni->GetLongField(thread, g_tid_field.load(std::memory_order_acquire)));
+}
+
+// Remembers the name of a virtual thread that has one.
+void RecordName(JNIEnv* jni, jthread thread, uint64_t id) {
+  if (id == 0) return;
+  auto name = static_cast<jstring>(
+      jni->GetObjectField(thread, g_name_field.load(std::memory_order_relaxed)));
+  if (name == nullptr) return;
+  if (jni->GetStringLength(name) > 0) {
+    const char* chars = jni->GetStringUTFChars(name, nullptr);
+    if (chars != nullptr) {
+      std::lock_guard<std::mutex> lock(g_names_mutex);
+      (*g_names)[id] = chars;
+    }
+    if (chars != nullptr) jni->ReleaseStringUTFChars(name, chars);
+  }
+  jni->DeleteLocalRef(name);
+}
+
+// The extension events' parameters after the jvmtiEnv: (JNIEnv*, jthread virtual thread).
+void MountArguments(va_list arguments, JNIEnv** jni, jthread* thread) {
+  *jni = va_arg(arguments, JNIEnv*);
+  *thread = va_arg(arguments, jthread);
+}
 
 // The snapshot of the current (virtual) thread; created when `create`.
 ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
@@ -29,6 +92,13 @@ ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
 }
 
 void JNICALL OnMount(jvmtiEnv* jvmti, ...) {
+  va_list arguments;
+  va_start(arguments, jvmti);
+  JNIEnv* jni;
+  jthread thread;
+  MountArguments(arguments, &jni, &thread);
+  va_end(arguments);
+  t_mounted = IdOf(jni, thread);
   const ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot != nullptr) {
     ThreadContext::SetAll(*snapshot);
@@ -41,6 +111,7 @@ void JNICALL OnUnmount(jvmtiEnv* jvmti, ...) {
   ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/true);
   if (snapshot != nullptr) ThreadContext::Read(snapshot);
   ThreadContext::Clear();
+  t_mounted = 0;
 }
 
 bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callback,
@@ -95,14 +166,31 @@ bool VirtualThreads::Enable(jvmtiEnv* jvmti, std::string* error) {
   return true;
 }
 
-void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv*, jthread) { ThreadContext::Clear(); }
+void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  ThreadContext::Clear();
+  t_mounted = IdOf(jni, thread);
+  RecordName(jni, thread, t_mounted);
+}
 
 void JNICALL VirtualThreads::OnEnd(jvmtiEnv* jvmti, JNIEnv*, jthread) {
   ThreadContext::Clear();
+  if (t_mounted != 0) {
+    std::lock_guard<std::mutex> lock(g_names_mutex);
+    g_names->erase(t_mounted);
+  }
+  t_mounted = 0;
   ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot == nullptr) return;
   jvmti->SetThreadLocalStorage(nullptr, nullptr);
   delete snapshot;
+}
+
+uint64_t VirtualThreads::Mounted() { return t_mounted; }
+
+std::string VirtualThreads::NameOf(uint64_t id) {
+  std::lock_guard<std::mutex> lock(g_names_mutex);
+  const auto found = g_names->find(id);
+  return found != g_names->end() ? found->second : "";
 }
 
 }  // namespace ctxprof

@@ -1,28 +1,31 @@
-// VmStructs: the sizes of HotSpot's C++ types, from the table libjvm.so exports for its
-// serviceability agent. Read at agent load only, never in a signal handler.
+// VmStructs: the layout of HotSpot's C++ types, from the tables libjvm.so exports for its
+// serviceability agent. Read off the signal path only (agent load, VMInit); the signal-path code
+// that uses the layout (java_frame_types.h) keeps the numbers it needs in its own variables.
 //
 // What is read (data symbols of libjvm.so, version SUNWprivate_1.1; exported by every HotSpot
 // since JDK 6, seen on OpenJDK 17.0.21 and Temurin 25.0.3, and declared in JDK 21's
 // vmStructs.cpp):
-//   gHotSpotVMTypes                     address of the first type entry; the array ends with an
-//                                       entry whose type name is NULL
-//   gHotSpotVMTypeEntryArrayStride      bytes from one entry to the next (40 on 17 and 25)
-//   gHotSpotVMTypeEntryTypeNameOffset   where an entry keeps its `const char*` type name
-//   gHotSpotVMTypeEntrySizeOffset       where an entry keeps sizeof(type) as a uint64_t
-// The entry layout comes from those descriptor symbols, never from constants here.
+//   gHotSpotVMTypes          type entries: name, sizeof; ends with a NULL name
+//   gHotSpotVMStructs        field entries: type name, field name, type string, is-static,
+//                            offset (instance fields) or address (static fields); ends with a
+//                            NULL type name
+//   gHotSpotVMIntConstants   name, int value; ends with a NULL name
+// and, for each table, the descriptor symbols that say where an entry keeps each column and
+// how far apart entries are (gHotSpotVMTypeEntryArrayStride, ...EntryTypeNameOffset, ...). The
+// entry layout comes from those descriptors, never from constants here.
 //
 // How the reads are guarded: libjvm is the library that holds the JNI function table of the VM
 // that loaded us (dladdr of a JNIEnv function, then dlopen RTLD_NOLOAD of that file), so no other
-// JVM's table is read. Every symbol must exist; the stride must be a multiple of 8 and leave room
-// for both fields at their offsets; the walk stops after kMaxTypes entries. The table is the
-// library's own static data (written once by its static initialisers, before any agent runs),
-// so once the symbols exist the reads cannot fault and no FaultGuard is needed.
+// JVM's table is read. Every symbol must exist; strides must be multiples of 8 and leave room for
+// the columns at their offsets; walks stop after kMaxEntries entries. The tables are the
+// library's own static data (written by its static initialisers, before any agent runs), so
+// once the symbols exist the reads cannot fault and no FaultGuard is needed.
 //
-// Why only types: the field table (gHotSpotVMStructs) does not list JavaThread's JNIEnv
-// (_jni_environment) in JDK 17, 21 or 25, so java_thread_env.h measures its offset and uses
-// the type sizes here to check the measurement.
+// The field table does not list JavaThread's JNIEnv (_jni_environment) in JDK 17, 21 or 25, so
+// java_thread_env.h measures that offset and uses the type sizes here to check it.
 //
-// Thread safety: Open and TypeSize may run on any thread; a VmStructs is immutable once opened.
+// Thread safety: Open and the lookups may run on any thread; a VmStructs is immutable once
+// opened.
 #ifndef CTXPROF_JNI_VM_STRUCTS_H_
 #define CTXPROF_JNI_VM_STRUCTS_H_
 
@@ -35,20 +38,54 @@ namespace ctxprof {
 
 class VmStructs {
  public:
-  // Finds libjvm through `jni` (any JNIEnv of the running VM) and its type table. False with
-  // *error naming the missing piece (e.g. not a HotSpot VM).
+  // A field of a HotSpot type as the struct table describes it.
+  struct Field {
+    // The field's C++ type as HotSpot spells it ("int", "int16_t", "address", "OopHandle", ...):
+    // the width of a number field differs between JDKs (CodeBlob::_frame_complete_offset is an
+    // int in 17, an int16_t in 25).
+    std::string type;
+    bool is_static = false;
+    uint64_t offset = 0;            // instance field: bytes from the object's start
+    const void* address = nullptr;  // static field: where it lives
+  };
+
+  // Finds libjvm through `jni` (any JNIEnv of the running VM) and its tables. False with *error
+  // naming the missing piece (e.g. not a HotSpot VM).
   static bool Open(JNIEnv* jni, VmStructs* out, std::string* error);
 
   // sizeof(`type`) in the running VM, or 0 when the table does not list it.
   uint64_t TypeSize(const std::string& type) const;
+  // `type`::`field`; false when the table does not list it.
+  bool FindField(const std::string& type, const std::string& field, Field* out) const;
+  // An int constant such as "frame::entry_frame_call_wrapper_offset"; false when not listed.
+  bool IntConstant(const std::string& name, int32_t* value) const;
 
  private:
-  static constexpr int kMaxTypes = 1 << 16;
+  static constexpr int kMaxEntries = 1 << 16;
 
-  const char* types_ = nullptr;  // the first entry
-  uint64_t stride_ = 0;
-  uint64_t name_offset_ = 0;
-  uint64_t size_offset_ = 0;
+  struct Table {
+    const char* first = nullptr;  // the first entry
+    uint64_t stride = 0;
+    bool Valid(uint64_t column_end) const {
+      return first != nullptr && stride != 0 && stride % 8 == 0 && column_end <= stride;
+    }
+  };
+
+  Table types_;
+  uint64_t type_name_ = 0;  // column offsets within an entry
+  uint64_t type_size_ = 0;
+
+  Table fields_;
+  uint64_t field_type_name_ = 0;
+  uint64_t field_name_ = 0;
+  uint64_t field_type_string_ = 0;
+  uint64_t field_is_static_ = 0;
+  uint64_t field_offset_ = 0;
+  uint64_t field_address_ = 0;
+
+  Table int_constants_;
+  uint64_t constant_name_ = 0;
+  uint64_t constant_value_ = 0;
 };
 
 }  // namespace ctxprof

@@ -41,7 +41,9 @@ extern "C" {
 int ctxprof_start(const char* options, char* error, size_t error_len);
 /* Stops the running session; its samples stay available to ctxprof_dump. */
 int ctxprof_stop(void);
-/* Writes the current or last session's samples to `path` as collapsed stacks. */
+/* Writes what the current or last session recorded so far to `path`, without stopping it: as
+ * collapsed stacks when `path` ends in ".txt" or ".collapsed", else as a JFR recording (the
+ * session's file=/repository= recording up to now, or its aggregated samples). */
 int ctxprof_dump(const char* path);
 /* Binds `names[i]` to attribute slot i (at most 8); only while no session runs. */
 int ctxprof_register_attributes(const char* const* names, int count);

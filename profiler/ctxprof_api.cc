@@ -76,7 +76,10 @@ int ctxprof_stop(void) {
 int ctxprof_dump(const char* path) {
   if (path == nullptr || path[0] == '\0') return CTXPROF_EINVAL;
   try {
-    return ToCode(ctxprof::Profiler::Global()->Dump(path));
+    ctxprof::DumpFormat format;
+    std::string error;
+    ctxprof::ParseDumpFormat("", path, &format, &error);  // by extension: cannot fail
+    return ToCode(ctxprof::Profiler::Global()->Dump(path, format));
   } catch (const std::exception&) {
     return CTXPROF_EUNAVAIL;
   }

@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstring>
 
+#include "context/context_block.h"
+
 namespace ctxprof {
 namespace {
 
@@ -338,13 +340,25 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
       options->cstack = CStackKind::kNo;
     } else if (value == "native") {
       options->cstack = CStackKind::kNative;
+    } else if (value == "dwarf" || value == "fp") {
+      options->cstack = CStackKind::kMixed;
+      options->unwind = value == "fp" ? UnwindKind::kFramePointer : UnwindKind::kDwarf;
     } else if (value == "java+native") {
-      options->cstack = CStackKind::kJavaAndNative;
+      options->cstack = CStackKind::kMixed;
     } else {
       *error = Problem(key, value, "is not a native stack mode",
-                       "use cstack=no, cstack=native or cstack=java+native");
+                       "use cstack=dwarf (the default), cstack=fp, cstack=no or cstack=native");
       return false;
     }
+    return true;
+  }
+  if (key == "kernel") {
+    if (value != "true" && value != "false") {
+      *error = Problem(key, value, "is not true or false",
+                       "use kernel=false to leave kernel frames out of CPU samples");
+      return false;
+    }
+    options->kernel_frames = value == "true";
     return true;
   }
   if (key == "clock") {

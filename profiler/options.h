@@ -21,20 +21,32 @@
 //                      frame; profiler/sampler/cfi_registry.h); libunwind = libunwind 1.6 on the
 //                      same CFI (~1-2 us a frame: for comparison and as an escape hatch); fp =
 //                      the frame-pointer chain (needs -fno-omit-frame-pointer code).
-//   cstack=native      in a JVM (the agent installed a Java stack walker), which native frames
-//                      a sample gets: no = Java frames only (a thread with no walkable Java
-//                      stack gets an empty stack); native (default) = Java frames, or the
-//                      native stack when the thread has no walkable Java frames (VM threads,
-//                      native threads, a thread in VM code); java+native = the native stack
-//                      followed by the Java frames. Outside a JVM every mode walks natively.
+//   cstack=dwarf       in a JVM (the agent installed a Java stack walker), how native and Java
+//                      frames combine (async-profiler's names): dwarf (default) / fp = the
+//                      mixed stack: native frames from the interrupted pc up to the JVM's code
+//                      (a Java native method's callees, VM code, a thread without Java frames
+//                      whole), then the Java frames; dwarf also sets unwind=dwarf, fp sets
+//                      unwind=fp. no = Java frames only (a thread with no walkable Java stack
+//                      gets an empty stack); native = Java frames, or the native stack when the
+//                      thread has no walkable Java frames (the view before the mixed stack).
+//                      java+native = the mixed stack with the unwind= walker (older spelling).
+//                      Outside a JVM every mode walks natively.
+//   kernel=true|false  kernel frames in CPU samples: with event=cpu (perf_events) and the
+//                      permission for kernel-mode sampling (perf_event_paranoid <= 1, or
+//                      CAP_PERFMON / CAP_SYS_ADMIN) and readable /proc/kallsyms addresses, each
+//                      sample interrupted in the kernel starts with the kernel stack from the
+//                      perf ring buffer (profiler/sampler/perf_callchain.h); otherwise the start
+//                      notes say why there are none. false: no ring buffers, no kernel frames.
+//                      In a JVM, cstack=no (Java frames only) has no kernel frames either.
 //   clock=tsc|monotonic
 //   signal=SIGPROF     the CPU engines' signal: a number or a name (PROF, SIGPROF, SIGRTMIN+n...).
 //   wallsignal=SIGVTALRM  the wall engine's signal. It must differ from signal= when both run:
 //                      a standard signal does not queue, so a pending wall signal would swallow
 //                      a perf overflow's signal and the one-shot event would never be re-armed.
 //   buffer=2048        sample buffer slots, [16, 65536]; ~2.1 KiB each at depth=128.
-//   file=path          write a JFR recording to this file (chunks appended, streamable while
-//                      it grows); without file= or repository= samples stay in memory.
+//   file=path          write a JFR recording to this file, one whole chunk per flush, so
+//                      that every reader reads it while it grows; without file= or
+//                      repository= samples stay in memory.
 //   repository=dir     continuous mode: one JFR file per chunk in this folder (created 0700),
 //                      oldest deleted first under maxsize=/maxage=. Exclusive with file=.
 //   attributes=a;b     context attribute names, semicolon-separated, bound to slots 0, 1, ...
@@ -85,14 +97,14 @@
 #include <vector>
 
 #include "profiler/sampler/clock.h"
-#include "profiler/sampler/sample.h"
+#include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
 
 // Which engine samples CPU time. kPerf falls back to kCpuTimer, then kITimer, when refused.
 enum class CpuEngineKind : uint8_t { kNone, kPerf, kCpuTimer, kITimer };
 enum class UnwindKind : uint8_t { kDwarf, kLibunwind, kFramePointer };
-enum class CStackKind : uint8_t { kNo, kNative, kJavaAndNative };
+enum class CStackKind : uint8_t { kNo, kNative, kMixed };
 // select=: which runtime events are kept (event_recorder.h).
 enum class EventSelect : uint8_t { kAll, kIfContext };
 
@@ -150,7 +162,8 @@ struct Options {
   int wall_threads_per_tick = 16;
   int depth = kDefaultStackDepth;
   UnwindKind unwind = UnwindKind::kDwarf;
-  CStackKind cstack = CStackKind::kNative;
+  CStackKind cstack = CStackKind::kMixed;
+  bool kernel_frames = true;  // kernel=
   ClockKind clock = ClockKind::kTsc;
   int signal = SIGPROF;
   int wall_signal = SIGVTALRM;

@@ -4,6 +4,9 @@
 
 #include "context/process_context.h"
 #include "profiler/options.h"
+#include "profiler/recording/native_resolvers.h"
+#include "profiler/recording/recording_dump.h"
+#include "profiler/sampler/tsc_clock.h"
 
 namespace ctxprof {
 
@@ -41,13 +44,55 @@ Status Profiler::Stop() {
   return stopped;
 }
 
-Status Profiler::Dump(const std::string& path) {
-  std::lock_guard<std::mutex> lock(control_mutex_);
-  if (last_aggregator_ == nullptr) {
-    return Status::WrongState("nothing to dump to '" + path +
-                              "': no profiling session has run; start one first");
+bool ParseDumpFormat(const std::string& name, const std::string& path, DumpFormat* out,
+                     std::string* error) {
+  auto ends_with = [&path](const std::string& suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (name == "jfr" || (name.empty() && !ends_with(".txt") && !ends_with(".collapsed"))) {
+    *out = DumpFormat::kJfr;
+  } else if (name == "collapsed" || name.empty()) {
+    *out = DumpFormat::kCollapsed;
+  } else {
+    *error = "format '" + name + "' is not jfr or collapsed";
+    return false;
   }
-  return last_aggregator_->WriteCollapsed(path);
+  return true;
+}
+
+Status Profiler::Dump(const std::string& path, DumpFormat format) {
+  std::shared_ptr<Aggregator> aggregator;
+  PublishedFiles recording;
+  std::unique_ptr<FrameResolver> frames;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (last_aggregator_ == nullptr) {
+      return Status::WrongState("nothing to dump to '" + path +
+                                "': no profiling session has run; start one first");
+    }
+    aggregator = last_aggregator_;
+    // A failed or empty publication leaves the aggregated samples to dump.
+    if (format == DumpFormat::kJfr && session_ != nullptr) session_->PublishRecording(&recording);
+    if (format == DumpFormat::kJfr && recording.bytes() == 0 && hooks_.frame_resolver) {
+      frames = hooks_.frame_resolver();
+    }
+  }
+  // Symbolizing and copying take a while: outside the control mutex.
+  if (format == DumpFormat::kCollapsed) return aggregator->WriteCollapsed(path);
+  if (recording.bytes() > 0) return CopyRecording(recording, path);
+  if (frames == nullptr) frames = std::make_unique<NativeFrameResolver>();
+  std::string error;
+  ProcessContext* store = ProcessContext::Get(&error);
+  if (store == nullptr) return Status::Unavailable("cannot reach the context store: " + error, 0);
+  std::string clock_note;
+  const std::unique_ptr<Clock> clock = CreateClock(ClockKind::kMonotonic, &clock_note);
+  AggregateDumpInputs inputs;
+  inputs.clock = clock.get();
+  inputs.frames = frames.get();
+  inputs.dictionary = &store->dictionary();
+  inputs.attributes = &store->attributes();
+  return WriteAggregateJfr(aggregator.get(), inputs, path);
 }
 
 Status Profiler::RegisterAttributes(const std::vector<std::string>& names) {

@@ -26,6 +26,17 @@
 
 namespace ctxprof {
 
+// What `dump` writes.
+enum class DumpFormat : uint8_t {
+  kJfr,        // a JFR recording (profiler/recording/recording_dump.h)
+  kCollapsed,  // collapsed stacks, one line per aggregated stack (docs/SAMPLER.md)
+};
+
+// `name` "jfr" or "collapsed"; "" = by `path`'s extension: ".txt" and ".collapsed" are collapsed,
+// anything else JFR. False + *error naming the value for any other name.
+bool ParseDumpFormat(const std::string& name, const std::string& path, DumpFormat* out,
+                     std::string* error);
+
 class Profiler {
  public:
   // The process-wide profiler (created on first use, never destroyed).
@@ -41,8 +52,11 @@ class Profiler {
   // thread already printed is flagged in Stats().recording_error_reported, so that a front end
   // printing the error can print a short reference instead of the same line again.
   Status Stop();
-  // Writes the current (or last) session's samples as collapsed stacks to `path`.
-  Status Dump(const std::string& path);
+  // Writes what the current (or last) session recorded so far to `path`, without stopping it.
+  // JFR: the running session's recording when it has a working one (copied up to everything
+  // consumed so far), else its aggregated samples (recording_dump.h). Collapsed: the aggregated
+  // samples. kWrongState before any session, kIo naming the path when it cannot be written.
+  Status Dump(const std::string& path, DumpFormat format);
 
   // Binds names[i] to attribute slot i. The names are added to the process-wide registry
   // (context/process_context.h), whose slots never move, so `names` must agree with what is

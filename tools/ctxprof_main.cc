@@ -15,6 +15,7 @@
 #include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
+#include "tools/inputs.h"
 #include "tools/labels.h"
 #include "tools/otlp.h"
 #include "tools/pprof.h"
@@ -43,11 +44,13 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report FILE.jfr [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
 then sections for samples whose context lacks the attribute and for samples without context.
+RECORDING: a JFR file, or a folder of them (a repository); several add up. A recording that is
+being written is read up to its last flush, and stderr says so.
 With --events alloc the amounts are bytes allocated, with --events lock time blocked, and the
 allocated (or waited-for) class is the leaf of each stack.
   --by ATTRIBUTE   attribute name as registered ("http.route") or as JFR field ("http_route")
@@ -59,14 +62,16 @@ allocated (or waited-for) class is the leaf of each stack.
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame FILE.jfr -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
-       ctxprof flame --diff BEFORE.jfr AFTER.jfr -o DIFF.html [--by ATTRIBUTE] [--events E]
+    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
+       ctxprof flame --diff BEFORE AFTER -o DIFF.html [--by ATTRIBUTE] [--events E]
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
 The URL fragment picks the initial view: FLAME.html#by=%2Fcheckout&search=Handler
+RECORDING: as for report (files, repository folders, recordings being written).
 With --diff, the graph of AFTER coloured by each frame's change of share since BEFORE (red:
 more, blue: less), per selected value in both recordings; "widths" switches to BEFORE's shape.
+BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
   --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
@@ -75,7 +80,7 @@ more, blue: less), per selected value in both recordings; "widths" switches to B
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof|otlp FILE.jfr -o OUT [--events E] [--labels LIST] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events E] [--labels LIST] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
@@ -85,6 +90,7 @@ constexpr const char* kConvertHelp =
   --to otlp        OpenTelemetry profiles (ProfilesData, profiles/v1development): one profile
                    per sample kind, attributes per context attribute, trace and span ids as
                    links
+  RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
                    or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
@@ -99,6 +105,8 @@ constexpr const char* kRecordHelp =
     R"help(usage: ctxprof record [options] -- java [JVM options] MAIN|-jar APP [args]
 
 Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exits with its status.
+The options are checked with the agent's own parser first (a refusal exits 2, no JVM runs); if
+the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
   --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
   --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
@@ -127,7 +135,8 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
             --alloc, --lock, --select, --live, --clock, --unwind, --chunksize, --chunktime,
             --option KEY=VALUE
   stop      stop profiling and finish the recording
-  dump      write the samples so far to FILE (collapsed stacks) without stopping
+  dump      write what was recorded so far to FILE without stopping: a JFR recording, or
+            collapsed stacks when FILE ends in .txt or .collapsed
   status    the session's state, engine, sample and drop counts, recording
   --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
   --timeout S     seconds to wait for the JVM's attach listener (default 10)
@@ -201,37 +210,47 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
     }
   }
   if (out->diff && out->inputs.size() != 2) {
-    *error = command + ": --diff wants two input files, BEFORE.jfr AFTER.jfr (got " +
+    *error = command + ": --diff wants two recordings, BEFORE AFTER (got " +
              std::to_string(out->inputs.size()) + ")";
     return false;
   }
   if (out->inputs.empty()) {
-    *error = command + ": no input file (see ctxprof " + command + " --help)";
-    return false;
-  }
-  if (!out->diff && out->inputs.size() > 1) {
-    *error = command + ": one input file only (got \"" + out->inputs[0] + "\" and \"" +
-             out->inputs[1] + "\")";
+    *error = command + ": no recording to read (see ctxprof " + command + " --help)";
     return false;
   }
   return true;
 }
 
-bool LoadProfile(const AnalysisArguments& arguments, const std::string& input, Profile* profile) {
-  struct stat info;
-  if (!arguments.quiet && stat(input.c_str(), &info) == 0) {
-    fprintf(stderr, "reading %s: %.1f MiB\n", input.c_str(),
-            static_cast<double>(info.st_size) / (1 << 20));
-  }
+// Reads `inputs` (files, repository folders, recordings being written) into one profile.
+bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::string>& inputs,
+                 Profile* profile) {
+  std::vector<std::string> files, notes;
   std::string error;
-  if (!profile->Load(input, arguments.events, &error)) {
+  const bool expanded = ExpandInputs(inputs, &files, &notes, &error);
+  for (const std::string& note : notes) fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  if (!expanded) {
     fprintf(stderr, "ctxprof: %s\n", error.c_str());
     return false;
   }
+  for (const std::string& file : files) {
+    struct stat info;
+    if (!arguments.quiet && stat(file.c_str(), &info) == 0) {
+      fprintf(stderr, "reading %s: %.1f MiB\n", file.c_str(),
+              static_cast<double>(info.st_size) / (1 << 20));
+    }
+    if (!profile->Load(file, arguments.events, &error)) {
+      fprintf(stderr, "ctxprof: %s\n", error.c_str());
+      return false;
+    }
+  }
+  // Said even with --quiet: they qualify the result.
+  for (const std::string& note : profile->Notes()) {
+    fprintf(stderr, "ctxprof: note: %s\n", note.c_str());
+  }
   if (!arguments.quiet) {
-    fprintf(stderr, "%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n", input.c_str(),
-            profile->chunk_count(), profile->samples().size(), profile->contexts().size(),
-            profile->stacks().size());
+    fprintf(stderr, "%zu file%s: %zu chunks, %zu samples, %zu contexts, %zu stacks\n", files.size(),
+            files.size() == 1 ? "" : "s", profile->chunk_count(), profile->samples().size(),
+            profile->contexts().size(), profile->stacks().size());
   }
   return true;
 }
@@ -296,7 +315,7 @@ int Report(const std::vector<std::string>& args) {
   ReportOptions options;
   options.top = arguments.top;
   options.by_thread = arguments.threads;
-  if (!LoadProfile(arguments, arguments.inputs[0], &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
   if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
   std::string text;
   WriteReport(profile, options, &text);
@@ -311,9 +330,12 @@ int Flame(const std::vector<std::string>& args) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
-  std::vector<Profile> profiles(arguments.inputs.size());
+  // With --diff, BEFORE and AFTER; otherwise every input in one profile.
+  std::vector<Profile> profiles(arguments.diff ? 2 : 1);
   for (size_t i = 0; i < profiles.size(); i++) {
-    if (!LoadProfile(arguments, arguments.inputs[i], &profiles[i])) return kBadInput;
+    const std::vector<std::string> inputs =
+        arguments.diff ? std::vector<std::string>{arguments.inputs[i]} : arguments.inputs;
+    if (!LoadProfile(arguments, inputs, &profiles[i])) return kBadInput;
   }
   // The attribute is chosen in the last (AFTER) recording, or in BEFORE when AFTER lacks it.
   int attribute = -1;
@@ -328,7 +350,9 @@ int Flame(const std::vector<std::string>& args) {
     WriteDiffFlameGraph(profiles[0], profiles[1], by,
                         "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1], &page);
   } else {
-    WriteFlameGraph(profiles[0], by, "ctxprof: " + arguments.inputs[0], &page);
+    std::string title = "ctxprof:";
+    for (const std::string& input : arguments.inputs) title += " " + input;
+    WriteFlameGraph(profiles[0], by, title, &page);
   }
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
@@ -349,7 +373,7 @@ int Convert(const std::vector<std::string>& args) {
   }
   if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
   Profile profile;
-  if (!LoadProfile(arguments, arguments.inputs[0], &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
   std::vector<LabelSource> labels = DefaultLabels(profile);
   if (arguments.to == "otlp") labels.erase(labels.begin());  // one profile per kind already
   if (arguments.labels_given && !ParseLabels(arguments.labels, profile, &labels, &error)) {
@@ -372,7 +396,8 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   std::string error, agent_options, library;
   std::vector<std::string> command;
   if (!ParseRecordArguments(args, &options, &error) ||
-      !AgentOptionString("record", options, &agent_options, &error)) {
+      !AgentOptionString("record", options, &agent_options, &error) ||
+      !CheckAgentOptions("record", agent_options, &error)) {
     return Usage(error);
   }
   if (!FindAgentLibrary("record", options.library, executable, &library, &error)) {
@@ -381,8 +406,16 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
   }
   if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
   fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const FileState before = StateOf(options.output);
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
+  if (status == 0 && !RecordingWritten(before, StateOf(options.output))) {
+    fprintf(stderr,
+            "ctxprof: record: the agent wrote no recording to %s: it did not start a session "
+            "(its message is above)\n",
+            options.output.c_str());
+    return kBadInput;
+  }
   return status;
 }
 

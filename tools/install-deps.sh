@@ -13,6 +13,7 @@ packages=(
   zlib1g-dev protobuf-compiler chromium              # ctxprof tool: gzip (pprof), its decode test, the flame page test
   golang-github-google-pprof-dev                     # the pprof schema (profile.proto) that decode test reads
   libssl-dev openssl                                 # upload=https:// (TLS); the upload test's certificate
+  libc6-dbg                                          # libc's debug file: the symbolizer tests name clone3, start_thread
 )
 
 missing=()

@@ -1,5 +1,7 @@
 #include "tools/profile.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -118,6 +120,11 @@ bool ParseEventSelection(const std::string& text, EventSelection* out) {
   return true;
 }
 
+std::vector<std::string> Profile::Notes() const {
+  if (unfinished_.empty()) return {};
+  return {unfinished_};
+}
+
 WeightUnit UnitOf(EventSelection selection) {
   switch (selection) {
     case EventSelection::kAlloc:
@@ -186,10 +193,44 @@ const std::string& Profile::ValueOf(const Sample& sample, int attribute) const {
   return static_cast<size_t>(attribute) < values.size() ? values[attribute] : kUnset;
 }
 
+namespace {
+
+// Reads `path`, allowing unfinished chunks; a header caught in the middle of an update (a
+// writer publishing a chunk right now) is read again after a moment, for up to ~1 s like the
+// JDK's readers. A chunk still locked after that (its writer was killed while appending it) ends
+// the file with the chunks before it.
+bool ReadRecording(const std::string& path, JfrReader* reader, std::string* error) {
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  for (int attempt = 0;; attempt++) {
+    const bool read = reader->Read(path, options, error);
+    if (!reader->met_locked_header() || attempt == 500) return read;
+    usleep(2000);
+  }
+}
+
+}  // namespace
+
 bool Profile::Load(const std::string& path, EventSelection selection, std::string* error) {
   JfrReader reader;
-  if (!reader.Read(path, JfrReader::Options{}, error)) return false;
-  chunk_count_ = reader.chunks().size();
+  if (!ReadRecording(path, &reader, error)) return false;
+  chunk_count_ += reader.chunks().size();
+  const JfrChunkInfo& last = reader.chunks().back();
+  // Only the newest file's last chunk says whether the recording was finished: the chunk files
+  // of a repository before the last one are finished but not final.
+  unfinished_.clear();
+  if (reader.met_locked_header()) {
+    unfinished_ = path + ": the chunk after chunk " + std::to_string(reader.chunks().size()) +
+                  " stayed locked (its writer was killed while writing it?): read the chunks "
+                  "before it";
+  } else if (last.generation != 0) {
+    unfinished_ = path + ": chunk " + std::to_string(reader.chunks().size()) +
+                  " is being written (or its writer stopped): read up to its last flush";
+  } else if ((last.flags & kChunkFlagFinal) == 0) {
+    unfinished_ = path +
+                  ": the recording is not finished (no final chunk): it is being written, or "
+                  "its writer stopped; read up to its last published chunk";
+  }
 
   if (!reader.chunks().empty()) {
     start_nanos_ = reader.chunks().front().start_nanos;
@@ -252,7 +293,6 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   }
 
   std::unordered_map<const JfrEvent*, int32_t> context_of_event;
-  std::map<std::vector<std::string>, int32_t> context_index;  // trace, span, values...
   auto intern_context = [&](const JfrEvent* event) -> int32_t {
     auto known = context_of_event.find(event);
     if (known != context_of_event.end()) return known->second;
@@ -268,21 +308,19 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     std::vector<std::string> key = context.values;
     key.push_back(context.trace_id);
     key.push_back(context.span_id);
-    auto inserted = context_index.emplace(std::move(key), static_cast<int32_t>(contexts_.size()));
+    auto inserted = context_index_.emplace(std::move(key), static_cast<int32_t>(contexts_.size()));
     if (inserted.second) contexts_.push_back(std::move(context));
     context_of_event.emplace(event, inserted.first->second);
     return inserted.first->second;
   };
 
-  std::unordered_map<std::string, uint32_t> frame_index;
   auto intern_frame = [&](Frame frame) -> uint32_t {
     std::string key = frame.class_name + '\0' + frame.method_name + '\0' + frame.descriptor + '\0' +
                       std::to_string(frame.line) + '\0' + frame.type;
-    auto inserted = frame_index.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
+    auto inserted = frame_index_.emplace(std::move(key), static_cast<uint32_t>(frames_.size()));
     if (inserted.second) frames_.push_back(std::move(frame));
     return inserted.first->second;
   };
-  std::map<std::vector<uint32_t>, uint32_t> stack_index;
   // Events that reference one pool entry share its resolved value, so the address of its
   // frame list identifies the stack without looking at the frames again (a pure cache: other
   // entries with equal frames still meet in stack_index).
@@ -297,7 +335,7 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
           intern_frame(Frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
                              std::move(raw.descriptor), raw.line_number, std::move(raw.type)}));
     }
-    auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+    auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));
     if (inserted.second) stacks_.push_back(std::move(stack));
     stack_of_entry.emplace(entry, inserted.first->second);
     return inserted.first->second;
@@ -320,6 +358,7 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     sample.kind = kind;
     const JfrValue& thread = event.thread();
     sample.thread_id = thread.Field("osThreadId").integer();
+    const int64_t thread_key = JfrReader::ThreadKey(thread);
     const JfrValue& java_name = thread.Field("javaName");
     std::string thread_name =
         java_name.is_null() ? thread.Field("osName").string() : java_name.string();
@@ -340,14 +379,14 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
                                                                        : "parkedClass";
       std::vector<uint32_t> stack = stacks_[sample.stack];
       stack.insert(stack.begin(), class_frame(event.Field(class_field)));
-      auto inserted = stack_index.emplace(stack, static_cast<uint32_t>(stacks_.size()));
+      auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));
       if (inserted.second) stacks_.push_back(std::move(stack));
       sample.stack = inserted.first->second;
       sample.weight = sample.kind == SampleKind::kAllocation
                           ? event.Field("weight").integer()
                           : reader.NanosOf(event.Field("duration").integer());
     }
-    const JfrEvent* context = reader.ContextAt(sample.thread_id, sample.ticks);
+    const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

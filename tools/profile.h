@@ -19,12 +19,20 @@
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
 //
-// Thread safety: immutable after Load().
+// Several recordings (the chunk files of a repository, or files named one by one) are loaded
+// into one Profile by calling Load once per file: samples add up, and a sample joins only the
+// contexts of its own file. Load reads a recording that is being written: an unfinished chunk
+// (a repository's chunk in progress) up to its last flush, a chunk header caught in the middle of
+// an update again a moment later (up to ~1 s, like the JDK's readers), and says so in notes().
+//
+// Thread safety: immutable after the last Load().
 #ifndef CTXPROF_TOOLS_PROFILE_H_
 #define CTXPROF_TOOLS_PROFILE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ctxprof::tools {
@@ -97,11 +105,16 @@ struct Sample {
 
 class Profile {
  public:
-  // Reads `path` and keeps the samples `selection` asks for; call once per Profile. The whole
-  // file is parsed in memory (JfrReader), then only the interned model is kept. On failure
-  // returns false and *error names the file and, for bad content, the offset (JfrReader's
-  // message).
+  // Reads `path` and adds the samples `selection` asks for. The whole file is parsed in memory
+  // (JfrReader), then only the interned model is kept. On failure returns false and *error
+  // names the file and, for bad content, the offset (JfrReader's message); the samples of
+  // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // What the last loaded file says about being incomplete, for stderr: an unfinished chunk read
+  // up to its last flush, or a last chunk without the final flag (the writer had not finished
+  // the recording). Load files oldest first: earlier chunk files of a repository are finished
+  // but never final.
+  std::vector<std::string> Notes() const;
 
   const std::vector<Frame>& frames() const { return frames_; }
   // Each stack lists frame indices leaf first (as JFR stores them); may be empty.
@@ -158,6 +171,11 @@ class Profile {
   int64_t duration_nanos_ = 0;
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
+  std::string unfinished_;  // about the last loaded file; "" when it is finished
+  // Interning across files.
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::map<std::vector<uint32_t>, uint32_t> stack_index_;
+  std::map<std::vector<std::string>, int32_t> context_index_;  // trace, span, values...
   WeightUnit unit_ = WeightUnit::kSamples;
 };
 

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "profiler/options.h"
+
 namespace ctxprof::tools {
 
 namespace {
@@ -118,6 +120,37 @@ bool AgentOptionString(const std::string& command, const RecordOptions& options,
   if (!append("file", options.output)) return false;
   *out = text;
   return true;
+}
+
+bool CheckAgentOptions(const std::string& command, const std::string& agent_options,
+                       std::string* error) {
+  const std::string prefix = "start,";
+  const std::string options =
+      agent_options.rfind(prefix, 0) == 0 ? agent_options.substr(prefix.size()) : "";
+  Options parsed;
+  std::string problem;
+  if (ParseOptions(options, &parsed, &problem)) return true;
+  *error = command + ": " + problem;
+  return false;
+}
+
+FileState StateOf(const std::string& path) {
+  struct stat info;
+  FileState state;
+  if (stat(path.c_str(), &info) != 0) return state;
+  state.exists = true;
+  state.device = info.st_dev;
+  state.inode = info.st_ino;
+  state.size = static_cast<uint64_t>(info.st_size);
+  state.modified_nanos =
+      static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+  return state;
+}
+
+bool RecordingWritten(const FileState& before, const FileState& after) {
+  if (!after.exists) return false;
+  return !before.exists || before.device != after.device || before.inode != after.inode ||
+         before.size != after.size || before.modified_nanos != after.modified_nanos;
 }
 
 bool JvmCommand(const RecordOptions& options, const std::string& library,

@@ -3,9 +3,12 @@
 //   java -agentpath:<libctxprof.so>=start,<key=value,...>,file=<out> ARGS...
 //
 // The agent option string is the one ParseOptions reads (docs/SAMPLER.md): the tool maps its
-// flags to keys and leaves the validation of values to the agent, which refuses to start with a
-// message naming the key. The agent argument goes right after the java executable because the
-// JVM only takes options before the main class.
+// flags to keys and checks the string with that same parser before it starts the JVM
+// (CheckAgentOptions), so a bad key or value is refused at once, by the message the agent would
+// print. What only the running agent can find (a file that cannot be created, a refused
+// engine) makes it start no session: then no recording is written, and `record` says so and
+// exits 1 even when the JVM exits 0 (RecordingWritten). The agent argument goes right after the
+// java executable because the JVM only takes options before the main class.
 #ifndef CTXPROF_TOOLS_RECORD_H_
 #define CTXPROF_TOOLS_RECORD_H_
 
@@ -44,6 +47,21 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
 // ("<command>: ...") if a value holds a ',' (the agent splits options at commas) or is empty.
 bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
                        std::string* error);
+
+// Checks `agent_options` ("start,<options>") with the agent's parser (profiler/options.h).
+// False + *error ("<command>: option '...': ...") when the agent would refuse them.
+bool CheckAgentOptions(const std::string& command, const std::string& agent_options,
+                       std::string* error);
+
+// What a recording file looked like, to tell whether the JVM's agent wrote it.
+struct FileState {
+  bool exists = false;
+  uint64_t device = 0, inode = 0, size = 0;
+  int64_t modified_nanos = 0;
+};
+FileState StateOf(const std::string& path);
+// True when `after` is a file written since `before` (created, replaced, grown or modified).
+bool RecordingWritten(const FileState& before, const FileState& after);
 
 // The command to exec: command[0], "-agentpath:<library>=<agent_options>", command[1..].
 // False + *error if the library path holds '=' (the JVM splits -agentpath at the first '=').

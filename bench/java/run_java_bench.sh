@@ -6,5 +6,6 @@ shift 3
 source "$(dirname "$(realpath "$0")")/../tests/jdks.sh" 2>/dev/null ||
   source "${RUNFILES_DIR:-$0.runfiles}/ctxprof/tests/jdks.sh"
 jdk=${CTXPROF_JDK:-$(ctxprof_jdk17)}
-exec "$jdk/bin/java" -Dctxprof.library="$library" -cp "$api_jar:$bench_jar" \
+exec "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Dctxprof.library="$library" \
+  -cp "$api_jar:$bench_jar" \
   io.ctxprof.ContextBench "$@"

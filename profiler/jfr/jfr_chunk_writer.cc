@@ -9,14 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiler/jfr/jfr_chunk_header.h"
+
 namespace ctxprof {
 namespace {
 
-constexpr size_t kHeaderSize = 68;
-constexpr size_t kGenerationOffset = 64;
-constexpr uint8_t kGenerationLocked = 255;
-constexpr uint16_t kFlagCompressedInts = 1;
-constexpr uint16_t kFlagFinalChunk = 2;
 constexpr uint8_t kCheckpointFlush = 1;
 constexpr uint64_t kCheckpointRecordType = 1;
 
@@ -25,7 +22,7 @@ void PutU64At(uint8_t* out, uint64_t value) {
 }
 
 struct ChunkHeader {
-  uint64_t size = kHeaderSize;
+  uint64_t size = kChunkHeaderSize;
   uint64_t checkpoint_offset = 0;
   uint64_t metadata_offset = 0;
   int64_t start_nanos = 0;
@@ -33,9 +30,9 @@ struct ChunkHeader {
   uint64_t start_ticks = 0;
   uint64_t ticks_per_second = 0;
   uint8_t generation = 1;
-  uint16_t flags = kFlagCompressedInts;
+  uint16_t flags = kChunkFlagCompressedInts;
 
-  void Encode(uint8_t out[kHeaderSize]) const {
+  void Encode(uint8_t out[kChunkHeaderSize]) const {
     memcpy(out, "FLR\0", 4);
     out[4] = 0;
     out[5] = 2;  // major version
@@ -157,15 +154,15 @@ bool JfrChunkWriter::BeginChunk(std::string* error) {
   header.start_nanos = chunk_start_nanos_;
   header.start_ticks = chunk_start_ticks_;
   header.ticks_per_second = clock_->TicksPerSecond();
-  uint8_t bytes[kHeaderSize];
+  uint8_t bytes[kChunkHeaderSize];
   header.Encode(bytes);
   out_.clear();
-  out_.PutBytes(bytes, kHeaderSize);
+  out_.PutBytes(bytes, kChunkHeaderSize);
   return true;
 }
 
 bool JfrChunkWriter::Write(std::string* error) {
-  if (out_.size() == 0) return true;
+  if (publishes_whole_chunks() || out_.size() == 0) return true;
   if (!file_.Append(out_.data(), out_.size(), error)) return false;
   out_.clear();
   return true;
@@ -191,10 +188,11 @@ void JfrChunkWriter::EndCheckpoint(const Checkpoint& checkpoint) {
   last_checkpoint_offset_ = checkpoint.offset;
 }
 
-bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
+void JfrChunkWriter::EncodeHeader(uint64_t size, uint8_t generation, bool final_chunk,
+                                  uint8_t* out) {
   const uint64_t end_ticks = std::max(clock_->Now(), max_ticks_);
   ChunkHeader header;
-  header.size = file_.size() - chunk_offset_;
+  header.size = size;
   header.checkpoint_offset = last_checkpoint_offset_;
   header.metadata_offset = metadata_offset_;
   header.start_nanos = chunk_start_nanos_;
@@ -205,30 +203,59 @@ bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::stri
   header.start_ticks = chunk_start_ticks_;
   header.ticks_per_second = clock_->TicksPerSecond();
   header.generation = generation;
-  header.flags = kFlagCompressedInts | (final_chunk ? kFlagFinalChunk : 0);
-  uint8_t bytes[kHeaderSize];
-  header.Encode(bytes);
+  header.flags = kChunkFlagCompressedInts | (final_chunk ? kChunkFlagFinal : 0);
+  header.Encode(out);
+}
+
+bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
+  uint8_t bytes[kChunkHeaderSize];
+  EncodeHeader(file_.size() - chunk_offset_, generation, final_chunk, bytes);
   // HotSpot's order: lock (255), rewrite the fields, then publish the new generation. The
   // chunk bytes the new size covers were appended before this.
-  const uint8_t locked = kGenerationLocked;
-  return file_.WriteAt(chunk_offset_ + kGenerationOffset, &locked, 1, error) &&
-         file_.WriteAt(chunk_offset_ + 8, bytes + 8, kGenerationOffset - 8, error) &&
+  const uint8_t locked = kChunkGenerationLocked;
+  return file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &locked, 1, error) &&
+         file_.WriteAt(chunk_offset_ + kChunkSizeOffset, bytes + kChunkSizeOffset,
+                       kChunkGenerationOffset - kChunkSizeOffset, error) &&
          file_.WriteAt(chunk_offset_ + 66, bytes + 66, 2, error) &&
-         file_.WriteAt(chunk_offset_ + kGenerationOffset, &generation, 1, error);
+         file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &generation, 1, error);
+}
+
+bool JfrChunkWriter::AppendWholeChunk(bool final_chunk, std::string* error) {
+  // Locked until every byte is in the file: a reader that sees the file grow waits for
+  // generation 0 instead of reading a chunk that is still being copied in.
+  EncodeHeader(out_.size(), kChunkGenerationLocked, final_chunk, out_.mutable_data());
+  const uint64_t previous_end = file_.size();
+  const uint8_t finished = 0;
+  if (!file_.Append(out_.data(), out_.size(), error) ||
+      !file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &finished, 1, error)) {
+    std::string ignored;  // the append's error is the one to report
+    file_.Truncate(previous_end, &ignored);
+    return false;
+  }
+  out_.clear();
+  return true;
 }
 
 bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string* error) {
-  if (!Write(error)) return false;
-  uint8_t generation = 0;
-  if (!chunk_end) {
-    generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
-    generation = generation_;
+  if (publishes_whole_chunks()) {
+    if (!chunk_end) {
+      *error = "JFR writer: in file mode only whole chunks are published";
+      return false;
+    }
+    if (!AppendWholeChunk(final_chunk, error)) return false;
+  } else {
+    if (!Write(error)) return false;
+    uint8_t generation = 0;
+    if (!chunk_end) {
+      generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
+      generation = generation_;
+    }
+    if (!PatchHeader(generation, final_chunk, error)) return false;
+    if (!chunk_end) return true;
   }
-  if (!PatchHeader(generation, final_chunk, error)) return false;
-  if (!chunk_end) return true;
   chunks_finished_++;
   last_finished_ = FinishedChunk{file_.path(), chunk_start_nanos_, previous_chunk_end_nanos_};
-  return config_.repository.empty() || FinishChunkFile(error);
+  return publishes_whole_chunks() || FinishChunkFile(error);
 }
 
 bool JfrChunkWriter::FinishChunkFile(std::string* error) {
@@ -268,11 +295,25 @@ JfrChunkWriter::Due JfrChunkWriter::DueAt(uint64_t now_ticks) {
   return Due::kNothing;
 }
 
+void JfrChunkWriter::RestartDeadlines(uint64_t now_ticks) {
+  if (flush_interval_ticks_ != 0) next_flush_ticks_ = now_ticks + flush_interval_ticks_;
+  if (chunk_time_ticks_ != 0) chunk_end_ticks_ = now_ticks + chunk_time_ticks_;
+}
+
 bool JfrChunkWriter::Full(uint64_t pending_bytes) const {
-  return config_.chunk_size_bytes != 0 && position() + pending_bytes >= config_.chunk_size_bytes;
+  return (config_.chunk_size_bytes != 0 &&
+          position() + pending_bytes >= config_.chunk_size_bytes) ||
+         (publishes_whole_chunks() && out_.size() + pending_bytes >= config_.write_buffer_bytes);
 }
 
 bool JfrChunkWriter::Close(std::string* error) { return !file_.is_open() || file_.Close(error); }
+
+std::vector<JfrChunkWriter::Published> JfrChunkWriter::published() const {
+  if (publishes_whole_chunks()) return {Published{config_.path, file_.size()}};
+  std::vector<Published> files;
+  for (const ChunkFile& file : finished_files_) files.push_back(Published{file.path, file.bytes});
+  return files;
+}
 
 std::vector<std::string> JfrChunkWriter::finished_chunk_files() const {
   std::vector<std::string> paths;

@@ -4,17 +4,33 @@
 // the layer above appends records to out() and decides what goes into each checkpoint.
 //
 // A chunk, in file order:
-//   68-byte header (written with generation 1 and size 68: "unfinished" to every reader)
+//   68-byte header
 //   whatever the caller appends: metadata (after MarkMetadata()), events, checkpoints
-// After each segment (CommitSegment) the header is patched in place with HotSpot's generation
-// protocol: byte 64 = 255 (locked), the other fields, then byte 64 = the next generation (1..254).
-// A finished chunk's generation is 0; the last chunk of a recording also has the final flag.
+// A finished chunk's generation (byte 64) is 0; the last chunk of a recording also has the final
+// flag. How a chunk reaches readers depends on the destination:
 //
-// Destinations: in file mode every chunk is appended to one file; in repository mode each chunk
-// is its own file `<repository>/ctxprof-<sequence>.jfr` (mode 0600, folder 0700; the sequence
-// continues after files an earlier session left there, which are never overwritten nor deleted)
-// and this recording's finished chunk files are deleted oldest first to respect max_size_bytes
-// and max_age_nanos.
+// Repository mode: each chunk is its own file `<repository>/ctxprof-<sequence>.jfr` (mode 0600,
+// folder 0700; the sequence continues after files an earlier session left there, which are never
+// overwritten nor deleted), and this recording's finished chunk files are deleted oldest first to
+// respect max_size_bytes and max_age_nanos. The chunk in progress is streamed: its header is
+// written first with generation 1 and size 68 ("unfinished" to every reader), its bytes reach the
+// file as out() fills, and after each segment (CommitSegment) the header is patched in place with
+// HotSpot's generation protocol: byte 64 = 255 (locked), the other fields, then byte 64 = the
+// next generation (1..254). The JDK's EventStream.openRepository follows it live; like the JDK's
+// own repository files, JDK 25's non-streaming readers (RecordingFile, `jfr`) refuse a chunk file
+// until it is finished.
+//
+// File mode: every chunk goes to one file, and only whole chunks do. A chunk stays in memory
+// (out()) until it ends, then is appended at once with its header locked (generation 255) until
+// every byte is in the file, then generation 0; the caller ends the chunk at each flush
+// (publishes_whole_chunks()). So whenever a reader opens the file it is a sequence of finished
+// chunks, and every reader reads it while it grows: JDK 25's RecordingFile waits at most ~1 s
+// (1000 polls) for an unfinished chunk to finish and then fails with "stuck in locked stream
+// state", whatever wrote the chunk, so an unfinished chunk in a growing file is unreadable to it.
+// The price: EventStream.openFile reads such a file to its end and stops (it keeps following a
+// file only while its last chunk is unfinished); follow a recording live with repository=. The
+// in-memory part is bounded: Full() says so at write_buffer_bytes. A failed append is cut off
+// again (ftruncate), so after a write error the file still ends with the last whole chunk.
 //
 // Time: the caller's JfrClock. A chunk starts where the previous one ended or later, and strictly
 // after the previous chunk's start: the JDK's repository stream looks for the next chunk at or
@@ -82,7 +98,10 @@ class JfrChunkWriter {
   void MarkMetadata() { metadata_offset_ = position(); }
   // Where records go: bytes not yet in the file, which continue the current chunk.
   JfrBuffer& out() { return out_; }
-  // Appends out() to the file now, or once it holds write_buffer_bytes or more.
+  // True in file mode: a chunk is published whole when it ends, never a segment of it.
+  bool publishes_whole_chunks() const { return config_.repository.empty(); }
+  // Repository mode: appends out() to the file now, or once it holds write_buffer_bytes or more.
+  // File mode: nothing (the chunk is appended when it ends).
   bool Write(std::string* error);
   bool WriteIfFull(std::string* error) {
     return out_.size() < config_.write_buffer_bytes || Write(error);
@@ -106,16 +125,19 @@ class JfrChunkWriter {
   // True until the chunk's first checkpoint (which must carry the static pools).
   bool first_checkpoint_pending() const { return last_checkpoint_offset_ == 0; }
 
-  // Appends out() to the file and republishes the header: after it a reader sees everything
-  // appended so far. `chunk_end` finishes the chunk (generation 0; `final_chunk` sets the final
-  // flag) and, in repository mode, closes its file and applies retention.
+  // Publishes what was appended: after it a reader sees everything appended so far. Repository
+  // mode: appends out() to the file and republishes the header; `chunk_end` finishes the chunk
+  // (generation 0; `final_chunk` sets the final flag), closes its file and applies retention.
+  // File mode: `chunk_end` must be true; the whole chunk is appended, finished.
   bool CommitSegment(bool chunk_end, bool final_chunk, std::string* error);
 
   // Rotation and flush deadlines, from chunk_time_nanos and flush_interval_nanos. kFlush also
   // schedules the next flush one interval after `now_ticks`.
   Due DueAt(uint64_t now_ticks);
+  // Starts both deadlines over from `now_ticks` (a chunk with nothing to publish stays open).
+  void RestartDeadlines(uint64_t now_ticks);
   // True when the chunk plus `pending_bytes` (what the next checkpoint will add) reaches
-  // chunk_size_bytes.
+  // chunk_size_bytes, or, in file mode, write_buffer_bytes (what is held in memory).
   bool Full(uint64_t pending_bytes) const;
   // Repository mode: deletes finished chunk files beyond max_size_bytes / max_age_nanos.
   bool ApplyRetention(std::string* error);
@@ -140,6 +162,15 @@ class JfrChunkWriter {
   // Repository mode: the finished chunk files still present, oldest first.
   std::vector<std::string> finished_chunk_files() const;
 
+  // What readers can read now, as (path, bytes from its start): file mode, the file up to its
+  // last whole chunk; repository mode, the finished chunk files still present, oldest first.
+  // Those bytes never change again (retention may delete a chunk file).
+  struct Published {
+    std::string path;
+    uint64_t bytes;
+  };
+  std::vector<Published> published() const;
+
   // The chunk the last CommitSegment(chunk_end = true) finished: its file (repository mode; in
   // file mode the recording's file) and its time range as its header gives it.
   struct FinishedChunk {
@@ -157,7 +188,11 @@ class JfrChunkWriter {
   };
 
   JfrChunkWriter(const JfrChunkConfig& config, const JfrClock* clock);
+  // Encodes the chunk's header as of now for a chunk of `size` bytes, and notes its end as the
+  // earliest start of the next chunk.
+  void EncodeHeader(uint64_t size, uint8_t generation, bool final_chunk, uint8_t* out);
   bool PatchHeader(uint8_t generation, bool final_chunk, std::string* error);
+  bool AppendWholeChunk(bool final_chunk, std::string* error);
   bool FinishChunkFile(std::string* error);
 
   const JfrChunkConfig config_;

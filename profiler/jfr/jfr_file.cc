@@ -69,6 +69,16 @@ bool JfrFile::WriteAt(uint64_t offset, const void* data, size_t length, std::str
   return true;
 }
 
+bool JfrFile::Truncate(uint64_t size, std::string* error) {
+  while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+    if (errno == EINTR) continue;
+    *error = Fail("truncate", size, errno);
+    return false;
+  }
+  size_ = size;
+  return true;
+}
+
 bool JfrFile::Close(std::string* error) {
   if (fd_ < 0) return true;
   const int fd = fd_;

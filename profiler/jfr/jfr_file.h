@@ -34,6 +34,8 @@ class JfrFile {
   bool Append(const void* data, size_t length, std::string* error);
   // Overwrites bytes that were already appended.
   bool WriteAt(uint64_t offset, const void* data, size_t length, std::string* error);
+  // Cuts the file back to `size` bytes (<= size()), e.g. to take back a partial append.
+  bool Truncate(uint64_t size, std::string* error);
   // Closes the descriptor; reports a close() error.
   bool Close(std::string* error);
 

@@ -167,7 +167,8 @@ void DeclareTypes(MetadataTree* tree) {
       .Field("osName", kJfrTypeString, false, false, "OS Thread Name")
       .Field("osThreadId", kJfrTypeLong, false, false, "OS Thread Id")
       .Field("javaName", kJfrTypeString, false, false, "Java Thread Name")
-      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id");
+      .Field("javaThreadId", kJfrTypeLong, false, false, "Java Thread Id")
+      .Field("virtual", kJfrTypeBoolean, false, false, "Virtual Thread");
   tree->Class("java.lang.Class", kJfrTypeClass)
       .Label("Java Class")
       .Field("classLoader", kJfrTypeClassLoader, true, false, "Class Loader")

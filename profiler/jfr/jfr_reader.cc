@@ -217,6 +217,7 @@ bool JfrReader::ChunkParser::ReadHeader(uint64_t start) {
                                std::to_string(minor) + " (this reader reads 1.x and 2.x)");
   }
   if (generation == 255) {
+    reader_->met_locked_header_ = true;
     return Fail(start + 64,
                 "chunk header is being rewritten (generation 255): the writer "
                 "stopped in the middle of a header update");
@@ -653,6 +654,7 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   metadata_.clear();
   events_.clear();
   unknown_records_ = 0;
+  met_locked_header_ = false;
   if (bytes_.empty()) {
     *error = name + ": offset 0: empty file";
     return false;
@@ -660,7 +662,14 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   uint64_t start = 0;
   do {
     ChunkParser parser(this, name, options, error);
-    if (!parser.Parse(start, &start)) return false;
+    if (!parser.Parse(start, &start)) {
+      // A chunk being appended (file mode) or updated right now: what came before it stands.
+      if (!(met_locked_header_ && options.allow_unfinished_chunks && !chunks_.empty())) {
+        return false;
+      }
+      error->clear();
+      break;
+    }
   } while (start != 0);
 
   contexts_.clear();
@@ -673,8 +682,7 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
     if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
       end_ticks = INT64_MAX;
     }
-    contexts_[event.thread().Field("osThreadId").integer()].push_back(
-        ContextInterval{start_ticks, end_ticks, i});
+    contexts_[ThreadKey(event.thread())].push_back(ContextInterval{start_ticks, end_ticks, i});
   }
   for (auto& [tid, intervals] : contexts_) {
     std::stable_sort(intervals.begin(), intervals.end(),
@@ -685,8 +693,15 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
   return true;
 }
 
-const JfrEvent* JfrReader::ContextAt(int64_t os_thread_id, int64_t ticks) const {
-  auto it = contexts_.find(os_thread_id);
+int64_t JfrReader::ThreadKey(const JfrValue& thread) {
+  const int64_t os_thread_id = thread.Field("osThreadId").integer();
+  if (os_thread_id != 0) return os_thread_id;
+  // Wrapping negation: any value a file holds maps without undefined behaviour.
+  return static_cast<int64_t>(0 - static_cast<uint64_t>(thread.Field("javaThreadId").integer()));
+}
+
+const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
+  auto it = contexts_.find(thread_key);
   if (it == contexts_.end()) return nullptr;
   const std::vector<ContextInterval>& intervals = it->second;
   // The last interval starting at or before `ticks`.

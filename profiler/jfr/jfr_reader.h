@@ -12,7 +12,8 @@
 //
 // Unfinished chunks (generation byte != 0, e.g. a writer killed mid-recording) are rejected
 // unless Options::allow_unfinished_chunks is set; then the reader takes the header as last
-// published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there.
+// published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there,
+// and a locked chunk (generation 255) after readable ones ends the file (met_locked_header()).
 //
 // Thread safety: a JfrReader is immutable after Read() returns; values share immutable
 // objects, so const access from several threads is safe.
@@ -26,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_value.h"
 
 namespace ctxprof {
@@ -38,7 +40,7 @@ struct JfrChunkInfo {
   uint64_t start_ticks = 0;
   uint64_t ticks_per_second = 0;
   uint8_t generation = 0;
-  uint16_t flags = 0;
+  uint16_t flags = 0;  // kChunkFlagFinal: the last chunk of a recording
   uint64_t metadata_id = 0;
 };
 
@@ -73,6 +75,11 @@ class JfrReader {
 
   // Reads and parses `path`. On failure returns false and *error names the path and offset.
   bool Read(const std::string& path, const Options& options, std::string* error);
+  // A chunk header was locked (generation 255: being rewritten, or a chunk being appended) at
+  // that very moment, so reading again a little later can give more. Without
+  // allow_unfinished_chunks the read failed there; with it, a locked chunk after at least one
+  // readable chunk ends the read successfully with the chunks before it.
+  bool met_locked_header() const { return met_locked_header_; }
   // Parses bytes in memory; `name` is used in error messages.
   bool Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options,
              std::string* error);
@@ -92,10 +99,14 @@ class JfrReader {
   // The frames of a stack trace value (leaf first).
   static std::vector<JfrFrame> FramesOf(const JfrValue& stack_trace);
 
-  // The ctxprof.Context event of thread `os_thread_id` whose [startTime, startTime + duration)
-  // contains `ticks`, or nullptr: the join of a sample to its context. Intervals of a thread do
-  // not overlap (docs/JFR.md); if a file has overlapping ones, the latest-starting wins.
-  const JfrEvent* ContextAt(int64_t os_thread_id, int64_t ticks) const;
+  // The identity a sample and its context are joined on: the thread's osThreadId, or for a
+  // virtual thread (osThreadId 0, as JDK 25 writes it) its javaThreadId, negated.
+  static int64_t ThreadKey(const JfrValue& thread);
+  // The ctxprof.Context event of the thread with ThreadKey `thread_key` whose
+  // [startTime, startTime + duration) contains `ticks`, or nullptr: the join of a sample to its
+  // context. Intervals of a thread do not overlap (docs/JFR.md); if a file has overlapping ones,
+  // the latest-starting wins.
+  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks) const;
 
  private:
   class ChunkParser;
@@ -105,12 +116,13 @@ class JfrReader {
   std::vector<std::unique_ptr<std::vector<JfrClass>>> metadata_;  // stable JfrClass pointers
   std::vector<JfrEvent> events_;
   uint64_t unknown_records_ = 0;
+  bool met_locked_header_ = false;
   struct ContextInterval {
     int64_t start_ticks;
     int64_t end_ticks;
     size_t event;  // index into events_
   };
-  // os thread id -> its ctxprof.Context intervals, sorted by start.
+  // ThreadKey -> the thread's ctxprof.Context intervals, sorted by start.
   std::map<int64_t, std::vector<ContextInterval>> contexts_;
 };
 

@@ -34,6 +34,17 @@ struct AggregatedStack {
   uint64_t weight;                  // intervals they stand for (sum of record weights)
 };
 
+// An aggregated stack before symbolization: its raw frames (bci of Java frames: the first
+// sample's).
+struct RawAggregatedStack {
+  SampleKind kind;
+  ThreadState state;
+  ContextSnapshot context;
+  std::vector<RawFrame> frames;
+  uint64_t samples;
+  uint64_t weight;
+};
+
 struct AggregatorCounters {
   uint64_t samples = 0;
   uint64_t truncated = 0;
@@ -57,19 +68,14 @@ class Aggregator : public SampleSink {
   void Consume(const SampleRecord& record) override;
 
   std::vector<AggregatedStack> Stacks();
+  // The same, unsymbolized (a copy: the aggregator goes on consuming).
+  std::vector<RawAggregatedStack> RawStacks();
   AggregatorCounters counters();
   // Writes the collapsed-stack file; kIo naming the path and carrying the errno on failure.
   Status WriteCollapsed(const std::string& path);
 
  private:
-  struct Entry {
-    SampleKind kind;
-    ThreadState state;
-    ContextSnapshot context;
-    std::vector<RawFrame> frames;  // bci of Java frames: the first sample's
-    uint64_t samples;
-    uint64_t weight;
-  };
+  using Entry = RawAggregatedStack;
   std::vector<std::string> SymbolizeLocked(const Entry& entry);
   std::string JavaFrameLocked(const RawFrame& frame);
   std::string ContextFramesLocked(const ContextSnapshot& context);

@@ -48,6 +48,9 @@ class ThreadResolver {
   virtual ~ThreadResolver() = default;
   // Fills `out` for kernel thread id `tid`. `out` arrives reset to defaults.
   virtual void Resolve(int32_t tid, ResolvedThread* out) = 0;
+  // The name of the virtual thread whose java.lang.Thread id is `id` ("" when it has none or
+  // it is not known, as for most virtual threads).
+  virtual std::string VirtualThreadName(uint64_t /*id*/) { return ""; }
 };
 
 }  // namespace ctxprof

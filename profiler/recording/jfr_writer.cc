@@ -78,6 +78,8 @@ bool JfrWriter::StartChunk(std::string* error) {
     stacks_.DropUnused(chunk_->chunk_number());
   }
   if (!chunk_->BeginChunk(error)) return Fail(*error, error);
+  samples_in_chunk_ = 0;
+  threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
   JfrEventLayout layout;
   layout.context_id = config_.context_id;
@@ -201,7 +203,14 @@ void JfrWriter::WriteCheckpoint() {
 
 bool JfrWriter::Flush(std::string* error) {
   if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  if (chunk_->publishes_whole_chunks()) return samples_in_chunk_ == 0 || Rotate(error);
   return WriteSegment(/*chunk_end=*/false, /*final_chunk=*/false, error);
+}
+
+bool JfrWriter::Publish(std::string* error) {
+  if (chunk_->publishes_whole_chunks()) return Flush(error);
+  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+  return samples_in_chunk_ == 0 || Rotate(error);
 }
 
 bool JfrWriter::Rotate(std::string* error) {
@@ -223,7 +232,13 @@ bool JfrWriter::Close(std::string* error) {
 }
 
 bool JfrWriter::DoWhatIsDue(uint64_t now_ticks, std::string* error) {
-  switch (chunk_->DueAt(now_ticks)) {
+  const JfrChunkWriter::Due due = chunk_->DueAt(now_ticks);
+  if (due != JfrChunkWriter::Due::kNothing && chunk_->publishes_whole_chunks() &&
+      samples_in_chunk_ == 0) {
+    chunk_->RestartDeadlines(now_ticks);  // nothing to publish: no empty chunk in the file
+    return true;
+  }
+  switch (due) {
     case JfrChunkWriter::Due::kRotate:
       return Rotate(error);
     case JfrChunkWriter::Due::kFlush:
@@ -254,7 +269,7 @@ void JfrWriter::WriteLiveObjects() {
   const uint32_t chunk = chunk_->chunk_number();
   const uint64_t now = inputs_.clock->Now();
   live_->Finish([&](const TrackedAllocation& allocation) {
-    const uint32_t thread_key = threads_.Key(allocation.tid, chunk, &pending_pool_bytes_);
+    const uint32_t thread_key = threads_.Key(allocation.tid, 0, chunk, &pending_pool_bytes_);
     const uint32_t stack_key =
         stacks_.Carry(allocation.stack_key, chunk, &pending_pool_bytes_) ? allocation.stack_key : 0;
     methods_.MarkClass(allocation.class_key, chunk, &pending_pool_bytes_);
@@ -290,6 +305,7 @@ void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, ui
                                           std::max<uint32_t>(sample.weight, 1), context_id},
                         &chunk_->out());
   counters_.samples++;
+  samples_in_chunk_++;
   (wall ? counters_.wall_samples : counters_.cpu_samples)++;
 }
 
@@ -341,7 +357,8 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
     return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
   }
   const uint32_t chunk = chunk_->chunk_number();
-  const uint32_t thread_key = threads_.Key(sample.tid, chunk, &pending_pool_bytes_);
+  const uint32_t thread_key =
+      threads_.Key(sample.tid, sample.virtual_thread_id, chunk, &pending_pool_bytes_);
   const uint32_t stack_key = stacks_.Key(sample, chunk, &pending_pool_bytes_);
   if (IsSample(sample.kind)) {
     AppendSample(sample, thread_key, stack_key);

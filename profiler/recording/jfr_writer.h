@@ -14,6 +14,9 @@
 // ctxprof.Context events followed by one checkpoint (flush bit) with every pool entry those
 // events reference that the chunk has not carried yet — and at chunk end a
 // ctxprof.ProfilerCounters event and a last checkpoint.
+// In file mode (path) a flush ends the chunk, so that the file always consists of finished
+// chunks (JfrChunkWriter); a flush or chunk_time deadline that finds no sample in the chunk keeps
+// it open. In repository mode a flush publishes a segment of the chunk in progress.
 //
 // Samples, in async-profiler's conventions (docs/JFR.md has the reader-by-reader trade-offs):
 //  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state =
@@ -180,8 +183,14 @@ class JfrWriter {
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
   bool Tick(std::string* error);
-  // Publishes everything added so far: after it returns true, a reader sees every sample.
+  // Publishes everything added so far: after it returns true, a reader sees every sample. In
+  // file mode this ends the chunk (when it holds a sample).
   bool Flush(std::string* error);
+  // Like Flush, and in repository mode also finishes the chunk file (when it holds a sample):
+  // afterwards published() covers every sample added so far.
+  bool Publish(std::string* error);
+  // What readers can read now (JfrChunkWriter::published).
+  std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
   // Ends the current chunk and starts the next one.
   bool Rotate(std::string* error);
   // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
@@ -266,6 +275,7 @@ class JfrWriter {
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
+  uint64_t samples_in_chunk_ = 0;
   Counters counters_;
 };
 

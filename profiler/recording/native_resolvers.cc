@@ -8,11 +8,17 @@
 namespace ctxprof {
 
 void NativeFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
-  out->method_name =
-      symbolizer_.Resolve(frame.id, /*is_return_address=*/frame.bci == kNativeReturnAddress);
+  const bool return_address = frame.bci == kNativeReturnAddress;
+  out->descriptor = "()L;";  // `jfr print` requires a descriptor with parentheses
+  if (frame.kind == FrameKind::kKernel) {
+    out->method_name = symbolizer_.ResolveKernel(frame.id, return_address);
+    out->class_name = "[kernel]";
+    out->type = JfrFrameType::kKernel;
+    return;
+  }
+  out->method_name = symbolizer_.Resolve(frame.id, return_address);
   out->class_name = symbolizer_.ModuleName(frame.id);
   if (out->class_name.empty()) out->class_name = "[unknown]";
-  out->descriptor = "()L;";  // `jfr print` requires a descriptor with parentheses
   out->type = JfrFrameType::kNative;
 }
 

@@ -1,10 +1,11 @@
 // Resolvers for native programs: how the JFR writer names native frames and OS threads.
 //
 // NativeFrameResolver symbolizes instruction pointers with the Symbolizer (ELF .symtab and
-// .dynsym, so static functions are named too) and reports the object file as the frame's
-// "class" (e.g. "libc.so.6"). NativeThreadResolver names a thread by /proc/self/task/<tid>/comm
-// (a thread that has exited by then is called "thread-<tid>"). The JVM layer wraps these to add
-// Java frames and Java thread names.
+// .dynsym, so static functions are named too, separate debug files, the vDSO) and reports the
+// object file as the frame's "class" (e.g. "libc.so.6", "[vdso]", "[jit]"), typed Native; kernel
+// frames are named from /proc/kallsyms, class "[kernel]", typed Kernel. NativeThreadResolver names
+// a thread by /proc/self/task/<tid>/comm (a thread that has exited by then is called
+// "thread-<tid>"). The JVM layer wraps these to add Java frames and Java thread names.
 //
 // Thread safety: none; the JFR writer calls resolvers from its one thread.
 #ifndef CTXPROF_PROFILER_RECORDING_NATIVE_RESOLVERS_H_
@@ -17,10 +18,10 @@ namespace ctxprof {
 
 class NativeFrameResolver : public FrameResolver {
  public:
-  // `frame.kind` must be FrameKind::kNative. A leaf pc is looked up as is, every other frame's
-  // pc as a return address; the writer resolves frames once per (pc, kind), so a pc seen both as
-  // a leaf and as a caller is resolved as a caller (the difference matters only at a function's
-  // very first byte).
+  // `frame.kind` must be FrameKind::kNative or kKernel. A leaf pc is looked up as is, every other
+  // frame's pc as a return address; the writer resolves frames once per (pc, kind), so a pc seen
+  // both as a leaf and as a caller is resolved as a caller (the difference matters only at a
+  // function's very first byte).
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
 
  private:

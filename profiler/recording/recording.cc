@@ -133,6 +133,19 @@ void Recording::Tick() {
   PublishProgress();
 }
 
+bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
+  WriteUpTo(UINT64_MAX);
+  std::string publish_error;
+  if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
+  if (writer_ == nullptr) {
+    *error = failed() ? this->error() : "the recording is closed";
+    return false;
+  }
+  PublishProgress();
+  *published = writer_->published();
+  return true;
+}
+
 std::vector<pid_t> Recording::own_threads() const {
   if (uploader_ == nullptr) return {};
   return {uploader_->tid()};

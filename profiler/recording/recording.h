@@ -77,6 +77,10 @@ class Recording : public SampleSink {
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).
   bool Close(std::string* error);
+  // For a dump: writes every sample consumed so far, held ones included, and publishes them
+  // (JfrWriter::Publish); then *published lists what readers can read. False (and the
+  // recording failed) on a write error, or when it had failed before.
+  bool Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error);
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The first failure ("" while none).

@@ -9,8 +9,8 @@ SampleReorderer::SampleReorderer() : scratch_(new SampleRecord()) {}
 void SampleReorderer::Add(const SampleRecord& record) {
   const uint32_t frame_count = std::min<uint32_t>(record.frame_count, kMaxStackDepth);
   held_.push_back({record.ticks, arrivals_++, record.tid, record.kind, record.engine, record.flags,
-                   record.state, record.weight, record.context, record.event, frame_count,
-                   frames_.size()});
+                   record.state, record.weight, record.virtual_thread_id, record.context,
+                   record.event, frame_count, frames_.size()});
   frames_.insert(frames_.end(), record.frames, record.frames + frame_count);
 }
 
@@ -31,6 +31,7 @@ void SampleReorderer::Release(uint64_t horizon,
     out.flags = sample.flags;
     out.state = sample.state;
     out.weight = sample.weight;
+    out.virtual_thread_id = sample.virtual_thread_id;
     out.context = sample.context;
     out.event = sample.event;
     out.frame_count = sample.frame_count;

@@ -42,6 +42,7 @@ class SampleReorderer {
     uint8_t flags;
     ThreadState state;
     uint32_t weight;
+    uint64_t virtual_thread_id;
     ContextSnapshot context;
     EventFields event;
     uint32_t frame_count;

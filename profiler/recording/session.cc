@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "context/process_context.h"
+#include "profiler/recording/kernel_symbols.h"
 #include "profiler/report.h"
 #include "profiler/sampler/ctimer_engine.h"
 #include "profiler/sampler/itimer_engine.h"
@@ -101,6 +102,15 @@ class Session::BackgroundThread {
     return tid_;
   }
 
+  // Runs `task` on the thread right after waking it, and returns once it ran.
+  void RunTask(const std::function<void()>& task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = &task;
+    task_done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return task_done_; });
+  }
+
  private:
   explicit BackgroundThread(Session* session) : session_(session) {}
 
@@ -118,7 +128,17 @@ class Session::BackgroundThread {
     while (true) {
       session_->Tick();
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_for(lock, kDrainInterval, [this] { return stopping_; })) break;
+      wake_.wait_for(lock, kDrainInterval, [this] { return stopping_ || task_ != nullptr; });
+      if (task_ != nullptr) {
+        const std::function<void()>* task = task_;
+        lock.unlock();
+        (*task)();
+        lock.lock();
+        task_ = nullptr;
+        task_done_ = true;
+        wake_.notify_all();
+      }
+      if (stopping_) break;
     }
     if (hooks.background_end) hooks.background_end();
   }
@@ -126,8 +146,10 @@ class Session::BackgroundThread {
   Session* const session_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
-  pid_t tid_ = 0;          // guarded by mutex_
+  bool stopping_ = false;                        // guarded by mutex_
+  pid_t tid_ = 0;                                // guarded by mutex_
+  const std::function<void()>* task_ = nullptr;  // guarded by mutex_
+  bool task_done_ = false;                       // guarded by mutex_
   std::thread thread_;
 };
 
@@ -138,10 +160,11 @@ std::string RecordingFailure(const std::string& recording, const std::string& er
   return "the recording " + recording + " failed: " + error;
 }
 
-std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options) {
+std::unique_ptr<SamplingEngine> MakeCpuEngine(CpuEngineKind kind, const Options& options,
+                                              bool kernel_frames) {
   switch (kind) {
     case CpuEngineKind::kPerf:
-      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal);
+      return std::make_unique<PerfEngine>(options.cpu_interval_ns, options.signal, kernel_frames);
     case CpuEngineKind::kCpuTimer:
       return std::make_unique<CpuTimerEngine>(options.cpu_interval_ns, options.signal);
     case CpuEngineKind::kITimer:
@@ -158,10 +181,10 @@ MixedStack MixedStackOf(CStackKind cstack) {
       return MixedStack::kJavaOnly;
     case CStackKind::kNative:
       return MixedStack::kJavaElseNative;
-    case CStackKind::kJavaAndNative:
-      return MixedStack::kNativeThenJava;
+    case CStackKind::kMixed:
+      return MixedStack::kMixed;
   }
-  return MixedStack::kJavaElseNative;
+  return MixedStack::kMixed;
 }
 
 bool WantsEvents(const Options& options) {
@@ -216,18 +239,29 @@ CpuEngineKind NextFallback(CpuEngineKind kind) {
 // note per fallback to *notes. When none starts: kUnavailable listing every refusal, with the
 // errno of the last one.
 StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
+                                                         bool kernel_frames_wanted,
                                                          std::string* notes) {
+  // Kernel frames only with names for them: the cpu engine records none when /proc/kallsyms
+  // hides its addresses from us.
+  std::string kallsyms_hidden;
+  const bool kernel_frames = kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf &&
+                             KernelSymbols::AddressesVisible(&kallsyms_hidden);
   std::string reasons;
   int last_error = 0;
   for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
        kind = NextFallback(kind)) {
-    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options);
+    std::unique_ptr<SamplingEngine> engine = MakeCpuEngine(kind, options, kernel_frames);
     bool refused = false;
     const Status started = engine->Start(&refused);
     if (started.ok()) {
       if (!reasons.empty()) {
         *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
       }
+      std::string kernel_off = engine->kernel_frames_off();
+      if (kernel_off.empty() && !kallsyms_hidden.empty() && kind == CpuEngineKind::kPerf) {
+        kernel_off = "kernel frames off: " + kallsyms_hidden;
+      }
+      if (!kernel_off.empty()) *notes += kernel_off + ". ";
       return engine;
     }
     if (!reasons.empty()) reasons += "; ";
@@ -285,12 +319,19 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   HandlerSession handler_session{session->buffer_.get(), session->clock_.get(), &store->map(),
                                  options.depth, WalkerMethodOf(options.unwind)};
   handler_session.java_walk = hooks.java_walk;
+  handler_session.virtual_thread = hooks.virtual_thread;
+  handler_session.java_code = hooks.java_code;
   handler_session.mixed = MixedStackOf(options.cstack);
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 
   std::vector<SamplingEngine*> engines;
   if (options.cpu_engine != CpuEngineKind::kNone) {
-    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine = StartCpuEngine(options, notes);
+    // cstack=no in a JVM means Java frames only, kernel ones included (async-profiler's
+    // meaning too); outside a JVM cstack= does not apply.
+    const bool kernel_frames =
+        options.kernel_frames && (options.cstack != CStackKind::kNo || hooks.java_walk == nullptr);
+    StatusOr<std::unique_ptr<SamplingEngine>> cpu_engine =
+        StartCpuEngine(options, kernel_frames, notes);
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
@@ -375,6 +416,24 @@ Status Session::Stop() {
     return Status::Io(RecordingFailure(recording_path(), error), 0);
   }
   return Status();
+}
+
+Status Session::PublishRecording(PublishedFiles* files) {
+  if (recording_ == nullptr || recording_->failed()) {
+    return Status::WrongState("the session has no working recording");
+  }
+  Status status;
+  background_->RunTask([this, files, &status] {
+    DrainSamples();
+    std::vector<JfrChunkWriter::Published> published;
+    std::string error;
+    if (!recording_->Publish(&published, &error)) {
+      status = Status::Io(RecordingFailure(recording_path(), error), 0);
+      return;
+    }
+    status = files->Open(published);  // here: retention runs on this thread only
+  });
+  return status;
 }
 
 void Session::Tick() {

@@ -55,6 +55,7 @@
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/live_objects.h"
 #include "profiler/recording/recording.h"
+#include "profiler/recording/recording_dump.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
 #include "profiler/sampler/event_recorder.h"
@@ -72,6 +73,10 @@ struct RuntimeHooks {
   // Java frames in the signal handler (signal_handler.h); combined with native frames as the
   // session's cstack= option says.
   JavaStackWalk java_walk = nullptr;
+  // The virtual thread a sample of a carrier thread belongs to (signal_handler.h).
+  VirtualThreadProbe virtual_thread = nullptr;
+  // Where the native part of a mixed stack ends (signal_handler.h, cstack=dwarf|fp).
+  JavaCodeProbe java_code = nullptr;
   // Resolvers for a session's JFR recording, made on the thread that starts the session.
   std::function<std::unique_ptr<FrameResolver>()> frame_resolver;
   std::function<std::unique_ptr<ThreadResolver>()> thread_resolver;
@@ -129,6 +134,13 @@ class Session {
   // Stops sampling and finishes the recording (see above). kIo naming the recording when it
   // failed at some point (its first failure); sampling stopped either way. Call once.
   Status Stop();
+
+  // For a dump of the recording (recording_dump.h): on the background thread, between two
+  // ticks, drains the buffer, publishes everything consumed so far and opens the published
+  // files into *files. kWrongState when the session has no recording or it failed before; kIo
+  // when publishing or opening failed. Never blocks the signal handler; the background thread
+  // is busy only for the drain and the publication.
+  Status PublishRecording(PublishedFiles* files);
 
   SessionStats Stats() const;
   // The samples aggregated in memory; stays valid (shared) after the session is gone.

@@ -2,10 +2,7 @@
 
 #include <cxxabi.h>
 #include <elf.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/auxv.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -13,72 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace ctxprof {
-namespace {
-
-// Read-only view of a whole file; unmapped on destruction.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat info;
-    if (fstat(fd, &info) == 0 && info.st_size > 0) {
-      void* data = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data != MAP_FAILED) {
-        data_ = static_cast<const char*>(data);
-        size_ = static_cast<size_t>(info.st_size);
-      }
-    }
-    close(fd);
-  }
-  ~MappedFile() {
-    if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  // A pointer to [offset, offset + length) or nullptr when out of bounds.
-  const char* At(uint64_t offset, uint64_t length) const {
-    if (data_ == nullptr || offset > size_ || length > size_ - offset) return nullptr;
-    return data_ + offset;
-  }
-
- private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-void AddSymbols(const MappedFile& file, const Elf64_Ehdr& header, const Elf64_Shdr* sections,
-                uint32_t symbol_type,
-                std::vector<std::pair<uint64_t, std::pair<uint64_t, std::string>>>* out) {
-  for (int i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr& table = sections[i];
-    if (table.sh_type != symbol_type || table.sh_entsize != sizeof(Elf64_Sym)) continue;
-    if (table.sh_link >= header.e_shnum) continue;
-    const Elf64_Shdr& strings = sections[table.sh_link];
-    const char* names = file.At(strings.sh_offset, strings.sh_size);
-    const char* symbols = file.At(table.sh_offset, table.sh_size);
-    if (names == nullptr || symbols == nullptr) continue;
-    const size_t count = table.sh_size / sizeof(Elf64_Sym);
-    for (size_t s = 0; s < count; ++s) {
-      Elf64_Sym symbol;
-      memcpy(&symbol, symbols + s * sizeof(Elf64_Sym), sizeof(symbol));
-      const int type = ELF64_ST_TYPE(symbol.st_info);
-      if ((type != STT_FUNC && type != STT_GNU_IFUNC) || symbol.st_value == 0 ||
-          symbol.st_shndx == SHN_UNDEF || symbol.st_name >= strings.sh_size) {
-        continue;
-      }
-      const char* name = names + symbol.st_name;
-      const size_t length = strnlen(name, strings.sh_size - symbol.st_name);
-      out->push_back({symbol.st_value, {symbol.st_size, std::string(name, length)}});
-    }
-  }
-}
-
-}  // namespace
 
 std::string Symbolizer::Demangle(const char* name) {
   int status = 0;
@@ -89,50 +22,54 @@ std::string Symbolizer::Demangle(const char* name) {
   return result;
 }
 
-const Symbolizer::FileSymbols* Symbolizer::LoadFile(const std::string& path) {
+const ElfSymbols* Symbolizer::LoadFile(const std::string& path) {
   auto found = files_.find(path);
   if (found != files_.end()) return found->second.get();
-  std::unique_ptr<FileSymbols> loaded;
-  MappedFile file(path);
-  const char* header_bytes = file.At(0, sizeof(Elf64_Ehdr));
-  Elf64_Ehdr header;
-  if (header_bytes != nullptr) memcpy(&header, header_bytes, sizeof(header));
-  if (header_bytes != nullptr && memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
-      header.e_ident[EI_CLASS] == ELFCLASS64 && header.e_shentsize == sizeof(Elf64_Shdr) &&
-      header.e_phentsize == sizeof(Elf64_Phdr)) {
-    loaded = std::make_unique<FileSymbols>();
-    const char* program_headers =
-        file.At(header.e_phoff, static_cast<uint64_t>(header.e_phnum) * sizeof(Elf64_Phdr));
-    for (int i = 0; program_headers != nullptr && i < header.e_phnum; ++i) {
-      Elf64_Phdr segment;
-      memcpy(&segment, program_headers + i * sizeof(Elf64_Phdr), sizeof(segment));
-      if (segment.p_type == PT_LOAD) {
-        loaded->loads.push_back({segment.p_offset, segment.p_vaddr, segment.p_filesz});
-      }
+  std::unique_ptr<ElfSymbols> loaded;
+  std::unique_ptr<ElfImage> image = ElfImage::Open(path);
+  if (image != nullptr) {
+    loaded = std::make_unique<ElfSymbols>();
+    loaded->ReadSegments(*image);
+    if (image->HasSection(SHT_SYMTAB)) {
+      loaded->AddFunctions(*image, SHT_SYMTAB);
+    } else if (std::unique_ptr<ElfImage> debug = OpenDebugFile(*image, path, debug_root_)) {
+      loaded->AddFunctions(*debug, SHT_SYMTAB);
+    } else {
+      loaded->AddUnwindStarts(*image);  // static functions: at least where they start
     }
-    const char* section_bytes =
-        file.At(header.e_shoff, static_cast<uint64_t>(header.e_shnum) * sizeof(Elf64_Shdr));
-    if (section_bytes != nullptr) {
-      std::vector<Elf64_Shdr> sections(header.e_shnum);
-      memcpy(sections.data(), section_bytes, sections.size() * sizeof(Elf64_Shdr));
-      std::vector<std::pair<uint64_t, std::pair<uint64_t, std::string>>> raw;
-      AddSymbols(file, header, sections.data(), SHT_SYMTAB, &raw);
-      AddSymbols(file, header, sections.data(), SHT_DYNSYM, &raw);
-      std::sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) {
-        // At equal addresses prefer the sized symbol, then the shorter (non-versioned) name.
-        if (a.first != b.first) return a.first < b.first;
-        return a.second.first > b.second.first;
-      });
-      for (auto& entry : raw) {
-        if (!loaded->symbols.empty() && loaded->symbols.back().start == entry.first) continue;
-        loaded->symbols.push_back(
-            {entry.first, entry.second.first, std::move(entry.second.second)});
+    loaded->AddFunctions(*image, SHT_DYNSYM);
+    loaded->Finish();
+  }
+  const ElfSymbols* result = loaded.get();
+  files_[path] = std::move(loaded);
+  return result;
+}
+
+const ElfSymbols* Symbolizer::LoadVdso(uint64_t start, uint64_t end) {
+  if (!vdso_loaded_) {
+    vdso_loaded_ = true;
+    // The kernel maps the vDSO as one readable image that holds its section headers; only the
+    // one this process was given (AT_SYSINFO_EHDR) is read.
+    if (getauxval(AT_SYSINFO_EHDR) == start) {
+      std::unique_ptr<ElfImage> image =
+          ElfImage::InMemory(reinterpret_cast<const char*>(start), end - start);
+      if (image != nullptr) {
+        vdso_ = std::make_unique<ElfSymbols>();
+        vdso_->ReadSegments(*image);
+        // The image has only .dynsym; its static functions (x86-64's pvclock reader under
+        // kvm-clock) are named only where the kernel's unstripped vDSO is installed as a
+        // debug file (by build id).
+        if (std::unique_ptr<ElfImage> debug = OpenDebugFile(*image, "[vdso]", debug_root_)) {
+          vdso_->AddFunctions(*debug, SHT_SYMTAB);
+        } else {
+          vdso_->AddUnwindStarts(*image);
+        }
+        vdso_->AddFunctions(*image, SHT_DYNSYM);
+        vdso_->Finish();
       }
     }
   }
-  const FileSymbols* result = loaded.get();
-  files_[path] = std::move(loaded);
-  return result;
+  return vdso_.get();
 }
 
 void Symbolizer::RefreshMaps() {
@@ -149,13 +86,17 @@ void Symbolizer::RefreshMaps() {
                permissions, &offset, &path_start) < 4) {
       continue;
     }
-    if (permissions[2] != 'x' || path_start <= 0 ||
-        static_cast<size_t>(path_start) >= line.size()) {
-      continue;
-    }
-    std::string path = line.substr(static_cast<size_t>(path_start));
-    if (path.empty() || path[0] != '/') continue;  // [vdso], [stack], anonymous JIT code
-    modules.push_back({start, end, offset, path, LoadFile(path)});
+    if (permissions[2] != 'x') continue;
+    const std::string path = path_start > 0 && static_cast<size_t>(path_start) < line.size()
+                                 ? line.substr(static_cast<size_t>(path_start))
+                                 : std::string();
+    if (!path.empty() && path[0] == '/') {
+      modules.push_back({start, end, offset, path, LoadFile(path)});
+    } else if (path == "[vdso]") {
+      modules.push_back({start, end, offset, path, LoadVdso(start, end)});
+    } else if (path.empty() || path.compare(0, 6, "[anon:") == 0) {
+      modules.push_back({start, end, offset, "[jit]", nullptr});
+    }  // [vsyscall] (legacy, kernel-emulated) and other pseudo-mappings
   }
   std::sort(modules.begin(), modules.end(),
             [](const Module& a, const Module& b) { return a.start < b.start; });
@@ -179,25 +120,29 @@ std::string Symbolizer::Lookup(uint64_t address, bool* cacheable) {
   }
   *cacheable = module != nullptr;
   if (module == nullptr) return "[unknown]";
+  if (module->path == "[jit]") return module->path;
   const uint64_t file_offset = address - module->start + module->file_offset;
-  const FileSymbols* file = module->file;
-  if (file != nullptr) {
-    for (const auto& load : file->loads) {
-      if (file_offset < load.offset || file_offset >= load.offset + load.filesz) continue;
-      const uint64_t vaddr = file_offset - load.offset + load.vaddr;
-      auto it = std::upper_bound(file->symbols.begin(), file->symbols.end(), vaddr,
-                                 [](uint64_t value, const Symbol& s) { return value < s.start; });
-      if (it != file->symbols.begin()) {
-        --it;
-        if (vaddr < it->start + it->size || it->size == 0) return Demangle(it->name.c_str());
-      }
-      break;
+  uint64_t virtual_address = 0;
+  uint64_t offset = file_offset;
+  if (module->symbols != nullptr &&
+      module->symbols->VirtualAddressOf(file_offset, &virtual_address)) {
+    const std::string* name = module->symbols->FunctionAt(virtual_address);
+    if (name != nullptr) return Demangle(name->c_str());
+    // Unnamed code: the start of its function by the unwind table, so that the samples of one
+    // function share one name.
+    uint64_t start = 0;
+    if (module->symbols->FunctionStartAt(virtual_address, &start) &&
+        virtual_address - start <= file_offset) {
+      offset = file_offset - (virtual_address - start);
     }
   }
-  const size_t slash = module->path.rfind('/');
+  // "[libz.so.1+0x5f00]", "[vdso+0x780]": the file offset of the function's start, or of the
+  // address itself when no unwind table lists the function.
+  const std::string module_name = ModuleName(address);
+  const bool pseudo = module_name.size() > 2 && module_name.front() == '[';
   char offset_text[32];
-  snprintf(offset_text, sizeof(offset_text), "+0x%" PRIx64 "]", file_offset);
-  return "[" + module->path.substr(slash + 1) + offset_text;
+  snprintf(offset_text, sizeof(offset_text), "+0x%" PRIx64 "]", offset);
+  return "[" + (pseudo ? module_name.substr(1, module_name.size() - 2) : module_name) + offset_text;
 }
 
 std::string Symbolizer::ModuleName(uint64_t pc) const {
@@ -218,6 +163,14 @@ const std::string& Symbolizer::Resolve(uint64_t pc, bool is_return_address) {
     return uncached_;
   }
   return cache_.emplace(address, std::move(name)).first->second;
+}
+
+const std::string& Symbolizer::ResolveKernel(uint64_t pc, bool is_return_address) {
+  const uint64_t address = is_return_address && pc > 0 ? pc - 1 : pc;
+  auto found = kernel_cache_.find(address);
+  if (found != kernel_cache_.end()) return found->second;
+  if (kernel_ == nullptr) kernel_ = KernelSymbols::Shared();
+  return kernel_cache_.emplace(address, kernel_->Resolve(address)).first->second;
 }
 
 }  // namespace ctxprof

@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include <string>
+
 #include "profiler/sampler/sample.h"
 #include "profiler/status.h"
 
@@ -30,6 +32,9 @@ class SamplingEngine {
   virtual void AddThread(pid_t tid) = 0;
   virtual void RemoveThread(pid_t tid) = 0;
   virtual uint64_t failed_threads() const { return 0; }
+  // Why kernel frames were asked for but are not captured (after Start), "" when they are or
+  // were not asked for. Only the cpu engine (PerfEngine) captures them.
+  virtual std::string kernel_frames_off() const { return ""; }
 };
 
 }  // namespace ctxprof

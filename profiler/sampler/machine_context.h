@@ -6,7 +6,8 @@
 // fp = x29, syscall result = x0). Another architecture fails to compile here. It also holds what
 // the DWARF walker (cfi_table.h) needs to know of the architecture: the DWARF numbers of those
 // registers, the signal return trampoline's code and where the kernel's signal frame keeps the
-// interrupted context. The DWARF walker is tested on x86-64 only.
+// interrupted context, and where kernel addresses start (kernel frames from perf callchains). The
+// DWARF walker is tested on x86-64 only.
 //
 // Thread safety: a view over memory the caller owns (the handler's own ucontext, or a copy on
 // its stack); no state of its own. Every member is async-signal-safe: plain loads and stores.
@@ -57,12 +58,16 @@ class MachineContext {
   static constexpr int kDwarfSp = 7;
   static constexpr int kDwarfFp = 6;
   static constexpr int kDwarfReturnAddress = 16;
+  // The lowest kernel address (the upper canonical half): kernel callchain entries are above it.
+  static constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 #elif defined(__aarch64__)
   static constexpr int kSyscallInstructionSize = 4;
   static constexpr int kSigreturnSize = 8;  // mov x8, #139; svc #0
   static constexpr int kDwarfSp = 31;
   static constexpr int kDwarfFp = 29;
   static constexpr int kDwarfReturnAddress = 30;  // x30 (lr)
+  // Kernel addresses have the top bits set (TTBR1); the widest layout (52-bit) starts here.
+  static constexpr uint64_t kKernelSpaceStart = 0xfff0000000000000ull;
 #endif
 
   ucontext_t* ucontext() const { return context_; }

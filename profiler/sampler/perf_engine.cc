@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "profiler/sampler/perf_callchain.h"
+
 namespace ctxprof {
 namespace {
 
@@ -32,7 +34,7 @@ bool IsOurs(int fd) {
 
 }  // namespace
 
-int PerfEngine::OpenFor(pid_t tid) {
+int PerfEngine::OpenEvent(pid_t tid) const {
   perf_event_attr attr;
   memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -42,31 +44,61 @@ int PerfEngine::OpenFor(pid_t tid) {
   attr.disabled = 1;
   attr.exclude_kernel = exclude_kernel_ ? 1 : 0;
   attr.exclude_hv = 1;
-  int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  if (kernel_frames_) PerfCallchain::Configure(&attr);
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+int PerfEngine::OpenFor(pid_t tid) {
+  int fd = OpenEvent(tid);
   if (fd < 0 && (errno == EACCES || errno == EPERM) && !exclude_kernel_) {
-    // Unprivileged with perf_event_paranoid >= 2: only user-space counting is allowed.
+    // Unprivileged with perf_event_paranoid >= 2: only user-space counting is allowed, and
+    // there is no kernel stack to record.
+    const std::string refusal = strerror(errno);
     exclude_kernel_ = true;
-    attr.exclude_kernel = 1;
-    fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    if (kernel_frames_) {
+      kernel_frames_ = false;
+      kernel_frames_off_ = "kernel frames off: perf_event_open refused kernel-mode sampling (" +
+                           refusal +
+                           "; it needs kernel.perf_event_paranoid <= 1 or CAP_PERFMON); CPU "
+                           "time in the kernel is not sampled";
+    }
+    fd = OpenEvent(tid);
+  }
+  if (fd < 0 && kernel_frames_ && (errno == EINVAL || errno == E2BIG || errno == EOVERFLOW)) {
+    // A kernel that does not take our callchain settings (too old, or a lowered limit): sample
+    // without kernel frames rather than not at all.
+    kernel_frames_ = false;
+    kernel_frames_off_ = "kernel frames off: perf_event_open refused kernel callchains (" +
+                         std::string(strerror(errno)) + ")";
+    fd = OpenEvent(tid);
   }
   if (fd < 0) return -errno;
+  // Before the event is armed, so that its first overflow already has a ring to go to.
+  const int attached = kernel_frames_ ? PerfCallchain::Attach(fd, tid) : 0;
+  if (attached != 0) ring_error_ = -attached;
   f_owner_ex owner;
   owner.type = F_OWNER_TID;
   owner.pid = tid;
   if (fcntl(fd, F_SETOWN_EX, &owner) != 0 || fcntl(fd, F_SETSIG, signal_) != 0 ||
       fcntl(fd, F_SETFL, O_ASYNC) != 0) {
     const int saved = errno;
-    close(fd);
+    Close(fd);
     return -saved;
   }
   MarkOurs(fd, true);
   if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
     const int saved = errno;
-    MarkOurs(fd, false);
-    close(fd);
+    Close(fd);
     return -saved;
   }
   return fd;
+}
+
+void PerfEngine::Close(int fd) {
+  ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  MarkOurs(fd, false);
+  PerfCallchain::Detach(fd);
+  close(fd);
 }
 
 Status PerfEngine::Start(bool* refused) {
@@ -79,17 +111,22 @@ Status PerfEngine::Start(bool* refused) {
     return Status::Unavailable(
         std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err), err);
   }
-  MarkOurs(fd, false);
-  close(fd);
+  if (kernel_frames_ && ring_error_ != 0) {
+    // The probe's ring was refused: every thread's would be.
+    kernel_frames_ = false;
+    const std::string fix = ring_error_ == EBADF
+                                ? "the event's fd is beyond the handler's table of " +
+                                      std::to_string(PerfCallchain::kMaxFd) + " fds"
+                                : "raise kernel.perf_event_mlock_kb or RLIMIT_MEMLOCK";
+    kernel_frames_off_ = "kernel frames off: the perf ring buffer could not be mapped (" +
+                         std::string(strerror(ring_error_)) + "; " + fix + ")";
+  }
+  Close(fd);
   return Status();
 }
 
 void PerfEngine::Stop() {
-  for (const auto& [tid, fd] : fds_) {
-    ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-    MarkOurs(fd, false);
-    close(fd);
-  }
+  for (const auto& [tid, fd] : fds_) Close(fd);
   fds_.clear();
 }
 
@@ -107,9 +144,7 @@ void PerfEngine::AddThread(pid_t tid) {
 void PerfEngine::RemoveThread(pid_t tid) {
   auto it = fds_.find(tid);
   if (it == fds_.end()) return;
-  ioctl(it->second, PERF_EVENT_IOC_DISABLE, 0);
-  MarkOurs(it->second, false);
-  close(it->second);
+  Close(it->second);
   fds_.erase(it);
 }
 

@@ -18,11 +18,9 @@
 #include <cstdint>
 
 #include "context/context_block.h"
+#include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
-
-inline constexpr int kMaxStackDepth = 2048;  // upper bound of the depth= option
-inline constexpr int kDefaultStackDepth = 128;
 
 // How a frame was captured; the writer maps these to JFR frame types.
 enum class FrameKind : uint8_t {
@@ -31,7 +29,7 @@ enum class FrameKind : uint8_t {
   kJavaJit = 2,          // id = jmethodID, bci valid
   kJavaInlined = 3,      // id = jmethodID, bci valid
   kJavaNative = 4,       // id = jmethodID of a native method
-  kKernel = 5,           // id = kernel address (reserved; not captured today)
+  kKernel = 5,           // id = kernel address (perf_callchain.h), bci as for kNative
   kJavaUnwalkable = 6,   // the thread was in Java code the JVM could not walk; id = the JVM's
                          // reason (AsyncGetCallTrace's error code, negated). A whole stack.
 };
@@ -106,7 +104,10 @@ struct SampleRecord {
   Engine engine;
   uint8_t flags;  // SampleFlags
   ThreadState state;
-  uint32_t weight;          // intervals this sample stands for (>= 1); 1 for events
+  uint32_t weight;  // intervals this sample stands for (>= 1); 1 for events
+  // The java.lang.Thread id of the virtual thread mounted on `tid` when the sample was taken
+  // (a JVM's carrier thread, JDK 21+); 0 when the sample belongs to the OS thread itself.
+  uint64_t virtual_thread_id = 0;
   ContextSnapshot context;  // dictionary ids, resolved by the writer
   EventFields event;        // runtime events only
   uint32_t frame_count;     // frames[0] is the leaf

@@ -8,7 +8,9 @@
 #include <mutex>
 
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/itimer_engine.h"
 #include "profiler/sampler/machine_context.h"
+#include "profiler/sampler/perf_callchain.h"
 #include "profiler/sampler/perf_engine.h"
 #include "profiler/sampler/stack_walker.h"
 
@@ -42,8 +44,7 @@ ThreadState StateOf(void* ucontext) {
 }
 
 // Fills frames[0..depth) as g_session says; returns the frame count.
-int WalkStack(void* ucontext, RawFrame* frames, bool* truncated) {
-  const int depth = g_session.depth;
+int WalkStack(void* ucontext, RawFrame* frames, int depth, bool* truncated) {
   const JavaStackWalk java_walk = g_session.java_walk;
   if (java_walk == nullptr) {
     return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
@@ -56,8 +57,17 @@ int WalkStack(void* ucontext, RawFrame* frames, bool* truncated) {
       if (java > 0) return java;
       return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
     }
-    case MixedStack::kNativeThenJava: {
-      const int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+    case MixedStack::kMixed: {
+      int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
+      const JavaCodeProbe java_code = g_session.java_code;
+      for (int i = 0; java_code != nullptr && i < native; i++) {
+        if (java_code(frames[i].id)) {
+          // The Java frames take over here; the walk's frames beyond are not native frames.
+          native = i;
+          *truncated = false;
+          break;
+        }
+      }
       return native + java_walk(ucontext, frames + native, depth - native);
     }
   }
@@ -79,6 +89,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
       break;
     case SI_KERNEL:
       engine = Engine::kITimer;
+      weight = ITimerEngine::SampleWeight();
       break;
     case SI_TKILL:
       if (info->si_pid != g_pid) {
@@ -106,6 +117,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   record->kind = kind;
   record->engine = engine;
   record->weight = weight;
+  record->virtual_thread_id = g_session.virtual_thread != nullptr ? g_session.virtual_thread() : 0;
   record->flags = 0;
   record->state = kind == SampleKind::kWall ? StateOf(ucontext) : ThreadState::kRunning;
   ContextBlock* block = g_session.context_map->BlockFor(tid);
@@ -117,7 +129,13 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
     memset(&record->context, 0, sizeof(record->context));
   }
   bool truncated = false;
-  record->frame_count = static_cast<uint32_t>(WalkStack(ucontext, record->frames, &truncated));
+  int kernel = 0;
+  if (engine == Engine::kPerfCpuClock) {
+    // At most half the depth: a deep kernel chain leaves room for the user stack.
+    kernel = PerfCallchain::Take(info->si_fd, tid, record->frames, g_session.depth / 2, &truncated);
+  }
+  record->frame_count = static_cast<uint32_t>(
+      kernel + WalkStack(ucontext, record->frames + kernel, g_session.depth - kernel, &truncated));
   if (truncated) record->flags |= kSampleTruncated;
   HandlerCostRecorder* recorder = g_cost_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {
@@ -135,8 +153,13 @@ void OnSignal(int, siginfo_t* info, void* ucontext) {
     TakeSample(info, ucontext, g_session.clock->Now());
   }
   // Re-arm even when disabled or dropped: the event belongs to the running session until Stop
-  // closes it, and Rearm ignores fds that are no longer ours.
-  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) PerfEngine::Rearm(info->si_fd);
+  // closes it, and Rearm ignores fds that are no longer ours. Before that, the kernel-callchain
+  // ring is emptied of what TakeSample did not read (a dropped sample), so the next signal's
+  // newest record is its own (perf_callchain.h).
+  if (info->si_code == POLL_IN || info->si_code == POLL_HUP) {
+    PerfCallchain::Discard(info->si_fd, CachedTid());
+    PerfEngine::Rearm(info->si_fd);
+  }
   g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
   errno = saved_errno;
 }

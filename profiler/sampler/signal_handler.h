@@ -1,8 +1,8 @@
 // SignalHandler: the profiling signals' handler (signal= for the CPU engines, wallsignal= for
-// wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker and
-// PerfEngine::Rearm, which it calls). Each of our profiling signals is blocked while the handler
-// runs for any of them (sa_mask holds every signal installed here): a CPU signal arriving while
-// the wall handler walks a stack waits until that handler returns, so it samples the
+// wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker,
+// PerfCallchain and PerfEngine::Rearm, which it calls). Each of our profiling signals is blocked
+// while the handler runs for any of them (sa_mask holds every signal installed here): a CPU signal
+// arriving while the wall handler walks a stack waits until that handler returns, so it samples the
 // application, never our own handler's frames. Every step below is reentrant anyway (slot
 // claims are CAS, fault-guard regions nest, the context read is a pure read).
 //
@@ -11,8 +11,10 @@
 // cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer, SI_TKILL from our own
 // pid -> wall; anything else, e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none ->
 // count a drop and return); copy the thread's context block with the seqlock reader
-// (kSameThreadReadAttempts); walk the native stack into the slot; publish; re-arm a perf event;
-// leave the in-flight count; restore errno.
+// (kSameThreadReadAttempts); for a perf signal, take the kernel frames of its overflow from the
+// event's ring buffer (perf_callchain.h; at most half of depth=); walk the stack into the rest
+// of the slot; publish; empty the perf ring of anything unread and re-arm the event; leave the
+// in-flight count; restore errno.
 // It never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
@@ -51,11 +53,26 @@ namespace ctxprof {
 // FrameKind::kJavaUnwalkable frame naming the reason, not a native walk from a JIT pc.
 using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
 
+// The JVM layer's virtual-thread probe (jni/virtual_threads.h): the java.lang.Thread id of the
+// virtual thread mounted on the calling (carrier) thread, 0 when none. Called in the signal
+// handler on the interrupted thread; it must be async-signal-safe.
+using VirtualThreadProbe = uint64_t (*)();
+
+// The JVM layer's code-cache test (jni/java_frame_types.h): true when `pc` is in the VM's
+// generated code (interpreter, compiled methods, stubs). Async-signal-safe.
+using JavaCodeProbe = bool (*)(uint64_t pc);
+
 // Which walkers a sample uses when a JavaStackWalk is installed (options.h, cstack=).
 enum class MixedStack : uint8_t {
   kJavaOnly,        // cstack=no: Java frames, or an empty stack
   kJavaElseNative,  // cstack=native: Java frames, or native frames when there are none
-  kNativeThenJava,  // cstack=java+native: native frames, then the Java frames
+  // cstack=dwarf|fp (the default): the native frames from the interrupted pc up to the first
+  // one in the VM's code (JavaCodeProbe), then the Java frames. So a Java native method's
+  // native callees sit above it (Deflater.deflateBytesBytes -> deflate in libz), compiled Java
+  // code gets no unnamed leaf, no Java frame appears twice, and the VM's thread start-up frames
+  // (below the Java frames) never appear; a thread without Java frames gets its whole native
+  // stack.
+  kMixed,
 };
 
 struct HandlerSession {
@@ -64,7 +81,9 @@ struct HandlerSession {
   ContextMap* context_map;
   int depth;
   StackWalker::Method unwind;
-  JavaStackWalk java_walk = nullptr;  // nullptr: native frames only (native programs)
+  JavaStackWalk java_walk = nullptr;            // nullptr: native frames only (native programs)
+  VirtualThreadProbe virtual_thread = nullptr;  // nullptr: every sample is its OS thread's
+  JavaCodeProbe java_code = nullptr;            // kMixed: nullptr = no frame is Java code
   MixedStack mixed = MixedStack::kJavaElseNative;
 };
 

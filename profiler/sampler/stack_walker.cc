@@ -1,7 +1,9 @@
 #include "profiler/sampler/stack_walker.h"
 
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
+#include <link.h>
 
 #include <mutex>
 
@@ -11,9 +13,68 @@
 
 namespace ctxprof {
 
+namespace {
+
+// The executable segments of the shared object this code is in; [0, 0) when it is linked into
+// the program itself. Written once (FindOwnCode, under std::call_once in Init) before any
+// session activates the handler; the handler's activation orders these writes before its reads.
+uintptr_t g_own_code_begin = 0;
+uintptr_t g_own_code_end = 0;
+
+struct OwnObjectSearch {
+  uintptr_t base;     // load base of the object holding this code (dladdr)
+  bool first = true;  // dl_iterate_phdr reports the program itself first
+};
+
+int FindOwnSegments(dl_phdr_info* info, size_t, void* data) {
+  OwnObjectSearch* search = static_cast<OwnObjectSearch*>(data);
+  const bool program = search->first;
+  search->first = false;
+  if (info->dlpi_addr != search->base) return 0;
+  if (program) return 1;  // linked into the program: its code is not ours to hide
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
+    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    const uintptr_t end = begin + segment.p_memsz;
+    if (g_own_code_end == 0 || begin < g_own_code_begin) g_own_code_begin = begin;
+    if (end > g_own_code_end) g_own_code_end = end;
+  }
+  return 1;
+}
+
+// Our code runs on the application's threads in hooks (a JVMTI callback, the Unsafe.park
+// rebinding, a Java API call), where a sample can interrupt it or walk through it. Statically
+// linked into a native program, our code is the program's: only the handler's frames, which no
+// walk starts in (it starts at the interrupted context), are ours to hide there.
+void FindOwnCode() {
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&FindOwnCode), &self) == 0 || self.dli_fbase == nullptr) {
+    return;
+  }
+  OwnObjectSearch search{reinterpret_cast<uintptr_t>(self.dli_fbase)};
+  dl_iterate_phdr(FindOwnSegments, &search);
+}
+
+// Drops the frames in our own code, keeping the order of the rest.
+int WithoutOwnFrames(RawFrame* frames, int count) {
+  if (g_own_code_end == 0) return count;
+  int kept = 0;
+  for (int i = 0; i < count; i++) {
+    const uintptr_t pc = static_cast<uintptr_t>(frames[i].id);
+    if (pc >= g_own_code_begin && pc < g_own_code_end) continue;
+    frames[kept++] = frames[i];
+  }
+  return kept;
+}
+
+}  // namespace
+
 Status StackWalker::Init(Method method) {
   Status guard = FaultGuard::Install();
   if (!guard.ok()) return guard;
+  static std::once_flag own_code_once;
+  std::call_once(own_code_once, FindOwnCode);
   if (method == Method::kDwarf) CfiRegistry::Refresh();
   if (method == Method::kLibunwind) {
     static std::once_flag once;
@@ -33,15 +94,19 @@ void StackWalker::RefreshTables() { CfiRegistry::Refresh(); }
 
 int StackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated,
                       Method method) {
+  int count = 0;
   switch (method) {
     case Method::kDwarf:
-      return WalkDwarf(ucontext, frames, max_depth, truncated);
+      count = WalkDwarf(ucontext, frames, max_depth, truncated);
+      break;
     case Method::kLibunwind:
-      return WalkLibunwind(ucontext, frames, max_depth, truncated);
+      count = WalkLibunwind(ucontext, frames, max_depth, truncated);
+      break;
     case Method::kFramePointer:
-      return WalkFramePointers(ucontext, frames, max_depth, truncated);
+      count = WalkFramePointers(ucontext, frames, max_depth, truncated);
+      break;
   }
-  return 0;
+  return WithoutOwnFrames(frames, count);
 }
 
 namespace {

@@ -53,9 +53,13 @@ class StackWalker {
   // signal path; the session's background thread calls it every drain interval.
   static void RefreshTables();
 
-  // Fills frames[0..n) (frames[0] = the interrupted pc) and returns n. *truncated is set when the
-  // walk hit max_depth with frames left, faulted, or could not find the next frame (an unknown
-  // pc or CFI it cannot follow; kLibunwind: libunwind failed to step). Async-signal-safe.
+  // Fills frames[0..n) (frames[0] = the interrupted pc) and returns n. Frames in the code of
+  // the shared object that holds the profiler (libctxprof.so: its JVMTI callbacks and hooks run
+  // on application threads) are left out, the walk going on through them: no sample shows a
+  // frame of ours. (Linked into a native program, the profiler's code is the program's.) *truncated
+  // is set when the walk hit max_depth with frames left, faulted, or could not find the next frame
+  // (an unknown pc or CFI it cannot follow; kLibunwind: libunwind failed to step).
+  // Async-signal-safe.
   static int Walk(void* ucontext, RawFrame* frames, int max_depth, bool* truncated,
                   Method method = Method::kDwarf);
 

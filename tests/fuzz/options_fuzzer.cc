@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "context/context_block.h"
 #include "profiler/options.h"
 
 namespace ctxprof {

@@ -311,14 +311,14 @@ TEST(EventLayoutTest, ThreadKeysAreOsThreadIds) {
   } resolver;
   ThreadPool pool(&resolver);
   uint64_t pending = 0;
-  EXPECT_EQ(pool.Key(1234, 1, &pending), 1234u);
-  EXPECT_EQ(pool.Key(77, 1, &pending), 77u);
-  EXPECT_EQ(pool.Key(1234, 2, &pending), 1234u);  // same identity in the next chunk
+  EXPECT_EQ(pool.Key(1234, 0, 1, &pending), 1234u);
+  EXPECT_EQ(pool.Key(77, 0, 1, &pending), 77u);
+  EXPECT_EQ(pool.Key(1234, 0, 2, &pending), 1234u);  // same identity in the next chunk
   resolver.name = "renamed";
-  const uint32_t renamed = pool.Key(1234, 3, &pending);
+  const uint32_t renamed = pool.Key(1234, 0, 3, &pending);
   EXPECT_GE(renamed, ThreadPool::kFirstSpareKey);
-  EXPECT_EQ(pool.Key(1234, 3, &pending), renamed);
-  EXPECT_NE(pool.Key(77, 4, &pending), renamed);
+  EXPECT_EQ(pool.Key(1234, 0, 3, &pending), renamed);
+  EXPECT_NE(pool.Key(77, 0, 4, &pending), renamed);
 }
 
 TEST(EventLayoutTest, FinishedChunksCarryTheirContexts) {

@@ -23,7 +23,9 @@ check_jdk() {  # $1 = JDK home
   timeout 120 "$home/bin/jfr" summary "$recording" > "$tmp/summary.txt" || fail "$name: summary"
   # Summary rows: "<type> <count> <bytes>"; keep event types with a non-zero count, not the
   # metadata/checkpoint pseudo-types.
-  awk 'NF == 3 && $2 ~ /^[0-9]+$/ && $2 > 0 && $1 !~ /^jdk\.(Metadata|CheckPoint|Checkpoint)$/ \
+  # ("Duration: 1 s" has three fields too.)
+  awk 'NF == 3 && $2 ~ /^[0-9]+$/ && $2 > 0 && $1 !~ /:$/ &&
+    $1 !~ /^jdk\.(Metadata|CheckPoint|Checkpoint)$/ \
     { print $1, $2 }' "$tmp/summary.txt" | sort > "$tmp/want.txt"
   "$dump" "$recording" 2> "$tmp/dump.err" | sort > "$tmp/got.txt" || {
     cat "$tmp/dump.err"

@@ -56,9 +56,12 @@ struct Recorder {
     inputs.dropped_samples = [] { return uint64_t{3}; };
     return inputs;
   }
-  void Open() {
+  // Opens the writer; `thread_names` replaces the fake thread resolver when given.
+  void Open(ThreadResolver* thread_names = nullptr) {
+    JfrWriterInputs inputs = Inputs();
+    if (thread_names != nullptr) inputs.threads = thread_names;
     std::string error;
-    writer = JfrWriter::Open(config, Inputs(), &error);
+    writer = JfrWriter::Open(config, inputs, &error);
     ASSERT_NE(writer, nullptr) << error;
   }
   void Add(size_t begin, size_t end) {
@@ -459,11 +462,9 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   } renaming;
   Recorder recorder(1, 4);
   recorder.config.path = TempPath("rename.jfr");
-  JfrWriterInputs inputs = recorder.Inputs();
-  inputs.threads = &renaming;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&renaming));
+  JfrWriter* writer = recorder.writer.get();
   std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(writer, nullptr) << error;
   static SampleRecord sample;
   for (size_t i = 0; i < 4; i++) {
     if (i == 2) {
@@ -503,6 +504,67 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   ASSERT_NE(fgets(line, sizeof(line), pipe), nullptr);
   pclose(pipe);
   EXPECT_EQ(atoi(line), events_after) << "JDK 17 jfr shows a stale thread name";
+}
+
+// A carrier thread's samples belong to the virtual thread it runs: an entry like JDK 25's
+// (osThreadId 0, the virtual thread's name and id, virtual=true), and the context join follows
+// the virtual thread, not the carrier.
+TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
+  struct NamingResolver : FakeThreadResolver {
+    std::string VirtualThreadName(uint64_t id) override { return id == 7 ? "vt-seven" : ""; }
+  } naming;
+  Recorder recorder(1, 6);
+  recorder.config.path = TempPath("virtual.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.Open(&naming));
+  JfrWriter* writer = recorder.writer.get();
+  std::string error;
+  // One carrier: its own work, then virtual threads 7 and 8 in turns, each under the context
+  // the workload gives sample i.
+  const uint64_t runs[] = {0, 7, 7, 8, 7, 8};
+  static SampleRecord sample;
+  for (size_t i = 0; i < 6; i++) {
+    recorder.workload.Fill(i, &sample);
+    sample.virtual_thread_id = runs[i];
+    recorder.clock.Set(sample.ticks);
+    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+  }
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  size_t index = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample" &&
+        event.type_name() != "profiler.WallClockSample") {
+      continue;
+    }
+    const JfrValue& thread = event.thread();
+    const uint64_t id = runs[index];
+    const int32_t tid = recorder.workload.samples[index].tid;
+    EXPECT_EQ(thread.Field("virtual").integer(), id != 0 ? 1 : 0) << index;
+    EXPECT_EQ(thread.Field("osThreadId").integer(), id != 0 ? 0 : tid) << index;
+    EXPECT_EQ(thread.Field("javaThreadId").integer(),
+              id != 0 ? static_cast<int64_t>(id) : FakeThreadResolver::JavaIdOf(tid))
+        << index;
+    EXPECT_EQ(thread.Field("osName").is_null(), id != 0) << index;
+    if (id != 0) {
+      EXPECT_EQ(thread.Field("javaName").string(), id == 7 ? "vt-seven" : "") << index;
+    }
+    const JfrEvent* context = reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks());
+    const int want = recorder.workload.samples[index].context;
+    ASSERT_EQ(context != nullptr, want >= 0) << index;
+    if (context != nullptr) {
+      EXPECT_EQ(JfrReader::ThreadKey(context->thread()), JfrReader::ThreadKey(thread)) << index;
+      const std::map<std::string, std::string> fields = recorder.workload.ContextFields(want);
+      const JfrValue& trace = context->Field("traceId");
+      EXPECT_EQ(trace.is_null() ? "" : trace.string(),
+                fields.count("traceId") != 0 ? fields.at("traceId") : "")
+          << index;
+    }
+    index++;
+  }
+  EXPECT_EQ(index, 6u);
 }
 
 // Bounded memory: at a rotation over stack_cache_bytes, stacks the finished chunk did not use
@@ -564,10 +626,11 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
   EXPECT_EQ(static_cast<size_t>(atoi(line)), java_frames);
 }
 
-// The in-progress chunk: unreadable as finished, readable up to the last flush.
+// Repository mode streams the chunk in progress: unreadable as finished, readable up to the last
+// flush.
 TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   Recorder recorder(4, 50);
-  recorder.config.path = TempPath("unfinished.jfr");
+  recorder.config.repository = TempPath("unfinished");
   recorder.config.write_buffer_bytes = 1;  // bytes reach the file before they are published
   recorder.config.flush_interval_nanos = 0;
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
@@ -575,7 +638,8 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   std::string error;
   ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
   ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
-  const std::vector<uint8_t> snapshot = ReadBytes(recorder.config.path);
+  const std::vector<uint8_t> snapshot =
+      ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr");
 
   JfrReader strict;
   EXPECT_FALSE(strict.Parse("snapshot", snapshot, {}, &error));
@@ -589,15 +653,43 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   ASSERT_TRUE(recorder.writer->Close(&error)) << error;
 }
 
-TEST(JfrWriterTest, FreshlyOpenedRecordingSaysUnfinishedNotEmpty) {
+// File mode publishes whole chunks: at every moment the file is a finished recording of every
+// sample flushed so far, and nothing of what came after.
+TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
+  Recorder recorder(4, 50);
+  recorder.config.path = TempPath("growing.jfr");
+  recorder.config.flush_interval_nanos = 0;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "nothing published before a flush";
+  std::string error;
+  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "a flush without samples publishes";
+  // Flushed: samples [0, 120); then one more sample held in memory; then flushed up to 200.
+  for (const size_t flushed : {120, 200}) {
+    ASSERT_NO_FATAL_FAILURE(recorder.Add(flushed == 120 ? 0 : 121, flushed));
+    ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+    if (flushed == 120) {
+      ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
+    }
+    JfrReader reader;
+    ASSERT_TRUE(reader.Parse("growing", ReadBytes(recorder.config.path), {}, &error)) << error;
+    EXPECT_EQ(reader.chunks().size(), flushed == 120 ? 1u : 2u);
+    for (const JfrChunkInfo& chunk : reader.chunks()) EXPECT_EQ(chunk.generation, 0);
+    ExpectSamplesMatch(recorder, reader, flushed);
+  }
+  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+}
+
+TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {
   Recorder recorder(1, 1);
-  recorder.config.path = TempPath("fresh.jfr");
+  recorder.config.repository = TempPath("fresh");
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
   JfrReader reader;
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   std::string error;
-  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.path), options, &error));
+  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr"),
+                            options, &error));
   EXPECT_NE(error.find("unfinished chunk published no data yet"), std::string::npos) << error;
 }
 

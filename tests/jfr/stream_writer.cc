@@ -1,12 +1,13 @@
 // Writes a recording in batches for the streaming test: after each batch the periodic flush
-// publishes it (the flush interval passes and Tick() runs), then the writer waits
-// until the consumer (StreamConsumer.java) reports, through <ack file>, that it has read every
-// sample so far, so the consumer provably reads the chunk while it is unfinished.
-// Usage: stream_writer <out.jfr> <ack file> <batches> <samples per batch>
+// publishes it (the flush interval passes and Tick() runs), the writer prints
+// "published <samples so far>" and waits until every <ack file> holds at least that number, so
+// the readers provably read the recording while it is being written.
+// Usage: stream_writer file|repository <out> <batches> <samples per batch> <ack file>...
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "profiler/recording/jfr_writer.h"
@@ -25,8 +26,9 @@ long ReadAck(const char* path) {
 
 int main(int argc, char** argv) {
   using namespace ctxprof;
-  if (argc != 5) {
-    fprintf(stderr, "usage: %s out.jfr ack-file batches samples-per-batch\n", argv[0]);
+  if (argc < 6 || (strcmp(argv[1], "file") != 0 && strcmp(argv[1], "repository") != 0)) {
+    fprintf(stderr, "usage: %s file|repository out batches samples-per-batch ack-file...\n",
+            argv[0]);
     return 2;
   }
   const int batches = atoi(argv[3]);
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
   JfrWriterConfig config;
-  config.path = argv[1];
+  (strcmp(argv[1], "file") == 0 ? config.path : config.repository) = argv[2];
   config.flush_interval_nanos = 100000000;  // 100 ms of (fake) recording time
   config.engine = "wall";
   JfrWriterInputs inputs;
@@ -70,9 +72,14 @@ int main(int argc, char** argv) {
       fprintf(stderr, "%s\n", error.c_str());
       return 1;
     }
-    // The consumer polls about once per second; the test's timeout bounds the wait.
-    while (ReadAck(argv[2]) < static_cast<long>(next)) usleep(20000);
-    printf("batch %d: consumer has read %zu samples of the unfinished chunk\n", batch, next);
+    printf("published %zu\n", next);
+    fflush(stdout);
+    // The readers poll about once per second; the test's timeout bounds the wait.
+    for (int ack = 5; ack < argc; ack++) {
+      while (ReadAck(argv[ack]) < static_cast<long>(next)) usleep(20000);
+    }
+    printf("batch %d: every reader has read %zu samples of the recording being written\n", batch,
+           next);
     fflush(stdout);
   }
   clock.Advance(spacing);

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   // With several chunks, drop unused stacks at every rotation, so the JDK sees stacks that
   // come back under new keys.
   if (config.chunk_size_bytes != 0) config.stack_cache_bytes = 1;
+  // One file without a chunk size: one chunk (in file mode every flush would end a chunk).
+  if (config.chunk_size_bytes == 0 && !config.path.empty()) config.flush_interval_nanos = 0;
   config.engine = "cpu+wall";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";

@@ -1,5 +1,5 @@
 // The C API's contract: return codes, messages that name the input, serialisation of
-// start/stop, and the collapsed-stack dump format.
+// start/stop, the collapsed-stack dump format and the JFR dump.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "profiler/ctxprof.h"
+#include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
 #include "tests/sampler/sampler_test_util.h"
 
@@ -129,6 +130,60 @@ TEST(ApiTest, DumpWritesCollapsedStacksWithContext) {
   }
   EXPECT_GT(matching, 0);
   EXPECT_EQ(ctxprof_dump("/nonexistent-dir/x"), CTXPROF_EIO);
+}
+
+// CPU samples in a recording read with the strict reader, and whether its last chunk is final.
+struct DumpedRecording {
+  size_t samples = 0;
+  size_t in_dumped_work = 0;
+  bool final = false;
+};
+
+DumpedRecording ReadDump(const std::string& path) {
+  DumpedRecording result;
+  JfrReader reader;
+  std::string error;
+  EXPECT_TRUE(reader.Read(path, {}, &error)) << error;  // every chunk finished
+  if (reader.chunks().empty()) return result;
+  result.final = (reader.chunks().back().flags & kChunkFlagFinal) != 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample") continue;
+    result.samples++;
+    for (const JfrFrame& frame : JfrReader::FramesOf(event.Field("stackTrace"))) {
+      if (frame.method_name.find("DumpedWork") != std::string::npos) {
+        result.in_dumped_work++;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+// A dump to any name but .txt/.collapsed is JFR: a finished copy of the session's recording so
+// far while it goes on, or without a recording the aggregated samples.
+TEST(ApiTest, DumpWritesJfrWhileTheRecordingGoesOn) {
+  const std::string dir = getenv("TEST_TMPDIR");
+  char error[512];
+  for (const bool with_file : {true, false}) {
+    std::string options = "event=ctimer,interval=10ms,signal=SIGRTMIN+3";
+    if (with_file) options += ",file=" + dir + "/recording.jfr";
+    ASSERT_EQ(ctxprof_start(options.c_str(), error, sizeof(error)), 0) << error;
+    DumpedWork(300 * 1000 * 1000);
+    const std::string dump = dir + (with_file ? "/dump.jfr" : "/memory.jfr");
+    ASSERT_EQ(ctxprof_dump(dump.c_str()), 0);
+    const DumpedRecording dumped = ReadDump(dump);
+    EXPECT_GT(dumped.in_dumped_work, 0u) << dump;
+    EXPECT_TRUE(dumped.final) << dump << ": a dump is a finished recording";
+    DumpedWork(100 * 1000 * 1000);
+    ASSERT_EQ(ctxprof_stop(), 0);
+    if (with_file) {
+      const DumpedRecording recording = ReadDump(dir + "/recording.jfr");
+      EXPECT_GE(recording.samples, dumped.samples) << "the recording went on after the dump";
+      // After stop: the aggregated samples.
+      ASSERT_EQ(ctxprof_dump((dir + "/after-stop.jfr").c_str()), 0);
+      EXPECT_GT(ReadDump(dir + "/after-stop.jfr").in_dumped_work, 0u);
+    }
+  }
 }
 
 }  // namespace

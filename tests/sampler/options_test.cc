@@ -60,7 +60,7 @@ TEST(OptionsTest, ParsesEveryKey) {
   EXPECT_EQ(options.wall_threads_per_tick, 4);
   EXPECT_EQ(options.depth, 64);
   EXPECT_EQ(options.unwind, UnwindKind::kFramePointer);
-  EXPECT_EQ(options.cstack, CStackKind::kJavaAndNative);
+  EXPECT_EQ(options.cstack, CStackKind::kMixed);
   EXPECT_EQ(options.clock, ClockKind::kMonotonic);
   EXPECT_EQ(options.signal, SIGRTMIN + 2);
   EXPECT_EQ(options.buffer_slots, 1024u);
@@ -82,6 +82,13 @@ TEST(OptionsTest, EventLayoutKeys) {
   EXPECT_FALSE(ParseOk("").jfr.context_id);  // async-profiler's exact layout by default
   ExpectError("wallsamples=ctxprof", "wallsamples", "ctxprof");
   ExpectError("contextid=yes", "contextid", "yes");
+}
+
+TEST(OptionsTest, KernelFrames) {
+  EXPECT_TRUE(ParseOk("").kernel_frames);
+  EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
+  EXPECT_TRUE(ParseOk("kernel=false,kernel=true").kernel_frames);
+  ExpectError("kernel=no", "kernel", "no");
 }
 
 TEST(OptionsTest, Upload) {

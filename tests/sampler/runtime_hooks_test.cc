@@ -1,8 +1,10 @@
-// RuntimeHooks: what the JVM layer plugs into a session, exercised with a fake Java stack walker
-// and a fake Java frame resolver. For each cstack= mode, samples of a "Java" thread (the walker
-// returns two Java frames for it) and of a native thread (the walker returns none) must have
-// exactly the frames the mode promises; the aggregator must name Java frames with the runtime's
-// resolver; the background hooks must run once per session.
+// RuntimeHooks: what the JVM layer plugs into a session, exercised with a fake Java stack walker,
+// a fake code-cache probe and a fake Java frame resolver. For each cstack= mode, samples of a
+// "Java" thread (the walker returns two Java frames for it; it reaches its native hot loop
+// through a function the probe calls Java code, as a Java native method's callees are reached
+// from the VM's code) and of a native thread (the walker returns none) must have exactly the
+// frames the mode promises; the aggregator must name Java frames with the runtime's resolver;
+// the background hooks must run once per session.
 #include <gtest/gtest.h>
 #include <time.h>
 
@@ -40,6 +42,15 @@ int FakeJavaWalk(void*, RawFrame* frames, int max_depth) {
   return 2;
 }
 
+// The fake "VM code": functions in this section (the linker defines its bounds).
+extern "C" char __start_ctxprof_fake_java_code[];
+extern "C" char __stop_ctxprof_fake_java_code[];
+
+bool FakeJavaCode(uint64_t pc) {
+  return pc >= reinterpret_cast<uintptr_t>(__start_ctxprof_fake_java_code) &&
+         pc < reinterpret_cast<uintptr_t>(__stop_ctxprof_fake_java_code);
+}
+
 class FakeJavaResolver : public FrameResolver {
  public:
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override {
@@ -65,17 +76,29 @@ __attribute__((noinline)) void NativeHotLoop(const std::atomic<bool>* stop,
   }
 }
 
+// The Java thread's way into native code: "VM code" calling a native function.
+__attribute__((noinline, section("ctxprof_fake_java_code"))) void CallFromJavaCode(
+    const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos) {
+  NativeHotLoop(stop, cpu_nanos);
+  g_sink += 1;  // not a tail call: this frame stays on the stack
+}
+
 void Worker(const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos, bool java,
             uint64_t trace) {
   t_java = java;
   ctxprof_set_trace_context(0, trace, 0);
-  NativeHotLoop(stop, cpu_nanos);
+  if (java) {
+    CallFromJavaCode(stop, cpu_nanos);
+  } else {
+    NativeHotLoop(stop, cpu_nanos);
+  }
   ctxprof_clear_context();
 }
 
 std::vector<AggregatedStack> RunSession(const std::string& cstack) {
   RuntimeHooks hooks;
   hooks.java_walk = FakeJavaWalk;
+  hooks.java_code = FakeJavaCode;
   hooks.frame_resolver = [] { return std::make_unique<FakeJavaResolver>(); };
   hooks.background_start = [] { g_background_starts++; };
   hooks.background_end = [] { g_background_ends++; };
@@ -111,6 +134,7 @@ struct Counts {
   // not), so it is checked on nearly all samples rather than on every one.
   uint64_t in_hot_loop = 0;
   uint64_t with_native_part = 0;
+  uint64_t native_with_caller = 0;  // native worker samples that reach Worker
 };
 
 void ExpectNativePartsReachTheHotLoop(const Counts& counts) {
@@ -120,11 +144,25 @@ void ExpectNativePartsReachTheHotLoop(const Counts& counts) {
 
 const std::vector<std::string> kJavaFrames = {"demo.Fake.leaf", "demo.Fake.caller"};
 
+bool IsKernelFrame(const std::string& frame) {
+  return frame.size() > 4 && frame.compare(frame.size() - 4, 4, "_[k]") == 0;
+}
+
+// The frames below the kernel frames a sample starts with when it interrupted the kernel
+// (a system call, an interrupt's return path): the Java or native stack the mode promises.
+std::vector<std::string> UserFrames(const AggregatedStack& stack) {
+  size_t kernel = 0;
+  while (kernel < stack.frames.size() && IsKernelFrame(stack.frames[kernel])) kernel++;
+  return std::vector<std::string>(stack.frames.begin() + static_cast<long>(kernel),
+                                  stack.frames.end());
+}
+
 bool EndsWithJavaFrames(const AggregatedStack& stack) {
   const size_t n = stack.frames.size();
   return n >= 2 && stack.frames[n - 2] == kJavaFrames[0] && stack.frames[n - 1] == kJavaFrames[1];
 }
 
+// cstack=no: Java frames only, kernel frames neither.
 TEST(RuntimeHooksTest, CstackNoGivesJavaFramesOrNothing) {
   Counts counts;
   for (const AggregatedStack& stack : RunSession("no")) {
@@ -144,7 +182,7 @@ TEST(RuntimeHooksTest, CstackNativeFallsBackToNativeFrames) {
   Counts counts;
   for (const AggregatedStack& stack : RunSession("native")) {
     if (stack.context.trace_id_low == kJavaTrace) {
-      EXPECT_EQ(stack.frames, kJavaFrames);
+      EXPECT_EQ(UserFrames(stack), kJavaFrames);
       counts.java += stack.samples;
     } else if (stack.context.trace_id_low == kNativeTrace) {
       counts.with_native_part += stack.samples;
@@ -158,14 +196,25 @@ TEST(RuntimeHooksTest, CstackNativeFallsBackToNativeFrames) {
   ExpectNativePartsReachTheHotLoop(counts);
 }
 
-TEST(RuntimeHooksTest, CstackJavaAndNativeAppendsJavaFramesToNativeOnes) {
+// The mixed stack (cstack=dwarf, the default; fp; java+native): the Java thread's native frames
+// up to the "VM code", then its Java frames, and nothing of what lies beyond the VM code (the
+// caller of CallFromJavaCode, the thread's start-up frames); the native thread's whole stack.
+class MixedStackTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MixedStackTest, NativeFramesUpToTheJavaCodeThenTheJavaFrames) {
   Counts counts;
-  for (const AggregatedStack& stack : RunSession("java+native")) {
+  for (const AggregatedStack& stack : RunSession(GetParam())) {
     if (stack.context.trace_id_low == kJavaTrace) {
       EXPECT_TRUE(EndsWithJavaFrames(stack));
+      for (const std::string& frame : stack.frames) {
+        EXPECT_EQ(frame.find("CallFromJavaCode"), std::string::npos);
+        EXPECT_EQ(frame.find("Worker"), std::string::npos);
+        EXPECT_EQ(frame.find("start_thread"), std::string::npos);
+      }
       counts.java += stack.samples;
     } else if (stack.context.trace_id_low == kNativeTrace) {
       EXPECT_FALSE(EndsWithJavaFrames(stack));
+      if (StackContains(stack, "Worker")) counts.native_with_caller += stack.samples;
       counts.native += stack.samples;
     } else {
       continue;
@@ -175,8 +224,16 @@ TEST(RuntimeHooksTest, CstackJavaAndNativeAppendsJavaFramesToNativeOnes) {
   }
   EXPECT_GE(counts.java, 20u);
   EXPECT_GE(counts.native, 20u);
+  EXPECT_GE(counts.native_with_caller * 10, counts.native * 9);
   ExpectNativePartsReachTheHotLoop(counts);
 }
+
+INSTANTIATE_TEST_SUITE_P(Spellings, MixedStackTest, ::testing::Values("dwarf", "fp", "java+native"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "java+native"
+                                      ? std::string("java_native")
+                                      : std::string(info.param);
+                         });
 
 TEST(RuntimeHooksTest, BackgroundHooksRunOncePerSession) {
   const int starts = g_background_starts.load();

@@ -48,8 +48,7 @@ expect 0 "" record --lib x -h
 expect 2 "usage: ctxprof COMMAND"
 expect 2 'unknown command "frob"' frob
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
-expect 2 "no input file" report
-expect 2 "one input file only" report "$tmp/good.jfr" "$tmp/good.jfr"
+expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
 expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" --events heap
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
@@ -60,7 +59,7 @@ expect 2 '--labels: "nope" is not a label of this recording (labels: kind, threa
   convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --labels kind,nope
 expect 2 "--labels applies to --to pprof and --to otlp" convert --to collapsed "$tmp/good.jfr" \
   -o "$tmp/x" --labels kind
-expect 2 "--diff wants two input files, BEFORE.jfr AFTER.jfr (got 1)" flame --diff \
+expect 2 "--diff wants two recordings, BEFORE AFTER (got 1)" flame --diff \
   "$tmp/good.jfr" -o "$tmp/x.html"
 expect 2 "--by and --threads each choose the sections" report "$tmp/good.jfr" --threads --by tenant
 expect 2 'unknown option "--threads"' convert --to pprof "$tmp/good.jfr" -o "$tmp/x" --threads
@@ -69,10 +68,12 @@ expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
 expect 2 "no command" record -o "$tmp/r.jfr"
 
 # Bad input: exit 1, the file named, the offset where JfrReader stopped.
-expect 1 "cannot open $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
-expect 1 "cannot read $tmp: Is a directory" report "$tmp"
+expect 1 "cannot read $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
+mkdir -p "$tmp/no-recordings"
+expect 1 "$tmp/no-recordings: no .jfr files in this folder" report "$tmp/no-recordings"
 : > "$tmp/empty.jfr"
-expect 1 "$tmp/empty.jfr: offset 0: empty file" report "$tmp/empty.jfr"
+expect 1 "nothing to read: every input is empty" report "$tmp/empty.jfr"
+grep -qF "$tmp/empty.jfr: empty, skipped" "$tmp/err" || fail "no note about the empty file"
 head -c 20000 /dev/urandom > "$tmp/random.jfr"
 expect 1 "$tmp/random.jfr: offset 0: not a JFR chunk" report "$tmp/random.jfr"
 { printf 'FLR\0'; head -c 20000 /dev/urandom; } > "$tmp/random-flr.jfr"
@@ -87,13 +88,23 @@ expect 1 "cannot write $tmp/no/such/dir/x" convert --to collapsed "$tmp/good.jfr
 
 # Success: progress on stderr, the same collapsed stacks in a file and on stdout.
 expect 0 "reading $tmp/good.jfr: " convert --to collapsed "$tmp/good.jfr" -o "$tmp/c.txt"
-grep -qF "$tmp/good.jfr: 1 chunks, 12 samples, 5 contexts, 6 stacks" "$tmp/err" ||
+grep -qF "1 file: 1 chunks, 12 samples, 5 contexts, 6 stacks" "$tmp/err" ||
   fail "no sample summary on stderr: $(cat "$tmp/err")"
 expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet
 cmp -s "$tmp/out" "$tmp/c.txt" || fail "collapsed on stdout differs from the file"
 [[ -s $tmp/err ]] && fail "--quiet still wrote to stderr: $(cat "$tmp/err")"
 [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c.txt") == 12 ]] ||
   fail "collapsed counts do not add up to 12 samples"
+# Several recordings add up; a folder is read as a repository (its .jfr files).
+mkdir -p "$tmp/two"
+cp "$tmp/good.jfr" "$tmp/two/a.jfr"
+cp "$tmp/good.jfr" "$tmp/two/b.jfr"
+for inputs in "$tmp/good.jfr $tmp/good.jfr" "$tmp/two"; do
+  # shellcheck disable=SC2086  # two paths on purpose
+  expect 0 "2 files: 2 chunks, 24 samples" convert --to collapsed $inputs -o "$tmp/c2.txt"
+  [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c2.txt") == 24 ]] ||
+    fail "two copies of the recording do not add up to 24 samples ($inputs)"
+done
 
 # record: the command line reaches "java" and its exit status comes back.
 mkdir -p "$tmp/bin"
@@ -108,6 +119,21 @@ printf '%s\n' "-agentpath:$tmp/libctxprof.so=start,event=cpu,interval=10ms,wall=
 cmp -s "$tmp/java-args" "$tmp/want-args" ||
   fail "java got: $(cat "$tmp/java-args" 2> /dev/null), want: $(cat "$tmp/want-args")"
 expect 1 "--lib $tmp/nope.so: no such file" record --lib "$tmp/nope.so" -- java Main
+# Options the agent would refuse are refused before any JVM starts, with the agent's message.
+rm -f "$tmp/java-args"
+PATH=$tmp/bin:$PATH expect 2 "record: option 'event'" record --lib "$tmp/libctxprof.so" \
+  --event bogus -o "$tmp/r.jfr" -- java Main
+PATH=$tmp/bin:$PATH expect 2 "record: option 'interval': value '5' is not a duration" \
+  record --lib "$tmp/libctxprof.so" --interval 5 -o "$tmp/r.jfr" -- java Main
+[[ -e $tmp/java-args ]] && fail "java ran although the options were refused"
+# A JVM that exits 0 without the agent writing the recording (it refused to start): exit 1.
+printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/java-ok"
+printf '#!/bin/sh\nprintf x > "%s/written.jfr"\nexit 0\n' "$tmp" > "$tmp/bin/java-writes"
+chmod +x "$tmp/bin/java-ok" "$tmp/bin/java-writes"
+PATH=$tmp/bin:$PATH expect 1 "the agent wrote no recording to $tmp/never.jfr" \
+  record --lib "$tmp/libctxprof.so" -o "$tmp/never.jfr" -- java-ok Main
+PATH=$tmp/bin:$PATH expect 0 "recording to $tmp/written.jfr" \
+  record --lib "$tmp/libctxprof.so" -o "$tmp/written.jfr" -- java-writes Main
 expect 127 "cannot run $tmp/bin/absent" record --lib "$tmp/libctxprof.so" -- "$tmp/bin/absent"
 
 # attach: usage errors, then targets that are not JVMs, which must survive the attempt.

@@ -1,6 +1,6 @@
 // `ctxprof record`: argument parsing, the agent option string, the JVM command line, the
-// library search and the exit status of the child. The run with the real agent waits for the
-// JVMTI agent (jni/), which does not exist yet.
+// library search, the option check with the agent's parser, whether the recording was written,
+// and the exit status of the child.
 #include "tools/record.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +35,31 @@ TEST(RecordTest, MapsFlagsToAgentKeysInOrder) {
                            "-agentpath:/opt/ctxprof/libctxprof.so=start,event=cpu,interval=10ms,"
                            "wall=20ms,attributes=endpoint;tenant,buffer=1024,file=out.jfr",
                            "-Xmx1g", "-jar", "app.jar", "--port", "8080"}));
+}
+
+// The options are checked with the agent's own parser before a JVM starts.
+TEST(RecordTest, ChecksTheOptionsWithTheAgentsParser) {
+  std::string error;
+  EXPECT_TRUE(CheckAgentOptions("record", "start,event=cpu,interval=10ms,file=x.jfr", &error))
+      << error;
+  EXPECT_FALSE(CheckAgentOptions("record", "start,event=bogus,file=x.jfr", &error));
+  EXPECT_EQ(error.rfind("record: option 'event'", 0), 0u) << error;
+  EXPECT_FALSE(CheckAgentOptions("record", "start,nosuch=1,file=x.jfr", &error));
+  EXPECT_EQ(error.rfind("record: unknown option 'nosuch'", 0), 0u) << error;
+}
+
+// A recording counts as written when the file appeared, or changed since the JVM started.
+TEST(RecordTest, TellsWhetherTheRecordingWasWritten) {
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/written.jfr";
+  const FileState missing = StateOf(path);
+  EXPECT_FALSE(missing.exists);
+  EXPECT_FALSE(RecordingWritten(missing, StateOf(path)));
+  std::ofstream(path) << "one";
+  const FileState created = StateOf(path);
+  EXPECT_TRUE(RecordingWritten(missing, created));
+  EXPECT_FALSE(RecordingWritten(created, StateOf(path)));
+  std::ofstream(path, std::ios::app) << "more";
+  EXPECT_TRUE(RecordingWritten(created, StateOf(path)));
 }
 
 TEST(RecordTest, EventFlagsIncludingLiveWithoutAValue) {

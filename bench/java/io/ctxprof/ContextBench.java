@@ -1,9 +1,11 @@
 package io.ctxprof;
 
+import com.sun.management.ThreadMXBean;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -11,18 +13,23 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Java context write costs: the direct-buffer API against the same operations through JNI.
+ * Java context write costs: the API's in-place writes (ContextSetter, and the ThreadHandle fast
+ * path with pre-interned AttributeValues) against the same operations through JNI.
  *
  * <p>JMH is not available offline, so this is a small harness with JMH's discipline: several
  * forked JVMs (so one JIT outcome cannot decide the result), warm-up iterations before measured
  * ones, results consumed by a blackhole so nothing is optimized away, and medians reported with
- * the spread across forks.
+ * the spread across forks. Time is the measuring thread's CPU time, and the bytes it allocated
+ * per operation are reported beside it (0 when escape analysis removed a scope).
  *
- * <p>Usage: {@code ContextBench [--forks N] [--warmups N] [--iterations N] [--millis N]}; the
- * library comes from {@code -Dctxprof.library}. A fork runs with {@code --child}.
+ * <p>Usage: {@code ContextBench [--forks N] [--warmups N] [--iterations N] [--millis N] [--only
+ * TEXT]} (only the operations whose name contains TEXT); the library comes from {@code
+ * -Dctxprof.library}. A fork runs with {@code --child}.
  */
 public final class ContextBench {
   private static volatile long blackhole;
+  private static final ThreadMXBean THREADS =
+      (ThreadMXBean) ManagementFactory.getThreadMXBean();
 
   private interface Op {
     /** Runs the operation {@code count} times. */
@@ -37,6 +44,7 @@ public final class ContextBench {
     int warmups = 5;
     int iterations = 10;
     int millis = 200;
+    String only = "";
     boolean child = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -52,19 +60,24 @@ public final class ContextBench {
         case "--millis":
           millis = Integer.parseInt(args[++i]);
           break;
+        case "--only":
+          only = args[++i];
+          break;
         case "--child":
           child = true;
           break;
         default:
           System.err.println(
-              "unknown argument '" + args[i] + "': use --forks, --warmups, --iterations, --millis");
+              "unknown argument '"
+                  + args[i]
+                  + "': use --forks, --warmups, --iterations, --millis, --only TEXT");
           System.exit(2);
       }
     }
     if (child) {
-      runChild(warmups, iterations, millis);
+      runChild(warmups, iterations, millis, only);
     } else {
-      runParent(forks, warmups, iterations, millis);
+      runParent(forks, warmups, iterations, millis, only);
     }
   }
 
@@ -76,6 +89,9 @@ public final class ContextBench {
     ThreadContext jni = new ThreadContext.JniContext();
     int idA = ValueIds.intern(A);
     int idB = ValueIds.intern(B);
+    ThreadHandle handle = setter.forCurrentThread();
+    AttributeValue valueA = setter.value(A);
+    AttributeValue valueB = setter.value(B);
     long[] saved = new long[3];
     int[] savedAttributes = new int[ContextLayout.ATTRIBUTE_SLOTS];
 
@@ -86,6 +102,24 @@ public final class ContextBench {
           boolean ok = true;
           for (int i = 0; i < n; i++) {
             ok &= setter.setAttribute(endpoint, (i & 1) == 0 ? A : B);
+          }
+          blackhole += ok ? 1 : 0;
+        });
+    ops.put(
+        "setAttribute (handle, AttributeValue)",
+        n -> {
+          boolean ok = true;
+          for (int i = 0; i < n; i++) {
+            ok &= handle.setAttribute(endpoint, (i & 1) == 0 ? valueA : valueB);
+          }
+          blackhole += ok ? 1 : 0;
+        });
+    ops.put(
+        "setAttribute (handle, cached String)",
+        n -> {
+          boolean ok = true;
+          for (int i = 0; i < n; i++) {
+            ok &= handle.setAttribute(endpoint, (i & 1) == 0 ? A : B);
           }
           blackhole += ok ? 1 : 0;
         });
@@ -135,6 +169,26 @@ public final class ContextBench {
           }
         });
     ops.put(
+        "span lifecycle (handle, AttributeValues)",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            try (ContextScope scope = handle.open(i, ~i, i * 31L)) {
+              handle.setAttribute(endpoint, valueA);
+              handle.setAttribute(tenant, valueB);
+            }
+          }
+        });
+    ops.put(
+        "span lifecycle (handle, one-write open)",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            try (ContextScope scope =
+                handle.open(i, ~i, i * 31L, endpoint, valueA, tenant, valueB)) {
+              // the span's work; the scope is what is measured
+            }
+          }
+        });
+    ops.put(
         "span lifecycle via JNI",
         n -> {
           for (int i = 0; i < n; i++) {
@@ -147,19 +201,28 @@ public final class ContextBench {
     return ops;
   }
 
-  /** Prints one line per operation: name TAB median ns/op of the measured iterations. */
-  private static void runChild(int warmups, int iterations, int millis) {
+  /**
+   * Prints one line per operation: name TAB median ns/op TAB median bytes allocated per op, over
+   * the measured iterations.
+   */
+  private static void runChild(int warmups, int iterations, int millis, String only) {
     for (Map.Entry<String, Op> entry : operations().entrySet()) {
+      if (!entry.getKey().contains(only)) {
+        continue;
+      }
       Op op = entry.getValue();
       int batch = calibrate(op);
       for (int i = 0; i < warmups; i++) {
         measure(op, batch, millis);
       }
-      double[] results = new double[iterations];
+      double[] nanos = new double[iterations];
+      double[] bytes = new double[iterations];
       for (int i = 0; i < iterations; i++) {
-        results[i] = measure(op, batch, millis);
+        double[] result = measure(op, batch, millis);
+        nanos[i] = result[0];
+        bytes[i] = result[1];
       }
-      System.out.println(entry.getKey() + "\t" + median(results));
+      System.out.println(entry.getKey() + "\t" + median(nanos) + "\t" + median(bytes));
     }
   }
 
@@ -175,18 +238,27 @@ public final class ContextBench {
     }
   }
 
-  /** ns per operation over about {@code millis} of batches. */
-  private static double measure(Op op, int batch, int millis) {
+  /**
+   * {ns of this thread's CPU time, bytes this thread allocated} per operation, over about {@code
+   * millis} of batches. CPU time rather than wall time: on a shared machine the thread is often
+   * descheduled, which is not a cost of the operation (on an idle machine the two agree).
+   */
+  private static double[] measure(Op op, int batch, int millis) {
     long deadline = System.nanoTime() + millis * 1_000_000L;
     long operations = 0;
-    long start = System.nanoTime();
-    long now;
+    long cpuStart = THREADS.getCurrentThreadCpuTime();
+    long bytesStart = allocatedBytes();
     do {
       op.run(batch);
       operations += batch;
-      now = System.nanoTime();
-    } while (now < deadline);
-    return (double) (now - start) / operations;
+    } while (System.nanoTime() < deadline);
+    long cpu = THREADS.getCurrentThreadCpuTime() - cpuStart;
+    long bytes = allocatedBytes() - bytesStart;
+    return new double[] {(double) cpu / operations, (double) bytes / operations};
+  }
+
+  private static long allocatedBytes() {
+    return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
   }
 
   private static double median(double[] values) {
@@ -196,13 +268,15 @@ public final class ContextBench {
     return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   }
 
-  private static void runParent(int forks, int warmups, int iterations, int millis)
+  private static void runParent(int forks, int warmups, int iterations, int millis, String only)
       throws IOException, InterruptedException {
     String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     Map<String, List<Double>> results = new LinkedHashMap<>();
+    Map<String, List<Double>> allocations = new LinkedHashMap<>();
     for (int fork = 0; fork < forks; fork++) {
       List<String> command = new ArrayList<>();
       command.add(java);
+      command.add("--enable-native-access=ALL-UNNAMED"); // JDK 24+: silences System.load's warning
       command.add("-Dctxprof.library=" + System.getProperty("ctxprof.library"));
       command.add("-cp");
       command.add(System.getProperty("java.class.path"));
@@ -215,37 +289,46 @@ public final class ContextBench {
               "--iterations",
               "" + iterations,
               "--millis",
-              "" + millis));
+              "" + millis,
+              "--only",
+              only));
       Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
       try (BufferedReader reader =
           new BufferedReader(new InputStreamReader(process.getInputStream(), "UTF-8"))) {
         String line;
         while ((line = reader.readLine()) != null) {
-          int tab = line.indexOf('\t');
-          if (tab < 0) {
+          String[] fields = line.split("\t");
+          if (fields.length != 3) {
             System.err.println("fork " + fork + ": " + line);
             continue;
           }
           results
-              .computeIfAbsent(line.substring(0, tab), k -> new ArrayList<>())
-              .add(Double.parseDouble(line.substring(tab + 1)));
+              .computeIfAbsent(fields[0], k -> new ArrayList<>())
+              .add(Double.parseDouble(fields[1]));
+          allocations
+              .computeIfAbsent(fields[0], k -> new ArrayList<>())
+              .add(Double.parseDouble(fields[2]));
         }
       }
       if (process.waitFor() != 0) {
         throw new IllegalStateException("benchmark fork " + fork + " failed");
       }
     }
+    Profiler.getInstance(); // binds the library, which BlockMemory needs
     System.out.printf(
-        "Java %s, %d forks x (%d warm-up + %d measured) x %d ms%n",
-        System.getProperty("java.version"), forks, warmups, iterations, millis);
-    System.out.printf("%-62s %10s %18s%n", "operation", "median", "fork medians");
+        "Java %s (block access: %s), %d forks x (%d warm-up + %d measured) x %d ms%n",
+        System.getProperty("java.version"), BlockMemory.KIND, forks, warmups, iterations, millis);
+    System.out.printf(
+        "%-62s %10s %18s %12s%n", "operation (CPU time)", "median", "fork medians", "allocated");
     for (Map.Entry<String, List<Double>> entry : results.entrySet()) {
       double[] values = entry.getValue().stream().mapToDouble(Double::doubleValue).toArray();
       double[] sorted = values.clone();
       Arrays.sort(sorted);
+      double[] bytes =
+          allocations.get(entry.getKey()).stream().mapToDouble(Double::doubleValue).toArray();
       System.out.printf(
-          "%-62s %7.2f ns   [%.2f .. %.2f]%n",
-          entry.getKey(), median(values), sorted[0], sorted[sorted.length - 1]);
+          "%-62s %7.2f ns   [%.2f .. %.2f]   %6.1f B/op%n",
+          entry.getKey(), median(values), sorted[0], sorted[sorted.length - 1], median(bytes));
     }
   }
 }

@@ -37,8 +37,4 @@ final class ContextLayout {
   }
 
   private ContextLayout() {}
-
-  static int attribute(int slot) {
-    return ATTRIBUTES + slot * Integer.BYTES;
-  }
 }

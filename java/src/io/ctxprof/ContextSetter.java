@@ -11,8 +11,10 @@ import java.util.List;
  * the attribute slots. Each call writes the <em>calling</em> thread's context.
  *
  * <p>Cost model (platform threads): a write goes straight into the thread's 64-byte native block
- * through a direct ByteBuffer — one ThreadLocal lookup, a sequence store, a store-store fence
- * (free on x86), the field stores and a release store; no JNI, no allocation, no lock. An
+ * — one ThreadLocal lookup, a sequence store, a store-store fence (free on x86), the field stores
+ * and a release store; no JNI, no allocation, no lock. {@link #forCurrentThread()} returns a
+ * {@link ThreadHandle} that skips the ThreadLocal lookup, and {@link #value(String)} an {@link
+ * AttributeValue} that skips the value's lookup: the fast path for tracers. An
  * attribute value is mapped to a dictionary id first: a repeated value is found in a shared
  * hash-indexed array (one load and an identity check), else in a shared map; only a value never
  * seen by the process costs a JNI call, to intern it. The process dictionary
@@ -79,14 +81,7 @@ public final class ContextSetter {
     if (!isOwnSlot(offset)) {
       return false;
     }
-    ThreadContext context = ThreadContext.current();
-    if (value == null) {
-      context.setAttribute(offset, 0);
-      return true;
-    }
-    int id = ValueIds.of(value);
-    context.setAttribute(offset, id);
-    return id != ValueIds.OVERFLOW_ID;
+    return writeAttribute(ThreadContext.current(), offset, ValueIds.idOf(value));
   }
 
   /** {@link #setAttribute(int, String)} by name; false when the name is not registered here. */
@@ -125,12 +120,49 @@ public final class ContextSetter {
    */
   public ContextScope open(long traceIdHigh, long traceIdLow, long spanId) {
     ThreadContext context = ThreadContext.current();
-    ContextScope scope = new ContextScope(context, Thread.currentThread());
+    ContextScope scope = context.push();
     context.setTraceContext(traceIdHigh, traceIdLow, spanId);
     return scope;
   }
 
+  /**
+   * {@code value} interned in the profiler's dictionary, for {@link
+   * ThreadHandle#setAttribute(int, AttributeValue)}: get it once (the first time a value is seen
+   * by the process this is a JNI call) and keep it; setting it then costs no lookup. When the
+   * dictionary is full the value is recorded as "dictionary full" ({@link
+   * AttributeValue#isRecorded()} is false).
+   *
+   * @throws IllegalArgumentException when {@code value} is null
+   */
+  public AttributeValue value(String value) {
+    if (value == null) {
+      throw new IllegalArgumentException("value is null: pass null to setAttribute to clear");
+    }
+    return new AttributeValue(value, ValueIds.of(value));
+  }
+
+  /**
+   * A handle on the calling thread's context for this setter's attributes: the same writes as
+   * this class's methods without finding the thread's block on every call (docs/JAVA.md, "The
+   * fast path"). Call it once per thread and keep the handle on that thread; using it on another
+   * thread throws {@link IllegalStateException}.
+   */
+  public ThreadHandle forCurrentThread() {
+    return new ThreadHandle(ThreadContext.current(), ownSlots);
+  }
+
+  /** Writes dictionary id {@code id} into slot {@code offset}; false when it is the overflow id. */
+  static boolean writeAttribute(ThreadContext context, int offset, int id) {
+    context.setAttribute(offset, id);
+    return id != ValueIds.OVERFLOW_ID;
+  }
+
   private boolean isOwnSlot(int offset) {
-    return offset >= 0 && offset < 32 && (ownSlots & (1 << offset)) != 0;
+    return isSlotOf(ownSlots, offset);
+  }
+
+  /** Whether {@code offset} is one of the slots in {@code slots} (bit i for slot i). */
+  static boolean isSlotOf(int slots, int offset) {
+    return offset >= 0 && offset < 32 && (slots & (1 << offset)) != 0;
   }
 }

@@ -18,7 +18,14 @@ final class Native {
    */
   static native ByteBuffer threadBlock0();
 
-  /** The address of a direct buffer's memory (the block {@link #threadBlock0} returned). */
+  /**
+   * A direct buffer over the whole context map (every tid's block, at most 256 MiB of address
+   * space that is mostly never touched), for BlockMemory, which names each thread's block by its
+   * offset in it. Only the block's own thread may write a block.
+   */
+  static native ByteBuffer contextMap0();
+
+  /** The address of a direct buffer's memory (a block, or the map). */
   static native long blockAddress0(ByteBuffer block);
 
   /** Interns {@code value} in the process dictionary; 1 means the dictionary was full. */

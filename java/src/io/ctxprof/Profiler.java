@@ -106,7 +106,10 @@ public final class Profiler {
     execute("stop");
   }
 
-  /** {@code execute("dump,file=" + file)}. */
+  /**
+   * {@code execute("dump,file=" + file)}: what the session recorded so far, as JFR, or as
+   * collapsed stacks when {@code file} ends in {@code .txt} or {@code .collapsed}.
+   */
   public void dump(String file) {
     if (file == null || file.isEmpty()) {
       throw new IllegalArgumentException("dump needs a file: dump(\"/path/profile.jfr\")");

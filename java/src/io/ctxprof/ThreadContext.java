@@ -5,41 +5,75 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.util.Arrays;
 
 /**
  * The calling thread's context: where its writes go. One instance per thread, used only by that
- * thread (a ThreadLocal), so nothing here is shared or locked.
+ * thread (through the ThreadLocal below, or a {@link ThreadHandle} the caller keeps), so nothing
+ * here is shared or locked.
  *
- * <p>Platform threads write their native block directly (through sun.misc.Unsafe at the block's
- * address where that is silent, JDK 23 and older, else through a direct ByteBuffer), with the
- * same seqlock as the native writer (context/context_block.h): the sequence is made odd, a
- * store-store fence keeps that store ahead of the field stores, the fields are written, and a
- * release fence keeps them ahead of the store that makes the sequence even again. That pairs
- * with the native reader's acquire load, acquire fence and re-check, so a signal handler or the
- * wall sampler sees either the whole previous or the whole new context. Each access is an
- * aligned 4- or 8-byte store in native order, a single instruction on x86-64 and AArch64; a
- * field torn by some other platform would still be caught by the sequence check. The
- * sequence is re-read on every write rather than cached, because native code on the same thread
- * (thread start/end hooks, the C API) also writes the block.
- *
- * <p>Virtual threads, and threads whose tid has no block, write through JNI: a native frame pins
- * the virtual thread to its carrier for the duration of the call, so the write lands in the
- * block of the carrier it is running on. They keep a Java-side copy of their context, which is
- * what scopes save and restore.
+ * <p>Platform threads write their native block in place (BlockContext, through BlockMemory:
+ * Unsafe on JDK 21 and older, MemorySegment on JDK 22+) with the same seqlock as the native
+ * writer (context/context_block.h); see BlockContext for the ordering. Virtual threads, and
+ * threads whose tid has no block, write through JNI: a native frame pins the virtual thread to
+ * its carrier for the duration of the call, so the write lands in the block of the carrier it is
+ * running on. They keep a Java-side copy of their context, which is what scopes save and restore.
  */
 abstract class ThreadContext {
   private static final MethodHandle IS_VIRTUAL = findIsVirtual();
   private static final ThreadLocal<ThreadContext> CURRENT =
       ThreadLocal.withInitial(ThreadContext::create);
 
+  /** The thread this context belongs to (contexts are created on their own thread). */
+  final Thread owner = Thread.currentThread();
+
+  // The thread's scopes (ContextScope), one per nesting depth, made on first use.
+  private ContextScope[] scopes = new ContextScope[4];
+  private int depth; // how many of them are open
+
   static ThreadContext current() {
     return CURRENT.get();
+  }
+
+  /** Opens the scope of the next nesting depth: it saves the current context. */
+  final ContextScope push() {
+    int index = depth;
+    ContextScope[] all = scopes;
+    ContextScope scope = index < all.length ? all[index] : null;
+    if (scope == null) {
+      scope = newScope(index);
+    }
+    depth = index + 1;
+    scope.reopen();
+    return scope;
+  }
+
+  private ContextScope newScope(int index) {
+    if (index == scopes.length) {
+      scopes = Arrays.copyOf(scopes, 2 * index);
+    }
+    scopes[index] = new ContextScope(this, index);
+    return scopes[index];
+  }
+
+  /**
+   * {@code scope} was closed. Scopes close innermost first; closing an outer one while inner ones
+   * are open (they were never closed) closes those too: its restore undoes their writes anyway.
+   */
+  final void closed(ContextScope scope) {
+    for (int inner = scope.depth + 1; inner < depth; inner++) {
+      scopes[inner].closed = true;
+    }
+    depth = scope.depth;
   }
 
   abstract void setAttribute(int slot, int id);
 
   abstract void setTraceContext(long traceIdHigh, long traceIdLow, long spanId);
+
+  /** The trace context and two attribute slots (possibly the same slot twice) as one write. */
+  abstract void setTraceAndAttributes(
+      long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2);
 
   /** Writes a whole context at once. */
   abstract void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] attributes);
@@ -57,8 +91,7 @@ abstract class ThreadContext {
     if (!isVirtual(Thread.currentThread())) {
       ByteBuffer block = Native.threadBlock0();
       if (block != null) {
-        long address = UnsafeAccess.AVAILABLE ? Native.blockAddress0(block) : 0;
-        return address != 0 ? new AddressContext(address) : new BufferContext(block);
+        return new BlockContext(BlockMemory.offsetOf(block));
       }
     }
     return new JniContext();
@@ -85,152 +118,142 @@ abstract class ThreadContext {
   }
 
   /**
-   * A platform thread's own native block, written in place with the seqlock. Subclasses only
-   * say how an aligned 8- or 4-byte field of the block is read and written.
+   * A platform thread's own native block, written in place with the seqlock of
+   * context/context_block.h; {@code block} is its offset in the context map (BlockMemory).
+   *
+   * <p>Ordering. Only this thread writes the block (the native writers on this thread — thread
+   * start/end hooks, the C API, a virtual thread mounting on this carrier — run between our
+   * writes, never inside one), so plain loads see its own last write, and the sequence is
+   * re-read on every write rather than cached. A write is:
+   *
+   * <ol>
+   *   <li>load the sequence (even), store sequence + 1 (odd: a write is in progress);
+   *   <li>{@code VarHandle.storeStoreFence()}: the odd sequence becomes visible before any field
+   *       store (the C++ writer's release fence after the odd store);
+   *   <li>the field stores, each an aligned 4- or 8-byte store (single-copy atomic);
+   *   <li>{@code VarHandle.releaseFence()}, then store sequence + 2 (even): every field store is
+   *       visible before the even sequence (the C++ writer's release store).
+   * </ol>
+   *
+   * That pairs with the native reader's acquire load of the sequence, acquire fence and re-check
+   * (ReadBlock), so a signal handler on this thread or the wall sampler on another sees either
+   * the whole previous or the whole new context: a reader that copies fields while a write is in
+   * progress sees an odd sequence or a changed one and discards the copy. On x86-64 (TSO) both
+   * fences emit no instruction; they still forbid the JIT to move stores across them, which is
+   * what a same-thread signal handler needs. On AArch64 they are a {@code dmb ishst} and a {@code
+   * dmb ish}. Each write is complete in memory before the next begins, so a reader never sees
+   * two writes' fields under one even sequence.
    */
-  abstract static class BlockContext extends ThreadContext {
+  static final class BlockContext extends ThreadContext {
     private static final int SEQUENCE = ContextLayout.SEQUENCE;
     private static final int TRACE_HIGH = ContextLayout.TRACE_ID_HIGH;
     private static final int TRACE_LOW = ContextLayout.TRACE_ID_LOW;
     private static final int SPAN = ContextLayout.SPAN_ID;
+    private static final int ATTRIBUTES = ContextLayout.ATTRIBUTES;
     private static final int SLOTS = ContextLayout.ATTRIBUTE_SLOTS;
 
-    abstract long getLong(int offset);
+    private final long block;
 
-    abstract void putLong(int offset, long value);
-
-    abstract void putInt(int offset, int value);
+    BlockContext(long block) {
+      this.block = block;
+    }
 
     private long beginWrite() {
-      long before = getLong(SEQUENCE);
-      putLong(SEQUENCE, before + 1);
+      long before = BlockMemory.getLong(block + SEQUENCE);
+      BlockMemory.putLong(block + SEQUENCE, before + 1);
       VarHandle.storeStoreFence(); // the odd sequence is visible before any field store
       return before;
     }
 
     private void endWrite(long before) {
       VarHandle.releaseFence(); // every field store is visible before the even sequence
-      putLong(SEQUENCE, before + 2);
+      BlockMemory.putLong(block + SEQUENCE, before + 2);
+    }
+
+    private void putTrace(long traceIdHigh, long traceIdLow, long spanId) {
+      BlockMemory.putLong(block + TRACE_HIGH, traceIdHigh);
+      BlockMemory.putLong(block + TRACE_LOW, traceIdLow);
+      BlockMemory.putLong(block + SPAN, spanId);
+    }
+
+    private void putAttribute(int slot, int id) {
+      BlockMemory.putInt(block + ATTRIBUTES + slot * Integer.BYTES, id);
+    }
+
+    /** Slots {@code evenSlot} and {@code evenSlot + 1} as one 8-byte store (ContextScope.pair). */
+    private void putAttributePair(int evenSlot, long pair) {
+      BlockMemory.putLong(block + ATTRIBUTES + evenSlot * Integer.BYTES, pair);
+    }
+
+    private long getAttributePair(int evenSlot) {
+      return BlockMemory.getLong(block + ATTRIBUTES + evenSlot * Integer.BYTES);
     }
 
     @Override
-    final void setAttribute(int slot, int id) {
+    void setAttribute(int slot, int id) {
       long before = beginWrite();
-      putInt(ContextLayout.attribute(slot), id);
+      putAttribute(slot, id);
       endWrite(before);
     }
 
     @Override
-    final void setTraceContext(long traceIdHigh, long traceIdLow, long spanId) {
+    void setTraceContext(long traceIdHigh, long traceIdLow, long spanId) {
       long before = beginWrite();
-      putLong(TRACE_HIGH, traceIdHigh);
-      putLong(TRACE_LOW, traceIdLow);
-      putLong(SPAN, spanId);
+      putTrace(traceIdHigh, traceIdLow, spanId);
       endWrite(before);
     }
 
     @Override
-    final void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] values) {
+    void setTraceAndAttributes(
+        long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2) {
       long before = beginWrite();
-      putLong(TRACE_HIGH, traceIdHigh);
-      putLong(TRACE_LOW, traceIdLow);
-      putLong(SPAN, spanId);
+      putTrace(traceIdHigh, traceIdLow, spanId);
+      putAttribute(slot1, id1);
+      putAttribute(slot2, id2);
+      endWrite(before);
+    }
+
+    @Override
+    void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] values) {
+      long before = beginWrite();
+      putTrace(traceIdHigh, traceIdLow, spanId);
       for (int slot = 0; slot < SLOTS; slot++) {
-        putInt(ContextLayout.attribute(slot), values[slot]);
+        putAttribute(slot, values[slot]);
       }
       endWrite(before);
     }
 
     @Override
-    final void clear() {
+    void clear() {
       long before = beginWrite();
-      putLong(TRACE_HIGH, 0L);
-      putLong(TRACE_LOW, 0L);
-      putLong(SPAN, 0L);
+      putTrace(0L, 0L, 0L);
       for (int slot = 0; slot < SLOTS; slot += 2) {
-        putLong(ContextLayout.attribute(slot), 0L); // two slots per store
+        putAttributePair(slot, 0L);
       }
       endWrite(before);
     }
 
     @Override
-    final void save(ContextScope scope) {
-      // Only this thread writes the block, so plain reads see its own last write.
-      scope.traceIdHigh = getLong(TRACE_HIGH);
-      scope.traceIdLow = getLong(TRACE_LOW);
-      scope.spanId = getLong(SPAN);
-      scope.attributes01 = getLong(ContextLayout.attribute(0));
-      scope.attributes23 = getLong(ContextLayout.attribute(2));
-      scope.attributes45 = getLong(ContextLayout.attribute(4));
-      scope.attributes67 = getLong(ContextLayout.attribute(6));
+    void save(ContextScope scope) {
+      // Only this thread writes the block, so plain loads see its own last write.
+      scope.traceIdHigh = BlockMemory.getLong(block + TRACE_HIGH);
+      scope.traceIdLow = BlockMemory.getLong(block + TRACE_LOW);
+      scope.spanId = BlockMemory.getLong(block + SPAN);
+      scope.attributes01 = getAttributePair(0);
+      scope.attributes23 = getAttributePair(2);
+      scope.attributes45 = getAttributePair(4);
+      scope.attributes67 = getAttributePair(6);
     }
 
     @Override
-    final void restore(ContextScope scope) {
-      // Attribute pairs are stored as longs: the same bytes in native order as two ints.
+    void restore(ContextScope scope) {
       long before = beginWrite();
-      putLong(TRACE_HIGH, scope.traceIdHigh);
-      putLong(TRACE_LOW, scope.traceIdLow);
-      putLong(SPAN, scope.spanId);
-      putLong(ContextLayout.attribute(0), scope.attributes01);
-      putLong(ContextLayout.attribute(2), scope.attributes23);
-      putLong(ContextLayout.attribute(4), scope.attributes45);
-      putLong(ContextLayout.attribute(6), scope.attributes67);
+      putTrace(scope.traceIdHigh, scope.traceIdLow, scope.spanId);
+      putAttributePair(0, scope.attributes01);
+      putAttributePair(2, scope.attributes23);
+      putAttributePair(4, scope.attributes45);
+      putAttributePair(6, scope.attributes67);
       endWrite(before);
-    }
-  }
-
-  /**
-   * The block through a direct ByteBuffer in native order: portable and warning-free on every
-   * JDK, but each access pays the buffer's bounds and byte-order checks.
-   */
-  static final class BufferContext extends BlockContext {
-    private final ByteBuffer block;
-
-    BufferContext(ByteBuffer block) {
-      this.block = block.order(ByteOrder.nativeOrder());
-    }
-
-    @Override
-    long getLong(int offset) {
-      return block.getLong(offset);
-    }
-
-    @Override
-    void putLong(int offset, long value) {
-      block.putLong(offset, value);
-    }
-
-    @Override
-    void putInt(int offset, int value) {
-      block.putInt(offset, value);
-    }
-  }
-
-  /**
-   * The block at its address through sun.misc.Unsafe (UnsafeAccess): plain movs, about a third
-   * of the buffer's cost per write. Only where Unsafe's memory access is silent (JDK <= 23).
-   */
-  static final class AddressContext extends BlockContext {
-    private final long address;
-
-    AddressContext(long address) {
-      this.address = address;
-    }
-
-    @Override
-    long getLong(int offset) {
-      return UnsafeAccess.getLong(address + offset);
-    }
-
-    @Override
-    void putLong(int offset, long value) {
-      UnsafeAccess.putLong(address + offset, value);
-    }
-
-    @Override
-    void putInt(int offset, int value) {
-      UnsafeAccess.putInt(address + offset, value);
     }
   }
 
@@ -260,6 +283,14 @@ abstract class ThreadContext {
     }
 
     @Override
+    void setTraceAndAttributes(
+        long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2) {
+      values[slot1] = id1;
+      values[slot2] = id2;
+      setAll(traceIdHigh, traceIdLow, spanId, values);
+    }
+
+    @Override
     void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] attributes) {
       traceHigh = traceIdHigh;
       traceLow = traceIdLow;
@@ -273,7 +304,7 @@ abstract class ThreadContext {
       traceHigh = 0;
       traceLow = 0;
       span = 0;
-      java.util.Arrays.fill(values, 0);
+      Arrays.fill(values, 0);
       Native.clearJni0();
     }
 

@@ -40,6 +40,11 @@ final class ValueIds {
 
   private ValueIds() {}
 
+  /** The id of {@code value}; 0 (unset) for null. */
+  static int idOf(String value) {
+    return value == null ? 0 : of(value);
+  }
+
   /** The id of {@code value} (never null). */
   static int of(String value) {
     int index = value.hashCode() & (RECENT_SIZE - 1);

@@ -130,7 +130,8 @@ class AgentTest {
       assertTrue(frame.isJavaFrame(), "Java frame");
       assertTrue(frame.getLineNumber() > 0, "line of " + name);
       assertTrue(
-          List.of("Interpreted", "JIT compiled").contains(frame.getType()), frame.getType());
+          List.of("Interpreted", "JIT compiled", "Inlined").contains(frame.getType()),
+          frame.getType());
       RecordedFrame caller = frames.get(i + 1);
       assertEquals(ServiceWorkload.class.getName(), caller.getMethod().getType().getName());
       assertTrue(caller.getMethod().getName().startsWith("lambda$main$"), "caller");
@@ -190,14 +191,7 @@ class AgentTest {
     assertEquals(expected, process.exitValue(), how + ": " + lines);
 
     JfrRecording recording = JfrRecording.read(jfr);
-    long spinning =
-        recording.samples.stream()
-            .filter(
-                s ->
-                    s.getStackTrace() != null
-                        && s.getStackTrace().getFrames().stream()
-                            .anyMatch(f -> f.getMethod().getName().equals("spin")))
-            .count();
+    long spinning = recording.samplesIn("spin");
     System.out.println(how + ": " + recording.samples.size() + " samples, " + spinning + " in spin");
     assertTrue(spinning >= 10, how + ": " + spinning + " samples in ExitWorkload.spin");
     for (String tool : List.of("summary", "print")) {
@@ -235,6 +229,12 @@ class AgentTest {
     assertTrue(steps.get("status").contains("recording=" + jfr), steps.get("status"));
     assertTrue(steps.get("dump").equals("dumped collapsed stacks to " + dump));
     assertTrue(steps.get("bad-dump").startsWith(iae + "dump: 'path="), steps.get("bad-dump"));
+    assertTrue(
+        steps.get("bad-format").startsWith(iae + "dump: format 'svg' is not jfr or collapsed"),
+        steps.get("bad-format"));
+    assertEquals("dumped JFR recording to " + jfr + ".dump.jfr", steps.get("dump-jfr"));
+    assertTrue(steps.get("start-memory").startsWith("started"), steps.get("start-memory"));
+    assertEquals("dumped JFR recording to " + dump + ".memory.jfr", steps.get("dump-memory"));
     assertTrue(steps.get("stop").startsWith("stopped; not running"), steps.get("stop"));
     assertTrue(steps.get("stop-again").startsWith(ise + "stop: the profiler is not running"));
     String collapsed = Files.readString(dump);
@@ -260,6 +260,21 @@ class AgentTest {
             .count();
     System.out.println("api: " + recording.samples.size() + " samples, " + working + " in apiWork");
     assertTrue(working >= 10, "samples in ApiWorkload.apiWork: " + working);
+    // The JFR dump of the running recording: a finished copy of what was recorded until then.
+    JfrRecording dumped = JfrRecording.read(Path.of(jfr + ".dump.jfr"));
+    assertTrue(
+        dumped.samples.size() > 0 && dumped.samples.size() <= recording.samples.size(),
+        "dump " + dumped.samples.size() + " of " + recording.samples.size() + " samples");
+    // Without a recording: the aggregated samples, one thread for all, the frames named.
+    JfrRecording memory = JfrRecording.read(Path.of(dump + ".memory.jfr"));
+    long memoryWork = memory.samplesIn("apiWork");
+    System.out.println(
+        "api: dumps: recording " + dumped.samples.size() + " samples, memory "
+            + memory.samples.size() + " samples, " + memoryWork + " in apiWork");
+    assertTrue(memoryWork >= 10, "aggregated dump: samples in apiWork: " + memoryWork);
+    for (RecordedEvent sample : memory.samples) {
+      assertEquals("[all threads]", sample.getThread("sampledThread").getOSName());
+    }
   }
 
   @Test
@@ -348,9 +363,21 @@ class AgentTest {
 
     // The JFR recording says the same through the Context-interval join: the recording hands
     // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
+    // Each sample belongs to the virtual thread that ran it (as JDK 25's JFR writes it: osThreadId
+    // 0, the virtual thread's name and id, virtual=true), and the join is by that thread.
+    Map<String, Long> virtualIds = new HashMap<>();
+    for (String line : result.stdout) {
+      String[] parts = line.split(" ");
+      if (parts.length == 3 && parts[0].equals("thread")) {
+        virtualIds.put(parts[1], Long.parseLong(parts[2]));
+      }
+    }
+    assertEquals(3, virtualIds.size(), result.toString());
     JfrRecording recording = JfrRecording.read(jfr);
     int joined = 0;
     int misjoined = 0;
+    int ownThread = 0;
+    List<String> misattributed = new ArrayList<>();
     for (RecordedEvent sample : recording.samples) {
       RecordedStackTrace stack = sample.getStackTrace();
       String method =
@@ -364,6 +391,16 @@ class AgentTest {
       if (method == null) {
         continue;
       }
+      RecordedThread thread = sample.getThread("sampledThread");
+      String owner = method.equals("vtWorkA") ? "vt-a" : method.equals("vtWorkB") ? "vt-b" : "vt-none";
+      if (owner.equals(thread.getJavaName())
+          && virtualIds.get(owner) == thread.getJavaThreadId()
+          && thread.getLong("osThreadId") == 0
+          && thread.getBoolean("virtual")) {
+        ownThread++;
+      } else if (misattributed.size() < 3) {
+        misattributed.add(owner + ": " + thread);
+      }
       List<RecordedEvent> contexts = recording.contextsOf(sample);
       String expected = method.equals("vtWorkA") ? "/a" : method.equals("vtWorkB") ? "/b" : null;
       String endpoint = contexts.size() == 1 ? contexts.get(0).getString("endpoint") : null;
@@ -373,8 +410,18 @@ class AgentTest {
       }
     }
     System.out.println(
-        "virtual threads (" + loading + ", JFR join): " + misjoined + " of " + joined + " off");
+        "virtual threads ("
+            + loading
+            + ", JFR join): "
+            + misjoined
+            + " of "
+            + joined
+            + " off; "
+            + ownThread
+            + " attributed to their virtual thread");
     assertEquals(0, misjoined, "JFR join off for " + misjoined + " of " + joined);
     assertTrue(joined > 0, "no samples in the virtual threads' work methods");
+    assertEquals(
+        joined, ownThread, "samples not attributed to the thread that ran them: " + misattributed);
   }
 }

@@ -9,7 +9,9 @@ import java.nio.file.Paths;
 /**
  * The Java API's control calls in a JVM without the agent: each step prints one line
  * "STEP: result" (the returned message, or the exception's class and message), for the test to
- * check. Args: the JFR file to record, the collapsed dump file.
+ * check. Args: the JFR file to record, the collapsed dump file. JFR dumps go next to them: of the
+ * recording while it runs (the JFR file + ".dump.jfr"), and of a session without a recording
+ * (the collapsed file + ".memory.jfr").
  */
 public final class ApiWorkload {
 
@@ -41,8 +43,14 @@ public final class ApiWorkload {
       apiWork(200);
     }
     step("bad-dump", profiler, "dump,path=" + args[1]);
+    step("bad-format", profiler, "dump,file=" + args[1] + ",format=svg");
+    step("dump-jfr", profiler, "dump,file=" + args[0] + ".dump.jfr");
     step("stop", profiler, "stop");
     step("stop-again", profiler, "stop");
+    step("start-memory", profiler, "start,event=cpu,interval=5ms");
+    apiWork(800);
+    step("dump-memory", profiler, "dump,file=" + args[1] + ".memory.jfr");
+    step("stop-memory", profiler, "stop");
   }
 
   static String readOrEmpty(String file) {

@@ -46,6 +46,8 @@ class AttachTest {
     Path first = dir.resolve("first.jfr");
     Path second = dir.resolve("second.jfr");
     Path dump = dir.resolve("dump.txt");
+    Path jfrDump = dir.resolve("dump.jfr");
+    long dumpedSpin;
     try (Target target = Target.start(List.of(), List.of(), dir)) {
       long pid = target.pid;
       expectOk(attach(pid, "status"), "not running; engine=none");
@@ -62,6 +64,11 @@ class AttachTest {
       assertTrue(
           Files.readString(dump).contains(BusyWorkload.class.getName() + ".spin"),
           "the dump names the busy method");
+      // A JFR dump is a finished copy of the recording so far; the recording goes on.
+      expectOk(attach(pid, "dump", "-o", jfrDump.toString()), "dumped JFR recording to " + jfrDump);
+      dumpedSpin = busySamples(jfrDump, -1)[1];
+      assertTrue(dumpedSpin > 0, "the JFR dump has no samples in spin");
+      expectJfrToolsRead(jfrDump, false);
       expectOk(attach(pid, "stop"), "stopped; not running");
       expectRefused(attach(pid, "stop"), "ctxprof: stop: the profiler is not running");
       expectOk(attach(pid, "start", "--interval", "5ms", "-o", second.toString()), "started");
@@ -73,6 +80,60 @@ class AttachTest {
     for (Path recording : List.of(first, second)) {
       assertTrue(busySamples(recording, -1)[1] > 0, recording + ": no samples in spin");
     }
+    assertTrue(busySamples(first, -1)[1] >= dumpedSpin, "the recording lost what the dump had");
+  }
+
+  /**
+   * A file= recording of a live session is a finished recording at every moment: every JDK's
+   * `jfr summary` (JDK 25's refuses an unfinished chunk) and `ctxprof report` read it while the
+   * JVM records, and `ctxprof report` says it is not finished; it keeps growing until stop.
+   */
+  @Test
+  void liveRecordingIsReadWhileItIsWritten() throws Exception {
+    Path live = dir.resolve("live.jfr");
+    List<String> jvm =
+        List.of(
+            "-cp",
+            ChildProcess.CLASSPATH,
+            "-agentpath:" + ChildProcess.LIBRARY + "=start,interval=5ms,file=" + live);
+    long during;
+    try (Target target = Target.start(List.of(), jvm, dir)) {
+      waitForSamples(target.pid, 200);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (busySamples(live, -1)[1] < 50 && System.nanoTime() < deadline) {
+        Thread.sleep(200);  // the first chunks are published at the first flushes (1 s)
+      }
+      during = busySamples(live, -1)[1];
+      assertTrue(during >= 50, "the live file shows " + during + " samples in spin");
+      expectJfrToolsRead(live, true);
+      assertEquals(0, target.quit(), target.stderr());
+    }
+    assertTrue(busySamples(live, -1)[1] > during, "the recording did not grow after the check");
+    expectJfrToolsRead(live, false);
+  }
+
+  /**
+   * Every installed JDK's `jfr summary` reads `recording` and counts CPU samples, and `ctxprof
+   * report` reads it, noting that it is not finished iff `beingWritten`.
+   */
+  private static void expectJfrToolsRead(Path recording, boolean beingWritten) throws Exception {
+    List<String> jdks = new ArrayList<>(List.of("/usr/lib/jvm/java-17-openjdk-amd64"));
+    if (Files.isExecutable(Paths.get("/usr/lib/jvm/temurin-25-jdk-amd64/bin/jfr"))) {
+      jdks.add("/usr/lib/jvm/temurin-25-jdk-amd64");
+    }
+    for (String jdk : jdks) {
+      Result summary = ChildProcess.run(List.of(jdk + "/bin/jfr", "summary", recording.toString()), 120);
+      assertEquals(0, summary.exit, jdk + ": jfr summary " + recording + ": " + summary);
+      assertTrue(
+          summary.stdout.stream()
+              .anyMatch(l -> l.trim().matches("jdk\\.ExecutionSample\\s+[1-9][0-9]*\\s+.*")),
+          jdk + ": no CPU samples in " + summary);
+    }
+    Result report = ChildProcess.run(List.of(TOOL, "report", recording.toString()), 120);
+    assertEquals(0, report.exit, "ctxprof report: " + report);
+    boolean noted =
+        report.stderr.stream().anyMatch(l -> l.contains("the recording is not finished"));
+    assertEquals(beingWritten, noted, "ctxprof report's note: " + report);
   }
 
   @Test

@@ -205,6 +205,43 @@ class EventsTest {
     }
   }
 
+  /**
+   * No stack of any event shows a frame of libctxprof.so, although its code runs on the
+   * workload's threads (the Unsafe.park rebinding every park goes through, the JVMTI callbacks)
+   * and CPU and wall signals interrupt each other: native frames walked with the Java frames
+   * (cstack=java+native), CPU and wall every millisecond, allocation and lock events.
+   */
+  @Test
+  void noStackShowsAFrameOfTheProfiler() throws Exception {
+    Path jfr = dir.resolve("self.jfr");
+    runWorkload("lock", "interval=1ms,wall=1ms,cstack=java+native,alloc=32k,lock=1ms", jfr);
+    Map<String, Long> stacks = new TreeMap<>();
+    Map<String, Long> profilerFrames = new TreeMap<>();
+    long nativeFrames = 0;
+    for (RecordedEvent event : JfrRecording.read(jfr).events) {
+      if (!event.hasField("stackTrace") || event.getStackTrace() == null) {
+        continue;
+      }
+      stacks.merge(event.getEventType().getName(), 1L, Long::sum);
+      for (RecordedFrame frame : event.getStackTrace().getFrames()) {
+        String name = frame.getMethod().getType().getName() + "." + frame.getMethod().getName();
+        if (frame.getType().equals("Native")) {
+          nativeFrames++;
+        }
+        if (name.startsWith("libctxprof")) {
+          profilerFrames.merge(name, 1L, Long::sum);
+        }
+      }
+    }
+    System.out.println("stacks " + stacks + ", native frames " + nativeFrames);
+    assertTrue(profilerFrames.isEmpty(), "frames of the profiler: " + profilerFrames);
+    // The check means something only if native stacks were walked under every kind of event.
+    assertTrue(nativeFrames >= 1000, "native frames: " + nativeFrames);
+    for (String type : List.of("jdk.ExecutionSample", "profiler.WallClockSample", MONITOR, PARK)) {
+      assertTrue(stacks.getOrDefault(type, 0L) >= 10, type + " stacks: " + stacks);
+    }
+  }
+
   /** Runs EventsWorkload `mode` under the agent; returns its "truth" lines summed by key. */
   private static Map<String, Long> runWorkload(String mode, String events, Path jfr)
       throws Exception {

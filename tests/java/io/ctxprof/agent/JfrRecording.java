@@ -12,8 +12,9 @@ import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
 /**
- * The events of a recording and its ctxprof.Context intervals, joined by OS thread id and time
- * (what a reader that does not know ctxprof's fields does).
+ * The events of a recording and its ctxprof.Context intervals, joined by thread and time (what a
+ * reader that does not know ctxprof's fields does): the OS thread id, or for a virtual thread (OS
+ * thread id 0, as JDK 25's JFR writes it) its Java thread id.
  */
 final class JfrRecording {
   /** The CPU samples (jdk.ExecutionSample). */
@@ -32,11 +33,28 @@ final class JfrRecording {
       } else if (type.equals("ctxprof.Context")) {
         recording
             .contexts
-            .computeIfAbsent(event.getThread().getOSThreadId(), t -> new ArrayList<>())
+            .computeIfAbsent(threadKey(event.getThread()), t -> new ArrayList<>())
             .add(event);
       }
     }
     return recording;
+  }
+
+  /** JDK 25's getOSThreadId() is -1 for every virtual thread: the field itself is read. */
+  static long threadKey(RecordedThread thread) {
+    long os = thread.getLong("osThreadId");
+    return os != 0 ? os : -thread.getJavaThreadId();
+  }
+
+  /** CPU samples with a frame of a method named {@code method}. */
+  long samplesIn(String method) {
+    return samples.stream()
+        .filter(
+            s ->
+                s.getStackTrace() != null
+                    && s.getStackTrace().getFrames().stream()
+                        .anyMatch(f -> f.getMethod().getName().equals(method)))
+        .count();
   }
 
   List<RecordedEvent> ofType(String type) {
@@ -50,7 +68,7 @@ final class JfrRecording {
   }
 
   /**
-   * The context intervals of the sample's OS thread that contain it: none (no context), one, or
+   * The context intervals of the sample's thread that contain it: none (no context), one, or
    * several. The writer's intervals overlap only when a thread's samples reached it out of tick
    * order (docs/JFR.md); a sample inside several intervals cannot be attributed by a join.
    */
@@ -61,7 +79,7 @@ final class JfrRecording {
   /** The context intervals of {@code thread} that contain {@code time}. */
   List<RecordedEvent> contextsAt(RecordedThread thread, Instant time) {
     List<RecordedEvent> found = new ArrayList<>();
-    for (RecordedEvent context : contexts.getOrDefault(thread.getOSThreadId(), List.of())) {
+    for (RecordedEvent context : contexts.getOrDefault(threadKey(thread), List.of())) {
       if (!time.isBefore(context.getStartTime()) && time.isBefore(context.getEndTime())) {
         found.add(context);
       }

@@ -14,7 +14,7 @@ import java.util.List;
  * virtual threads are created through reflection (JDK 21+ only). Args: seconds, a file for the
  * collapsed dump written at the end (every sample with its own context, no join), and optionally
  * a JFR file: then the workload loads libctxprof through the Java API and starts and stops the
- * session itself (no agent).
+ * session itself (no agent). Prints "thread <name> <java.lang.Thread id>" for each virtual thread.
  */
 public final class VirtualThreadWorkload {
   static final long A_TRACE_HIGH = 0xAAAAL;
@@ -64,6 +64,7 @@ public final class VirtualThreadWorkload {
               }
             }));
     for (Thread thread : threads) {
+      System.out.println("thread " + thread.getName() + " " + thread.getId());
       thread.start();
     }
     for (Thread thread : threads) {

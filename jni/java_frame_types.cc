@@ -1,0 +1,586 @@
+#include "jni/java_frame_types.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include "jni/vm_structs.h"
+#include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/machine_context.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr uintptr_t kWord = sizeof(uintptr_t);
+// Platform frame layout (x86-64 and AArch64, JDK 9+): words from a frame's fp.
+constexpr intptr_t kSavedFpSlot = 0;
+constexpr intptr_t kReturnAddressSlot = 1;
+constexpr intptr_t kSenderSpSlot = 2;  // the caller's sp is just above the return address
+constexpr intptr_t kInterpreterMethodSlot = -3;
+// AArch64 HotSpot does not export frame::entry_frame_call_wrapper_offset; its value there.
+constexpr int32_t kAarch64EntryFrameCallWrapperSlot = -8;
+
+constexpr int kMaxCodeHeaps = 8;
+constexpr uintptr_t kMaxStackStep = 16u << 20;
+constexpr int kMaxNonJavaFrames = 64;  // stubs, adapters, C frames stepped over per walk
+constexpr int kMaxSegmentHops = 1 << 16;
+constexpr uint8_t kFreeSegment = 0xFF;
+constexpr uint32_t kUnsigned5LowBytes = 192;  // a byte below this ends an UNSIGNED5 integer
+
+struct CodeHeapBounds {
+  uintptr_t low = 0;   // VirtualSpace::_low of CodeHeap::_memory: segment 0 starts here
+  uintptr_t high = 0;  // its _high_boundary
+  uintptr_t segmap = 0;
+  int log2_segment = 0;
+};
+
+// Everything Assign needs, resolved by Init.
+struct Layout {
+  CodeHeapBounds heaps[kMaxCodeHeaps];
+  int heap_count = 0;
+  uint64_t heap_block_size = 0;  // a CodeBlob starts right after its HeapBlock
+  uint64_t heap_block_used = 0;  // HeapBlock::_header._used
+
+  uint64_t blob_name = 0;
+  uint64_t blob_size = 0;
+  uint64_t blob_frame_size = 0;  // in words
+  bool code_begin_is_offset = false;
+  uint64_t blob_code_begin = 0;  // CodeBlob::_code_begin (pointer) or _code_offset (int)
+
+  uint64_t nmethod_method = 0;
+  bool scopes_in_immutable_data = false;  // JDK 25 layout
+  uint64_t nmethod_immutable_data = 0;
+  uint64_t nmethod_pcs_begin = 0;     // int: offset of the first PcDesc
+  uint64_t nmethod_pcs_end = 0;       // int: offset just past the last PcDesc
+  uint64_t nmethod_scopes_begin = 0;  // JDK 17: pointer field; JDK 25: the same int as pcs_end
+  uint64_t pc_desc_size = 0;
+  uint64_t pc_desc_pc = 0;
+  uint64_t pc_desc_scope = 0;
+  uint32_t unsigned5_excluded = 0;  // 1 since JDK 20: the byte 0 is never used
+
+  uint64_t thread_state = 0;
+  int32_t in_java = 0;
+  int32_t in_java_trans = 0;
+  uint64_t thread_anchor = 0;
+  uint64_t anchor_sp = 0;  // within JavaFrameAnchor
+  uint64_t anchor_pc = 0;
+  uint64_t anchor_fp = 0;
+  uintptr_t call_stub_return = 0;
+  int32_t entry_call_wrapper_slot = 0;
+  uint64_t call_wrapper_anchor = 0;
+  int32_t interpreter_sender_sp_slot = 0;
+
+  // Virtual threads (JDK 25 exports these; JDK 21 does not, and typing stops at a yielded
+  // virtual thread's bottom frame there).
+  bool continuations = false;
+  uint64_t thread_cont_entry = 0;      // JavaThread::_cont_entry, the innermost one
+  uintptr_t cont_entry_return_pc = 0;  // &ContinuationEntry::_return_pc
+  uint64_t cont_entry_size = 0;        // the entry's size on the stack
+};
+
+Layout g_layout;  // written by Init before g_ready (release); read by Assign after it (acquire)
+std::atomic<bool> g_ready{false};
+
+// Collects the offsets Init needs and remembers the first that is missing.
+class LayoutReader {
+ public:
+  explicit LayoutReader(const VmStructs& tables) : tables_(tables) {}
+
+  // An instance field whose C++ type is one of `types`.
+  bool Offset(const char* type, const char* field, std::initializer_list<const char*> types,
+              uint64_t* out) {
+    VmStructs::Field found;
+    if (!tables_.FindField(type, field, &found) || found.is_static) {
+      return Fail(std::string(type) + "::" + field + " is not in the VM's field table");
+    }
+    for (const char* allowed : types) {
+      if (found.type == allowed) {
+        *out = found.offset;
+        return true;
+      }
+    }
+    return Fail(std::string(type) + "::" + field + " has type '" + found.type + "'");
+  }
+  bool Has(const char* type, const char* field) const {
+    VmStructs::Field found;
+    return tables_.FindField(type, field, &found);
+  }
+  bool Static(const char* type, const char* field, const void** address) {
+    VmStructs::Field found;
+    if (!tables_.FindField(type, field, &found) || !found.is_static || found.address == nullptr) {
+      return Fail(std::string(type) + "::" + field + " is not in the VM's field table");
+    }
+    *address = found.address;
+    return true;
+  }
+  bool Constant(const char* name, int32_t* value) {
+    return tables_.IntConstant(name, value) ||
+           Fail(std::string("the VM does not export the constant ") + name);
+  }
+  bool Size(const char* type, uint64_t* out) {
+    *out = tables_.TypeSize(type);
+    return *out != 0 || Fail(std::string("the VM's type table lacks ") + type);
+  }
+  bool Fail(const std::string& what) {
+    if (error_.empty()) error_ = what;
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  const VmStructs& tables_;
+  std::string error_;
+};
+
+template <typename T>
+T Read(uintptr_t address) {
+  T value;
+  memcpy(&value, reinterpret_cast<const void*>(address), sizeof(T));
+  return value;
+}
+
+// The code heaps' bounds and segment maps: fixed once the code cache is initialised.
+bool ReadCodeHeaps(LayoutReader* reader, Layout* layout) {
+  const void* heaps_address = nullptr;
+  uint64_t length = 0, data = 0, memory = 0, segmap = 0, log2_segment = 0;
+  uint64_t low = 0, high_boundary = 0;
+  if (!reader->Static("CodeCache", "_heaps", &heaps_address) ||
+      !reader->Offset("GrowableArrayBase", "_len", {"int"}, &length) ||
+      !reader->Offset("GrowableArray<int>", "_data", {"int*"}, &data) ||
+      !reader->Offset("CodeHeap", "_memory", {"VirtualSpace"}, &memory) ||
+      !reader->Offset("CodeHeap", "_segmap", {"VirtualSpace"}, &segmap) ||
+      !reader->Offset("CodeHeap", "_log2_segment_size", {"int"}, &log2_segment) ||
+      !reader->Offset("VirtualSpace", "_low", {"char*"}, &low) ||
+      !reader->Offset("VirtualSpace", "_high_boundary", {"char*"}, &high_boundary)) {
+    return false;
+  }
+  struct Heaps {
+    const void* address;
+    uint64_t length, data, memory, segmap, log2_segment, low, high_boundary;
+    Layout* layout;
+    bool ok = false;
+  } heaps{heaps_address, length, data, memory, segmap, log2_segment, low, high_boundary, layout};
+  // The VM's own memory, but read through offsets that came from its tables: guarded anyway.
+  const bool read = FaultGuard::Run(
+      [](void* state) {
+        Heaps& h = *static_cast<Heaps*>(state);
+        const auto array = Read<uintptr_t>(reinterpret_cast<uintptr_t>(h.address));
+        if (array == 0) return;
+        const int count = Read<int32_t>(array + h.length);
+        const auto elements = Read<uintptr_t>(array + h.data);
+        if (count <= 0 || count > kMaxCodeHeaps || elements == 0) return;
+        for (int i = 0; i < count; i++) {
+          const auto heap = Read<uintptr_t>(elements + i * kWord);
+          CodeHeapBounds& bounds = h.layout->heaps[i];
+          bounds.low = Read<uintptr_t>(heap + h.memory + h.low);
+          bounds.high = Read<uintptr_t>(heap + h.memory + h.high_boundary);
+          bounds.segmap = Read<uintptr_t>(heap + h.segmap + h.low);
+          bounds.log2_segment = Read<int32_t>(heap + h.log2_segment);
+          if (bounds.low == 0 || bounds.high <= bounds.low || bounds.segmap == 0 ||
+              bounds.log2_segment < 4 || bounds.log2_segment > 16) {
+            return;
+          }
+        }
+        h.layout->heap_count = count;
+        h.ok = true;
+      },
+      &heaps);
+  return (read && heaps.ok) || reader->Fail("the code cache's heaps could not be read");
+}
+
+bool ResolveLayout(JNIEnv* jni, Layout* layout, std::string* error) {
+  VmStructs tables;
+  if (!VmStructs::Open(jni, &tables, error)) return false;
+  LayoutReader r(tables);
+  Layout& l = *layout;
+  uint64_t header = 0, used = 0, anchor = 0;
+  bool ok = r.Size("HeapBlock", &l.heap_block_size) &&
+            r.Offset("HeapBlock", "_header", {"HeapBlock::Header"}, &header) &&
+            r.Offset("HeapBlock::Header", "_used", {"bool"}, &used) &&
+            r.Offset("CodeBlob", "_name", {"const char*"}, &l.blob_name) &&
+            r.Offset("CodeBlob", "_size", {"int"}, &l.blob_size) &&
+            r.Offset("CodeBlob", "_frame_size", {"int"}, &l.blob_frame_size);
+  l.heap_block_used = header + used;
+  // The code start: a pointer field up to JDK 21, an offset from the blob since JDK 23.
+  l.code_begin_is_offset = r.Has("CodeBlob", "_code_offset");
+  ok = ok && (l.code_begin_is_offset
+                  ? r.Offset("CodeBlob", "_code_offset", {"int"}, &l.blob_code_begin)
+                  : r.Offset("CodeBlob", "_code_begin", {"address"}, &l.blob_code_begin));
+  // nmethod::_method since JDK 23 (CompiledMethod was folded into nmethod), CompiledMethod before.
+  const char* method_owner = r.Has("nmethod", "_method") ? "nmethod" : "CompiledMethod";
+  ok = ok && r.Offset(method_owner, "_method", {"Method*"}, &l.nmethod_method);
+  l.scopes_in_immutable_data = r.Has("nmethod", "_immutable_data");
+  if (l.scopes_in_immutable_data) {
+    ok = ok && r.Offset("nmethod", "_immutable_data", {"address"}, &l.nmethod_immutable_data) &&
+         r.Offset("nmethod", "_scopes_pcs_offset", {"int"}, &l.nmethod_pcs_begin) &&
+         r.Offset("nmethod", "_scopes_data_offset", {"int"}, &l.nmethod_pcs_end);
+    l.nmethod_scopes_begin = l.nmethod_pcs_end;
+  } else {
+    const char* scopes_owner =
+        r.Has("CompiledMethod", "_scopes_data_begin") ? "CompiledMethod" : "nmethod";
+    ok = ok && r.Offset("nmethod", "_scopes_pcs_offset", {"int"}, &l.nmethod_pcs_begin) &&
+         r.Offset("nmethod", "_dependencies_offset", {"int"}, &l.nmethod_pcs_end) &&
+         r.Offset(scopes_owner, "_scopes_data_begin", {"address"}, &l.nmethod_scopes_begin);
+  }
+  ok = ok && r.Size("PcDesc", &l.pc_desc_size) &&
+       r.Offset("PcDesc", "_pc_offset", {"int"}, &l.pc_desc_pc) &&
+       r.Offset("PcDesc", "_scope_decode_offset", {"int"}, &l.pc_desc_scope) &&
+       r.Offset("JavaThread", "_thread_state", {"JavaThreadState"}, &l.thread_state) &&
+       r.Constant("_thread_in_Java", &l.in_java) &&
+       r.Constant("_thread_in_Java_trans", &l.in_java_trans) &&
+       r.Offset("JavaThread", "_anchor", {"JavaFrameAnchor"}, &anchor) &&
+       r.Offset("JavaFrameAnchor", "_last_Java_sp", {"intptr_t*"}, &l.anchor_sp) &&
+       r.Offset("JavaFrameAnchor", "_last_Java_pc", {"address"}, &l.anchor_pc) &&
+       r.Offset("JavaFrameAnchor", "_last_Java_fp", {"intptr_t*"}, &l.anchor_fp) &&
+       r.Offset("JavaCallWrapper", "_anchor", {"JavaFrameAnchor"}, &l.call_wrapper_anchor) &&
+       r.Constant("frame::interpreter_frame_sender_sp_offset", &l.interpreter_sender_sp_slot);
+  l.thread_anchor = anchor;
+  if (ok &&
+      !tables.IntConstant("frame::entry_frame_call_wrapper_offset", &l.entry_call_wrapper_slot)) {
+#if defined(__aarch64__)
+    l.entry_call_wrapper_slot = kAarch64EntryFrameCallWrapperSlot;
+#else
+    ok = r.Fail("the VM does not export frame::entry_frame_call_wrapper_offset");
+#endif
+  }
+  l.continuations = r.Has("JavaThread", "_cont_entry");
+  if (l.continuations) {
+    const void* return_pc = nullptr;
+    ok = ok &&
+         r.Offset("JavaThread", "_cont_entry", {"ContinuationEntry*"}, &l.thread_cont_entry) &&
+         r.Static("ContinuationEntry", "_return_pc", &return_pc) &&
+         r.Size("ContinuationEntry", &l.cont_entry_size);
+    l.cont_entry_return_pc = reinterpret_cast<uintptr_t>(return_pc);
+  }
+  const void* call_stub_return = nullptr;
+  ok = ok && r.Static("StubRoutines", "_call_stub_return_address", &call_stub_return);
+  if (ok) l.call_stub_return = Read<uintptr_t>(reinterpret_cast<uintptr_t>(call_stub_return));
+  ok = ok && ReadCodeHeaps(&r, &l);
+  if (ok && (l.pc_desc_size < l.pc_desc_pc + 4 || l.pc_desc_size < l.pc_desc_scope + 4 ||
+             l.call_stub_return == 0)) {
+    ok = r.Fail("the VM's PcDesc or call stub looks unexpected");
+  }
+  // JNI_VERSION_20 and later: the scope stream's integers are UNSIGNED5 without the zero byte.
+  l.unsigned5_excluded = jni->GetVersion() >= 0x00140000 ? 1 : 0;
+  if (!ok) *error = r.error();
+  return ok;
+}
+
+// One physical frame: where it executes and where its stack begins.
+struct PhysicalFrame {
+  uintptr_t pc;
+  uintptr_t sp;
+  uintptr_t unextended_sp;  // the sp the frame's own size is counted from
+  uintptr_t fp;
+};
+
+enum class CodeKind {
+  kOutsideCodeCache,  // native code: a C frame
+  kUnknown,           // in a code heap but in no live blob
+  kInterpreter,
+  kCompiled,        // an nmethod of a Java method
+  kCompiledNative,  // an nmethod wrapping a native method
+  kStub,            // any other blob: stubs, adapters, the call stub
+};
+
+struct Blob {
+  uintptr_t start;
+  CodeKind kind;
+};
+
+// The walk, run inside FaultGuard::Run: every Read may fault, which abandons it with `typed`
+// counting the frames whose kinds were already written.
+class Walker {
+ public:
+  Walker(const Layout& layout, const char* thread, const void* ucontext, RawFrame* frames,
+         int count)
+      : l_(layout),
+        thread_(reinterpret_cast<uintptr_t>(thread)),
+        ucontext_(ucontext),
+        frames_(frames),
+        count_(count) {}
+
+  int typed() const { return typed_; }
+
+  void Walk() {
+    PhysicalFrame frame;
+    const auto anchor_sp = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_sp);
+    const auto anchor_pc = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_pc);
+    if (anchor_sp != 0 && anchor_pc != 0) {
+      frame = {anchor_pc, anchor_sp, anchor_sp,
+               Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_fp)};
+    } else {
+      const int32_t state = Read<int32_t>(thread_ + l_.thread_state);
+      if (state != l_.in_java && state != l_.in_java_trans) return;
+      const MachineContext registers(ucontext_);
+      frame = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
+    }
+    // The initial compiled frame is stopped at a VM call when it is the anchor's frame.
+    const bool stopped_at_call = anchor_sp != 0 && anchor_pc == frame.pc;
+    Blob blob = FindBlob(frame.pc);
+    int steps = 0;
+    while (blob.kind == CodeKind::kOutsideCodeCache) {
+      if (++steps > kMaxNonJavaFrames || !Step(&frame, NativeSender(frame))) return;
+      blob = FindBlob(frame.pc);
+    }
+    if (!ToJavaFrame(&frame, &blob, &steps)) return;
+    int k = 0;
+    bool initial = true;
+    while (k < count_) {
+      int scopes = 1;
+      uintptr_t method;
+      if (blob.kind == CodeKind::kInterpreter) {
+        method = Read<uintptr_t>(frame.fp + kInterpreterMethodSlot * kWord);
+      } else {
+        method = Read<uintptr_t>(blob.start + l_.nmethod_method);
+        if (blob.kind == CodeKind::kCompiled) {
+          scopes =
+              ScopeCount(blob.start, frame.pc, initial, initial && stopped_at_call, count_ - k + 1);
+        }
+      }
+      const int last = k + scopes - 1;
+      if (last < count_ && MethodOf(frames_[last]) != method) return;
+      for (int i = k; i <= last && i < count_; i++) {
+        FrameKind& kind = frames_[i].kind;
+        if (kind == FrameKind::kJavaNative) continue;  // ASGCT's native method mark stays
+        kind = blob.kind == CodeKind::kInterpreter ? FrameKind::kJavaInterpreted
+               : i < last                          ? FrameKind::kJavaInlined
+                                                   : FrameKind::kJavaJit;
+      }
+      k = last + 1;
+      typed_ = std::min(k, count_);
+      if (k >= count_) return;
+      initial = false;
+      if (!Step(&frame, AcrossReturnBarrier(frame, JavaSender(frame, blob)))) return;
+      blob = FindBlob(frame.pc);
+      if (!ToJavaFrame(&frame, &blob, &steps)) return;
+    }
+  }
+
+ private:
+  // Moves `frame` to `next` if it is plausible: up the stack, by less than kMaxStackStep.
+  static bool Step(PhysicalFrame* frame, const PhysicalFrame& next) {
+    if (next.pc == 0 || next.sp <= frame->sp || next.sp - frame->sp >= kMaxStackStep ||
+        next.sp % kWord != 0) {
+      return false;
+    }
+    *frame = next;
+    return true;
+  }
+
+  // Steps over stubs and entry frames until `frame` is a Java frame. False when there is none.
+  bool ToJavaFrame(PhysicalFrame* frame, Blob* blob, int* steps) {
+    while (blob->kind == CodeKind::kStub) {
+      if (++*steps > kMaxNonJavaFrames) return false;
+      PhysicalFrame next;
+      if (frame->pc == l_.call_stub_return) {
+        // An entry frame: the Java frames before the VM call, if any, are at its anchor.
+        const auto wrapper = Read<uintptr_t>(frame->fp + l_.entry_call_wrapper_slot * kWord);
+        const uintptr_t anchor = wrapper + l_.call_wrapper_anchor;
+        next.sp = Read<uintptr_t>(anchor + l_.anchor_sp);
+        if (next.sp == 0) return false;  // the thread's first entry: no Java frame before it
+        next.unextended_sp = next.sp;
+        next.fp = Read<uintptr_t>(anchor + l_.anchor_fp);
+        next.pc = Read<uintptr_t>(anchor + l_.anchor_pc);
+        if (next.pc == 0) next.pc = Read<uintptr_t>(next.sp - kWord);
+      } else {
+        next = CompiledSender(*frame, blob->start);
+      }
+      if (!Step(frame, next)) return false;
+      *blob = FindBlob(frame->pc);
+    }
+    return blob->kind == CodeKind::kInterpreter || blob->kind == CodeKind::kCompiled ||
+           blob->kind == CodeKind::kCompiledNative;
+  }
+
+  // A virtual thread's frames are thawed onto the carrier's stack lazily: the lowest thawed
+  // frame returns to the continuation's return barrier stub, and the frames below it are still
+  // frozen in the heap. ASGCT does not walk those (HotSpot's continuation_bottom_sender): it
+  // continues at the continuation's entry frame (Continuation.enterSpecial), which sits in the
+  // ContinuationEntry on the carrier's stack. `sender` is `frame`'s sender by its frame size;
+  // when it returns into a stub at or below the innermost entry, the entry frame is returned
+  // instead.
+  PhysicalFrame AcrossReturnBarrier(const PhysicalFrame& frame, const PhysicalFrame& sender) const {
+    if (!l_.continuations) return sender;
+    const auto entry = Read<uintptr_t>(thread_ + l_.thread_cont_entry);
+    if (entry == 0 || frame.sp >= entry || sender.sp > entry + l_.cont_entry_size ||
+        FindBlob(sender.pc).kind != CodeKind::kStub) {
+      return sender;
+    }
+    return {Read<uintptr_t>(l_.cont_entry_return_pc), entry, entry,
+            Read<uintptr_t>(entry + l_.cont_entry_size)};
+  }
+
+  PhysicalFrame NativeSender(const PhysicalFrame& frame) const {
+    const uintptr_t sender_sp = frame.fp + kSenderSpSlot * kWord;
+    return {Read<uintptr_t>(frame.fp + kReturnAddressSlot * kWord), sender_sp, sender_sp,
+            Read<uintptr_t>(frame.fp + kSavedFpSlot * kWord)};
+  }
+
+  PhysicalFrame CompiledSender(const PhysicalFrame& frame, uintptr_t blob) const {
+    const int32_t words = Read<int32_t>(blob + l_.blob_frame_size);
+    if (words <= 0) return {0, 0, 0, 0};
+    const uintptr_t sender_sp = frame.unextended_sp + static_cast<uintptr_t>(words) * kWord;
+    return {Read<uintptr_t>(sender_sp - kWord), sender_sp, sender_sp,
+            Read<uintptr_t>(sender_sp - 2 * kWord)};
+  }
+
+  PhysicalFrame JavaSender(const PhysicalFrame& frame, const Blob& blob) const {
+    if (blob.kind != CodeKind::kInterpreter) return CompiledSender(frame, blob.start);
+    // The caller's unextended sp is what the interpreter saved (a compiled caller may have
+    // extended its frame for the call's arguments).
+    PhysicalFrame sender = NativeSender(frame);
+    sender.unextended_sp = Read<uintptr_t>(frame.fp + l_.interpreter_sender_sp_slot * kWord);
+    return sender;
+  }
+
+  static bool NameIs(uintptr_t name, const char* expected) {
+    size_t i = 0;
+    for (; expected[i] != '\0'; i++) {
+      if (Read<char>(name + i) != expected[i]) return false;
+    }
+    return Read<char>(name + i) == '\0';
+  }
+
+  // The code blob that contains `pc`, found like HotSpot's CodeHeap::find_blob: the segment
+  // map's hop counts lead back to the block's first segment.
+  Blob FindBlob(uintptr_t pc) const {
+    for (int h = 0; h < l_.heap_count; h++) {
+      const CodeHeapBounds& heap = l_.heaps[h];
+      if (pc < heap.low || pc >= heap.high) continue;
+      uintptr_t segment = (pc - heap.low) >> heap.log2_segment;
+      uint8_t hop = Read<uint8_t>(heap.segmap + segment);
+      if (hop == kFreeSegment) return {0, CodeKind::kUnknown};
+      for (int i = 0; hop != 0; i++) {
+        if (i == kMaxSegmentHops || hop > segment) return {0, CodeKind::kUnknown};
+        segment -= hop;
+        hop = Read<uint8_t>(heap.segmap + segment);
+      }
+      const uintptr_t block = heap.low + (segment << heap.log2_segment);
+      if (Read<uint8_t>(block + l_.heap_block_used) == 0) return {0, CodeKind::kUnknown};
+      const uintptr_t blob = block + l_.heap_block_size;
+      const int32_t size = Read<int32_t>(blob + l_.blob_size);
+      if (size <= 0 || pc >= blob + static_cast<uintptr_t>(size)) return {0, CodeKind::kUnknown};
+      const auto name = Read<uintptr_t>(blob + l_.blob_name);
+      if (name == 0) return {blob, CodeKind::kStub};
+      if (NameIs(name, "nmethod")) return {blob, CodeKind::kCompiled};
+      if (NameIs(name, "native nmethod")) return {blob, CodeKind::kCompiledNative};
+      if (NameIs(name, "Interpreter")) return {blob, CodeKind::kInterpreter};
+      return {blob, CodeKind::kStub};
+    }
+    return {0, CodeKind::kOutsideCodeCache};
+  }
+
+  // The scope decode offset of the PcDesc for `pc_offset` (exact) or of the first one after it
+  // (the first PcDesc whose offset is >= `pc_offset`), 0 when there is none. The first and the
+  // last PcDesc are HotSpot's sentinels and never match.
+  int32_t ScopeOffsetAt(uintptr_t begin, uintptr_t end, int32_t pc_offset, bool exact) const {
+    const uint64_t size = l_.pc_desc_size;
+    if (end < begin || (end - begin) / size < 3) return 0;
+    size_t low = 1, high = (end - begin) / size - 1;  // search [low, high)
+    while (low < high) {
+      const size_t middle = low + (high - low) / 2;
+      if (Read<int32_t>(begin + middle * size + l_.pc_desc_pc) < pc_offset) {
+        low = middle + 1;
+      } else {
+        high = middle;
+      }
+    }
+    if (low == (end - begin) / size - 1) return 0;
+    const uintptr_t desc = begin + low * size;
+    if (exact && Read<int32_t>(desc + l_.pc_desc_pc) != pc_offset) return 0;
+    return Read<int32_t>(desc + l_.pc_desc_scope);
+  }
+
+  uint32_t ReadUnsigned5(uintptr_t* position) const {
+    const uint32_t excluded = l_.unsigned5_excluded;
+    uint32_t byte = Read<uint8_t>((*position)++);
+    uint32_t value = byte - excluded;
+    for (int shift = 6; byte >= kUnsigned5LowBytes && shift <= 24; shift += 6) {
+      byte = Read<uint8_t>((*position)++);
+      value += (byte - excluded) << shift;
+    }
+    return value;
+  }
+
+  // How many of ASGCT's frames the compiled frame at `pc` accounts for (at most `limit`): the
+  // scopes of the PcDesc ASGCT's vframe stream uses. For the initial frame (forte.cpp,
+  // is_decipherable_compiled_frame): the exact PcDesc when stopped at a VM call, else the first
+  // one after pc; for callers: the exact PcDesc of the return address. No usable PcDesc: one frame.
+  int ScopeCount(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
+                 int limit) const {
+    uintptr_t pcs_begin, pcs_end, scopes;
+    if (l_.scopes_in_immutable_data) {
+      const auto data = Read<uintptr_t>(nmethod + l_.nmethod_immutable_data);
+      pcs_begin = data + Read<int32_t>(nmethod + l_.nmethod_pcs_begin);
+      pcs_end = data + Read<int32_t>(nmethod + l_.nmethod_pcs_end);
+      scopes = pcs_end;
+    } else {
+      pcs_begin = nmethod + Read<int32_t>(nmethod + l_.nmethod_pcs_begin);
+      pcs_end = nmethod + Read<int32_t>(nmethod + l_.nmethod_pcs_end);
+      scopes = Read<uintptr_t>(nmethod + l_.nmethod_scopes_begin);
+    }
+    const uintptr_t code = l_.code_begin_is_offset
+                               ? nmethod + Read<int32_t>(nmethod + l_.blob_code_begin)
+                               : Read<uintptr_t>(nmethod + l_.blob_code_begin);
+    if (pc < code || pc - code >= (1u << 30)) return 1;
+    const auto pc_offset = static_cast<int32_t>(pc - code);
+    int32_t scope = 0;
+    if (!initial || stopped_at_call) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
+    if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
+    int count = 0;
+    while (scope > 0 && count < limit) {
+      count++;
+      uintptr_t position = scopes + static_cast<uint32_t>(scope);
+      scope = static_cast<int32_t>(ReadUnsigned5(&position));  // the sender scope's offset
+    }
+    return std::max(count, 1);
+  }
+
+  static uintptr_t MethodOf(const RawFrame& frame) {
+    return frame.id == 0 ? 0 : Read<uintptr_t>(static_cast<uintptr_t>(frame.id));
+  }
+
+  const Layout& l_;
+  const uintptr_t thread_;
+  const void* const ucontext_;
+  RawFrame* const frames_;
+  const int count_;
+  int typed_ = 0;
+};
+
+}  // namespace
+
+bool JavaFrameTypes::Init(JNIEnv* jni, std::string* error) {
+  if (g_ready.load(std::memory_order_acquire)) return true;
+  const Status guard = FaultGuard::Install();
+  if (!guard.ok()) {
+    *error = guard.message();
+    return false;
+  }
+  Layout layout;
+  if (!ResolveLayout(jni, &layout, error)) return false;
+  g_layout = layout;
+  g_ready.store(true, std::memory_order_release);
+  return true;
+}
+
+bool JavaFrameTypes::InCodeCache(uint64_t pc) {
+  if (!g_ready.load(std::memory_order_acquire)) return false;
+  for (int h = 0; h < g_layout.heap_count; h++) {
+    if (pc >= g_layout.heaps[h].low && pc < g_layout.heaps[h].high) return true;
+  }
+  return false;
+}
+
+int JavaFrameTypes::Assign(const char* java_thread, const void* ucontext, RawFrame* frames,
+                           int count) {
+  if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;
+  Walker walker(g_layout, java_thread, ucontext, frames, count);
+  FaultGuard::Run([](void* state) { static_cast<Walker*>(state)->Walk(); }, &walker);
+  return walker.typed();
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,59 @@
+package io.ctxprof.agent;
+
+import java.util.Random;
+import java.util.zip.Deflater;
+
+/**
+ * Two threads whose stacks are known: "deflater" compresses with java.util.zip.Deflater, so most
+ * of its CPU is in zlib's deflate under the Java native method Deflater.deflateBytesBytes (Java ->
+ * JNI -> libz); "compute" runs a pure Java loop that the JIT compiles (no native frame at all).
+ * The ground truth for the mixed stack. Args: the milliseconds to run.
+ */
+public final class ZlibWorkload {
+  static volatile long sink;
+
+  private ZlibWorkload() {}
+
+  public static void main(String[] args) throws InterruptedException {
+    long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
+    Thread deflater = new Thread(() -> deflateUntil(end), "deflater");
+    Thread compute = new Thread(() -> computeUntil(end), "compute");
+    deflater.start();
+    compute.start();
+    deflater.join();
+    compute.join();
+  }
+
+  static void deflateUntil(long end) {
+    byte[] input = new byte[1 << 20];
+    Random random = new Random(42);
+    for (int i = 0; i < input.length; i++) {
+      input[i] = (byte) ('a' + random.nextInt(8)); // compressible, but not trivially
+    }
+    byte[] output = new byte[input.length + 1024];
+    while (System.nanoTime() < end) {
+      Deflater deflater = new Deflater(Deflater.BEST_COMPRESSION);
+      deflater.setInput(input);
+      deflater.finish();
+      while (!deflater.finished()) {
+        sink += deflater.deflate(output);
+      }
+      deflater.end();
+    }
+  }
+
+  static void computeUntil(long end) {
+    while (System.nanoTime() < end) {
+      sink += spin(100_000);
+    }
+  }
+
+  static long spin(int n) {
+    long h = 1;
+    for (int i = 0; i < n; i++) {
+      h = h * 31 + i;
+      h ^= h >>> 7;
+    }
+    return h;
+  }
+}

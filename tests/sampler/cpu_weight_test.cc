@@ -1,0 +1,90 @@
+// Every CPU engine's recorded weight adds up to the CPU its threads used, in the default output:
+// the JFR file as a reader that counts jdk.ExecutionSample events sees it (a sample that stands
+// for N intervals is written as N events, docs/JFR.md). Two threads burn a known amount of
+// thread CPU time; events x interval must match it. The ctimer and itimer engines fire at the
+// kernel's tick (HZ=250: 4 ms) at best, so at interval=1ms most of their weight comes from the
+// timer's overrun count: losing it would understate CPU about 4x.
+//
+// The tolerance is wide so that a loaded machine never fails the test (a starved thread is
+// sampled late, not less: its overruns carry the weight); the tight number is a benchmark's.
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profiler/ctxprof.h"
+#include "profiler/jfr/jfr_reader.h"
+#include "tests/sampler/sampler_test_util.h"
+
+namespace ctxprof {
+namespace {
+
+using ::ctxprof::testing::Spin;
+using ::ctxprof::testing::ThreadCpuNanos;
+
+std::atomic<uint64_t> g_sink{0};
+
+constexpr uint64_t kBurnNanos = 600 * 1000 * 1000ull;  // per thread
+
+__attribute__((noinline)) void Burn(uint64_t cpu_nanos, std::atomic<uint64_t>* used) {
+  const uint64_t start = ThreadCpuNanos();
+  const uint64_t end = start + cpu_nanos;
+  uint64_t value = 1;
+  while (ThreadCpuNanos() < end) value = Spin(20000, value);
+  g_sink += value;
+  *used += ThreadCpuNanos() - start;
+}
+
+struct WeightCase {
+  const char* name;
+  const char* engine;
+  uint64_t interval_nanos;
+};
+
+class CpuWeightTest : public ::testing::TestWithParam<WeightCase> {};
+
+TEST_P(CpuWeightTest, EventsTimesIntervalMatchTheCpuUsed) {
+  const WeightCase& param = GetParam();
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + param.name + ".jfr";
+  const std::string options = std::string("event=") + param.engine +
+                              ",interval=" + std::to_string(param.interval_nanos / 1000) +
+                              "us,file=" + path;
+  char error[512];
+  ASSERT_EQ(ctxprof_start(options.c_str(), error, sizeof(error)), 0) << options << ": " << error;
+  std::atomic<uint64_t> used{0};
+  std::vector<std::thread> burners;
+  for (int i = 0; i < 2; ++i) burners.emplace_back(Burn, kBurnNanos, &used);
+  for (auto& burner : burners) burner.join();
+  ASSERT_EQ(ctxprof_stop(), 0);
+
+  JfrReader reader;
+  std::string read_error;
+  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
+  uint64_t events = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample") events++;
+  }
+  const double recorded = static_cast<double>(events * param.interval_nanos);
+  const double ratio = recorded / static_cast<double>(used.load());
+  printf("%s: %lu events x %lu us = %.3f s recorded for %.3f s of CPU: ratio %.3f\n", param.name,
+         events, param.interval_nanos / 1000, recorded / 1e9, used.load() / 1e9, ratio);
+  // The process's other threads (this one joining, the profiler's own are never sampled) add
+  // a little CPU, samples at the edges of the run a few intervals.
+  EXPECT_GT(ratio, 0.6);
+  EXPECT_LT(ratio, 1.5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, CpuWeightTest,
+                         ::testing::Values(WeightCase{"cpu_1ms", "cpu", 1000000},
+                                           WeightCase{"cpu_10ms", "cpu", 10000000},
+                                           WeightCase{"ctimer_1ms", "ctimer", 1000000},
+                                           WeightCase{"ctimer_10ms", "ctimer", 10000000},
+                                           WeightCase{"itimer_1ms", "itimer", 1000000},
+                                           WeightCase{"itimer_10ms", "itimer", 10000000}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace ctxprof
