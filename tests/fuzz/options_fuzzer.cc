@@ -85,8 +85,9 @@ void CheckParsedOptions(const Options& options, std::string_view text) {
   Check(IsUsableSignal(options.signal), "signal is catchable and not a fault signal", text);
   Check(IsUsableSignal(options.wall_signal), "wallsignal is catchable and not a fault signal",
         text);
-  Check(options.cpu_engine != CpuEngineKind::kNone || options.wall_enabled, "some engine samples",
-        text);
+  Check(options.cpu_engine != CpuEngineKind::kNone || options.wall_enabled ||
+            options.alloc_interval_bytes != 0 || options.lock_enabled,
+        "some engine samples or some runtime event is recorded", text);
   Check(options.cpu_engine == CpuEngineKind::kNone || !options.wall_enabled ||
             options.signal != options.wall_signal,
         "cpu and wall engines use different signals", text);
