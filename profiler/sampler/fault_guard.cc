@@ -96,7 +96,7 @@ struct ReadRequest {
   size_t size;
 };
 
-void CopyBytes(void* state) {
+CTXPROF_READS_FOREIGN_MEMORY void CopyBytes(void* state) {
   const ReadRequest& request = *static_cast<const ReadRequest*>(state);
   for (size_t i = 0; i < request.size; ++i) request.target[i] = request.source[i];
 }

@@ -13,9 +13,9 @@
 // Run saves a jump point (sigsetjmp without the signal mask: the fault handler is installed with
 // SA_NODEFER and an empty sa_mask, so jumping out of it leaves the mask as it was, and no
 // sigprocmask syscall is paid per sample) and arms it for the calling thread. Regions nest: a
-// handler for another signal (the wall signal and the CPU signal do not block each other) may
-// interrupt a guarded region and guard its own reads; the outer region is re-armed when the inner
-// one ends, whether it faulted or not.
+// signal handler may interrupt a guarded region of other code (the profiling signals block each
+// other, but a JVMTI callback's region, for one, can be interrupted) and guard its own reads; the
+// outer region is re-armed when the inner one ends, whether it faulted or not.
 //
 // State: one pointer per thread in initial-exec TLS (`static __thread`, zero-initialised in the
 // static TLS block, so touching it never allocates, even in a dlopen'ed library). Only the owning
@@ -32,6 +32,12 @@
 #include <cstdint>
 
 #include "profiler/status.h"
+
+// Marks a function that reads memory we do not own, only ever under FaultGuard. The sanitizers'
+// checks of such reads mean nothing (the memory is foreign by design), and for a wild address
+// they fault inside the sanitizer's runtime, where no guard can recover: TSan computing the
+// shadow of a kernel address taken from a stale register killed context_attribution_test.
+#define CTXPROF_READS_FOREIGN_MEMORY __attribute__((no_sanitize("address", "thread"), noinline))
 
 namespace ctxprof {
 

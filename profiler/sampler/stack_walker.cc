@@ -124,7 +124,7 @@ struct WalkState {
 
 // One word of stack memory. Only called inside FaultGuard::Run; a misaligned slot is taken as
 // a corrupt frame (no x86-64 or AArch64 code saves registers at misaligned addresses).
-bool LoadStackWord(uintptr_t address, uintptr_t* value) {
+CTXPROF_READS_FOREIGN_MEMORY bool LoadStackWord(uintptr_t address, uintptr_t* value) {
   if ((address & (sizeof(uintptr_t) - 1)) != 0) return false;
   *value = *reinterpret_cast<const volatile uintptr_t*>(address);
   return true;
@@ -220,7 +220,7 @@ void StepWithTables(void* opaque) {
 // address] at fp. The chain must move up the stack and stay within kMaxFrameBytes of the
 // previous frame; anything else is the end of the chain (the outermost frame has fp == 0) or a
 // function that does not keep a frame pointer.
-void FollowFramePointers(void* opaque) {
+CTXPROF_READS_FOREIGN_MEMORY void FollowFramePointers(void* opaque) {
   WalkState& state = *static_cast<WalkState*>(opaque);
   constexpr uintptr_t kMaxFrameBytes = 1 << 20;
   const MachineContext context(state.ucontext);
