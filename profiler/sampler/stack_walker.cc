@@ -122,10 +122,19 @@ struct WalkState {
   CfiRegistry::Reader* tables;  // kDwarf only
 };
 
-// One word of stack memory. Only called inside FaultGuard::Run; a misaligned slot is taken as
-// a corrupt frame (no x86-64 or AArch64 code saves registers at misaligned addresses).
-CTXPROF_READS_FOREIGN_MEMORY bool LoadStackWord(uintptr_t address, uintptr_t* value) {
+// How far above the interrupted sp a stack slot may lie: more than any thread's stack (-Xss and
+// ulimit -s stay far below), far less than the distance to a wild pointer's typical target.
+constexpr uintptr_t kMaxStackBytes = uintptr_t{1} << 30;
+
+// One word of stack memory, at most kMaxStackBytes above `stack_low` (the interrupted sp of the
+// stack being walked). Only called inside FaultGuard::Run. A misaligned slot is taken as a
+// corrupt frame (no x86-64 or AArch64 code saves registers at misaligned addresses), one out of
+// the window as a wild pointer: not read at all, since some faults cannot be recovered from
+// (under TSan, a fault in a handler TSan deferred, whose context is stale, ends the process).
+CTXPROF_READS_FOREIGN_MEMORY bool LoadStackWord(uintptr_t stack_low, uintptr_t address,
+                                                uintptr_t* value) {
   if ((address & (sizeof(uintptr_t) - 1)) != 0) return false;
+  if (address < stack_low || address - stack_low >= kMaxStackBytes) return false;
   *value = *reinterpret_cast<const volatile uintptr_t*>(address);
   return true;
 }
@@ -145,6 +154,7 @@ void StepWithTables(void* opaque) {
   uintptr_t pc = context.pc();
   uintptr_t sp = context.sp();
   uintptr_t fp = context.fp();
+  uintptr_t stack_low = sp;
   bool fp_known = true;
   int32_t pc_kind = kNativeInterruptedPc;
   while (pc != 0) {
@@ -183,6 +193,7 @@ void StepWithTables(void* opaque) {
         pc = interrupted.pc();
         sp = interrupted.sp();
         fp = interrupted.fp();
+        stack_low = sp;  // the handler may have run on another stack (sigaltstack)
         fp_known = true;
         pc_kind = kNativeInterruptedPc;
         continue;
@@ -195,7 +206,7 @@ void StepWithTables(void* opaque) {
         return;
     }
     uintptr_t return_address = 0;
-    if (cfa <= sp || !LoadStackWord(cfa + row->return_address_offset, &return_address)) {
+    if (cfa <= sp || !LoadStackWord(stack_low, cfa + row->return_address_offset, &return_address)) {
       state.truncated = true;
       return;
     }
@@ -203,7 +214,7 @@ void StepWithTables(void* opaque) {
     if (row->rule != CfaRule::kPltStub && row->fp_offset != CfiRow::kFpUnchanged) {
       if (row->fp_offset == CfiRow::kFpLost) {
         fp_known = false;
-      } else if (LoadStackWord(cfa + row->fp_offset, &fp)) {
+      } else if (LoadStackWord(stack_low, cfa + row->fp_offset, &fp)) {
         fp_known = true;
       } else {
         state.truncated = true;
