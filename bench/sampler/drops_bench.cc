@@ -1,0 +1,83 @@
+// Drops under load: 200 busy threads (each writing its context, as a service's request threads
+// do) sampled with CPU at 1 ms and wall at 5 ms into a JFR file, for a fixed wall time. Prints
+// the samples the session consumed and dropped (the sample buffer was full) and the buffer's
+// memory, which bounds what sampling holds between drains.
+//   bazel run -c opt //bench/sampler:drops_bench [-- threads seconds [extra options]]
+// Output: one line "drops threads=T seconds=S consumed=C dropped=D buffer_slots=B
+// slot_bytes=K options=..." (bench/report.py reads it).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "profiler/ctxprof.h"
+#include "profiler/options.h"
+#include "profiler/profiler.h"
+#include "profiler/sampler/sample.h"
+
+namespace {
+
+std::atomic<uint64_t> g_sink{0};
+
+__attribute__((noinline)) void Busy(int index, const std::atomic<bool>* stop) {
+  uint64_t value = static_cast<uint64_t>(index) + 1;
+  uint64_t request = 0;
+  while (!stop->load(std::memory_order_relaxed)) {
+    ctxprof_set_trace_context(0, static_cast<uint64_t>(index) << 32 | ++request, request);
+    for (int i = 0; i < 100000; ++i) {
+      value = value * 6364136223846793005ull + 1442695040888963407ull;
+      asm volatile("" : "+r"(value));
+    }
+  }
+  ctxprof_clear_context();
+  g_sink += value;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? atoi(argv[1]) : 200;
+  const int seconds = argc > 2 ? atoi(argv[2]) : 10;
+  char path[] = "/tmp/ctxprof-drops-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) {
+    perror("mkstemp");
+    return 1;
+  }
+  close(fd);
+  std::string options = std::string("event=cpu,interval=1ms,wall=5ms,file=") + path;
+  if (argc > 3) options += std::string(",") + argv[3];
+  char error[512];
+  if (ctxprof_start(options.c_str(), error, sizeof(error)) != 0) {
+    fprintf(stderr, "start(%s) failed: %s\n", options.c_str(), error);
+    return 1;
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < threads; ++i) workers.emplace_back(Busy, i, &stop);
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  stop = true;
+  for (std::thread& worker : workers) worker.join();
+  const ctxprof::SessionStats running = ctxprof::Profiler::Global()->Stats();
+  if (ctxprof_stop() != 0) {
+    fprintf(stderr, "stop failed\n");
+    return 1;
+  }
+  const ctxprof::SessionStats stats = ctxprof::Profiler::Global()->Stats();
+  ctxprof::Options parsed;
+  std::string parse_error;
+  ctxprof::ParseOptions(options, &parsed, &parse_error);
+  printf(
+      "drops threads=%d seconds=%d consumed=%lu dropped=%lu buffer_slots=%u slot_bytes=%zu "
+      "threads_seen=%lu options=%s\n",
+      threads, seconds, static_cast<unsigned long>(stats.consumed),
+      static_cast<unsigned long>(stats.dropped), parsed.buffer_slots, sizeof(ctxprof::SampleRecord),
+      static_cast<unsigned long>(running.threads_seen), options.c_str());
+  unlink(path);
+  return 0;
+}
