@@ -3,13 +3,16 @@
     bazel run -c opt //bench:report                      # ~10 minutes; rewrites docs/PERFORMANCE.md
     bazel run -c opt //bench:report -- --output FILE     # somewhere else
     bazel run //bench:report -- --quick --output FILE    # a fast smoke run; numbers meaningless
+    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # + async-profiler
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
 cost distribution, the JFR writer, the platform's signal floor, the profiling overhead of a native
-program and of a CPU-bound JVM workload with profiling off and on, interleaved, and of allocation
-and lock events on an allocation-heavy and a contended JVM workload) and writes one
-Markdown file with the machine described. Every figure comes from this run; the prose around the
-tables only states how to read them, and every "met"/"missed" is computed against the target.
+program and of a CPU-bound JVM workload with profiling off and on, interleaved, the same workload
+under ctxprof and async-profiler side by side when $ASYNC_PROFILER names async-profiler's agent
+library, and of allocation and lock events on an allocation-heavy and a contended JVM workload)
+and writes one Markdown file with the machine described. Every figure comes from this run; the
+prose around the tables only states how to read them, and every "met"/"missed" is computed against
+the target.
 
 Benchmarks are noisy on shared machines: the script compares configurations within one run
 (interleaved rounds, medians, spread as min..max) and records the load average before and after.
@@ -49,7 +52,8 @@ def run(command, timeout, env=None):
     except OSError as error:
         raise ReportError("cannot run %s: %s" % (shown, error))
     if result.returncode != 0:
-        tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+        # Both streams: the JVM prints a failed start-up (an agent that does not load) on stdout.
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
         raise ReportError("exit %d from %s\n%s" % (result.returncode, shown, tail))
     return result.stdout
 
@@ -688,6 +692,8 @@ def recorded_samples(jdk, recording, event_type):
         events = json.loads(output)["recording"]["events"]
     except (ValueError, KeyError) as error:
         raise ReportError("`jfr print --json` of %s: %s" % (recording, error))
+    if not events:
+        raise ReportError("the recording has no %s events" % event_type)
     return {"events": len(events),
             "weight": sum(event["values"].get("samples", 1) for event in events),
             "span": recording_span(recording)}
@@ -715,9 +721,9 @@ def peer_section(options):
     heading = "## Side by side with async-profiler\n\n"
     if library is None:
         log("side by side with async-profiler: skipped, " + version)
-        return (heading + "Not measured: %s (give the path of a built libasyncProfiler.so); the "
-                "target \"wall 5 ms overhead at or below async-profiler's\" was not checked.\n"
-                % version)
+        return (heading + "Not measured: %s. Set it to a built libasyncProfiler.so to compare; "
+                "the target \"wall 5 ms overhead at or below async-profiler's\" was not checked."
+                "\n" % version)
     configs, event_types = [("off", None)], {}
     for config, ours, theirs, event_type, _ in PEER_CONFIGS:
         configs.append(("ctxprof " + config, ours))
@@ -736,7 +742,8 @@ def peer_section(options):
         for profiler, agent_options in (("ctxprof", ours), (PEER, theirs)):
             label = profiler + " " + config
             if label in failures or not ratios[label]:
-                reason = failures.get(label, "no run").strip().splitlines()[0]
+                # The error's last line: the agent's own message where it printed one.
+                reason = failures.get(label, "no run").strip().splitlines()[-1][:200]
                 rows.append("| %s | %s | `%s` | failed: %s | | | |" % (
                     config, profiler, agent_options, reason.replace("|", "\\|")))
                 continue
