@@ -683,9 +683,10 @@ def recording_span(path):
 
 
 def recorded_samples(jdk, recording, event_type):
-    """Events of `event_type` in a JFR file and their summed weight (the `samples` field where
-    the event has one, as profiler.WallClockSample does for idle threads recorded as one
-    weighted event; 1 otherwise), read with the JDK's `jfr` tool, and the recording's span."""
+    """Events of `event_type` in a JFR file, their summed weight (the `samples` field where the
+    event has one, as profiler.WallClockSample does for idle threads recorded as one weighted
+    event; 1 otherwise) and the threads they sampled, read with the JDK's `jfr` tool, and the
+    recording's span."""
     output = run([jdk + "/bin/jfr", "print", "--json", "--stack-depth", "1", "--events",
                   event_type, recording], timeout=600)
     try:
@@ -694,8 +695,13 @@ def recorded_samples(jdk, recording, event_type):
         raise ReportError("`jfr print --json` of %s: %s" % (recording, error))
     if not events:
         raise ReportError("the recording has no %s events" % event_type)
+    # The JDK's sample events name the thread sampledThread; profiler.WallClockSample is
+    # declared with sampledThread by async-profiler and with eventThread by ctxprof.
+    threads = {(event["values"].get("sampledThread") or event["values"].get("eventThread")
+                or {}).get("osThreadId") for event in events}
     return {"events": len(events),
             "weight": sum(event["values"].get("samples", 1) for event in events),
+            "threads": len(threads - {None}),
             "span": recording_span(recording)}
 
 
@@ -736,7 +742,7 @@ def peer_section(options):
         failures=failures)
     rows = ["| Config | Profiler | Agent options | Overhead: median [min .. max] of per-round "
             "ratios | Sample events per run | Summed weight per run | Weight × interval ÷ "
-            "recording span |", "|---|---|---|---:|---:|---:|---:|"]
+            "recording span | Threads sampled |", "|---|---|---|---:|---:|---:|---:|---:|"]
     wall_overhead = {}
     for config, ours, theirs, event_type, interval in PEER_CONFIGS:
         for profiler, agent_options in (("ctxprof", ours), (PEER, theirs)):
@@ -744,7 +750,7 @@ def peer_section(options):
             if label in failures or not ratios[label]:
                 # The error's last line: the agent's own message where it printed one.
                 reason = failures.get(label, "no run").strip().splitlines()[-1][:200]
-                rows.append("| %s | %s | `%s` | failed: %s | | | |" % (
+                rows.append("| %s | %s | `%s` | failed: %s | | | | |" % (
                     config, profiler, agent_options, reason.replace("|", "\\|")))
                 continue
             percent = [(ratio - 1) * 100 for ratio in ratios[label]]
@@ -752,10 +758,10 @@ def peer_section(options):
             accounted = median([r["weight"] * interval / r["span"] for r in recorded])
             if config.startswith("wall"):
                 wall_overhead[profiler] = median(percent)
-            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f |" % (
+            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d |" % (
                 config, profiler, agent_options, median(percent), spread(percent, "%+.2f"),
                 median([r["events"] for r in recorded]), median([r["weight"] for r in recorded]),
-                accounted))
+                accounted, median([r["threads"] for r in recorded])))
     if len(wall_overhead) == 2:
         ours, theirs = wall_overhead["ctxprof"], wall_overhead[PEER]
         target = ("Target, wall at 5 ms: overhead at or below async-profiler's: %s (ctxprof "
@@ -779,7 +785,8 @@ def peer_section(options):
         "event, which stands for that many ticks of a thread; 1 per cpu event). Weight × "
         "interval ÷ the recording's span (its chunk headers) is, for cpu, the CPUs the JVM "
         "kept busy and, for wall, the threads whose wall time is accounted for: with every "
-        "thread accounted for it is about the number of live threads.\n\n"
+        "thread accounted for it is about the number of live threads. \"Threads sampled\" "
+        "counts the distinct threads of the sample events.\n\n"
         % (options.jdk_names[jdk], version, rounds)
         + "\n".join(rows) + "\n\n" + target + "\n")
 
