@@ -714,11 +714,11 @@ def peer_library(options, jdk):
         return None, "`ASYNC_PROFILER` names no file (%s)" % library
     try:
         version = run([jdk + "/bin/java", "-agentpath:%s=version" % library, "-version"],
-                      timeout=120).strip()
+                      timeout=120).strip().splitlines()
     except ReportError as error:
         log("async-profiler at %s does not load: %s" % (library, error))
         return None, "the library `ASYNC_PROFILER` names does not load (%s)" % library
-    return library, version or "unknown version"
+    return library, version[0] if version else "unknown version"
 
 
 def peer_section(options):
@@ -744,7 +744,7 @@ def peer_section(options):
             "ratios | Sample events per run | Summed weight per run | Weight × interval ÷ "
             "recording span | Threads sampled |", "|---|---|---|---:|---:|---:|---:|---:|"]
     wall_overhead = {}
-    for config, ours, theirs, event_type, interval in PEER_CONFIGS:
+    for config, ours, theirs, _, interval in PEER_CONFIGS:
         for profiler, agent_options in (("ctxprof", ours), (PEER, theirs)):
             label = profiler + " " + config
             if label in failures or not ratios[label]:
@@ -763,12 +763,12 @@ def peer_section(options):
                 median([r["events"] for r in recorded]), median([r["weight"] for r in recorded]),
                 accounted, median([r["threads"] for r in recorded])))
     if len(wall_overhead) == 2:
-        ours, theirs = wall_overhead["ctxprof"], wall_overhead[PEER]
+        ctxprof_wall, peer_wall = wall_overhead["ctxprof"], wall_overhead[PEER]
         target = ("Target, wall at 5 ms: overhead at or below async-profiler's: %s (ctxprof "
                   "%+.2f %%, async-profiler %+.2f %%)." % (
                       check("JVM wall 5 ms overhead at or below async-profiler's (same run)",
-                            "≤ async-profiler's %+.2f %%" % theirs, "%+.2f %%" % ours,
-                            ours <= theirs), ours, theirs))
+                            "≤ async-profiler's %+.2f %%" % peer_wall, "%+.2f %%" % ctxprof_wall,
+                            ctxprof_wall <= peer_wall), ctxprof_wall, peer_wall))
     else:
         target = ("Target, wall at 5 ms: overhead at or below async-profiler's: not checked "
                   "(a wall run failed).")
