@@ -3,7 +3,7 @@
     bazel run -c opt //bench:report                      # ~10 minutes; rewrites docs/PERFORMANCE.md
     bazel run -c opt //bench:report -- --output FILE     # somewhere else
     bazel run //bench:report -- --quick --output FILE    # a fast smoke run; numbers meaningless
-    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # + async-profiler
+    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # ~6 min more
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
 cost distribution, the JFR writer, the platform's signal floor, the profiling overhead of a native
