@@ -3,13 +3,16 @@
     bazel run -c opt //bench:report                      # ~10 minutes; rewrites docs/PERFORMANCE.md
     bazel run -c opt //bench:report -- --output FILE     # somewhere else
     bazel run //bench:report -- --quick --output FILE    # a fast smoke run; numbers meaningless
+    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # ~6 min more
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
 cost distribution, the JFR writer, the platform's signal floor, the profiling overhead of a native
-program and of a CPU-bound JVM workload with profiling off and on, interleaved, and of allocation
-and lock events on an allocation-heavy and a contended JVM workload) and writes one
-Markdown file with the machine described. Every figure comes from this run; the prose around the
-tables only states how to read them, and every "met"/"missed" is computed against the target.
+program and of a CPU-bound JVM workload with profiling off and on, interleaved, the same workload
+under ctxprof and async-profiler side by side when $ASYNC_PROFILER names async-profiler's agent
+library, and of allocation and lock events on an allocation-heavy and a contended JVM workload)
+and writes one Markdown file with the machine described. Every figure comes from this run; the
+prose around the tables only states how to read them, and every "met"/"missed" is computed against
+the target.
 
 Benchmarks are noisy on shared machines: the script compares configurations within one run
 (interleaved rounds, medians, spread as min..max) and records the load average before and after.
@@ -23,6 +26,7 @@ import platform
 import re
 import shlex
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -48,7 +52,8 @@ def run(command, timeout, env=None):
     except OSError as error:
         raise ReportError("cannot run %s: %s" % (shown, error))
     if result.returncode != 0:
-        tail = "\n".join(result.stderr.strip().splitlines()[-15:])
+        # Both streams: the JVM prints a failed start-up (an agent that does not load) on stdout.
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
         raise ReportError("exit %d from %s\n%s" % (result.returncode, shown, tail))
     return result.stdout
 
@@ -490,14 +495,16 @@ REQUESTS = {"compute": ("60000", "1500"), "alloc": ("200000", "2000"),
             "lock": ("400000", "10000")}
 
 
-def jvm_run(options, jdk, agent_options, recording, work="compute"):
+def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
+    """One OverheadWorkload run, profiled by `agent` (default: ctxprof's library) with
+    `agent_options` when given."""
     threads = str(os.cpu_count())
     warmup = "1" if options.quick else "3"
     requests = REQUESTS[work][1 if options.quick else 0]
     command = [jdk + "/bin/java"]
     if agent_options:
-        command.append("-agentpath:%s=start,%s,file=%s" % (options.library, agent_options,
-                                                           recording))
+        command.append("-agentpath:%s=start,%s,file=%s" % (agent or options.library,
+                                                           agent_options, recording))
     command += ["-Dctxprof.library=" + options.library, "-cp",
                 options.api_jar + ":" + options.bench_jar, "io.ctxprof.OverheadWorkload",
                 threads, warmup, requests, work]
@@ -519,26 +526,49 @@ def jvm_run(options, jdk, agent_options, recording, work="compute"):
             result["drops"] = int(drops.group(1)) if drops else 0
     if "cpu" not in result:
         raise ReportError("OverheadWorkload printed no measurement:\n" + output)
-    if agent_options and result["samples"] == 0:
+    # Only ctxprof's status line counts samples (another agent's recording is read by the caller).
+    if agent_options and agent is None and result["samples"] == 0:
         raise ReportError("profiling with %s recorded nothing:\n%s" % (agent_options, output))
     return result
 
 
-def jvm_overhead(options, jdk, configs, work="compute"):
-    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options) of
-    `configs`, one of them labelled "off"; returns runs and per-round CPU ratios to "off"."""
+def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=None):
+    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options) or
+    (label, agent options, agent library) of `configs`, one of them labelled "off" (the default
+    library is ctxprof's); returns runs and per-round CPU ratios to "off".
+
+    examine(label, recording), when given, runs after each profiled run and its result is the
+    run's "recording" entry. With a `failures` dict, a failing run of an agent other than
+    ctxprof's is logged with its output and recorded there as label -> error, that label is
+    left out of the later rounds, and the other configurations go on; without it (and for
+    ctxprof's own runs) a failure ends the report."""
     rounds = 1 if options.quick else 5
-    runs = {label: [] for label, _ in configs}
-    ratios = {label: [] for label, _ in configs}
+    runs = {config[0]: [] for config in configs}
+    ratios = {config[0]: [] for config in configs}
+    recording = os.path.join(options.scratch, "overhead.jfr")
     for round_index in range(rounds):
         log("JVM overhead (%s) on %s: round %d of %d" % (work, options.jdk_names[jdk],
                                                          round_index + 1, rounds))
         this_round = {}
-        for label, agent_options in rotated(configs, round_index):
-            recording = os.path.join(options.scratch, "overhead.jfr")
-            this_round[label] = jvm_run(options, jdk, agent_options, recording, work)
-            runs[label].append(this_round[label])
-        for label in runs:
+        for label, agent_options, *agent in rotated(configs, round_index):
+            agent = agent[0] if agent else None
+            if failures is not None and label in failures:
+                continue
+            if os.path.exists(recording):
+                os.unlink(recording)
+            try:
+                result = jvm_run(options, jdk, agent_options, recording, work, agent)
+                if examine and agent_options:
+                    result["recording"] = examine(label, recording)
+            except ReportError as error:
+                if failures is None or agent is None:
+                    raise
+                log("%s failed, left out of the later rounds: %s" % (label, error))
+                failures[label] = str(error)
+                continue
+            this_round[label] = result
+            runs[label].append(result)
+        for label in this_round:
             ratios[label].append(this_round[label]["cpu"] / this_round["off"]["cpu"])
     return runs, ratios, rounds
 
@@ -615,6 +645,150 @@ def overhead_section(options):
         "units of native work through the C API; process CPU from start to stop, including "
         "start-up, the background thread and symbolization; medians of interleaved rounds.\n\n"
         % native_rounds + "\n".join(native_rows) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Side by side with async-profiler (its agent library from $ASYNC_PROFILER)
+
+PEER_CONFIGS = [
+    # (config, ctxprof's agent options, async-profiler's, the JFR sample event, interval in s).
+    # Both agents take `start,` before and `,file=….jfr` after these (jvm_run).
+    ("cpu, 10 ms", "event=cpu,interval=10ms", "event=cpu,interval=10ms", "jdk.ExecutionSample",
+     0.010),
+    ("cpu, 1 ms", "event=cpu,interval=1ms", "event=cpu,interval=1ms", "jdk.ExecutionSample",
+     0.001),
+    ("wall, 5 ms", "event=wall,interval=5ms", "event=wall,interval=5ms",
+     "profiler.WallClockSample", 0.005),
+]
+PEER = "async-profiler"
+
+
+def recording_span(path):
+    """Seconds from the first chunk's start to the last chunk's end of a JFR file, from its chunk
+    headers (start ns at offset 32 and duration ns at 40, big-endian; chunk size at 8)."""
+    with open(path, "rb") as recording:
+        data = recording.read()
+    starts, ends, offset = [], [], 0
+    while offset + 48 <= len(data) and data[offset:offset + 4] == b"FLR\0":
+        size, = struct.unpack_from(">q", data, offset + 8)
+        start, duration = struct.unpack_from(">qq", data, offset + 32)
+        starts.append(start)
+        ends.append(start + duration)
+        if size <= 0:
+            break
+        offset += size
+    if not starts or max(ends) <= min(starts):
+        raise ReportError("%s has no finished JFR chunk" % path)
+    return (max(ends) - min(starts)) / 1e9
+
+
+def recorded_samples(jdk, recording, event_type):
+    """Events of `event_type` in a JFR file, their summed weight (the `samples` field where the
+    event has one, as profiler.WallClockSample does for idle threads recorded as one weighted
+    event; 1 otherwise) and the threads they sampled, read with the JDK's `jfr` tool, and the
+    recording's span."""
+    output = run([jdk + "/bin/jfr", "print", "--json", "--stack-depth", "1", "--events",
+                  event_type, recording], timeout=600)
+    try:
+        events = json.loads(output)["recording"]["events"]
+    except (ValueError, KeyError) as error:
+        raise ReportError("`jfr print --json` of %s: %s" % (recording, error))
+    if not events:
+        raise ReportError("the recording has no %s events" % event_type)
+    # The JDK's sample events name the thread sampledThread; profiler.WallClockSample is
+    # declared with sampledThread by async-profiler and with eventThread by ctxprof.
+    threads = {(event["values"].get("sampledThread") or event["values"].get("eventThread")
+                or {}).get("osThreadId") for event in events}
+    return {"events": len(events),
+            "weight": sum(event["values"].get("samples", 1) for event in events),
+            "threads": len(threads - {None}),
+            "span": recording_span(recording)}
+
+
+def peer_library(options, jdk):
+    """(path of async-profiler's agent library, its version), or (None, why not)."""
+    library = os.environ.get("ASYNC_PROFILER")
+    if not library:
+        return None, "`ASYNC_PROFILER` is not set"
+    if not os.path.isfile(library):
+        return None, "`ASYNC_PROFILER` names no file (%s)" % library
+    try:
+        version = run([jdk + "/bin/java", "-agentpath:%s=version" % library, "-version"],
+                      timeout=120).strip().splitlines()
+    except ReportError as error:
+        log("async-profiler at %s does not load: %s" % (library, error))
+        return None, "the library `ASYNC_PROFILER` names does not load (%s)" % library
+    return library, version[0] if version else "unknown version"
+
+
+def peer_section(options):
+    jdk = options.jdks[0]
+    library, version = peer_library(options, jdk)
+    heading = "## Side by side with async-profiler\n\n"
+    if library is None:
+        log("side by side with async-profiler: skipped, " + version)
+        return (heading + "Not measured: %s. Set it to a built libasyncProfiler.so to compare; "
+                "the target \"wall 5 ms overhead at or below async-profiler's\" was not checked."
+                "\n" % version)
+    configs, event_types = [("off", None)], {}
+    for config, ours, theirs, event_type, _ in PEER_CONFIGS:
+        configs.append(("ctxprof " + config, ours))
+        configs.append((PEER + " " + config, theirs, library))
+        event_types["ctxprof " + config] = event_types[PEER + " " + config] = event_type
+    failures = {}
+    runs, ratios, rounds = jvm_overhead(
+        options, jdk, configs,
+        examine=lambda label, recording: recorded_samples(jdk, recording, event_types[label]),
+        failures=failures)
+    rows = ["| Config | Profiler | Agent options | Overhead: median [min .. max] of per-round "
+            "ratios | Sample events per run | Summed weight per run | Weight × interval ÷ "
+            "recording span | Threads sampled |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    wall_overhead = {}
+    for config, ours, theirs, _, interval in PEER_CONFIGS:
+        for profiler, agent_options in (("ctxprof", ours), (PEER, theirs)):
+            label = profiler + " " + config
+            if label in failures or not ratios[label]:
+                # The error's last line: the agent's own message where it printed one.
+                reason = failures.get(label, "no run").strip().splitlines()[-1][:200]
+                rows.append("| %s | %s | `%s` | failed: %s | | | | |" % (
+                    config, profiler, agent_options, reason.replace("|", "\\|")))
+                continue
+            percent = [(ratio - 1) * 100 for ratio in ratios[label]]
+            recorded = [r["recording"] for r in runs[label]]
+            accounted = median([r["weight"] * interval / r["span"] for r in recorded])
+            if config.startswith("wall"):
+                wall_overhead[profiler] = median(percent)
+            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d |" % (
+                config, profiler, agent_options, median(percent), spread(percent, "%+.2f"),
+                median([r["events"] for r in recorded]), median([r["weight"] for r in recorded]),
+                accounted, median([r["threads"] for r in recorded])))
+    if len(wall_overhead) == 2:
+        ctxprof_wall, peer_wall = wall_overhead["ctxprof"], wall_overhead[PEER]
+        target = ("Target, wall at 5 ms: overhead at or below async-profiler's: %s (ctxprof "
+                  "%+.2f %%, async-profiler %+.2f %%)." % (
+                      check("JVM wall 5 ms overhead at or below async-profiler's (same run)",
+                            "≤ async-profiler's %+.2f %%" % peer_wall, "%+.2f %%" % ctxprof_wall,
+                            ctxprof_wall <= peer_wall), ctxprof_wall, peer_wall))
+    else:
+        target = ("Target, wall at 5 ms: overhead at or below async-profiler's: not checked "
+                  "(a wall run failed).")
+    return (
+        heading +
+        "`bench/java/io/ctxprof/OverheadWorkload.java` on %s, as in \"A CPU-bound JVM "
+        "workload\" above, profiled by ctxprof or by async-profiler %s (`-agentpath:$"
+        "ASYNC_PROFILER=start,<options>,file=….jfr`) in the same run: %d round(s), each runs "
+        "the unprofiled \"off\" and every row once in a rotated order; the overhead is the "
+        "median of the per-round ratios of the measured phase's CPU to \"off\", with their "
+        "range. The recordings are read with the JDK's `jfr print`: sample events "
+        "(`jdk.ExecutionSample` for cpu, `profiler.WallClockSample` for wall) over the whole "
+        "run (warm-up included) and their summed weight (the `samples` field of a wall "
+        "event, which stands for that many ticks of a thread; 1 per cpu event). Weight × "
+        "interval ÷ the recording's span (its chunk headers) is, for cpu, the CPUs the JVM "
+        "kept busy and, for wall, the threads whose wall time is accounted for: with every "
+        "thread accounted for it is about the number of live threads. \"Threads sampled\" "
+        "counts the distinct threads of the sample events.\n\n"
+        % (options.jdk_names[jdk], version, rounds)
+        + "\n".join(rows) + "\n\n" + target + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -758,7 +932,7 @@ def main():
             options.scratch = scratch
             sections = [context_section(options), java_section(options), handler_section(options),
                         writer_section(options), overhead_section(options),
-                        events_section(options)]
+                        peer_section(options), events_section(options)]
     except ReportError as error:
         print("report: failed: %s" % error, file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@ cat "$TEST_TMPDIR/report.err"
 for heading in "## Machine" "## Targets" "## Context write costs, native" \
   "## Context write costs, Java" "## Signal handler cost" "## JFR writer" \
   "## Profiling overhead" "### A CPU-bound JVM workload" "### The platform floor" \
-  "### A native program"; do
+  "### A native program" "## Side by side with async-profiler"; do
   grep -qxF "$heading" "$output" || fail "no '$heading' section in $output"
 done
 grep -q "^- CPU: .*logical CPUs" "$output" || fail "the machine's CPU is not described"
