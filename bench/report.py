@@ -620,8 +620,9 @@ def overhead_section(options):
         "CPU time of all the JVM's threads in that phase is read from `/proc/self/task/*/"
         "schedstat` (exact to the ns; the workers stay alive until it is read). Profiling is off "
         "(the library is loaded for the context writes, the agent is not) or on with "
-        "`-agentpath:libctxprof.so=start,event=cpu,interval=…,file=…` (default `cstack=native`: "
-        "Java frames through AsyncGetCallTrace, written to JFR). %d round(s); each round runs "
+        "`-agentpath:libctxprof.so=start,event=cpu,interval=…,file=…` (default `cstack=dwarf`: "
+        "native frames up to the VM's code, then the Java frames through AsyncGetCallTrace, "
+        "written to JFR). %d round(s); each round runs "
         "every configuration once in a rotated order, and the overhead is the median of the "
         "per-round ratios to the unprofiled run, with their range.\n\n"
         % (options.jdk_names[jdk], threads, "1 s" if options.quick else "3 s", rounds)
@@ -864,12 +865,45 @@ def events_section(options):
 # ---------------------------------------------------------------------------------------------
 
 
+DROPS = re.compile(r"^drops threads=(\d+) seconds=(\d+) consumed=(\d+) dropped=(\d+) "
+                   r"buffer_slots=(\d+) slot_bytes=(\d+) threads_seen=(\d+) options=(.*)$")
+
+
+def drops_section(options):
+    threads, seconds = ("20", "2") if options.quick else ("200", "10")
+    log("drops: %s busy threads for %s s" % (threads, seconds))
+    output = run([options.drops_bench, threads, seconds], timeout=600)
+    measured = None
+    for line in output.splitlines():
+        measured = DROPS.match(line) or measured
+    if measured is None:
+        raise ReportError("drops_bench printed no measurement:\n" + output)
+    consumed, dropped = int(measured.group(3)), int(measured.group(4))
+    slots, slot_bytes, seen = int(measured.group(5)), int(measured.group(6)), int(measured.group(7))
+    share = 100.0 * dropped / max(1, consumed + dropped)
+    bound_mib = slots * slot_bytes / float(1 << 20)
+    return ("## Drops under load\n\n"
+            "`bazel run -c opt //bench/sampler:drops_bench -- %s %s`: %s threads spinning (each "
+            "writing its context per request) for %s s, `%s`. The sample buffer holds what the "
+            "handlers published until the background thread drains it (every 20 ms); a sample "
+            "that finds it full is dropped and counted.\n\n"
+            "| Threads | Armed by the session | Samples consumed | Dropped | Dropped share | Buffer "
+            "(the bound on sampling's memory between drains) |\n|---:|---:|---:|---:|---:|---|\n"
+            "| %s | %d | %d | %d | %.2f %% | %d slots × %d B = %.1f MiB |\n\n"
+            "Target ≤ 1 %% dropped: %s.\n\n"
+            % (threads, seconds, threads, seconds, measured.group(8).split(",file=")[0], threads,
+               seen, consumed, dropped, share, slots, slot_bytes, bound_mib,
+               check("Samples dropped, cpu 1 ms + wall 5 ms, %s busy threads" % threads, "≤ 1 %",
+                     "%.2f %%" % share, share <= 1.0)))
+
+
 INPUTS = {  # attribute: path in the runfiles
     "context_bench": "bench/context_bench",
     "handler_bench": "bench/sampler/handler_cost_bench",
     "writer_bench": "bench/jfr/jfr_writer_bench",
     "floor_bench": "bench/sampler/signal_floor_bench",
     "native_overhead_bench": "bench/sampler/overhead_bench",
+    "drops_bench": "bench/sampler/drops_bench",
     "api_jar": "java/ctxprof.jar",
     "bench_jar": "bench/java_context_bench_jar.jar",
     "library": "jni/libctxprof.so",
@@ -932,7 +966,8 @@ def main():
             options.scratch = scratch
             sections = [context_section(options), java_section(options), handler_section(options),
                         writer_section(options), overhead_section(options),
-                        peer_section(options), events_section(options)]
+                        peer_section(options), events_section(options),
+                        drops_section(options)]
     except ReportError as error:
         print("report: failed: %s" % error, file=sys.stderr)
         return 1

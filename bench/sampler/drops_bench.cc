@@ -4,11 +4,13 @@
 // memory, which bounds what sampling holds between drains.
 //   bazel run -c opt //bench/sampler:drops_bench [-- threads seconds [extra options]]
 // Output: one line "drops threads=T seconds=S consumed=C dropped=D buffer_slots=B
-// slot_bytes=K options=..." (bench/report.py reads it).
+// slot_bytes=K threads_seen=N options=..." (bench/report.py reads it). threads_seen: the threads
+// the session armed, which shows whether its own threads kept up with 200 busy ones.
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
