@@ -91,13 +91,15 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
       engine = Engine::kITimer;
       weight = ITimerEngine::SampleWeight();
       break;
-    case SI_TKILL:
+    case SI_QUEUE:
+      // The wall sampler's signal carries the intervals the sample stands for (wall_engine.h).
       if (info->si_pid != g_pid) {
         g_ignored.fetch_add(1, std::memory_order_relaxed);
         return;
       }
       kind = SampleKind::kWall;
       engine = Engine::kWall;
+      weight = info->si_value.sival_int > 1 ? static_cast<uint32_t>(info->si_value.sival_int) : 1;
       break;
     default:
       g_ignored.fetch_add(1, std::memory_order_relaxed);

@@ -8,14 +8,14 @@
 //
 // What one invocation does, in order: save errno; count itself in flight; return at once if no
 // session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
-// cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer, SI_TKILL from our own
-// pid -> wall; anything else, e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none ->
-// count a drop and return); copy the thread's context block with the seqlock reader
-// (kSameThreadReadAttempts); for a perf signal, take the kernel frames of its overflow from the
-// event's ring buffer (perf_callchain.h; at most half of depth=); walk the stack into the rest
-// of the slot; publish; empty the perf ring of anything unread and re-arm the event; leave the
-// in-flight count; restore errno.
-// It never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+// cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer with the process CPU
+// not yet credited, SI_QUEUE from our own pid -> wall with the weight in si_value; anything else,
+// e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none -> count a drop and return);
+// copy the thread's context block with the seqlock reader (kSameThreadReadAttempts); for a perf
+// signal, take the kernel frames of its overflow from the event's ring buffer (perf_callchain.h; at
+// most half of depth=); walk the stack into the rest of the slot; publish; empty the perf ring of
+// anything unread and re-arm the event; leave the in-flight count; restore errno. It never
+// allocates, locks, does stdio, touches lazily-initialised TLS or throws.
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before

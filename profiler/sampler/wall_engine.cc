@@ -39,68 +39,85 @@ void WallEngine::Stop() {
   wake_.notify_all();
   thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
-  tids_.clear();
+  targets_.clear();
 }
 
 void WallEngine::AddThread(pid_t tid) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (std::find(tids_.begin(), tids_.end(), tid) == tids_.end()) tids_.push_back(tid);
+  for (const Target& target : targets_) {
+    if (target.tid == tid) return;
+  }
+  targets_.push_back(Target{tid, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = std::find(tids_.begin(), tids_.end(), tid);
-  if (it == tids_.end()) return;
-  const size_t index = static_cast<size_t>(it - tids_.begin());
-  tids_.erase(it);
-  if (index < next_index_) --next_index_;
+  for (size_t index = 0; index < targets_.size(); ++index) {
+    if (targets_[index].tid != tid) continue;
+    targets_.erase(targets_.begin() + static_cast<long>(index));
+    if (index < next_index_) --next_index_;
+    return;
+  }
 }
 
-void WallEngine::PickTargets(std::vector<pid_t>* targets) {
-  targets->clear();
+void WallEngine::PickTargets(uint64_t tick, std::vector<Signal>* signals) {
+  signals->clear();
   std::lock_guard<std::mutex> lock(mutex_);
-  const size_t count = tids_.size();
+  const size_t count = targets_.size();
   for (size_t visited = 0;
-       visited < count && targets->size() < static_cast<size_t>(threads_per_tick_); ++visited) {
+       visited < count && signals->size() < static_cast<size_t>(threads_per_tick_); ++visited) {
     if (next_index_ >= count) next_index_ = 0;
-    const pid_t tid = tids_[next_index_++];
+    Target& target = targets_[next_index_++];
     if (filter_context_) {
-      ContextBlock* block = context_map_->BlockFor(tid);
+      ContextBlock* block = context_map_->BlockFor(target.tid);
       ContextSnapshot snapshot;
       if (block == nullptr ||
           ReadBlock(*block, &snapshot, kOtherThreadReadAttempts) != ReadStatus::kConsistent ||
           snapshot.empty()) {
+        target.signalled_tick = 0;  // time without a context is not sampled
         continue;
       }
     }
-    targets->push_back(tid);
+    const uint64_t intervals = target.signalled_tick == 0 ? 1 : tick - target.signalled_tick;
+    target.signalled_tick = tick;
+    signals->push_back(
+        Signal{target.tid, static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX))});
   }
 }
 
 void WallEngine::Run() {
   pthread_setname_np(pthread_self(), "ctxprof-wall");  // as the writer thread (session.cc)
   const pid_t pid = getpid();
+  const uid_t uid = getuid();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sampler_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
   }
   wake_.notify_all();
-  std::vector<pid_t> targets;
-  targets.reserve(static_cast<size_t>(threads_per_tick_));
+  std::vector<Signal> signals;
+  signals.reserve(static_cast<size_t>(threads_per_tick_));
   auto deadline = std::chrono::steady_clock::now();
   const auto interval = std::chrono::nanoseconds(interval_ns_);
-  while (true) {
+  for (uint64_t tick = 1;; ++tick) {
     deadline += interval;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       if (wake_.wait_until(lock, deadline, [this] { return stopping_; })) return;
     }
-    // After a long stall (e.g. the machine was suspended) do not fire a burst of catch-up ticks.
+    // After a long stall (e.g. the machine was suspended) do not fire a burst of catch-up ticks
+    // (nor weights for them: the stall's ticks are not counted).
     const auto now = std::chrono::steady_clock::now();
     if (now - deadline > interval) deadline = now;
-    PickTargets(&targets);
-    for (pid_t tid : targets) {
-      if (syscall(SYS_tgkill, pid, tid, signal_) == 0) {
+    PickTargets(tick, &signals);
+    for (const Signal& signal : signals) {
+      siginfo_t info;
+      memset(&info, 0, sizeof(info));
+      info.si_signo = signal_;
+      info.si_code = SI_QUEUE;
+      info.si_pid = pid;
+      info.si_uid = uid;
+      info.si_value.sival_int = static_cast<int>(signal.weight);
+      if (syscall(SYS_rt_tgsigqueueinfo, pid, signal.tid, signal_, &info) == 0) {
         signals_sent_.fetch_add(1, std::memory_order_relaxed);
       }
       // ESRCH: the thread exited; discovery removes it at the next rescan.

@@ -1,9 +1,12 @@
 // WallEngine (event=wall / wall=): a sampler thread that, every wall interval, sends the
-// profiling signal with tgkill to at most `threads_per_tick` registered threads, continuing
-// round-robin from where the previous tick stopped, so every thread is sampled at the same rate
-// whatever its state (running, runnable or blocked). The handler sees si_code SI_TKILL from our
-// own pid and records a wall sample with the thread's state (sleeping when it was interrupted in
-// a system call).
+// profiling signal to at most `threads_per_tick` registered threads, continuing round-robin from
+// where the previous tick stopped, so every thread is sampled at the same rate whatever its state
+// (running, runnable or blocked). The signal goes with rt_tgsigqueueinfo (si_code SI_QUEUE from
+// our own pid) and carries in si_value the intervals since the thread's previous signal (1 when
+// every thread is signalled every tick; more when there are more threads than threads_per_tick,
+// or when filter=context skipped it): the handler records a wall sample with that weight and the
+// thread's state (sleeping when it was interrupted in a system call), so every thread's wall
+// time is accounted for, not only threads_per_tick intervals per tick.
 //
 // filter=context: the sampler reads the target's context block from its own thread (seqlock,
 // kOtherThreadReadAttempts) and skips threads with no context; skipped threads do not use up the
@@ -14,7 +17,7 @@
 // nanosleep/clock_nanosleep/epoll_wait/poll return EINTR, so host code must retry those.
 //
 // Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the tid
-// list under mutex_; the tgkill itself happens outside the lock.
+// list under mutex_; the signals themselves are sent outside the lock.
 #ifndef CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 #define CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 
@@ -55,8 +58,17 @@ class WallEngine : public SamplingEngine {
 
  private:
   void Run();
-  // The next <= threads_per_tick_ targets, round-robin.
-  void PickTargets(std::vector<pid_t>* targets);
+  struct Target {
+    pid_t tid;
+    uint64_t signalled_tick;  // the tick of its last signal; 0 = none yet
+  };
+  struct Signal {
+    pid_t tid;
+    uint32_t weight;  // intervals since its previous signal
+  };
+
+  // The next <= threads_per_tick_ targets at tick `tick`, round-robin.
+  void PickTargets(uint64_t tick, std::vector<Signal>* signals);
 
   const uint64_t interval_ns_;
   const int signal_;
@@ -66,9 +78,9 @@ class WallEngine : public SamplingEngine {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;    // guarded by mutex_
-  std::vector<pid_t> tids_;  // guarded by mutex_
-  size_t next_index_ = 0;    // guarded by mutex_
+  bool stopping_ = false;        // guarded by mutex_
+  std::vector<Target> targets_;  // guarded by mutex_
+  size_t next_index_ = 0;        // guarded by mutex_
   std::thread thread_;
   std::atomic<pid_t> sampler_tid_{0};
   std::atomic<uint64_t> signals_sent_{0};

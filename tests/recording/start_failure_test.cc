@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,7 +83,15 @@ std::string Leftovers() {
     struct sigaction current;
     if (sigaction(signal, nullptr, &current) != 0 || !(current.sa_flags & SA_SIGINFO)) continue;
     const uint64_t before = SignalHandler::samples();
-    syscall(SYS_tgkill, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), signal);
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = signal;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = 1;
+    syscall(SYS_rt_tgsigqueueinfo, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), signal,
+            &info);
     if (SignalHandler::samples() != before) found += "handler active on " + std::to_string(signal);
   }
   if (Profiler::Global()->Stats().running) found += "a session reports running\n";
