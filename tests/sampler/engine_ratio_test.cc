@@ -73,6 +73,20 @@ struct EngineCase {
 
 class CpuRatioTest : public ::testing::TestWithParam<EngineCase> {};
 
+// The sample's leaf, once the frames of the CPU-time reads the burners make (clock_gettime,
+// in the vDSO or as a system call, with the kernel's frames under it) are set aside, is
+// `function`.
+bool LeafIs(const AggregatedStack& stack, const char* function) {
+  for (const std::string& frame : stack.frames) {
+    const bool clock_read = frame.find("_[k]") != std::string::npos ||
+                            frame.find("clock_gettime") != std::string::npos ||
+                            frame.find("ThreadCpuNanos") != std::string::npos ||
+                            frame.find("[vdso]") != std::string::npos;
+    if (!clock_read) return FrameIs(frame, function);
+  }
+  return false;
+}
+
 TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
   ASSERT_NO_FATAL_FAILURE(StartProfiler(GetParam().options));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
@@ -105,10 +119,8 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
   const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
   const uint64_t in_a = Weight(stacks, [](const auto& s) { return StackContains(s, "BurnA"); });
   const uint64_t in_b = Weight(stacks, [](const auto& s) { return StackContains(s, "BurnB"); });
-  const uint64_t leaf_a = Weight(
-      stacks, [](const auto& s) { return !s.frames.empty() && FrameIs(s.frames[0], "BurnA"); });
-  const uint64_t leaf_b = Weight(
-      stacks, [](const auto& s) { return !s.frames.empty() && FrameIs(s.frames[0], "BurnB"); });
+  const uint64_t leaf_a = Weight(stacks, [](const auto& s) { return LeafIs(s, "BurnA"); });
+  const uint64_t leaf_b = Weight(stacks, [](const auto& s) { return LeafIs(s, "BurnB"); });
   const double share_a = static_cast<double>(in_a) / static_cast<double>(in_a + in_b);
   const double cpu_share_a = static_cast<double>(cpu_a) / static_cast<double>(cpu_a + cpu_b);
   printf("%s: samples A=%lu B=%lu share A=%.3f (CPU-time share %.3f), leaf A=%lu B=%lu\n",
@@ -116,8 +128,7 @@ TEST_P(CpuRatioTest, SharesFollowThreadCpuTime) {
   // 2 s of CPU at 10 ms is 200 intervals; demand most of them.
   ASSERT_GE(in_a + in_b, 120u);
   EXPECT_NEAR(share_a, 0.75, 0.07);
-  // The leaf is the burning function itself, named correctly (static one included), apart from
-  // samples that land in the clock_gettime calls that measure CPU time.
+  // The leaf is the burning function itself, named correctly (static one included).
   EXPECT_GE(leaf_a, in_a * 9 / 10);
   EXPECT_GE(leaf_b, in_b * 9 / 10);
 }
@@ -248,7 +259,7 @@ namespace ctxprof {
 namespace {
 
 // cpu and wall together: CPU samples must keep following CPU time while wall sampling runs at a
-// high rate. (With one shared standard signal they did not: a pending wall tgkill swallowed perf
+// high rate. (With one shared standard signal they did not: a pending wall signal swallowed perf
 // overflow signals, and a one-shot perf event whose signal is lost is never re-armed. Hence
 // the separate wallsignal=.)
 TEST(CpuAndWallTest, CpuSamplingSurvivesConcurrentWallSignals) {
@@ -288,6 +299,57 @@ TEST(CpuAndWallTest, CpuSamplingSurvivesConcurrentWallSignals) {
   EXPECT_GE(cpu, expected_cpu * 8 / 10);
   EXPECT_LE(cpu, expected_cpu * 12 / 10 + 2);
   EXPECT_GT(wall, 0u);
+}
+
+}  // namespace
+}  // namespace ctxprof
+
+namespace ctxprof {
+namespace {
+
+__attribute__((noinline)) void SleepInPool(const std::atomic<bool>* stop) {
+  while (!stop->load()) SleepUntil(After(Now(), 20 * 1000 * 1000));
+}
+
+// More threads than threads= per tick: each thread is signalled every few ticks, and each sample
+// carries the ticks since that thread's previous one, so the weights still add up to every
+// thread's wall time (a reader sums them: profiler.WallClockSample's samples field). With 9
+// sampled threads (the main thread and 8 sleepers) and 2 per tick, a thread is signalled every
+// 4.5 ticks on average: the weights average 4.5 per sample and the sleepers hold 8/9 of them.
+TEST(WallEngineTest, WeightsAccountForThreadsNotSignalledEveryTick) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
+  ASSERT_NO_FATAL_FAILURE(StartProfiler("event=wall,interval=2ms,threads=2"));
+  const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 8; i++) pool.emplace_back(SleepInPool, &stop);
+  AwaitThreadsArmed(seen_before, 8);
+  const uint64_t signals_before = Profiler::Global()->Stats().wall_signals;
+  for (int i = 0; i < 600 && Profiler::Global()->Stats().wall_signals < signals_before + 1000;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  stop = true;
+  for (std::thread& thread : pool) thread.join();
+  ASSERT_EQ(ctxprof_stop(), 0);
+
+  const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
+  uint64_t records = 0, weight = 0, pool_weight = 0;
+  for (const AggregatedStack& stack : stacks) {
+    if (stack.kind != SampleKind::kWall) continue;
+    records += stack.samples;
+    weight += stack.weight;
+    if (StackContains(stack, "SleepInPool")) pool_weight += stack.weight;
+  }
+  const double per_record = static_cast<double>(weight) / static_cast<double>(records);
+  const double pool_share = static_cast<double>(pool_weight) / static_cast<double>(weight);
+  printf("wall: %lu records, weight %lu (%.2f per record), sleepers' share %.3f\n", records, weight,
+         per_record, pool_share);
+  ASSERT_GE(records, 500u);
+  EXPECT_NEAR(per_record, 4.5, 0.8);
+  EXPECT_NEAR(pool_share, 8.0 / 9.0, 0.07);
 }
 
 }  // namespace

