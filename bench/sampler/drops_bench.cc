@@ -74,11 +74,15 @@ int main(int argc, char** argv) {
   ctxprof::Options parsed;
   std::string parse_error;
   ctxprof::ParseOptions(options, &parsed, &parse_error);
+  // A slot holds the record's header and `depth` frames, cache-line aligned (sample_buffer.h).
+  const size_t slot_bytes = (offsetof(ctxprof::SampleRecord, frames) +
+                             static_cast<size_t>(parsed.depth) * sizeof(ctxprof::RawFrame) + 63) /
+                            64 * 64;
   printf(
       "drops threads=%d seconds=%d consumed=%lu dropped=%lu buffer_slots=%u slot_bytes=%zu "
       "threads_seen=%lu options=%s\n",
       threads, seconds, static_cast<unsigned long>(stats.consumed),
-      static_cast<unsigned long>(stats.dropped), parsed.buffer_slots, sizeof(ctxprof::SampleRecord),
+      static_cast<unsigned long>(stats.dropped), parsed.buffer_slots, slot_bytes,
       static_cast<unsigned long>(running.threads_seen), options.c_str());
   unlink(path);
   return 0;
