@@ -46,6 +46,7 @@ class MixedStackTest {
     long inZlib = 0; // ... with a zlib frame above it
     long compute = 0; // samples of the compute thread in spin
     long computeJavaLeaf = 0; // ... whose leaf is a Java frame
+    long computeUnnamedLeaf = 0; // ... whose leaf is an unnamed code-cache frame
     Map<String, Long> violations = new TreeMap<>();
     for (RecordedEvent event : RecordingFile.readAllEvents(jfr)) {
       if (!event.getEventType().getName().equals("jdk.ExecutionSample")
@@ -86,8 +87,11 @@ class MixedStackTest {
       }
       if ("compute".equals(thread) && name(frames.get(firstJava)).endsWith("ZlibWorkload.spin")) {
         compute++;
+        String leaf = name(frames.get(0));
         if (firstJava == 0) {
           computeJavaLeaf++;
+        } else if (leaf.contains("[unknown") || leaf.contains("[jit]")) {
+          computeUnnamedLeaf++;
         }
       }
     }
@@ -100,6 +104,8 @@ class MixedStackTest {
             + compute
             + " (Java leaf in "
             + computeJavaLeaf
+            + ", unnamed leaf in "
+            + computeUnnamedLeaf
             + "), violations "
             + violations);
     assertTrue(violations.isEmpty(), violations.toString());
@@ -109,9 +115,11 @@ class MixedStackTest {
     // on a loaded machine: 87 % reached zlib in one CI run), end at the library's first frame.
     assertTrue(inZlib * 3 >= deflating * 2, inZlib + " of " + deflating + " reach zlib");
     assertTrue(compute >= 100, "samples in spin: " + compute);
-    // A pure Java thread's samples start with its Java frames (a sample can land in a VM stub
-    // or a safepoint poll, whose native frames are legitimately on top).
-    assertTrue(computeJavaLeaf * 10 >= compute * 9, computeJavaLeaf + " of " + compute);
+    // A pure Java thread's samples start with its Java frames, never with an unnamed frame of
+    // its compiled code (a sample can land in the kernel, a VM stub or a safepoint poll, whose
+    // named native frames are legitimately on top: 1-14 % here, more under load).
+    assertEquals(0, computeUnnamedLeaf, computeUnnamedLeaf + " of " + compute + " unnamed");
+    assertTrue(computeJavaLeaf * 3 >= compute * 2, computeJavaLeaf + " of " + compute);
   }
 
   private static String name(RecordedFrame frame) {

@@ -15,6 +15,11 @@ public final class ZlibWorkload {
   private ZlibWorkload() {}
 
   public static void main(String[] args) throws InterruptedException {
+    // Load libzip (and libz) and give the profiler's background thread, which compiles the
+    // unwind tables of libraries loaded since the last scan, time to see them even on a loaded
+    // machine: samples before that end at the library's first frame.
+    new Deflater().end();
+    Thread.sleep(1000);
     long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
     Thread deflater = new Thread(() -> deflateUntil(end), "deflater");
     Thread compute = new Thread(() -> computeUntil(end), "compute");
