@@ -61,49 +61,49 @@ def context_value(frame, attribute):
     return None
 
 
-def read_collapsed(path, attribute="endpoint"):
-    """Sums a `ctxprof convert --to collapsed` file per value of `attribute`; None = no value."""
-    totals = {}
+def stack_lines(path):
+    """(line number, frames, count) of each non-empty collapsed line of `path`."""
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             line = line.rstrip("\n")
-            if not line:
-                continue
-            frames, count = split_line(path, number, line)
-            value = None
-            for frame in frames:  # context frames lead the stack
-                if not frame.startswith("[") or "=" not in frame:
-                    break
-                found = context_value(frame, attribute)
-                if found is not None:
-                    value = unescape_collapsed(found)
-            totals[value] = totals.get(value, 0) + count
+            if line:
+                frames, count = split_line(path, number, line)
+                yield number, frames, count
+
+
+def leading_context(frames, attribute):
+    """The raw value of `attribute` among the context frames that lead `frames`; None if absent."""
+    value = None
+    for frame in frames:
+        if not frame.startswith("[") or "=" not in frame:
+            break
+        found = context_value(frame, attribute)
+        if found is not None:
+            value = found
+    return value
+
+
+def read_collapsed(path, attribute="endpoint"):
+    """Sums a `ctxprof convert --to collapsed` file per value of `attribute`; None = no value."""
+    totals = {}
+    for _, frames, count in stack_lines(path):
+        value = leading_context(frames, attribute)
+        if value is not None:
+            value = unescape_collapsed(value)
+        totals[value] = totals.get(value, 0) + count
     return totals
 
 
 def read_states(path, attribute="endpoint"):
     """Sums the agent dump's wall lines per (value of `attribute`, thread state)."""
     totals = {}
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            frames, count = split_line(path, number, line)
-            if len(frames) < 2 or frames[0] not in ("[cpu]", "[wall]"):
-                raise InputError(f"{path}:{number}: a dump line starts with [cpu] or [wall]")
-            if frames[0] != "[wall]":
-                continue
-            state = frames[1].strip("[]")
-            value = None
-            for frame in frames[2:]:
-                if not frame.startswith("[") or "=" not in frame:
-                    break
-                found = context_value(frame, attribute)
-                if found is not None:
-                    value = found
-            key = (value, state)
-            totals[key] = totals.get(key, 0) + count
+    for number, frames, count in stack_lines(path):
+        if len(frames) < 2 or frames[0] not in ("[cpu]", "[wall]"):
+            raise InputError(f"{path}:{number}: a dump line starts with [cpu] or [wall]")
+        if frames[0] != "[wall]":
+            continue
+        key = (leading_context(frames[2:], attribute), frames[1].strip("[]"))
+        totals[key] = totals.get(key, 0) + count
     return totals
 
 
