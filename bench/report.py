@@ -3,6 +3,7 @@
     bazel run -c opt //bench:report                      # ~10 minutes; rewrites docs/PERFORMANCE.md
     bazel run -c opt //bench:report -- --output FILE     # somewhere else
     bazel run //bench:report -- --quick --output FILE    # a fast smoke run; numbers meaningless
+    bazel run -c opt //bench:report -- --sections events --output FILE   # only those sections
     ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # ~6 min more
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
@@ -796,51 +797,106 @@ def peer_section(options):
 # Overhead of the runtime events: allocation sampling and lock events
 
 EVENT_CONFIGS = [
-    # (work of OverheadWorkload, label, agent options)
-    ("alloc", "`alloc=512k`", "event=alloc,alloc=512k"),
-    ("lock", "`lock=10ms`", "event=lock,lock=10ms"),
+    # (work of OverheadWorkload, label, ctxprof's agent options, async-profiler's, the JFR
+    # event types async-profiler records them as)
+    ("alloc", "`alloc=512k`", "event=alloc,alloc=512k", "alloc=512k",
+     ("jdk.ObjectAllocationInNewTLAB", "jdk.ObjectAllocationOutsideTLAB")),
+    ("lock", "`lock=10ms`", "event=lock,lock=10ms", "lock=10ms",
+     ("jdk.JavaMonitorEnter", "jdk.ThreadPark")),
 ]
 # The allocation overhead is small next to this workload's run-to-run noise on a busy machine, so
 # the same rounds also run it at 32 times the sampling rate: the extra CPU per sample measured
 # there, times the samples alloc=512k takes, is an estimate that noise disturbs far less.
-AMPLIFIED_ALLOC = ("`alloc=16k`", "event=alloc,alloc=16k,buffer=16384", 16384)
+# (label, ctxprof's agent options, async-profiler's, interval in bytes)
+AMPLIFIED_ALLOC = ("`alloc=16k`", "event=alloc,alloc=16k,buffer=16384", "alloc=16k", 16384)
+JFR_SUMMARY_LINE = re.compile(r"^\s*(\S+)\s+(\d+)\s+\d+\s*$")
+
+
+def recorded_event_count(jdk, recording, event_types):
+    """How many events of `event_types` a JFR file holds, from the JDK's `jfr summary`."""
+    output = run([jdk + "/bin/jfr", "summary", recording], timeout=600)
+    counts = {}
+    for line in output.splitlines():
+        match = JFR_SUMMARY_LINE.match(line)
+        if match:
+            counts[match.group(1)] = int(match.group(2))
+    return sum(counts.get(event_type, 0) for event_type in event_types)
 
 
 def events_section(options):
     jdk = options.jdks[0]
+    library, version = peer_library(options, jdk)
+    if library is None:
+        log("events side by side with async-profiler: skipped, " + version)
     rows = ["| Workload | Profiling | Median CPU, off | Median CPU, on | Overhead: median [min .. "
             "max] of per-round ratios | Workers allocated | Events recorded / drops per run | "
             "Target |", "|---|---|---:|---:|---:|---:|---|---|"]
-    estimate = ""
-    for work, label, agent_options in EVENT_CONFIGS:
-        configs = [("off", None), (label, agent_options)]
+    estimates = []
+    for work, label, agent_options, peer_options, peer_event_types in EVENT_CONFIGS:
+        # (label, agent options[, library]) and, for the allocation rows, the sampling interval
+        # of the amplified configuration the per-sample estimate comes from.
+        profiled = [("ctxprof", label, (label, agent_options))]
+        amplified = {}
         if work == "alloc":
-            configs.append(AMPLIFIED_ALLOC[:2])
-        runs, ratios, rounds = jvm_overhead(options, jdk, configs, work)
-        percent = [(ratio - 1) * 100 for ratio in ratios[label]]
-        overhead = median(percent)
-        if work == "alloc":
-            amplified, _, interval = AMPLIFIED_ALLOC
+            amplified["ctxprof"] = (AMPLIFIED_ALLOC[0], AMPLIFIED_ALLOC[1])
+        if library is not None:
+            profiled.append((PEER, PEER + " " + label, (PEER + " " + label, peer_options,
+                                                         library)))
+            if work == "alloc":
+                amplified[PEER] = (PEER + " " + AMPLIFIED_ALLOC[0], AMPLIFIED_ALLOC[2], library)
+        configs = [("off", None)] + [config for _, _, config in profiled] + list(
+            amplified.values())
+        peer_labels = {config[0] for config in configs if len(config) == 3}
+        failures = {}
+        runs, ratios, rounds = jvm_overhead(
+            options, jdk, configs, work,
+            examine=lambda run_label, recording: (
+                recorded_event_count(jdk, recording, peer_event_types)
+                if run_label in peer_labels else None),
+            failures=failures)
+        for profiler, row_label, _ in profiled:
+            if row_label in failures or not ratios[row_label]:
+                reason = failures.get(row_label, "no run").strip().splitlines()[-1][:200]
+                rows.append("| %s | %s | | | failed: %s | | | |" % (
+                    work, row_label, reason.replace("|", "\\|")))
+                continue
+            percent = [(ratio - 1) * 100 for ratio in ratios[row_label]]
+            overhead = median(percent)
+            if profiler == PEER:
+                recorded = "%d / —" % median([r["recording"] for r in runs[row_label]])
+                target = "— (for comparison)"
+            else:
+                recorded = "%d / %d" % (median([r["samples"] for r in runs[row_label]]),
+                                        median([r["drops"] for r in runs[row_label]]))
+                target = "≤ 2 %% — %s" % check(
+                    "JVM CPU overhead, %s on the %s workload" % (label, work), "≤ 2 %",
+                    "%+.2f %%" % overhead, overhead <= 2.0)
+            allocated = median([r["allocated"] / worker_cpu(r) for r in runs["off"]]) / 1e9
+            rows.append("| %s | %s | %.3f s | %.3f s | %+.2f %% %s | %.2f GB per CPU-second | "
+                        "%s | %s |" % (
+                            work, row_label, median([r["cpu"] for r in runs["off"]]),
+                            median([r["cpu"] for r in runs[row_label]]), overhead,
+                            spread(percent, "%+.2f"), allocated, recorded, target))
+            if profiler not in amplified or amplified[profiler][0] in failures:
+                continue
+            amplified_label, interval = amplified[profiler][0], AMPLIFIED_ALLOC[3]
             # Per round: extra CPU over "off" per sample the amplified run took in the measured
             # phase (about one per `interval` bytes allocated).
             per_sample = median([(on["cpu"] - off["cpu"]) / (on["allocated"] / interval)
-                                 for on, off in zip(runs[amplified], runs["off"])])
+                                 for on, off in zip(runs[amplified_label], runs["off"])])
             samples_512k = median([r["allocated"] for r in runs["off"]]) / (512 * 1024)
             estimated = per_sample * samples_512k / median([r["cpu"] for r in runs["off"]]) * 100
-            estimate = (
-                "\n\nAt %s the same rounds cost %.2f µs of extra CPU per allocation sample (median "
-                "of the per-round differences to \"off\", divided by the measured phase's samples); "
-                "times the samples `alloc=512k` takes in this workload, that is **%+.2f %%** of its "
-                "CPU, the less noisy estimate of the row above." % (amplified, per_sample * 1e6,
-                                                                  estimated))
-        allocated = median([r["allocated"] / worker_cpu(r) for r in runs["off"]]) / 1e9
-        rows.append("| %s | %s | %.3f s | %.3f s | %+.2f %% %s | %.2f GB per CPU-second | "
-                    "%d / %d | ≤ 2 %% — %s |" % (
-            work, label, median([r["cpu"] for r in runs["off"]]),
-            median([r["cpu"] for r in runs[label]]), overhead, spread(percent, "%+.2f"), allocated,
-            median([r["samples"] for r in runs[label]]), median([r["drops"] for r in runs[label]]),
-            check("JVM CPU overhead, %s on the %s workload" % (label, work), "≤ 2 %",
-                  "%+.2f %%" % overhead, overhead <= 2.0)))
+            estimates.append(
+                "%s: at %s the same rounds cost %.2f µs of extra CPU per allocation sample "
+                "(median of the per-round differences to \"off\", divided by the measured "
+                "phase's samples); times the samples `alloc=512k` takes in this workload, that is "
+                "**%+.2f %%** of its CPU, the less noisy estimate of the row above." % (
+                    profiler, AMPLIFIED_ALLOC[0], per_sample * 1e6, estimated))
+    peer = ("" if library is None else
+            " async-profiler %s runs the same rows in the same rounds (`-agentpath:$ASYNC_PROFILER"
+            "=start,alloc=512k,file=….jfr` or `lock=10ms`; its allocation sampler is the same "
+            "JVMTI SampledObjectAlloc with a JVMTI stack walk per sample); its events are counted "
+            "in its recording with `jfr summary` (the whole run, warm-up included)." % version)
     return (
         "## Overhead of allocation and lock events\n\n"
         "`bench/java/io/ctxprof/OverheadWorkload.java` on %s with %d worker threads, as above, "
@@ -857,9 +913,9 @@ def events_section(options):
         "shorter than 10 ms are noticed and dropped). CPU time of all the JVM's threads in the "
         "measured phase; %d round(s), each runs off and on in a rotated order; the overhead is "
         "the median of the per-round ratios, with their range. \"Events recorded\" counts the "
-        "records the session drained (allocation samples, or waits of at least 10 ms).\n\n"
-        % (options.jdk_names[jdk], os.cpu_count(), rounds)
-        + "\n".join(rows) + estimate + "\n")
+        "records the session drained (allocation samples, or waits of at least 10 ms).%s\n\n"
+        % (options.jdk_names[jdk], os.cpu_count(), rounds, peer)
+        + "\n".join(rows) + "".join("\n\n" + estimate for estimate in estimates) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -911,10 +967,36 @@ INPUTS = {  # attribute: path in the runfiles
 }
 
 
+# The report's sections, in order: name -> function(options) returning its Markdown.
+SECTIONS = {
+    "context": context_section,
+    "java": java_section,
+    "handler": handler_section,
+    "writer": writer_section,
+    "overhead": overhead_section,
+    "peer": peer_section,
+    "events": events_section,
+    "drops": drops_section,
+}
+
+
+def section_list(value):
+    """--sections: names of SECTIONS, comma-separated, run in the report's order."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError("unknown section(s) %s; the sections are: %s" % (
+            ", ".join(unknown) or "(none given)", ", ".join(SECTIONS)))
+    return [name for name in SECTIONS if name in names]
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", help="where to write (default: docs/PERFORMANCE.md of the "
                         "workspace `bazel run` was started in)")
+    parser.add_argument("--sections", type=section_list, default=list(SECTIONS),
+                        help="only these sections, comma-separated, of: %s (default: all; a "
+                        "subset needs --output)" % ", ".join(SECTIONS))
     parser.add_argument("--quick", action="store_true", help="a fast smoke run: minimal "
                         "repetitions, numbers not meaningful; needs --output")
     options = parser.parse_args()
@@ -928,6 +1010,9 @@ def parse_arguments():
                          "//bench:report`), which builds it" % located)
         setattr(options, name, os.path.realpath(located))
     if options.output is None:
+        if options.sections != list(SECTIONS):
+            parser.error("--sections makes a partial report: give --output FILE (docs/"
+                         "PERFORMANCE.md is only rewritten by a full run)")
         if options.quick:
             parser.error("--quick numbers are not meaningful: give --output FILE (docs/"
                          "PERFORMANCE.md is only rewritten by a full run)")
@@ -964,10 +1049,7 @@ def main():
         options.jdk_builds = {jdk: build for jdk, (_, build) in descriptions.items()}
         with tempfile.TemporaryDirectory(prefix="ctxprof-report-") as scratch:
             options.scratch = scratch
-            sections = [context_section(options), java_section(options), handler_section(options),
-                        writer_section(options), overhead_section(options),
-                        peer_section(options), events_section(options),
-                        drops_section(options)]
+            sections = [SECTIONS[name](options) for name in options.sections]
     except ReportError as error:
         print("report: failed: %s" % error, file=sys.stderr)
         return 1
