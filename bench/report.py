@@ -4,13 +4,14 @@
     bazel run -c opt //bench:report -- --output FILE     # somewhere else
     bazel run //bench:report -- --quick --output FILE    # a fast smoke run; numbers meaningless
     bazel run -c opt //bench:report -- --sections events --output FILE   # only those sections
-    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # ~6 min more
+    ASYNC_PROFILER=/path/to/libasyncProfiler.so bazel run -c opt //bench:report   # ~9 min more
 
 It runs every benchmark of the repository (context writes in C++ and Java, the signal handler's
 cost distribution, the JFR writer, the platform's signal floor, the profiling overhead of a native
 program and of a CPU-bound JVM workload with profiling off and on, interleaved, the same workload
 under ctxprof and async-profiler side by side when $ASYNC_PROFILER names async-profiler's agent
-library, and of allocation and lock events on an allocation-heavy and a contended JVM workload)
+library, and of allocation and lock events on an allocation-heavy and a contended JVM workload,
+async-profiler's too when it is there)
 and writes one Markdown file with the machine described. Every figure comes from this run; the
 prose around the tables only states how to read them, and every "met"/"missed" is computed against
 the target.

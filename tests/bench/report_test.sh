@@ -52,4 +52,23 @@ if "$report" --quick 2>"$TEST_TMPDIR/refusal.err"; then
 fi
 grep -q "give --output FILE" "$TEST_TMPDIR/refusal.err" ||
   fail "unclear refusal: $(cat "$TEST_TMPDIR/refusal.err")"
+
+# --sections: only the named sections (here the quick drops section), and never into docs/.
+"$report" --quick --sections drops --output "$TEST_TMPDIR/drops.md" 2>"$TEST_TMPDIR/drops.err" ||
+  fail "report --sections drops exited $?: $(tail -20 "$TEST_TMPDIR/drops.err")"
+grep -qxF "## Drops under load" "$TEST_TMPDIR/drops.md" || fail "no drops section with --sections"
+if grep -qxF "## Signal handler cost" "$TEST_TMPDIR/drops.md"; then
+  fail "--sections drops ran other sections too"
+fi
+if "$report" --sections events 2>"$TEST_TMPDIR/partial.err"; then
+  fail "--sections without --output was accepted"
+fi
+grep -q "give --output FILE" "$TEST_TMPDIR/partial.err" ||
+  fail "unclear refusal: $(cat "$TEST_TMPDIR/partial.err")"
+if "$report" --quick --sections events,bogus --output "$TEST_TMPDIR/x.md" \
+  2>"$TEST_TMPDIR/bogus.err"; then
+  fail "an unknown section was accepted"
+fi
+grep -q "unknown section(s) bogus" "$TEST_TMPDIR/bogus.err" ||
+  fail "unclear refusal: $(cat "$TEST_TMPDIR/bogus.err")"
 echo "PASS"
