@@ -28,6 +28,16 @@
 // AsyncGetCallTrace walker's (JavaStackWalker::KindOf). Class names (objectClass, monitorClass,
 // parkedClass) come from GetClassSignature and are interned in EventRecorder::class_names().
 //
+// What an allocation sample costs, and why the stack is not taken with AsyncGetCallTrace
+// (measurements: docs/SAMPLER.md): the JVM's posting of the event is a fraction of a microsecond;
+// GetStackTrace is most of the rest (HotSpot builds a vframe per Java frame and decodes its debug
+// information: ~4-5 µs of CPU for ~30 compiled frames on JDK 17 and 25). AsyncGetCallTrace would
+// be far cheaper but cannot walk from here: in this callback the thread is in native state and
+// its last-Java-frame anchor is at the allocation runtime stub that compiled (C1 or C2) code
+// called, and ASGCT then answers ticks_not_walkable_not_Java (-4); it walks only allocations made
+// by the interpreter. A cheaper stack needs a walk of our own from that anchor (JavaFrameTypes
+// already steps over the stub to the Java frames) that also yields methods and bytecode indexes.
+//
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end
 // (profiler/recording/live_objects.h: IsSameObject with null = collected). Its calls need a
