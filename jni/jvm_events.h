@@ -34,9 +34,11 @@
 // information: ~4-5 µs of CPU for ~30 compiled frames on JDK 17 and 25). AsyncGetCallTrace would
 // be far cheaper but cannot walk from here: in this callback the thread is in native state and
 // its last-Java-frame anchor is at the allocation runtime stub that compiled (C1 or C2) code
-// called, and ASGCT then answers ticks_not_walkable_not_Java (-4); it walks only allocations made
-// by the interpreter. A cheaper stack needs a walk of our own from that anchor (JavaFrameTypes
-// already steps over the stub to the Java frames) that also yields methods and bytecode indexes.
+// called, and ASGCT then answers ticks_not_walkable_not_Java (-4). It walked 0.5 % (JDK 17) and
+// 2 % (JDK 25) of the samples of bench/java's OverheadWorkload alloc, and every sample of a JVM
+// run with -Xint: allocations from the interpreter. A cheaper stack needs a walk of our own from
+// that anchor (JavaFrameTypes already steps over the stub to the Java frames) that also yields
+// methods and bytecode indexes.
 //
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end
