@@ -37,8 +37,11 @@
 // called, and ASGCT then answers ticks_not_walkable_not_Java (-4). It walked 0.5 % (JDK 17) and
 // 2 % (JDK 25) of the samples of bench/java's OverheadWorkload alloc, and every sample of a JVM
 // run with -Xint: allocations from the interpreter. A cheaper stack needs a walk of our own from
-// that anchor (JavaFrameTypes already steps over the stub to the Java frames) that also yields
-// methods and bytecode indexes.
+// that anchor that also yields methods and bytecode indexes. JavaFrameTypes already walks from it
+// (stepping over the stub): called in this callback on GetStackTrace's frames (a one-off
+// experiment on that workload, alloc=64k), it followed every frame of every sample on JDK 17 and
+// 25, each physical frame's Method* agreeing with GetStackTrace's, in about an eighth of
+// GetStackTrace's time.
 //
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end
