@@ -322,6 +322,10 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   handler_session.virtual_thread = hooks.virtual_thread;
   handler_session.java_code = hooks.java_code;
   handler_session.mixed = MixedStackOf(options.cstack);
+  if (options.wall_enabled) {
+    session->wall_witnesses_ = std::make_unique<WallWitnessTable>();
+    handler_session.wall_witnesses = session->wall_witnesses_.get();
+  }
   session->activation_ = std::make_unique<HandlerActivation>(handler_session);
 
   std::vector<SamplingEngine*> engines;
@@ -339,7 +343,8 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (options.wall_enabled) {
     session->wall_engine_ = std::make_unique<WallEngine>(
         options.wall_interval_ns, options.wall_signal, options.wall_threads_per_tick,
-        options.filter_context, &store->map());
+        options.filter_context, &store->map(), session->buffer_.get(), session->clock_.get(),
+        session->wall_witnesses_.get());
     bool refused = false;
     const Status started = session->wall_engine_->Start(&refused);
     if (!started.ok()) return started;
@@ -438,6 +443,10 @@ Status Session::PublishRecording(PublishedFiles* files) {
 
 void Session::Tick() {
   DrainSamples();
+  // A thread gone quiet for a minute has exited (an idle one gets a repeat every second).
+  const uint64_t now = clock_->Now();
+  const uint64_t minute = 60 * clock_->TicksPerSecond();
+  if (now > minute) wall_repeats_.Forget(now - minute);
   if (recording_ != nullptr) {
     recording_->Tick();
     ReportRecordingFailure();
@@ -449,9 +458,11 @@ void Session::Tick() {
 void Session::DrainSamples() {
   Aggregator* aggregator = aggregator_.get();
   Recording* recording = recording_.get();
-  buffer_->Drain([aggregator, recording](const SampleRecord& record) {
-    aggregator->Consume(record);
-    if (recording != nullptr) recording->Consume(record);
+  buffer_->Drain([this, aggregator, recording](const SampleRecord& record) {
+    wall_repeats_.Expand(record, [aggregator, recording](const SampleRecord& sample) {
+      aggregator->Consume(sample);
+      if (recording != nullptr) recording->Consume(sample);
+    });
   });
 }
 
@@ -477,6 +488,7 @@ SessionStats Session::Stats() const {
   stats.failed_threads = cpu_engine_ != nullptr ? cpu_engine_->failed_threads() : 0;
   stats.threads_seen = registry_->threads_seen();
   stats.wall_signals = wall_engine_ != nullptr ? wall_engine_->signals_sent() : 0;
+  stats.wall_intervals = wall_engine_ != nullptr ? wall_engine_->intervals_accounted() : 0;
   stats.recording = recording_path();
   if (recording_ != nullptr) {
     stats.recorded_samples = recording_->samples_written();

@@ -56,6 +56,7 @@
 #include "profiler/recording/live_objects.h"
 #include "profiler/recording/recording.h"
 #include "profiler/recording/recording_dump.h"
+#include "profiler/recording/wall_repeats.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
 #include "profiler/sampler/event_recorder.h"
@@ -106,7 +107,8 @@ struct SessionStats {
   uint64_t failed_threads = 0;  // threads an engine could not arm (not counting exited ones)
   uint64_t threads_seen = 0;    // distinct tids armed during the session
   uint64_t wall_signals = 0;
-  std::string recording;  // the JFR file or repository ("" when samples stay in memory)
+  uint64_t wall_intervals = 0;  // wall time accounted for, in intervals (signals and repeats)
+  std::string recording;        // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any
   // The background thread printed recording_error when it happened (report.h); a failure in
@@ -170,7 +172,9 @@ class Session {
   // Acquired in this order, released in reverse (see above).
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<SampleBuffer> buffer_;
+  WallRepeats wall_repeats_;  // background thread only
   std::shared_ptr<Aggregator> aggregator_;
+  std::unique_ptr<WallWitnessTable> wall_witnesses_;  // null without wall=; handlers write it
   std::unique_ptr<HandlerActivation> activation_;
   std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
   std::unique_ptr<WallEngine> wall_engine_;     // null without wall=

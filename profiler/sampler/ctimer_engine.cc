@@ -8,16 +8,6 @@
 #include <cstring>
 
 namespace ctxprof {
-namespace {
-
-// include/linux/posix-timers.h: per-thread CPU clock, CPUCLOCK_SCHED (sum_exec_runtime).
-clockid_t ThreadCpuClock(pid_t tid) {
-  constexpr clockid_t kPerThread = 4;
-  constexpr clockid_t kSched = 2;
-  return static_cast<clockid_t>((~static_cast<unsigned>(tid)) << 3) | kPerThread | kSched;
-}
-
-}  // namespace
 
 int CpuTimerEngine::CreateFor(pid_t tid, timer_t* timer) {
   sigevent event;

@@ -9,6 +9,7 @@
 #define CTXPROF_PROFILER_SAMPLER_ENGINE_H_
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <string>
 
@@ -36,6 +37,14 @@ class SamplingEngine {
   // were not asked for. Only the cpu engine (PerfEngine) captures them.
   virtual std::string kernel_frames_off() const { return ""; }
 };
+
+// The CPU clock of thread `tid` of this process (include/linux/posix-timers.h: a per-thread
+// CPUCLOCK_SCHED clock, sum_exec_runtime), for timer_create and clock_gettime.
+inline clockid_t ThreadCpuClock(pid_t tid) {
+  constexpr clockid_t kPerThread = 4;
+  constexpr clockid_t kSched = 2;
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid)) << 3) | kPerThread | kSched;
+}
 
 }  // namespace ctxprof
 

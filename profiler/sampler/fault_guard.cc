@@ -109,6 +109,8 @@ bool FaultGuard::SafeRead(const void* address, void* out, size_t size) {
   return Run(&CopyBytes, &request);
 }
 
+uintptr_t FaultGuard::ThreadStateAddress() { return reinterpret_cast<uintptr_t>(&t_fault_jump); }
+
 uint64_t FaultGuard::recovered_faults() {
   return g_recovered_faults.load(std::memory_order_relaxed);
 }

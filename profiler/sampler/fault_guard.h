@@ -55,6 +55,11 @@ class FaultGuard {
   // Install() has succeeded.
   static bool SafeRead(const void* address, void* out, size_t size);
 
+  // The address of the calling thread's guard state (initial-exec TLS), which Run writes while
+  // its region lasts: a reader of the thread's own stack bytes under the guard stops below it
+  // (a glibc thread's static TLS sits just above its stack).
+  static uintptr_t ThreadStateAddress();
+
   // Faults recovered since the process started.
   static uint64_t recovered_faults();
 };

@@ -73,6 +73,10 @@ enum SampleFlags : uint8_t {
   kSampleTruncated = 1 << 0,    // the stack walk stopped early (depth limit or a fault)
   kSampleContextBusy = 1 << 1,  // the context read hit a write in progress; context is empty
   kSampleContextTorn = 1 << 2,  // the context kept changing during the read; context is empty
+  // A wall record of the wall sampler, not of the handler: the thread did not run since its
+  // last wall sample, which stands for `weight` more intervals (no frames, no context; the
+  // session repeats the thread's last wall sample, profiler/recording/wall_repeats.h).
+  kSampleRepeatLast = 1 << 3,
 };
 
 // Thread state at the sample, as in JFR's jdk.types.ThreadState.

@@ -27,17 +27,22 @@ pid_t g_pid = 0;  // set at Install, before any signal can reach us
 
 // A thread interrupted in a blocking system call is sleeping: either the kernel rewound the pc
 // to re-execute the system call instruction (a restartable call), or the pc follows it and the
-// call returned -EINTR.
-ThreadState StateOf(void* ucontext) {
+// call returned -EINTR. *syscall_end gets the address after that instruction (0 when running).
+ThreadState StateOf(void* ucontext, uintptr_t* syscall_end) {
   constexpr int kSize = MachineContext::kSyscallInstructionSize;
   const MachineContext context(ucontext);
+  *syscall_end = 0;
   unsigned char code[2 * kSize];  // the instruction before the pc, and the one at it
   if (!FaultGuard::SafeRead(reinterpret_cast<const void*>(context.pc() - kSize), code,
                             sizeof(code))) {
     return ThreadState::kUnknown;
   }
-  if (MachineContext::IsSyscallInstruction(code + kSize)) return ThreadState::kSleeping;
+  if (MachineContext::IsSyscallInstruction(code + kSize)) {
+    *syscall_end = context.pc() + kSize;
+    return ThreadState::kSleeping;
+  }
   if (MachineContext::IsSyscallInstruction(code) && context.syscall_result() == -EINTR) {
+    *syscall_end = context.pc();
     return ThreadState::kSleeping;
   }
   return ThreadState::kRunning;
@@ -78,6 +83,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   SampleKind kind = SampleKind::kCpu;
   Engine engine = Engine::kPerfCpuClock;
   uint32_t weight = 1;
+  uint32_t witness_slot = WallWitnessTable::kNoSlot;  // wall: the slot its witness goes to
   switch (info->si_code) {
     case POLL_IN:
     case POLL_HUP:
@@ -92,14 +98,16 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
       weight = ITimerEngine::SampleWeight();
       break;
     case SI_QUEUE:
-      // The wall sampler's signal carries the intervals the sample stands for (wall_engine.h).
-      if (info->si_pid != g_pid) {
+      // The wall sampler's signal carries the intervals the sample stands for and its witness
+      // slot (wall_engine.h, wall_witness.h).
+      if (info->si_pid != g_pid || g_session.wall_witnesses == nullptr) {
         g_ignored.fetch_add(1, std::memory_order_relaxed);
         return;
       }
       kind = SampleKind::kWall;
       engine = Engine::kWall;
-      weight = info->si_value.sival_int > 1 ? static_cast<uint32_t>(info->si_value.sival_int) : 1;
+      WallWitnessTable::Decode(info->si_value, &weight, &witness_slot);
+      if (weight == 0) weight = 1;
       break;
     default:
       g_ignored.fetch_add(1, std::memory_order_relaxed);
@@ -110,8 +118,12 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   const pid_t tid = CachedTid();
   SampleBuffer* buffer = g_session.buffer;
   SampleRecord* record = buffer->TryClaim();
+  ContextBlock* block = g_session.context_map->BlockFor(tid);
   if (record == nullptr) {
     buffer->CountDrop();
+    if (witness_slot != WallWitnessTable::kNoSlot) {
+      g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, false, 0, ucontext, block);
+    }
     return;
   }
   record->ticks = entry_ticks;
@@ -121,8 +133,9 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   record->weight = weight;
   record->virtual_thread_id = g_session.virtual_thread != nullptr ? g_session.virtual_thread() : 0;
   record->flags = 0;
-  record->state = kind == SampleKind::kWall ? StateOf(ucontext) : ThreadState::kRunning;
-  ContextBlock* block = g_session.context_map->BlockFor(tid);
+  uintptr_t syscall_end = 0;
+  record->state =
+      kind == SampleKind::kWall ? StateOf(ucontext, &syscall_end) : ThreadState::kRunning;
   if (block != nullptr) {
     const ReadStatus status = ReadBlock(*block, &record->context, kSameThreadReadAttempts);
     if (status == ReadStatus::kBusy) record->flags |= kSampleContextBusy;
@@ -144,8 +157,14 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
     const uint64_t index = recorder->next.fetch_add(1, std::memory_order_relaxed);
     recorder->ticks[index % recorder->capacity] = g_session.clock->Now() - entry_ticks;
   }
+  const bool context_read = (record->flags & (kSampleContextBusy | kSampleContextTorn)) == 0;
   buffer->Publish(record);
   g_samples.fetch_add(1, std::memory_order_relaxed);
+  if (witness_slot != WallWitnessTable::kNoSlot) {
+    // After the publish: the sampler repeats this sample only once it sees the witness.
+    g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, true,
+                                                 context_read ? syscall_end : 0, ucontext, block);
+  }
 }
 
 void OnSignal(int, siginfo_t* info, void* ucontext) {

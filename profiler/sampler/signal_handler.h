@@ -9,13 +9,16 @@
 // What one invocation does, in order: save errno; count itself in flight; return at once if no
 // session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
 // cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer with the process CPU
-// not yet credited, SI_QUEUE from our own pid -> wall with the weight in si_value; anything else,
-// e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none -> count a drop and return);
+// not yet credited, SI_QUEUE from our own pid -> wall with the weight and a witness slot in
+// si_value; anything else, e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none ->
+// count a drop, tell a wall witness slot the handler ran, and return);
 // copy the thread's context block with the seqlock reader (kSameThreadReadAttempts); for a perf
 // signal, take the kernel frames of its overflow from the event's ring buffer (perf_callchain.h; at
-// most half of depth=); walk the stack into the rest of the slot; publish; empty the perf ring of
-// anything unread and re-arm the event; leave the in-flight count; restore errno. It never
-// allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+// most half of depth=); walk the stack into the rest of the slot; publish; for a wall signal,
+// leave the witness of a sleeping thread in its slot (wall_witness.h: a hash of the stack near
+// sp and the thread's CPU clock); empty the perf ring of anything unread and re-arm the event;
+// leave the in-flight count; restore errno. It never allocates, locks, does stdio, touches
+// lazily-initialised TLS or throws.
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before
@@ -41,6 +44,7 @@
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/stack_walker.h"
+#include "profiler/sampler/wall_witness.h"
 #include "profiler/status.h"
 
 namespace ctxprof {
@@ -85,6 +89,7 @@ struct HandlerSession {
   VirtualThreadProbe virtual_thread = nullptr;  // nullptr: every sample is its OS thread's
   JavaCodeProbe java_code = nullptr;            // kMixed: nullptr = no frame is Java code
   MixedStack mixed = MixedStack::kJavaElseNative;
+  WallWitnessTable* wall_witnesses = nullptr;  // wall=: the witness slots (wall_witness.h)
 };
 
 // Optional instrumentation for benchmarks: the handler stores (publish ticks - entry ticks) of

@@ -38,8 +38,17 @@ void WallEngine::Stop() {
   }
   wake_.notify_all();
   thread_.join();
-  std::lock_guard<std::mutex> lock(mutex_);
-  targets_.clear();
+  std::vector<Send> repeats;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    repeats.swap(removed_);
+    for (Target& target : targets_) {
+      OweRepeat(&target, &repeats);
+      if (target.slot != WallWitnessTable::kNoSlot) witnesses_->Release(target.slot);
+    }
+    targets_.clear();
+  }
+  for (const Send& repeat : repeats) WriteRepeat(repeat.tid, repeat.weight);
 }
 
 void WallEngine::AddThread(pid_t tid) {
@@ -47,25 +56,63 @@ void WallEngine::AddThread(pid_t tid) {
   for (const Target& target : targets_) {
     if (target.tid == tid) return;
   }
-  targets_.push_back(Target{tid, 0});
+  targets_.push_back(Target{tid, witnesses_->Acquire(tid), 0, 0, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t index = 0; index < targets_.size(); ++index) {
-    if (targets_[index].tid != tid) continue;
+    Target& target = targets_[index];
+    if (target.tid != tid) continue;
+    // Its idle time up to its last visit is known; the sampler (or Stop) writes it.
+    OweRepeat(&target, &removed_);
+    if (target.slot != WallWitnessTable::kNoSlot) witnesses_->Release(target.slot);
     targets_.erase(targets_.begin() + static_cast<long>(index));
     if (index < next_index_) --next_index_;
     return;
   }
 }
 
-void WallEngine::PickTargets(uint64_t tick, std::vector<Signal>* signals) {
-  signals->clear();
+void WallEngine::OweRepeat(Target* target, std::vector<Send>* sends) {
+  if (target->idle_tick <= target->accounted_tick) return;
+  const uint64_t intervals = target->idle_tick - target->accounted_tick;
+  sends->push_back(Send{target->tid, WallWitnessTable::kNoSlot,
+                        static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), true});
+  target->accounted_tick = target->idle_tick;
+}
+
+bool WallEngine::Idle(Target* target, uint64_t tick) {
+  WallWitness& witness = witnesses_->at(target->slot);
+  // An idle thread's witness stands for about a second at most before it is re-signalled when
+  // its signal seems lost.
+  const uint64_t second = std::max<uint64_t>(1, 1000000000u / interval_ns_);
+  switch (witness.state.load(std::memory_order_acquire)) {
+    case WallWitness::kPending:
+      // Its last signal is not handled yet: another one would merge into it.
+      return tick - target->signalled_tick < second;
+    case WallWitness::kSleeping: {
+      uint64_t cpu_nanos;
+      if (!ThreadCpuNanos(target->tid, &cpu_nanos)) return false;  // exited: ESRCH next
+      if (!witnesses_->StillThere(&witness, cpu_nanos, context_map_->BlockFor(target->tid))) {
+        return false;
+      }
+      target->idle_tick = tick;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
+  sends->clear();
+  // An idle thread's time is written at least about once a second, so that each flush holds it.
+  const uint64_t second = std::max<uint64_t>(1, 1000000000u / interval_ns_);
   std::lock_guard<std::mutex> lock(mutex_);
+  sends->swap(removed_);
   const size_t count = targets_.size();
-  for (size_t visited = 0;
-       visited < count && signals->size() < static_cast<size_t>(threads_per_tick_); ++visited) {
+  int signals = 0;
+  for (size_t visited = 0; visited < count && signals < threads_per_tick_; ++visited) {
     if (next_index_ >= count) next_index_ = 0;
     Target& target = targets_[next_index_++];
     if (filter_context_) {
@@ -74,14 +121,71 @@ void WallEngine::PickTargets(uint64_t tick, std::vector<Signal>* signals) {
       if (block == nullptr ||
           ReadBlock(*block, &snapshot, kOtherThreadReadAttempts) != ReadStatus::kConsistent ||
           snapshot.empty()) {
-        target.signalled_tick = 0;  // time without a context is not sampled
+        // Time without a context is not sampled; the next sample starts from here.
+        OweRepeat(&target, sends);
+        target.accounted_tick = 0;
+        target.idle_tick = 0;
         continue;
       }
     }
-    const uint64_t intervals = target.signalled_tick == 0 ? 1 : tick - target.signalled_tick;
+    if (target.accounted_tick != 0 && target.slot != WallWitnessTable::kNoSlot &&
+        Idle(&target, tick)) {
+      if (target.idle_tick == tick && tick - target.accounted_tick >= second) {
+        OweRepeat(&target, sends);
+      }
+      continue;
+    }
+    OweRepeat(&target, sends);
+    const uint64_t intervals = target.accounted_tick == 0 ? 1 : tick - target.accounted_tick;
+    sends->push_back(Send{target.tid, target.slot,
+                          static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false});
+    target.accounted_tick = tick;
     target.signalled_tick = tick;
-    signals->push_back(
-        Signal{target.tid, static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX))});
+    if (target.slot != WallWitnessTable::kNoSlot) {
+      witnesses_->at(target.slot).state.store(WallWitness::kPending, std::memory_order_release);
+    }
+    ++signals;
+  }
+}
+
+void WallEngine::WriteRepeat(pid_t tid, uint32_t weight) {
+  intervals_accounted_.fetch_add(weight, std::memory_order_relaxed);
+  SampleRecord* record = buffer_->TryClaim();
+  if (record == nullptr) {
+    buffer_->CountDrop();
+    return;
+  }
+  record->ticks = clock_->Now();
+  record->tid = tid;
+  record->kind = SampleKind::kWall;
+  record->engine = Engine::kWall;
+  record->flags = kSampleRepeatLast;
+  record->state = ThreadState::kSleeping;
+  record->weight = weight;
+  record->virtual_thread_id = 0;
+  memset(&record->context, 0, sizeof(record->context));
+  record->frame_count = 0;
+  buffer_->Publish(record);
+}
+
+void WallEngine::Deliver(const std::vector<Send>& sends, pid_t pid, uid_t uid) {
+  for (const Send& send : sends) {
+    if (send.repeat) {
+      WriteRepeat(send.tid, send.weight);
+      continue;
+    }
+    intervals_accounted_.fetch_add(send.weight, std::memory_order_relaxed);
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = signal_;
+    info.si_code = SI_QUEUE;
+    info.si_pid = pid;
+    info.si_uid = uid;
+    info.si_value = WallWitnessTable::Encode(send.weight, send.slot);
+    if (syscall(SYS_rt_tgsigqueueinfo, pid, send.tid, signal_, &info) == 0) {
+      signals_sent_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // ESRCH: the thread exited; discovery removes it at the next rescan.
   }
 }
 
@@ -94,8 +198,8 @@ void WallEngine::Run() {
     sampler_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
   }
   wake_.notify_all();
-  std::vector<Signal> signals;
-  signals.reserve(static_cast<size_t>(threads_per_tick_));
+  std::vector<Send> sends;
+  sends.reserve(2 * static_cast<size_t>(threads_per_tick_));
   auto deadline = std::chrono::steady_clock::now();
   const auto interval = std::chrono::nanoseconds(interval_ns_);
   for (uint64_t tick = 1;; ++tick) {
@@ -108,20 +212,8 @@ void WallEngine::Run() {
     // (nor weights for them: the stall's ticks are not counted).
     const auto now = std::chrono::steady_clock::now();
     if (now - deadline > interval) deadline = now;
-    PickTargets(tick, &signals);
-    for (const Signal& signal : signals) {
-      siginfo_t info;
-      memset(&info, 0, sizeof(info));
-      info.si_signo = signal_;
-      info.si_code = SI_QUEUE;
-      info.si_pid = pid;
-      info.si_uid = uid;
-      info.si_value.sival_int = static_cast<int>(signal.weight);
-      if (syscall(SYS_rt_tgsigqueueinfo, pid, signal.tid, signal_, &info) == 0) {
-        signals_sent_.fetch_add(1, std::memory_order_relaxed);
-      }
-      // ESRCH: the thread exited; discovery removes it at the next rescan.
-    }
+    Visit(tick, &sends);
+    Deliver(sends, pid, uid);
   }
 }
 

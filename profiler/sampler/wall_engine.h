@@ -1,23 +1,37 @@
-// WallEngine (event=wall / wall=): a sampler thread that, every wall interval, sends the
-// profiling signal to at most `threads_per_tick` registered threads, continuing round-robin from
-// where the previous tick stopped, so every thread is sampled at the same rate whatever its state
-// (running, runnable or blocked). The signal goes with rt_tgsigqueueinfo (si_code SI_QUEUE from
-// our own pid) and carries in si_value the intervals since the thread's previous signal (1 when
-// every thread is signalled every tick; more when there are more threads than threads_per_tick,
-// or when filter=context skipped it): the handler records a wall sample with that weight and the
-// thread's state (sleeping when it was interrupted in a system call), so every thread's wall
-// time is accounted for, not only threads_per_tick intervals per tick.
+// WallEngine (event=wall / wall=): a sampler thread that, every wall interval, visits the
+// registered threads round-robin and accounts for every interval of each thread's wall time
+// whatever its state (running, runnable or blocked), as weighted samples:
+//  * A thread that ran since it was last sampled gets the profiling signal, sent with
+//    rt_tgsigqueueinfo (si_code SI_QUEUE from our own pid); si_value carries the intervals since
+//    the thread was last accounted for (1 when it is signalled every tick; more when there are
+//    more threads than threads_per_tick, or filter=context skipped it) and the thread's witness
+//    slot. The handler records a wall sample with that weight and the thread's state (sleeping
+//    when it was interrupted in a system call); at most threads_per_tick signals go out per tick.
+//  * A sleeping thread's handler also leaves a witness (wall_witness.h). While the thread is still
+//    where its witness saw it (its CPU clock did not move, or moved a little with the same
+//    blocked system call, sp, pc, stack bytes and context), it gets no signal: the sampler writes
+//    a record flagged kSampleRepeatLast for its idle intervals instead, once it is seen to have
+//    left (before its next signal), after about a second of idling (so each flush holds its
+//    time), and when it is removed; the session turns the record into a copy of the thread's last
+//    wall sample with that weight (profiler/recording/wall_repeats.h). An idle thread so costs one
+//    clock_gettime per tick instead of a signal, a stack walk and a record, and its time is all
+//    there, on the stack it waits in. Idle visits do not count against threads_per_tick.
+//  * A thread whose previous signal is still being handled (the handler has not finished its
+//    witness slot) is not signalled again: a second signal would merge into the pending one and
+//    its weight would be lost. After about a second it is signalled anyway (the first was lost).
 //
 // filter=context: the sampler reads the target's context block from its own thread (seqlock,
-// kOtherThreadReadAttempts) and skips threads with no context; skipped threads do not use up the
-// per-tick budget.
+// kOtherThreadReadAttempts) and skips threads with no context, whose time is not accounted for;
+// skipped threads do not use up the per-tick budget.
 //
 // Side effect (as with every wall-clock profiler): a signal interrupts blocking system calls.
 // Calls that the kernel restarts (SA_RESTART covers read, futex waits, ...) are invisible;
 // nanosleep/clock_nanosleep/epoll_wait/poll return EINTR, so host code must retry those.
 //
-// Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the tid
-// list under mutex_; the signals themselves are sent outside the lock.
+// Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the
+// target list and the witness slots' allocation under mutex_; signals and records are sent
+// outside the lock, and the sample buffer is multi-producer (the sampler claims slots like any
+// handler).
 #ifndef CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 #define CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 
@@ -30,19 +44,28 @@
 #include <vector>
 
 #include "context/context_map.h"
+#include "profiler/sampler/clock.h"
 #include "profiler/sampler/engine.h"
+#include "profiler/sampler/sample_buffer.h"
+#include "profiler/sampler/wall_witness.h"
 
 namespace ctxprof {
 
 class WallEngine : public SamplingEngine {
  public:
+  // Repeat records go into `buffer`, stamped with `clock`; witnesses are in `witnesses`. All
+  // three outlive the engine.
   WallEngine(uint64_t interval_ns, int signal, int threads_per_tick, bool filter_context,
-             ContextMap* context_map)
+             ContextMap* context_map, SampleBuffer* buffer, const Clock* clock,
+             WallWitnessTable* witnesses)
       : interval_ns_(interval_ns),
         signal_(signal),
         threads_per_tick_(threads_per_tick),
         filter_context_(filter_context),
-        context_map_(context_map) {}
+        context_map_(context_map),
+        buffer_(buffer),
+        clock_(clock),
+        witnesses_(witnesses) {}
   ~WallEngine() override { Stop(); }
 
   Engine kind() const override { return Engine::kWall; }
@@ -55,26 +78,45 @@ class WallEngine : public SamplingEngine {
   // The sampler thread's tid (0 before Start): the profiler excludes it from sampling.
   pid_t sampler_tid() const { return sampler_tid_.load(); }
   uint64_t signals_sent() const { return signals_sent_.load(std::memory_order_relaxed); }
+  // Intervals of wall time accounted for so far, by signals and repeat records together.
+  uint64_t intervals_accounted() const {
+    return intervals_accounted_.load(std::memory_order_relaxed);
+  }
 
  private:
-  void Run();
   struct Target {
     pid_t tid;
-    uint64_t signalled_tick;  // the tick of its last signal; 0 = none yet
+    uint32_t slot;            // its witness slot; WallWitnessTable::kNoSlot when none was free
+    uint64_t accounted_tick;  // its wall time before this tick is accounted for; 0 = none yet
+    uint64_t idle_tick;       // seen still where its witness saw it at this tick
+    uint64_t signalled_tick;  // the tick of its last signal
   };
-  struct Signal {
+  struct Send {
     pid_t tid;
-    uint32_t weight;  // intervals since its previous signal
+    uint32_t slot;
+    uint32_t weight;  // intervals
+    bool repeat;      // a repeat record instead of a signal
   };
 
-  // The next <= threads_per_tick_ targets at tick `tick`, round-robin.
-  void PickTargets(uint64_t tick, std::vector<Signal>* signals);
+  void Run();
+  // Decides, for tick `tick`, the signals and repeat records of the next targets (round-robin,
+  // at most threads_per_tick_ signals) into *sends.
+  void Visit(uint64_t tick, std::vector<Send>* sends);
+  // True when `target`, which has a witness slot, needs no signal at `tick`.
+  bool Idle(Target* target, uint64_t tick);
+  // Appends the repeat a target owes for its idle intervals up to idle_tick, if any.
+  static void OweRepeat(Target* target, std::vector<Send>* sends);
+  void Deliver(const std::vector<Send>& sends, pid_t pid, uid_t uid);
+  void WriteRepeat(pid_t tid, uint32_t weight);
 
   const uint64_t interval_ns_;
   const int signal_;
   const int threads_per_tick_;
   const bool filter_context_;
   ContextMap* const context_map_;
+  SampleBuffer* const buffer_;
+  const Clock* const clock_;
+  WallWitnessTable* const witnesses_;
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -84,6 +126,8 @@ class WallEngine : public SamplingEngine {
   std::thread thread_;
   std::atomic<pid_t> sampler_tid_{0};
   std::atomic<uint64_t> signals_sent_{0};
+  std::atomic<uint64_t> intervals_accounted_{0};
+  std::vector<Send> removed_;  // guarded by mutex_: repeats owed by removed targets
 };
 
 }  // namespace ctxprof

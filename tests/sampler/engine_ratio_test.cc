@@ -4,8 +4,10 @@
 // (see WallSamplesEveryThreadByPresence).
 #include <gtest/gtest.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -210,11 +212,11 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
     BurnUntil(&stop);
   });
   AwaitThreadsArmed(seen_before, 3);
-  // Run until the sampler has sent enough signals (the main thread, A, B and C: ~500 ticks
-  // each), however long a loaded machine makes that; bounded at 60 s.
-  const uint64_t signals_before = Profiler::Global()->Stats().wall_signals;
+  // Run until the sampler has accounted for enough intervals (the main thread, A, B and C: ~500
+  // ticks each), however long a loaded machine makes that; bounded at 60 s.
+  const uint64_t intervals_before = Profiler::Global()->Stats().wall_intervals;
   go.set_value();
-  for (int i = 0; i < 600 && Profiler::Global()->Stats().wall_signals < signals_before + 2000;
+  for (int i = 0; i < 600 && Profiler::Global()->Stats().wall_intervals < intervals_before + 2000;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -242,8 +244,8 @@ TEST(WallEngineTest, WallSamplesEveryThreadByPresence) {
   });
   printf("wall: A=%lu (sleeping %lu) B1=%lu B2=%lu C=%lu (running %lu)\n", in_a, a_sleeping, in_b1,
          in_b2, in_c, c_running);
-  // ~500 signals per thread were sent; C, runnable but not always running under load, may
-  // merge some (a standard signal does not queue).
+  // ~500 intervals per thread were accounted for; C, runnable but not always running under load,
+  // may merge some (a standard signal does not queue).
   ASSERT_GE(in_a, 250u);
   ASSERT_GE(in_c, 50u);
   EXPECT_NEAR(static_cast<double>(in_a) / static_cast<double>(in_a + in_b1 + in_b2), 0.5, 0.07);
@@ -308,7 +310,7 @@ namespace ctxprof {
 namespace {
 
 __attribute__((noinline)) void SleepInPool(const std::atomic<bool>* stop) {
-  while (!stop->load()) SleepUntil(After(Now(), 20 * 1000 * 1000));
+  while (!stop->load()) SleepUntil(After(Now(), 1000 * 1000));
 }
 
 // More threads than threads= per tick: each thread is signalled every few ticks, and each sample
@@ -316,6 +318,8 @@ __attribute__((noinline)) void SleepInPool(const std::atomic<bool>* stop) {
 // thread's wall time (a reader sums them: profiler.WallClockSample's samples field). With 9
 // sampled threads (the main thread and 8 sleepers) and 2 per tick, a thread is signalled every
 // 4.5 ticks on average: the weights average 4.5 per sample and the sleepers hold 8/9 of them.
+// The sleepers wake every millisecond (at a new deadline: a new stack), so none stays where its
+// last sample saw it and each needs a signal (wall_witness.h).
 TEST(WallEngineTest, WeightsAccountForThreadsNotSignalledEveryTick) {
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
@@ -350,6 +354,75 @@ TEST(WallEngineTest, WeightsAccountForThreadsNotSignalledEveryTick) {
   ASSERT_GE(records, 500u);
   EXPECT_NEAR(per_record, 4.5, 0.8);
   EXPECT_NEAR(pool_share, 8.0 / 9.0, 0.07);
+}
+
+}  // namespace
+}  // namespace ctxprof
+
+namespace ctxprof {
+namespace {
+
+__attribute__((noinline)) void WaitInIdlePool(int fd) {
+  char byte;
+  // The wall signal's handler is SA_RESTART: the kernel restarts the read, the thread never
+  // leaves this frame until the byte arrives.
+  while (read(fd, &byte, 1) < 0 && errno == EINTR) {
+  }
+}
+
+// Sleeps in 20 ms steps until the wall sampler has accounted for `intervals` in all (bounded at
+// 60 s on a loaded machine).
+__attribute__((noinline)) void StepUntilAccounted(uint64_t intervals) {
+  for (int i = 0; i < 3000 && Profiler::Global()->Stats().wall_intervals < intervals; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// Threads that wait where they are get a signal once, then none while their CPU clock does not
+// move (wall_witness.h): their time is written as repeats of that sample, with its stack. 8
+// threads blocked in one read for the whole run, next to the main thread, which wakes every
+// 20 ms (a different stack each time: the loop counter changes) and so is signalled every tick:
+// each pool thread's weight equals the main thread's, and the signals are about one per tick.
+TEST(WallEngineTest, IdleThreadsAreAccountedWithoutSignals) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
+  ASSERT_NO_FATAL_FAILURE(StartProfiler("event=wall,interval=5ms"));
+  const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 8; i++) pool.emplace_back(WaitInIdlePool, pipe_fds[0]);
+  AwaitThreadsArmed(seen_before, 8);
+  const SessionStats before = Profiler::Global()->Stats();
+  StepUntilAccounted(before.wall_intervals + 3000);
+  const SessionStats after = Profiler::Global()->Stats();
+  ASSERT_EQ(ctxprof_stop(), 0);
+  ASSERT_EQ(write(pipe_fds[1], "01234567", 8), 8);
+  for (std::thread& thread : pool) thread.join();
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+
+  const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
+  uint64_t pool_weight = 0, pool_sleeping = 0, main_weight = 0;
+  for (const AggregatedStack& stack : stacks) {
+    if (stack.kind != SampleKind::kWall) continue;
+    if (StackContains(stack, "WaitInIdlePool")) {
+      pool_weight += stack.weight;
+      if (stack.state == ThreadState::kSleeping) pool_sleeping += stack.weight;
+    } else if (StackContains(stack, "StepUntilAccounted")) {
+      main_weight += stack.weight;
+    }
+  }
+  const uint64_t signals = after.wall_signals - before.wall_signals;
+  const uint64_t intervals = after.wall_intervals - before.wall_intervals;
+  printf("wall: pool weight %lu (sleeping %lu), main thread %lu, %lu signals for %lu intervals\n",
+         pool_weight, pool_sleeping, main_weight, signals, intervals);
+  ASSERT_GE(main_weight, 200u);
+  EXPECT_NEAR(static_cast<double>(pool_weight) / static_cast<double>(8 * main_weight), 1.0, 0.1);
+  EXPECT_EQ(pool_sleeping, pool_weight);
+  // The main thread's signals, plus one per pool thread and a few re-checks: not 9 per tick.
+  EXPECT_LT(signals, intervals / 3);
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+// WallWitness: what a wall sample of a sleeping thread leaves behind so that the wall sampler can
+// tell, at its next visits and without another signal, that the thread is still exactly where
+// that sample saw it. Such a thread's wall time is then accounted for as repeats of that sample
+// (wall_engine.h), and a thread pool of idle workers costs one CPU-clock read per thread and tick
+// instead of a signal and a stack walk.
+//
+// The witness (written by the handler at the end of a wall sample it published, when the thread
+// was interrupted in a system call):
+//  * the thread's CPU clock at that moment;
+//  * the interrupted sp and pc;
+//  * a hash of the innermost kStackBytes of its stack from sp up (fewer where the mapping ends),
+//    which holds the return addresses and saved registers of the frames the sample walked;
+//  * its context block's sequence (even; the owner increments it on every write).
+// The thread counts as still there (StillThere) when, at a visit of the sampler:
+//  * its CPU clock has not moved since the last visit that checked it: it executed nothing since
+//    (the clock is the scheduler's sum_exec_runtime, exact to the nanosecond); or
+//  * it moved by less than kRunNanos in all since the witness (the signal's own return and the
+//    system call's restart, or a short wake-up), AND the kernel shows the thread blocked in a
+//    system call at the same sp and pc (/proc/self/task/TID/syscall), AND the kStackBytes above
+//    sp hash the same, AND the context sequence is unchanged.
+// So a thread that went from one wait to another (a different stack, as engine_ratio_test's B
+// thread that alternates two sleeps with ~1 us of CPU between them), changed its context, or
+// ran for kRunNanos or more gets a signal again. What the check cannot tell: a thread that, with
+// less than kRunNanos of CPU, left its wait and came back to the same sp and pc with the same
+// innermost kStackBytes of stack but different frames further out; its wait keeps the earlier
+// outer frames. And at most kRunNanos of running per idle period count as waiting.
+//
+// Ownership and ordering (one slot per wall target; si_value of the wall signal names the slot):
+//  * The sampler thread owns a slot whose state is not kPending: it sets `tid` and `state =
+//    kPending` (release) before it sends the signal.
+//  * The handler owns it while kPending: it checks `tid` against its own (a slot given to another
+//    thread since is left alone), writes the witness fields, then stores kSleeping or kRan with
+//    release. The sampler loads `state` with acquire before it reads them, so it sees a whole
+//    witness or none. A slot left kPending (the signal was merged into one already pending, or
+//    arrived while the session was stopping) is re-signalled by the sampler after a while.
+// Every handler-side member is async-signal-safe (atomics, a guarded read, clock_gettime); the
+// sampler-side check uses system calls and runs on the sampler thread only.
+//
+// Memory: kCapacity slots of 64 bytes (256 KiB), allocated with the session, before handlers are
+// activated, and freed after they are deactivated, so a handler never touches freed memory.
+// Threads beyond kCapacity are signalled every tick as before (no witness).
+#ifndef CTXPROF_PROFILER_SAMPLER_WALL_WITNESS_H_
+#define CTXPROF_PROFILER_SAMPLER_WALL_WITNESS_H_
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "context/context_block.h"
+
+namespace ctxprof {
+
+struct alignas(64) WallWitness {
+  enum State : uint32_t {
+    kNone = 0,      // no signal sent through this slot yet
+    kPending = 1,   // a signal was sent; its handler has not finished
+    kRan = 2,       // the handler ran and left no witness (running, no sample, or no context)
+    kSleeping = 3,  // the handler left a witness (the fields below)
+  };
+  std::atomic<uint32_t> state{kNone};
+  pid_t tid = 0;                  // sampler: the thread this slot serves
+  uint32_t stack_bytes = 0;       // handler: bytes hashed from sp
+  uint64_t sp = 0;                // handler
+  uint64_t pc = 0;                // handler
+  uint64_t stack_hash = 0;        // handler
+  uint64_t cpu_nanos = 0;         // handler: the thread's CPU clock when the witness was taken
+  uint64_t context_sequence = 0;  // handler: ~0 when the thread has no context block
+  uint64_t cpu_checked = 0;       // sampler: the CPU clock at the last visit that found it there
+};
+static_assert(sizeof(WallWitness) == 64, "one cache line per slot");
+
+class WallWitnessTable {
+ public:
+  static constexpr uint32_t kCapacity = 4096;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // Stack bytes hashed from sp: the frames near the wait, where two waits differ.
+  static constexpr uint32_t kStackBytes = 16 * 1024;
+  // CPU a thread may use after its witness and still count as not having run: a signal's return
+  // and the restart of the interrupted call cost a few microseconds.
+  static constexpr uint64_t kRunNanos = 50 * 1000;
+
+  WallWitnessTable()
+      : slots_(new WallWitness[kCapacity]), scratch_(new uint64_t[kStackBytes / sizeof(uint64_t)]) {
+    free_.reserve(kCapacity);
+    for (uint32_t slot = kCapacity; slot > 0; --slot) free_.push_back(slot - 1);
+  }
+
+  // Sampler thread only (under the wall engine's lock). kNoSlot when all are taken.
+  uint32_t Acquire(pid_t tid);
+  void Release(uint32_t slot) { free_.push_back(slot); }
+  WallWitness& at(uint32_t slot) { return slots_[slot]; }
+
+  // The wall signal's si_value: the weight (intervals the sample stands for) and the slot.
+  static sigval Encode(uint32_t weight, uint32_t slot);
+  static void Decode(const sigval& value, uint32_t* weight, uint32_t* slot);
+
+  // Handler side (async-signal-safe): finishes slot `slot` (any value: out of range is ignored)
+  // for the wall sample the handler just took of thread `tid` (`published` false: it kept
+  // none), interrupted at `ucontext`; `syscall_end_pc` is the address after the system call
+  // instruction it was interrupted in, 0 when it was not in one; `block` is the thread's
+  // context block or null.
+  void WitnessFromHandler(uint32_t slot, pid_t tid, bool published, uintptr_t syscall_end_pc,
+                          void* ucontext, const ContextBlock* block);
+
+  // Sampler side: true when the thread of `witness` is still where its witness saw it (state
+  // kSleeping and the checks in the header comment), `cpu_nanos` being its CPU clock now.
+  // Updates cpu_checked. Not thread-safe (one scratch buffer): the sampler thread only.
+  bool StillThere(WallWitness* witness, uint64_t cpu_nanos, const ContextBlock* block);
+
+ private:
+  std::unique_ptr<WallWitness[]> slots_;
+  std::unique_ptr<uint64_t[]> scratch_;  // a copy of the stack bytes StillThere compares
+  std::vector<uint32_t> free_;           // sampler thread only
+};
+
+// The CPU clock of thread `tid` of this process in nanoseconds; false when it cannot be read (the
+// thread exited). One clock_gettime system call.
+bool ThreadCpuNanos(pid_t tid, uint64_t* nanos);
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_SAMPLER_WALL_WITNESS_H_
