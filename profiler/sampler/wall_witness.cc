@@ -111,7 +111,8 @@ uint32_t WallWitnessTable::Acquire(pid_t tid) {
   if (free_.empty()) return kNoSlot;
   const uint32_t slot = free_.back();
   free_.pop_back();
-  slots_[slot].tid = tid;
+  // A handler of the slot's previous thread may still read `tid` (and then leaves the slot alone).
+  slots_[slot].tid.store(tid, std::memory_order_relaxed);
   slots_[slot].state.store(WallWitness::kNone, std::memory_order_relaxed);
   return slot;
 }
@@ -133,7 +134,7 @@ void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool publish
                                           const ContextBlock* block) {
   if (slot >= kCapacity) return;
   WallWitness& witness = slots_[slot];
-  if (witness.tid != tid ||
+  if (witness.tid.load(std::memory_order_relaxed) != tid ||
       witness.state.load(std::memory_order_acquire) != WallWitness::kPending) {
     return;  // the slot serves another thread now, or this signal is not the one it waits for
   }
@@ -179,7 +180,8 @@ bool WallWitnessTable::StillThere(WallWitness* witness, uint64_t cpu_nanos,
   if (sequence != witness->context_sequence) return false;
   uint64_t sp;
   uint64_t pc;
-  if (!BlockedInSyscallAt(witness->tid, &sp, &pc) || sp != witness->sp || pc != witness->pc) {
+  if (!BlockedInSyscallAt(witness->tid.load(std::memory_order_relaxed), &sp, &pc) ||
+      sp != witness->sp || pc != witness->pc) {
     return false;
   }
   uint64_t* copy = scratch_.get();

@@ -62,7 +62,7 @@ struct alignas(64) WallWitness {
     kSleeping = 3,  // the handler left a witness (the fields below)
   };
   std::atomic<uint32_t> state{kNone};
-  pid_t tid = 0;                  // sampler: the thread this slot serves
+  std::atomic<pid_t> tid{0};      // sampler: the thread this slot serves (relaxed; see Acquire)
   uint32_t stack_bytes = 0;       // handler: bytes hashed from sp
   uint64_t sp = 0;                // handler
   uint64_t pc = 0;                // handler
