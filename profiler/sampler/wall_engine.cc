@@ -200,18 +200,20 @@ void WallEngine::Run() {
   wake_.notify_all();
   std::vector<Send> sends;
   sends.reserve(2 * static_cast<size_t>(threads_per_tick_));
-  auto deadline = std::chrono::steady_clock::now();
+  // Ticks are counted on the clock, not by wake-ups: a sampler woken late (a loaded machine, a
+  // suspend) finds the ticks it missed counted, so every weight is the wall time it stands for.
+  const auto start = std::chrono::steady_clock::now();
   const auto interval = std::chrono::nanoseconds(interval_ns_);
   for (uint64_t tick = 1;; ++tick) {
-    deadline += interval;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      if (wake_.wait_until(lock, deadline, [this] { return stopping_; })) return;
+      if (wake_.wait_until(lock, start + interval * tick, [this] { return stopping_; })) return;
     }
-    // After a long stall (e.g. the machine was suspended) do not fire a burst of catch-up ticks
-    // (nor weights for them: the stall's ticks are not counted).
-    const auto now = std::chrono::steady_clock::now();
-    if (now - deadline > interval) deadline = now;
+    const uint64_t elapsed =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+    tick = std::max(tick, elapsed / interval_ns_);
     Visit(tick, &sends);
     Deliver(sends, pid, uid);
   }
