@@ -1,55 +1,65 @@
 #include "profiler/recording/sample_reorderer.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 
 namespace ctxprof {
+namespace {
 
-SampleReorderer::SampleReorderer() : scratch_(new SampleRecord()) {}
+static_assert(alignof(SampleRecord) <= alignof(uint64_t), "arena words align every record");
+
+size_t Words(size_t bytes) { return (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t); }
+
+// Appends `record` with its first `frame_count` frames to `arena`; returns its offset.
+size_t Append(const SampleRecord& record, uint32_t frame_count, std::vector<uint64_t>* arena) {
+  const size_t offset = arena->size();
+  const size_t bytes = offsetof(SampleRecord, frames) + frame_count * sizeof(RawFrame);
+  arena->resize(offset + Words(bytes));
+  memcpy(arena->data() + offset, &record, bytes);
+  reinterpret_cast<SampleRecord*>(arena->data() + offset)->frame_count = frame_count;
+  return offset;
+}
+
+// The record at `offset`: a SampleRecord cut after its frame_count frames, which is all any
+// reader of a record looks at (as for the sample buffer's slots).
+const SampleRecord& At(const std::vector<uint64_t>& arena, size_t offset) {
+  return *reinterpret_cast<const SampleRecord*>(arena.data() + offset);
+}
+
+}  // namespace
+
+SampleReorderer::SampleReorderer() = default;
 
 void SampleReorderer::Add(const SampleRecord& record) {
   const uint32_t frame_count = std::min<uint32_t>(record.frame_count, kMaxStackDepth);
-  held_.push_back({record.ticks, arrivals_++, record.tid, record.kind, record.engine, record.flags,
-                   record.state, record.weight, record.virtual_thread_id, record.context,
-                   record.event, frame_count, frames_.size()});
-  frames_.insert(frames_.end(), record.frames, record.frames + frame_count);
+  held_.push_back({record.ticks, arrivals_++, Append(record, frame_count, &arena_)});
 }
 
 void SampleReorderer::Release(uint64_t horizon,
                               const std::function<void(const SampleRecord&)>& emit) {
   if (held_.empty()) return;
-  std::sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) {
+  auto earlier = [](const Held& a, const Held& b) {
     return a.ticks != b.ticks ? a.ticks < b.ticks : a.arrival < b.arrival;
-  });
+  };
+  // Records mostly arrive in tick order: the check is one pass, the sort is rarely needed.
+  if (!std::is_sorted(held_.begin(), held_.end(), earlier)) {
+    std::sort(held_.begin(), held_.end(), earlier);
+  }
   size_t released = 0;
-  SampleRecord& out = *scratch_;
   for (; released < held_.size() && held_[released].ticks <= horizon; released++) {
-    const Held& sample = held_[released];
-    out.ticks = sample.ticks;
-    out.tid = sample.tid;
-    out.kind = sample.kind;
-    out.engine = sample.engine;
-    out.flags = sample.flags;
-    out.state = sample.state;
-    out.weight = sample.weight;
-    out.virtual_thread_id = sample.virtual_thread_id;
-    out.context = sample.context;
-    out.event = sample.event;
-    out.frame_count = sample.frame_count;
-    std::copy_n(frames_.begin() + sample.first_frame, sample.frame_count, out.frames);
-    emit(out);
+    emit(At(arena_, held_[released].offset));
   }
   if (released == 0) return;
-  // Keep the rest, with their frames moved to the front.
-  std::vector<RawFrame> kept_frames;
+  // Keep the rest: their records move to the spare arena, which becomes the arena.
+  spare_.clear();
   for (size_t i = released; i < held_.size(); i++) {
-    Held& sample = held_[i];
-    const size_t first = kept_frames.size();
-    kept_frames.insert(kept_frames.end(), frames_.begin() + sample.first_frame,
-                       frames_.begin() + sample.first_frame + sample.frame_count);
-    sample.first_frame = first;
+    const SampleRecord& kept = At(arena_, held_[i].offset);
+    held_[i].offset = Append(kept, kept.frame_count, &spare_);
   }
+  arena_.swap(spare_);
+  spare_.clear();
   held_.erase(held_.begin(), held_.begin() + released);
-  frames_ = std::move(kept_frames);
 }
 
 }  // namespace ctxprof
