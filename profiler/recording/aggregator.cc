@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 namespace ctxprof {
 namespace {
@@ -33,30 +34,37 @@ std::string Sanitize(std::string_view text) {
 
 }  // namespace
 
+static_assert(std::has_unique_object_representations_v<ContextSnapshot>,
+              "aggregation keys compare and hash contexts as bytes");
+
+uint32_t Aggregator::StackIdLocked(const SampleRecord& record) {
+  constexpr size_t kFrameKeyBytes = sizeof(uint64_t) + 1;
+  stack_key_.resize(record.frame_count * kFrameKeyBytes);
+  char* out = stack_key_.data();
+  for (uint32_t i = 0; i < record.frame_count; ++i, out += kFrameKeyBytes) {
+    memcpy(out, &record.frames[i].id, sizeof(uint64_t));
+    out[sizeof(uint64_t)] = static_cast<char>(record.frames[i].kind);
+  }
+  auto found = stack_ids_.find(stack_key_);
+  if (found != stack_ids_.end()) return found->second;
+  const uint32_t id = static_cast<uint32_t>(stacks_.size());
+  stacks_.emplace_back(record.frames, record.frames + record.frame_count);
+  stack_ids_.emplace(stack_key_, id);
+  return id;
+}
+
 void Aggregator::Consume(const SampleRecord& record) {
   if (!IsSample(record.kind)) return;  // runtime events go to the JFR recording only
-  std::string key;
-  key.reserve(sizeof(ContextSnapshot) + 2 + record.frame_count * sizeof(uint64_t));
-  key.push_back(static_cast<char>(record.kind));
-  key.push_back(static_cast<char>(record.state));
-  key.append(reinterpret_cast<const char*>(&record.context), sizeof(record.context));
-  for (uint32_t i = 0; i < record.frame_count; ++i) {
-    key.append(reinterpret_cast<const char*>(&record.frames[i].id), sizeof(uint64_t));
-    key.push_back(static_cast<char>(record.frames[i].kind));
-  }
   std::lock_guard<std::mutex> lock(mutex_);
-  auto [it, inserted] = entries_.try_emplace(std::move(key));
-  Entry& entry = it->second;
-  if (inserted) {
-    entry.kind = record.kind;
-    entry.state = record.state;
-    entry.context = record.context;
-    entry.frames.assign(record.frames, record.frames + record.frame_count);
-    entry.samples = 0;
-    entry.weight = 0;
-  }
-  ++entry.samples;
-  entry.weight += record.weight;
+  Key key;
+  key.kind = record.kind;
+  key.state = record.state;
+  key.zero = 0;
+  key.stack = StackIdLocked(record);
+  key.context = record.context;
+  Counts& counts = entries_.try_emplace(key, Counts{0, 0}).first->second;
+  ++counts.samples;
+  counts.weight += record.weight;
   ++counters_.samples;
   if (record.flags & kSampleTruncated) ++counters_.truncated;
   if (record.flags & kSampleContextBusy) ++counters_.context_busy;
@@ -65,11 +73,15 @@ void Aggregator::Consume(const SampleRecord& record) {
   if (engine < 4) ++counters_.by_engine[engine];
 }
 
-std::vector<std::string> Aggregator::SymbolizeLocked(const Entry& entry) {
+RawAggregatedStack Aggregator::EntryLocked(const Key& key, const Counts& counts) const {
+  return {key.kind, key.state, key.context, stacks_[key.stack], counts.samples, counts.weight};
+}
+
+std::vector<std::string> Aggregator::SymbolizeLocked(const std::vector<RawFrame>& raw) {
   std::vector<std::string> frames;
-  frames.reserve(entry.frames.size());
-  for (size_t i = 0; i < entry.frames.size(); ++i) {
-    const RawFrame& frame = entry.frames[i];
+  frames.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const RawFrame& frame = raw[i];
     if (frame.kind == FrameKind::kNative) {
       frames.push_back(symbolizer_.Resolve(frame.id, /*is_return_address=*/i > 0));
     } else if (frame.kind == FrameKind::kKernel) {
@@ -102,9 +114,9 @@ std::vector<AggregatedStack> Aggregator::Stacks() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<AggregatedStack> stacks;
   stacks.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) {
-    stacks.push_back({entry.kind, entry.state, entry.context, SymbolizeLocked(entry), entry.samples,
-                      entry.weight});
+  for (const auto& [key, counts] : entries_) {
+    stacks.push_back({key.kind, key.state, key.context, SymbolizeLocked(stacks_[key.stack]),
+                      counts.samples, counts.weight});
   }
   return stacks;
 }
@@ -113,7 +125,7 @@ std::vector<RawAggregatedStack> Aggregator::RawStacks() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<RawAggregatedStack> stacks;
   stacks.reserve(entries_.size());
-  for (const auto& [key, entry] : entries_) stacks.push_back(entry);
+  for (const auto& [key, counts] : entries_) stacks.push_back(EntryLocked(key, counts));
   return stacks;
 }
 
@@ -156,16 +168,16 @@ Status Aggregator::WriteCollapsed(const std::string& path) {
                           "; check that the directory exists and is writable",
                       err);
   }
-  for (const auto& [key, entry] : entries_) {
-    std::string line = std::string("[") + KindName(entry.kind) + "];[" + StateName(entry.state) +
-                       "];" + ContextFramesLocked(entry.context);
-    const std::vector<std::string> frames = SymbolizeLocked(entry);
+  for (const auto& [key, counts] : entries_) {
+    std::string line = std::string("[") + KindName(key.kind) + "];[" + StateName(key.state) + "];" +
+                       ContextFramesLocked(key.context);
+    const std::vector<std::string> frames = SymbolizeLocked(stacks_[key.stack]);
     for (size_t i = frames.size(); i > 0; --i) {
       line += Sanitize(frames[i - 1]);
       if (i > 1) line += ';';
     }
     if (!line.empty() && line.back() == ';') line.pop_back();
-    line += ' ' + std::to_string(entry.weight) + '\n';
+    line += ' ' + std::to_string(counts.weight) + '\n';
     fputs(line.c_str(), out);
   }
   const bool write_failed = ferror(out) != 0;

@@ -11,9 +11,11 @@
 #define CTXPROF_PROFILER_RECORDING_AGGREGATOR_H_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -75,18 +77,46 @@ class Aggregator : public SampleSink {
   Status WriteCollapsed(const std::string& path);
 
  private:
-  using Entry = RawAggregatedStack;
-  std::vector<std::string> SymbolizeLocked(const Entry& entry);
+  // An aggregation key: the sample's kind, state and context, and its stack as an index into
+  // stacks_. Every byte is a field (no padding), so the key hashes and compares as bytes.
+  struct Key {
+    SampleKind kind;
+    ThreadState state;
+    uint16_t zero;  // explicit padding, always 0
+    uint32_t stack;
+    ContextSnapshot context;
+    bool operator==(const Key& other) const { return memcmp(this, &other, sizeof(Key)) == 0; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      return std::hash<std::string_view>()(
+          std::string_view(reinterpret_cast<const char*>(&key), sizeof(Key)));
+    }
+  };
+  struct Counts {
+    uint64_t samples;
+    uint64_t weight;
+  };
+  // Interns the record's stack (frame ids and kinds; bci as first seen) into stacks_.
+  uint32_t StackIdLocked(const SampleRecord& record);
+  RawAggregatedStack EntryLocked(const Key& key, const Counts& counts) const;
+  std::vector<std::string> SymbolizeLocked(const std::vector<RawFrame>& frames);
   std::string JavaFrameLocked(const RawFrame& frame);
   std::string ContextFramesLocked(const ContextSnapshot& context);
 
   const std::vector<std::string> attribute_names_;
   const Dictionary* const dictionary_;
   std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded; key = the entry's bytes
-  AggregatorCounters counters_;                     // guarded
-  Symbolizer symbolizer_;                           // guarded
-  std::unique_ptr<FrameResolver> java_frames_;      // guarded; may be null
+  // Stacks are stored once however many contexts they are seen under: with a context per
+  // request nearly every sample is an entry of its own, and it costs a key and two counters
+  // rather than a copy of its frames (the background thread's CPU and memory per sample).
+  std::vector<std::vector<RawFrame>> stacks_;            // guarded
+  std::unordered_map<std::string, uint32_t> stack_ids_;  // guarded; key: ids and kinds
+  std::string stack_key_;                                // guarded; StackIdLocked's scratch
+  std::unordered_map<Key, Counts, KeyHash> entries_;     // guarded
+  AggregatorCounters counters_;                          // guarded
+  Symbolizer symbolizer_;                                // guarded
+  std::unique_ptr<FrameResolver> java_frames_;           // guarded; may be null
 };
 
 }  // namespace ctxprof
