@@ -635,8 +635,11 @@ def overhead_section(options):
         "floor any perf_event-based profiler pays on this machine.\n\n"
         "### The platform floor\n\n"
         "`bazel run -c opt //bench/sampler:signal_floor_bench -- %s`: one thread, a perf_event "
-        "cpu-clock signal to a handler that only re-arms the event (timer interrupt, signal "
-        "frame, re-arm ioctl and, in a VM, the hypervisor's share). Medians of interleaved "
+        "cpu-clock signal at every overflow (a continuous event with a ring buffer, as ctxprof's) "
+        "to a handler that only empties the ring (timer interrupt, signal frame, signal return "
+        "and, in a VM, the hypervisor's share; a one-shot event re-armed by an ioctl after every "
+        "signal, as async-profiler's, costs more: the bench's 1ms-oneshot row). Medians of "
+        "interleaved "
         "rounds. Per-signal figures at 10 ms rest on ~100 signals and a few ms of CPU "
         "difference, so they are noisy; the 1 ms rows are the reliable ones, here and below."
         "\n\n" % (check("JVM CPU overhead, `cpu` at 10 ms", "≤ 1 %",

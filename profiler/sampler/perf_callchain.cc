@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 
 #include "profiler/sampler/machine_context.h"
@@ -92,8 +93,8 @@ void PerfCallchain::Detach(int fd) {
   Slot& slot = g_slots[fd];
   perf_event_mmap_page* page = slot.page.exchange(nullptr, std::memory_order_seq_cst);
   if (page == nullptr) return;
-  // A reader holds the slot for the length of one record's parse: well under a microsecond
-  // unless its thread is preempted in between.
+  // A reader holds the slot for the length of one signal's handler (Unread lives from the ring's
+  // scan to the end of the sample): microseconds, unless its thread is preempted in between.
   while (slot.readers.load(std::memory_order_acquire) != 0) {
     const timespec pause = {0, 50 * 1000};
     nanosleep(&pause, nullptr);
@@ -101,80 +102,82 @@ void PerfCallchain::Detach(int fd) {
   munmap(page, MappingSize(g_page_size.load(std::memory_order_relaxed)));
 }
 
-int PerfCallchain::Take(int fd, pid_t tid, RawFrame* frames, int max_frames, bool* truncated) {
-  if (!ValidFd(fd)) return 0;
-  Slot& slot = g_slots[fd];
-  perf_event_mmap_page* page = Enter(slot, tid);
+PerfCallchain::Unread::Unread(int fd, pid_t tid) : fd_(fd) {
+  if (!ValidFd(fd)) return;
+  perf_event_mmap_page* page = Enter(g_slots[fd], tid);
   if (page == nullptr) {
-    Leave(slot);
-    return 0;
+    Leave(g_slots[fd]);
+    return;
   }
+  page_ = page;
   const uint64_t page_size = g_page_size.load(std::memory_order_relaxed);
   const char* data = reinterpret_cast<const char*>(page) + page_size;
   const uint64_t data_size = kDataPages * page_size;
   const uint64_t mask = data_size - 1;
-  const uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+  head_ = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
   const uint64_t tail = page->data_tail;  // only we write it
 
-  // The newest sample record in [tail, head), unless a lost-records report follows it. The
+  // Every record in [tail, head): sample records and lost-records reports count the overflows;
+  // the newest sample is the kernel frames' source unless a lost-records report follows it. The
   // kernel never holds more than the data size unread; a bogus size ends the scan.
-  uint64_t sample = head;
-  uint64_t sample_size = 0;
-  for (uint64_t position = tail; position < head && head - position <= data_size;) {
+  sample_ = head_;
+  for (uint64_t position = tail; position < head_ && head_ - position <= data_size;) {
     perf_event_header header;
     const uint64_t word = WordAt(data, mask, position);
     __builtin_memcpy(&header, &word, sizeof(header));
-    if (header.size < sizeof(header) || header.size % 8 != 0 || header.size > head - position) {
-      sample = head;
+    if (header.size < sizeof(header) || header.size % 8 != 0 || header.size > head_ - position) {
+      sample_ = head_;
       break;
     }
-    if (header.type == PERF_RECORD_SAMPLE && header.size >= 16) {  // the header and nr
-      sample = position;
-      sample_size = header.size;
-    } else if (header.type == PERF_RECORD_LOST) {
-      sample = head;
+    if (header.type == PERF_RECORD_SAMPLE) {
+      ++overflows_;
+      sample_ = position;
+      sample_size_ = header.size;
+    } else if (header.type == PERF_RECORD_LOST && header.size >= 24) {  // header, id, lost
+      const uint64_t lost = WordAt(data, mask, position + 16);
+      overflows_ =
+          lost < UINT32_MAX - overflows_ ? overflows_ + static_cast<uint32_t>(lost) : UINT32_MAX;
+      sample_ = head_;
     }
     position += header.size;
   }
-
-  // PERF_SAMPLE_CALLCHAIN alone: the header, nr, then nr entries: context markers
-  // (PERF_CONTEXT_KERNEL, _USER, ...: values >= PERF_CONTEXT_MAX) and instruction pointers.
-  int count = 0;
-  if (sample != head) {
-    const uint64_t entries = WordAt(data, mask, sample + 8);
-    const uint64_t room = (sample_size - 16) / 8;
-    bool in_kernel = false;
-    for (uint64_t i = 0; i < entries && i < room; ++i) {
-      const uint64_t ip = WordAt(data, mask, sample + 16 + 8 * i);
-      if (ip >= static_cast<uint64_t>(PERF_CONTEXT_MAX)) {
-        in_kernel = ip == static_cast<uint64_t>(PERF_CONTEXT_KERNEL);
-        continue;
-      }
-      if (!in_kernel || ip < MachineContext::kKernelSpaceStart) continue;
-      if (count == max_frames) {
-        *truncated = true;
-        break;
-      }
-      frames[count].id = ip;
-      frames[count].bci = count == 0 ? kNativeInterruptedPc : kNativeReturnAddress;
-      frames[count].kind = FrameKind::kKernel;
-      ++count;
-    }
-  }
-  __atomic_store_n(&page->data_tail, head, __ATOMIC_RELEASE);
-  Leave(slot);
-  return count;
 }
 
-void PerfCallchain::Discard(int fd, pid_t tid) {
-  if (!ValidFd(fd)) return;
-  Slot& slot = g_slots[fd];
-  perf_event_mmap_page* page = Enter(slot, tid);
-  if (page != nullptr) {
-    const uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-    __atomic_store_n(&page->data_tail, head, __ATOMIC_RELEASE);
+PerfCallchain::Unread::~Unread() {
+  if (page_ == nullptr) return;
+  __atomic_store_n(&page_->data_tail, head_, __ATOMIC_RELEASE);
+  Leave(g_slots[fd_]);
+}
+
+int PerfCallchain::Unread::KernelFrames(RawFrame* frames, int max_frames, bool* truncated) const {
+  // PERF_SAMPLE_CALLCHAIN alone: the header, nr, then nr entries: context markers
+  // (PERF_CONTEXT_KERNEL, _USER, ...: values >= PERF_CONTEXT_MAX) and instruction pointers. A
+  // record of the header alone has no callchain (kernel frames off).
+  if (page_ == nullptr || sample_ == head_ || sample_size_ < 16) return 0;
+  const uint64_t page_size = g_page_size.load(std::memory_order_relaxed);
+  const char* data = reinterpret_cast<const char*>(page_) + page_size;
+  const uint64_t mask = kDataPages * page_size - 1;
+  const uint64_t entries = WordAt(data, mask, sample_ + 8);
+  const uint64_t room = (sample_size_ - 16) / 8;
+  bool in_kernel = false;
+  int count = 0;
+  for (uint64_t i = 0; i < entries && i < room; ++i) {
+    const uint64_t ip = WordAt(data, mask, sample_ + 16 + 8 * i);
+    if (ip >= static_cast<uint64_t>(PERF_CONTEXT_MAX)) {
+      in_kernel = ip == static_cast<uint64_t>(PERF_CONTEXT_KERNEL);
+      continue;
+    }
+    if (!in_kernel || ip < MachineContext::kKernelSpaceStart) continue;
+    if (count == max_frames) {
+      *truncated = true;
+      break;
+    }
+    frames[count].id = ip;
+    frames[count].bci = count == 0 ? kNativeInterruptedPc : kNativeReturnAddress;
+    frames[count].kind = FrameKind::kKernel;
+    ++count;
   }
-  Leave(slot);
+  return count;
 }
 
 }  // namespace ctxprof

@@ -1,7 +1,12 @@
-// PerfCallchain: kernel frames for cpu-engine samples, read in the signal handler from the
-// PERF_SAMPLE_CALLCHAIN record the kernel wrote into the thread's perf_event ring buffer.
+// PerfCallchain: the perf_event ring buffer of each sampled thread, read in the signal handler:
+// the overflow records the kernel wrote since the last signal (how many: the weight of a
+// continuous event's sample, perf_engine.h) and the kernel frames of the newest one, from its
+// PERF_SAMPLE_CALLCHAIN part when kernel frames are on.
 //
-// Why the ring: our own walkers see only user memory. When the cpu-clock event overflows while
+// Why the ring, 1: without it the event must be re-armed by a system call after every sample
+// (PERF_EVENT_IOC_REFRESH; ~10 us in this VM, perf_engine.h); with it, the kernel signals every
+// overflow by itself (wakeup_events = 1), and the records say how many there were.
+// Why the ring, 2: our own walkers see only user memory. When the cpu-clock event overflows while
 // the thread runs in the kernel (a system call, a page fault), the kernel records the kernel
 // stack it interrupted (attr.sample_type = PERF_SAMPLE_CALLCHAIN, exclude_callchain_user = 1:
 // only the kernel part) into the event's ring buffer, and only then queues the signal, so the
@@ -12,7 +17,8 @@
 // 4 KiB pages), made with the event (PerfEngine::AddThread) and unmapped before the event is
 // closed. It is locked memory: unprivileged users are limited by perf_event_mlock_kb (516 KiB by
 // default: ~64 threads) and RLIMIT_MEMLOCK; a thread whose mapping is refused is sampled without
-// kernel frames. A record is 16 bytes + 8 per frame; Configure caps the kernel's chain at
+// kernel frames, by a one-shot event. A record is 8 bytes without kernel frames, 16 + 8 per frame
+// with them; Configure caps the kernel's chain at
 // kMaxKernelFrames (or the lower perf_event_max_stack), ~1 KiB, so the data page holds the
 // newest record with room to spare. The fd-indexed slot table is static: 16 bytes x kMaxFd
 // (1 MiB of address space, touched only for the fds we use).
@@ -27,12 +33,14 @@
 // counter modulo the data size (a power of two), and every record is 8-byte aligned, so each
 // 8-byte word is contiguous even when a record wraps around the end of the area.
 //
-// Which record belongs to a signal: the event is armed for one overflow at a time
-// (PERF_EVENT_IOC_REFRESH 1), so at most one new record arrives between two signals. The reader
-// takes the newest PERF_RECORD_SAMPLE, and none when a PERF_RECORD_LOST follows it (its own
-// record was dropped, the sample gets no kernel frames rather than an older chain). Every
-// perf signal consumes the ring (Take, or Discard when no sample was taken), so records never
-// accumulate.
+// Which records belong to a signal: every record written since the previous signal's read. A
+// one-shot event (PERF_EVENT_IOC_REFRESH 1) writes at most one between two signals; a
+// continuous one (perf_engine.h) writes one per overflow, and overflows that happened while the
+// signal was blocked or already pending (a standard signal does not queue) are read by the next
+// signal: Unread counts them all as the sample's weight. Kernel frames come from the newest
+// PERF_RECORD_SAMPLE, and none when a PERF_RECORD_LOST follows it (its own record was dropped:
+// the sample gets no kernel frames rather than an older chain). Every perf signal consumes the
+// ring (Unread's destructor), so records never accumulate.
 //
 // Publication (slots indexed by the event's fd, which the signal carries in si_fd). Attach maps
 // the ring, checks the kernel's layout and then publishes (tid, mapping) in the fd's slot; the
@@ -51,8 +59,8 @@
 // Attach checked against the mapping, so no read can leave it.
 //
 // Thread safety: Configure, Attach and Detach run on the session's control or background thread
-// (one at a time per fd); Take and Discard are async-signal-safe (no allocation, lock, system
-// call or TLS) and run in the handler of the thread that owns the event.
+// (one at a time per fd); Unread is async-signal-safe (no allocation, lock, system call or TLS)
+// and runs in the handler of the thread that owns the event.
 #ifndef CTXPROF_PROFILER_SAMPLER_PERF_CALLCHAIN_H_
 #define CTXPROF_PROFILER_SAMPLER_PERF_CALLCHAIN_H_
 
@@ -74,7 +82,8 @@ class PerfCallchain {
   // Asks the kernel for kernel callchains in `attr` (user frames excluded: our walkers take them).
   static void Configure(perf_event_attr* attr);
 
-  // Maps the ring of `fd` (an event made with Configure for thread `tid`) and publishes it.
+  // Maps the ring of `fd` (an event of thread `tid`, with Configure for kernel frames) and
+  // publishes it.
   // 0, or -errno: the mmap's (EPERM/ENOMEM over the locked-memory limit), EBADF for an fd at or
   // above kMaxFd, EPROTO when the kernel's layout is not the one asked for.
   static int Attach(int fd, pid_t tid);
@@ -82,14 +91,36 @@ class PerfCallchain {
   // before closing `fd`.
   static void Detach(int fd);
 
-  // In the handler of thread `tid`, for the signal of event `fd`: writes the kernel frames of
-  // the newest sample (innermost first, FrameKind::kKernel; the first is the interrupted pc,
-  // the others return addresses) into frames[0..max_frames) and returns their count (0 when
-  // the thread was interrupted in user mode, the event has no ring, or the record was lost).
-  // Sets *truncated when the chain had more frames. Consumes the ring.
-  static int Take(int fd, pid_t tid, RawFrame* frames, int max_frames, bool* truncated);
-  // In the handler, for a signal whose sample was not taken: consumes the ring.
-  static void Discard(int fd, pid_t tid);
+  // In the handler of thread `tid`, for the signal of event `fd`: the ring's unread records,
+  // from construction (which scans them) to destruction (which consumes them all, whether or not
+  // a sample was taken). Async-signal-safe; one per signal, on the handler's stack.
+  class Unread {
+   public:
+    Unread(int fd, pid_t tid);
+    ~Unread();
+    Unread(const Unread&) = delete;
+    Unread& operator=(const Unread&) = delete;
+
+    // False when the event has no ring (never mapped, or being closed).
+    bool has_ring() const { return page_ != nullptr; }
+    // Overflows since the last signal's read: the PERF_RECORD_SAMPLE records plus the samples
+    // that PERF_RECORD_LOST records report dropped (a full ring). 0 without a ring.
+    uint32_t overflows() const { return overflows_; }
+    // Writes the kernel frames of the newest sample (innermost first, FrameKind::kKernel; the
+    // first is the interrupted pc, the others return addresses) into frames[0..max_frames) and
+    // returns their count: 0 when the thread was interrupted in user mode, the records carry no
+    // callchain (kernel frames off), or a PERF_RECORD_LOST follows the newest sample. Sets
+    // *truncated when the chain had more frames.
+    int KernelFrames(RawFrame* frames, int max_frames, bool* truncated) const;
+
+   private:
+    int fd_;
+    perf_event_mmap_page* page_ = nullptr;
+    uint64_t head_ = 0;
+    uint64_t sample_ = 0;  // position of the newest usable sample record, head_ if none
+    uint64_t sample_size_ = 0;
+    uint32_t overflows_ = 0;
+  };
 };
 
 }  // namespace ctxprof

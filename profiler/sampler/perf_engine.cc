@@ -44,6 +44,7 @@ int PerfEngine::OpenEvent(pid_t tid) const {
   attr.disabled = 1;
   attr.exclude_kernel = exclude_kernel_ ? 1 : 0;
   attr.exclude_hv = 1;
+  attr.wakeup_events = 1;  // with a ring: a signal for every overflow (continuous events)
   if (kernel_frames_) PerfCallchain::Configure(&attr);
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
@@ -74,8 +75,8 @@ int PerfEngine::OpenFor(pid_t tid) {
   }
   if (fd < 0) return -errno;
   // Before the event is armed, so that its first overflow already has a ring to go to.
-  const int attached = kernel_frames_ ? PerfCallchain::Attach(fd, tid) : 0;
-  if (attached != 0) ring_error_ = -attached;
+  const int attached = rings_ ? PerfCallchain::Attach(fd, tid) : -ENOTSUP;
+  if (attached != 0 && rings_) ring_error_ = -attached;
   f_owner_ex owner;
   owner.type = F_OWNER_TID;
   owner.pid = tid;
@@ -86,7 +87,9 @@ int PerfEngine::OpenFor(pid_t tid) {
     return -saved;
   }
   MarkOurs(fd, true);
-  if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+  // Continuous with a ring, one-shot without (the header says why).
+  const unsigned long arm = attached == 0 ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_REFRESH;
+  if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, arm, 1) != 0) {
     const int saved = errno;
     Close(fd);
     return -saved;
@@ -111,8 +114,12 @@ Status PerfEngine::Start(bool* refused) {
     return Status::Unavailable(
         std::string("perf_event_open(PERF_COUNT_SW_CPU_CLOCK) failed: ") + strerror(err), err);
   }
+  if (ring_error_ != 0) {
+    // The probe's ring was refused: every thread's would be. Kernel frames are off, and every
+    // event is one-shot (OpenFor); no more rings are tried.
+    rings_ = false;
+  }
   if (kernel_frames_ && ring_error_ != 0) {
-    // The probe's ring was refused: every thread's would be.
     kernel_frames_ = false;
     const std::string fix = ring_error_ == EBADF
                                 ? "the event's fd is beyond the handler's table of " +

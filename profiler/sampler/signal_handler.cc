@@ -79,15 +79,25 @@ int WalkStack(void* ucontext, RawFrame* frames, int depth, bool* truncated) {
   return 0;
 }
 
-void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
+// `ring`: the event's unread ring records for a perf signal, else null.
+void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
+                const PerfCallchain::Unread* ring) {
   SampleKind kind = SampleKind::kCpu;
   Engine engine = Engine::kPerfCpuClock;
   uint32_t weight = 1;
   uint32_t witness_slot = WallWitnessTable::kNoSlot;  // wall: the slot its witness goes to
   switch (info->si_code) {
-    case POLL_IN:
-    case POLL_HUP:
-      engine = Engine::kPerfCpuClock;
+    case POLL_IN:   // a continuous event (perf_engine.h)
+    case POLL_HUP:  // a one-shot event
+      // The overflows since the last signal's read, when the event has a ring: more than one
+      // when signals were blocked or coalesced, none when an earlier signal's read already
+      // counted this one's. Without a ring, a one-shot event's one overflow.
+      if (ring->has_ring()) {
+        weight = ring->overflows();
+        if (weight == 0) return;
+      } else if (info->si_code == POLL_IN) {
+        return;  // a continuous event whose ring is being unmapped (Stop)
+      }
       break;
     case SI_TIMER:
       engine = Engine::kCpuTimer;
@@ -147,7 +157,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
   int kernel = 0;
   if (engine == Engine::kPerfCpuClock) {
     // At most half the depth: a deep kernel chain leaves room for the user stack.
-    kernel = PerfCallchain::Take(info->si_fd, tid, record->frames, g_session.depth / 2, &truncated);
+    kernel = ring->KernelFrames(record->frames, g_session.depth / 2, &truncated);
   }
   record->frame_count = static_cast<uint32_t>(
       kernel + WalkStack(ucontext, record->frames + kernel, g_session.depth - kernel, &truncated));
@@ -170,16 +180,21 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks) {
 void OnSignal(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
   g_in_flight.fetch_add(1, std::memory_order_seq_cst);
-  if (g_enabled.load(std::memory_order_seq_cst)) {
-    TakeSample(info, ucontext, g_session.clock->Now());
-  }
-  // Re-arm even when disabled or dropped: the event belongs to the running session until Stop
-  // closes it, and Rearm ignores fds that are no longer ours. Before that, the kernel-callchain
-  // ring is emptied of what TakeSample did not read (a dropped sample), so the next signal's
-  // newest record is its own (perf_callchain.h).
+  const bool enabled = g_enabled.load(std::memory_order_seq_cst);
+  const uint64_t entry_ticks = enabled ? g_session.clock->Now() : 0;
   if (info->si_code == POLL_IN || info->si_code == POLL_HUP) {
-    PerfCallchain::Discard(info->si_fd, CachedTid());
-    PerfEngine::Rearm(info->si_fd);
+    // The ring is consumed when `ring` goes out of scope, whether or not a sample was taken (a
+    // dropped sample, a disabled handler), so the next signal reads only its own records.
+    const PerfCallchain::Unread ring(info->si_fd, CachedTid());
+    if (enabled) TakeSample(info, ucontext, entry_ticks, &ring);
+    // A one-shot event is re-armed, even when disabled or dropped: it belongs to the running
+    // session until Stop closes it, and Rearm ignores fds that are no longer ours. A continuous
+    // event that overflowed again before this signal was handled (the handler, or a blocked
+    // signal, took longer than the interval) becomes one-shot from here on, so that sampling can
+    // never starve the thread (perf_engine.h).
+    if (info->si_code == POLL_HUP || ring.overflows() > 1) PerfEngine::Rearm(info->si_fd);
+  } else if (enabled) {
+    TakeSample(info, ucontext, entry_ticks, nullptr);
   }
   g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
   errno = saved_errno;

@@ -6,19 +6,22 @@
 // application, never our own handler's frames. Every step below is reentrant anyway (slot
 // claims are CAS, fault-guard regions nest, the context read is a pure read).
 //
-// What one invocation does, in order: save errno; count itself in flight; return at once if no
-// session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
-// cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer with the process CPU
-// not yet credited, SI_QUEUE from our own pid -> wall with the weight and a witness slot in
-// si_value; anything else, e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none ->
-// count a drop, tell a wall witness slot the handler ran, and return);
-// copy the thread's context block with the seqlock reader (kSameThreadReadAttempts); for a perf
-// signal, take the kernel frames of its overflow from the event's ring buffer (perf_callchain.h; at
-// most half of depth=); walk the stack into the rest of the slot; publish; for a wall signal,
-// leave the witness of a sleeping thread in its slot (wall_witness.h: a hash of the stack near
-// sp and the thread's CPU clock); empty the perf ring of anything unread and re-arm the event;
-// leave the in-flight count; restore errno. It never allocates, locks, does stdio, touches
-// lazily-initialised TLS or throws.
+// What one invocation does, in order: save errno; count itself in flight; read the clock when a
+// session is active; for a perf signal, scan the event's ring buffer (perf_callchain.h: the
+// overflows since the last signal, the newest one's kernel frames); return (after the steps
+// marked *) if no session is active; classify the signal by si_code (perf POLL_IN -> cpu from a
+// continuous event with weight = the ring's overflows, and no sample when there are none;
+// POLL_HUP -> cpu from a one-shot event; SI_TIMER -> ctimer with weight 1 + si_overrun,
+// SI_KERNEL -> itimer with the process CPU not yet credited, SI_QUEUE from our own pid -> wall
+// with the weight and a witness slot in si_value; anything else, e.g. a stray `kill -PROF`, is
+// ignored); claim a buffer slot (none -> count a drop, tell a wall witness slot the handler ran,
+// and return); copy the thread's context block with the seqlock reader
+// (kSameThreadReadAttempts); for a perf signal, copy the kernel frames (at most half of depth=);
+// walk the stack into the rest of the slot; publish; for a wall signal, leave the witness of a
+// sleeping thread in its slot (wall_witness.h: a hash of the stack near sp and the thread's CPU
+// clock); * empty the perf ring; * re-arm a one-shot event, or make a continuous one that found
+// more than one overflow one-shot (perf_engine.h); leave the in-flight count; restore errno. It
+// never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before
