@@ -4,22 +4,22 @@
 // Signal routing: fcntl(F_SETOWN_EX, {F_OWNER_TID, tid}) + F_SETSIG(signal) + O_ASYNC, so each
 // overflow signals exactly the thread that consumed the CPU, with si_fd = the event's fd.
 //
-// Arming. With the thread's ring buffer mapped (perf_callchain.h; wakeup_events = 1), the event
-// is continuous: enabled once (PERF_EVENT_IOC_ENABLE), the kernel queues a POLL_IN signal at
-// every overflow by itself, and the handler makes no system call besides the signal's return.
-// The re-arm ioctl that a one-shot event needs after every sample costs ~10 us of CPU per
-// signal in this VM (signal_floor_bench: 50.6 -> 41.1 us per signal at 1 ms; the ioctl enables
-// the event through a cross-call with interrupts off, each toggle a hypervisor exit here), more
-// than the rest of our handler. A standard signal does not queue: overflows that happen while
-// the signal is blocked or already pending are still in the ring, and the next signal counts
-// them into its sample's weight (PerfCallchain::Unread::overflows), so none is lost. The
-// handler's own CPU time counts toward the next overflow, as with the ctimer and itimer engines
-// (timers on the thread's or process's CPU clock), where a one-shot event stood still from its
-// overflow to the re-arm. Without a ring (its mapping refused: the locked-memory limit) the
-// event is one-shot: created disabled and armed for one overflow with PERF_EVENT_IOC_REFRESH 1,
-// signalling POLL_HUP; the handler re-arms it (Rearm) after the sample. A continuous event whose
-// signal finds more than one overflow (the handler or a blocked signal took longer than the
-// interval) is turned one-shot by that same Rearm, so sampling can never starve a thread.
+// Arming. With the thread's ring buffer mapped (perf_callchain.h; wakeup_events = 1), the event is
+// continuous: enabled once (PERF_EVENT_IOC_ENABLE), the kernel queues a POLL_IN signal at every
+// overflow by itself, and the handler makes no system call besides the signal's return. The re-arm
+// ioctl that a one-shot event needs after every sample costs 2-10 us of CPU per signal in this VM
+// (signal_floor_bench's 1ms and 1ms-oneshot rows, three runs: the ioctl enables the event through a
+// function call with interrupts off, and turning them back on is a hypervisor exit here), as much
+// as all the rest of our handler. A standard signal does not queue: overflows that happen while the
+// signal is blocked or already pending are still in the ring, and the next signal counts them into
+// its sample's weight (PerfCallchain::Unread::overflows), so none is lost. The handler's own CPU
+// time counts toward the next overflow, as with the ctimer and itimer engines (timers on the
+// thread's or process's CPU clock), where a one-shot event stood still from its overflow to the
+// re-arm. Without a ring (its mapping refused: the locked-memory limit) the event is one-shot:
+// created disabled and armed for one overflow with PERF_EVENT_IOC_REFRESH 1, signalling POLL_HUP;
+// the handler re-arms it (Rearm) after the sample. A continuous event whose signal finds more than
+// one overflow (the handler or a blocked signal took longer than the interval) is turned one-shot
+// by that same Rearm, so sampling can never starve a thread.
 // Kernel note: Linux 6.16-6.17 had a bug in the REFRESH path; this machine runs 6.18 (see
 // docs/SAMPLER.md). Without a hardware PMU only software clocks exist, which is all we use.
 //

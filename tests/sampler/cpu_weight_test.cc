@@ -46,6 +46,16 @@ uint64_t ProcessCpuNanos() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
+// The recording's jdk.ExecutionSample events (a sample of weight N is N events).
+void CountExecutionSamples(const std::string& path, uint64_t* events) {
+  JfrReader reader;
+  std::string read_error;
+  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample") ++*events;
+  }
+}
+
 struct WeightCase {
   const char* name;
   const char* engine;
@@ -72,13 +82,8 @@ TEST_P(CpuWeightTest, EventsTimesIntervalMatchTheCpuUsed) {
   // the burners, and the profiler's own threads, which the per-thread engines do not sample.
   const uint64_t process_cpu = ProcessCpuNanos() - process_before;
 
-  JfrReader reader;
-  std::string read_error;
-  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
   uint64_t events = 0;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() == "jdk.ExecutionSample") events++;
-  }
+  ASSERT_NO_FATAL_FAILURE(CountExecutionSamples(path, &events));
   const double recorded = static_cast<double>(events * param.interval_nanos);
   const double ratio = recorded / static_cast<double>(process_cpu);
   printf(
@@ -122,13 +127,8 @@ TEST(CpuWeightBlockedTest, OverflowsWhileTheSignalIsBlockedCountInTheNextSamples
   burner.join();
   ASSERT_EQ(ctxprof_stop(), 0);
 
-  JfrReader reader;
-  std::string read_error;
-  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
   uint64_t events = 0;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() == "jdk.ExecutionSample") events++;
-  }
+  ASSERT_NO_FATAL_FAILURE(CountExecutionSamples(path, &events));
   // The burner is the only busy thread; without the blocked overflows the ratio is ~0.55, with
   // sampling stopped after the signal was unblocked ~0.67.
   const double ratio = static_cast<double>(events) * 1e6 / static_cast<double>(used.load());
