@@ -412,18 +412,22 @@ std::string JfrMetadata::FieldNameOf(std::string_view attribute_name) {
   return field;
 }
 
-void JfrMetadata::Write(const std::vector<std::string>& attribute_names,
-                        const JfrEventLayout& layout, uint64_t start_ticks, JfrBuffer* out) {
+void JfrMetadata::SerializeDeclarations(const std::vector<std::string>& attribute_names,
+                                        const JfrEventLayout& layout, JfrBuffer* out) {
+  MetadataTree tree;
+  DeclareTypes(&tree);
+  DeclareEvents(&tree, attribute_names, layout);
+  tree.Serialize(out);
+}
+
+void JfrMetadata::Write(const JfrBuffer& declarations, uint64_t start_ticks, JfrBuffer* out) {
   const size_t start = out->size();
   const size_t size_offset = out->ReservePaddedVarint();
   out->PutVarint(0);  // record type: metadata
   out->PutVarint(start_ticks);
   out->PutVarint(0);  // duration
   out->PutVarint(kMetadataId);
-  MetadataTree tree;
-  DeclareTypes(&tree);
-  DeclareEvents(&tree, attribute_names, layout);
-  tree.Serialize(out);
+  out->PutBytes(declarations.data(), declarations.size());
   out->PatchVarint(size_offset, out->size() - start);
 }
 

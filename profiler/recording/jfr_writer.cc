@@ -81,9 +81,12 @@ bool JfrWriter::StartChunk(std::string* error) {
   samples_in_chunk_ = 0;
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
-  JfrEventLayout layout;
-  layout.context_id = config_.context_id;
-  JfrMetadata::Write(attribute_names_, layout, chunk_->chunk_start_ticks(), &chunk_->out());
+  if (metadata_declarations_.size() == 0) {
+    JfrEventLayout layout;
+    layout.context_id = config_.context_id;
+    JfrMetadata::SerializeDeclarations(attribute_names_, layout, &metadata_declarations_);
+  }
+  JfrMetadata::Write(metadata_declarations_, chunk_->chunk_start_ticks(), &chunk_->out());
   WriteActiveSettings();
   SettingsEventFields settings;
   settings.ticks = chunk_->chunk_start_ticks();

@@ -68,6 +68,7 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
+#include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_writer.h"
 #include "profiler/recording/attribute_value_pool.h"
 #include "profiler/recording/context_ids.h"
@@ -257,6 +258,9 @@ class JfrWriter {
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
   const std::vector<std::string> attribute_names_;
+  // The metadata's declarations (JfrMetadata::SerializeDeclarations), made for the first chunk
+  // and repeated in every later one: they depend only on config_ and attribute_names_.
+  JfrBuffer metadata_declarations_;
   bool failed_ = false;
   bool closed_ = false;
   std::string failure_;
