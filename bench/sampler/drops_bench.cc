@@ -6,6 +6,10 @@
 // Output: one line "drops threads=T seconds=S consumed=C dropped=D buffer_slots=B
 // slot_bytes=K threads_seen=N options=..." (bench/report.py reads it). threads_seen: the threads
 // the session armed, which shows whether its own threads kept up with 200 busy ones.
+// writer_cpu_ms, writer_wait_ms: the session's background thread's CPU time and time spent
+// runnable but waiting for a CPU (/proc/self/task/TID/schedstat; -1 when unreadable), which tell
+// whether it had too much work or too little CPU.
+#include <dirent.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +44,30 @@ __attribute__((noinline)) void Busy(int index, const std::atomic<bool>* stop) {
   g_sink += value;
 }
 
+// The background thread's schedstat: nanoseconds on CPU and waiting on a run queue.
+bool WriterSchedStat(long long* cpu_ns, long long* wait_ns) {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const std::string task = std::string("/proc/self/task/") + entry->d_name;
+    char name[32] = {};
+    FILE* comm = fopen((task + "/comm").c_str(), "r");
+    if (comm == nullptr) continue;
+    const bool named = fgets(name, sizeof(name), comm) != nullptr;
+    fclose(comm);
+    if (!named || std::string(name) != "ctxprof-writer\n") continue;
+    FILE* schedstat = fopen((task + "/schedstat").c_str(), "r");
+    if (schedstat == nullptr) break;
+    found = fscanf(schedstat, "%lld %lld", cpu_ns, wait_ns) == 2;
+    fclose(schedstat);
+    break;
+  }
+  closedir(tasks);
+  return found;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,6 +94,8 @@ int main(int argc, char** argv) {
   stop = true;
   for (std::thread& worker : workers) worker.join();
   const ctxprof::SessionStats running = ctxprof::Profiler::Global()->Stats();
+  long long writer_cpu_ns = -1000000, writer_wait_ns = -1000000;
+  WriterSchedStat(&writer_cpu_ns, &writer_wait_ns);
   if (ctxprof_stop() != 0) {
     fprintf(stderr, "stop failed\n");
     return 1;
@@ -80,10 +110,11 @@ int main(int argc, char** argv) {
                             64 * 64;
   printf(
       "drops threads=%d seconds=%d consumed=%lu dropped=%lu buffer_slots=%u slot_bytes=%zu "
-      "threads_seen=%lu options=%s\n",
+      "threads_seen=%lu writer_cpu_ms=%lld writer_wait_ms=%lld options=%s\n",
       threads, seconds, static_cast<unsigned long>(stats.consumed),
       static_cast<unsigned long>(stats.dropped), parsed.buffer_slots, slot_bytes,
-      static_cast<unsigned long>(running.threads_seen), options.c_str());
+      static_cast<unsigned long>(running.threads_seen), writer_cpu_ns / 1000000,
+      writer_wait_ns / 1000000, options.c_str());
   unlink(path);
   return 0;
 }
