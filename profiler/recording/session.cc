@@ -345,6 +345,15 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
+    // Kernel frames come with nearly every CPU sample: name them from a table read now, on the
+    // starting thread (~0.1 s of CPU, kernel_symbols.h), not at the first one on the background
+    // thread, which under load gets a small share of a CPU and would drain nothing for seconds.
+    std::string hidden;
+    if (kernel_frames && session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
+        session->cpu_engine_->kernel_frames_off().empty() &&
+        KernelSymbols::AddressesVisible(&hidden)) {
+      session->kernel_symbols_ = KernelSymbols::Shared();
+    }
   }
   if (options.wall_enabled) {
     session->wall_engine_ = std::make_unique<WallEngine>(

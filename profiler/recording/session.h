@@ -59,6 +59,7 @@
 #include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/kernel_symbols.h"
 #include "profiler/recording/live_objects.h"
 #include "profiler/recording/recording.h"
 #include "profiler/recording/recording_dump.h"
@@ -181,6 +182,9 @@ class Session {
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<SampleBuffer> buffer_;
   std::shared_ptr<Aggregator> aggregator_;
+  // Held for the session when the CPU engine records kernel frames, so the symbolizers find the
+  // table loaded (session.cc); null otherwise.
+  std::shared_ptr<const KernelSymbols> kernel_symbols_;
   std::unique_ptr<HandlerActivation> activation_;
   std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
   std::unique_ptr<WallEngine> wall_engine_;     // null without wall=
