@@ -10,12 +10,24 @@
 // session is active; read the clock; classify the signal by si_code (perf POLL_IN/POLL_HUP ->
 // cpu, SI_TIMER -> ctimer with weight 1 + si_overrun, SI_KERNEL -> itimer with the process CPU
 // not yet credited, SI_QUEUE from our own pid -> wall with the weight in si_value; anything else,
-// e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none -> count a drop and return);
+// e.g. a stray `kill -PROF`, is ignored); claim a buffer slot (none -> carry the weight, count a
+// drop and return; see Dropped samples);
 // copy the thread's context block with the seqlock reader (kSameThreadReadAttempts); for a perf
 // signal, take the kernel frames of its overflow from the event's ring buffer (perf_callchain.h; at
 // most half of depth=); walk the stack into the rest of the slot; publish; empty the perf ring of
 // anything unread and re-arm the event; leave the in-flight count; restore errno. It never
 // allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+//
+// Dropped samples: a sample that finds no free slot is counted (SampleBuffer::CountDrop) and its
+// weight is carried, per thread and per kind (cpu, wall), to that thread's next recorded sample
+// of the same kind, whose weight becomes its own plus the carried intervals (saturating at
+// 2^32-1). So a drop loses neither CPU nor wall time of the thread: its totals stay true, and
+// only where within the thread that time went is approximated by the next sample's stack and
+// context. Carried weight lives in initial-exec TLS (zero at thread start), touched only by the
+// thread's own handler; it belongs to one activation (a counter Activate increments before it
+// enables the handler) and is forgotten at the next session's first sample on that thread.
+// Weight still carried when a thread exits or the session stops is lost (the drop stays
+// counted).
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before
