@@ -96,18 +96,23 @@ void WallEngine::Run() {
   wake_.notify_all();
   std::vector<Signal> signals;
   signals.reserve(static_cast<size_t>(threads_per_tick_));
-  auto deadline = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start;
   const auto interval = std::chrono::nanoseconds(interval_ns_);
-  for (uint64_t tick = 1;; ++tick) {
+  while (true) {
     deadline += interval;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       if (wake_.wait_until(lock, deadline, [this] { return stopping_; })) return;
     }
-    // After a long stall (e.g. the machine was suspended) do not fire a burst of catch-up ticks
-    // (nor weights for them: the stall's ticks are not counted).
+    // The tick is the number of intervals since the start, so a thread's weight (ticks since
+    // its previous signal) covers the time that passed even when this thread ran late: under
+    // load it is one runnable thread among many and may get a CPU only every few hundred ms.
+    // After such a stall it does not fire a burst of catch-up ticks. (steady_clock does not
+    // advance while the machine is suspended.)
     const auto now = std::chrono::steady_clock::now();
     if (now - deadline > interval) deadline = now;
+    const uint64_t tick = 1 + static_cast<uint64_t>((now - start) / interval);
     PickTargets(tick, &signals);
     for (const Signal& signal : signals) {
       siginfo_t info;

@@ -4,9 +4,12 @@
 // (running, runnable or blocked). The signal goes with rt_tgsigqueueinfo (si_code SI_QUEUE from
 // our own pid) and carries in si_value the intervals since the thread's previous signal (1 when
 // every thread is signalled every tick; more when there are more threads than threads_per_tick,
-// or when filter=context skipped it): the handler records a wall sample with that weight and the
-// thread's state (sleeping when it was interrupted in a system call), so every thread's wall
-// time is accounted for, not only threads_per_tick intervals per tick.
+// when filter=context skipped it, or when the sampler thread itself ran late): the handler
+// records a wall sample with that weight and the thread's state (sleeping when it was
+// interrupted in a system call), so every thread's wall time is accounted for, not only
+// threads_per_tick intervals per tick. Ticks are counted in elapsed intervals since the start,
+// not in the sampler's loops: under load the sampler is one runnable thread among many, and a
+// late loop still accounts for all the time that passed.
 //
 // filter=context: the sampler reads the target's context block from its own thread (seqlock,
 // kOtherThreadReadAttempts) and skips threads with no context; skipped threads do not use up the
