@@ -40,8 +40,10 @@
 // its acquire loads of them, so the add of a record precedes its sub; only a trigger, never used
 // to find records). The Publish that brings it to high_water() (half the slots) rings the doorbell
 // given to Create (doorbell.h), once per crossing, so the background thread drains a filling buffer
-// at once instead of at its next timer tick. A drop rings it too (the buffer, or the probed part
-// of it, is full). Both are async-signal-safe (Doorbell::Ring).
+// at once instead of at its next timer tick. The first drop after a Drain rings it too (the
+// buffer, or the probed part of it, is full; `drop_rung_`, a relaxed exchange, spares further
+// drops a system call each until the next Drain clears it). Both are async-signal-safe
+// (Doorbell::Ring).
 //
 // Memory: slots are one anonymous mmap (MAP_NORESERVE). A slot holds a SampleRecord whose frames
 // array is cut at the session's depth: SampleRecord declares kMaxStackDepth frames, but a slot
@@ -89,7 +91,9 @@ class SampleBuffer {
   void Publish(SampleRecord* record);
   void CountDrop() {
     dropped_.fetch_add(1, std::memory_order_relaxed);
-    if (doorbell_ != nullptr) doorbell_->Ring();
+    if (doorbell_ != nullptr && !drop_rung_.exchange(true, std::memory_order_relaxed)) {
+      doorbell_->Ring();
+    }
   }
 
   // Consumer side: calls consume(const SampleRecord&) for every published record and frees its
@@ -111,6 +115,7 @@ class SampleBuffer {
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
     ready_.fetch_sub(static_cast<uint32_t>(consumed), std::memory_order_relaxed);
+    drop_rung_.store(false, std::memory_order_relaxed);
     // Reuse the warm slots when every slot is free (see Claiming).
     if (!saw_writing) {
       cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
@@ -147,7 +152,8 @@ class SampleBuffer {
   const size_t mapped_bytes_;
   Doorbell* const doorbell_;  // may be null
   std::atomic<uint32_t> cursor_{0};
-  std::atomic<uint32_t> ready_{0};  // see High water
+  std::atomic<uint32_t> ready_{0};      // see High water
+  std::atomic<bool> drop_rung_{false};  // a drop rang since the last Drain
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> published_{0};
 };
