@@ -1,7 +1,6 @@
 // A sample that finds the buffer full is counted as dropped and its weight is carried to the
 // thread's next recorded sample of the same kind (signal_handler.h, "Dropped samples"). The
-// signals are queued by the test to its own thread, so each is handled before the sending
-// system call returns: deterministic, no timers.
+// signals are queued by the test to its own thread (queued_signal.h): deterministic, no timers.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -17,6 +16,7 @@
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/stack_walker.h"
 #include "profiler/sampler/tsc_clock.h"
+#include "tests/sampler/queued_signal.h"
 
 namespace ctxprof {
 namespace {
@@ -27,15 +27,7 @@ constexpr uint32_t kSlots = 4;
 // Sends our profiling signal to this thread as the wall engine does (SI_QUEUE with the weight)
 // or as a CPU timer does (SI_TIMER with overruns: weight 1 + overrun).
 void SendWall(int weight) {
-  siginfo_t info;
-  memset(&info, 0, sizeof(info));
-  info.si_signo = kSignal;
-  info.si_code = SI_QUEUE;
-  info.si_pid = getpid();
-  info.si_uid = getuid();
-  info.si_value.sival_int = weight;
-  ASSERT_EQ(syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), kSignal, &info), 0)
-      << strerror(errno);
+  ASSERT_EQ(testing::QueueToThisThread(testing::WallSignal(kSignal, weight)), 0) << strerror(errno);
 }
 
 void SendCpu(int overrun) {
@@ -44,8 +36,7 @@ void SendCpu(int overrun) {
   info.si_signo = kSignal;
   info.si_code = SI_TIMER;
   info.si_overrun = overrun;
-  ASSERT_EQ(syscall(SYS_rt_tgsigqueueinfo, getpid(), syscall(SYS_gettid), kSignal, &info), 0)
-      << strerror(errno);
+  ASSERT_EQ(testing::QueueToThisThread(info), 0) << strerror(errno);
 }
 
 struct Drained {
