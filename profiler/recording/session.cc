@@ -345,11 +345,14 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
-    // Kernel frames come with nearly every CPU sample: name them from a table read now, on the
-    // starting thread (~0.1 s of CPU, kernel_symbols.h), not at the first one on the background
-    // thread, which under load gets a small share of a CPU and would drain nothing for seconds.
+    // Kernel frames come with nearly every CPU sample, and a recording names them as it writes:
+    // from a table read now, on the starting thread (~0.1 s of CPU, kernel_symbols.h), not at
+    // the first one on the background thread, which under load gets a small share of a CPU and
+    // would drain nothing for seconds. (Without a recording only a dump names frames, on the
+    // thread that asks for it.)
     std::string hidden;
-    if (kernel_frames && session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
+    if (kernel_frames && !session->recording_path().empty() &&
+        session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
         session->cpu_engine_->kernel_frames_off().empty() &&
         KernelSymbols::AddressesVisible(&hidden)) {
       session->kernel_symbols_ = KernelSymbols::Shared();

@@ -182,8 +182,8 @@ class Session {
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<SampleBuffer> buffer_;
   std::shared_ptr<Aggregator> aggregator_;
-  // Held for the session when the CPU engine records kernel frames, so the symbolizers find the
-  // table loaded (session.cc); null otherwise.
+  // Held for the session when the CPU engine records kernel frames into a recording, so its
+  // symbolizer finds the table loaded (session.cc); null otherwise.
   std::shared_ptr<const KernelSymbols> kernel_symbols_;
   std::unique_ptr<HandlerActivation> activation_;
   std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
