@@ -926,33 +926,51 @@ def events_section(options):
 
 
 DROPS = re.compile(r"^drops threads=(\d+) seconds=(\d+) consumed=(\d+) dropped=(\d+) "
-                   r"buffer_slots=(\d+) slot_bytes=(\d+) threads_seen=(\d+) options=(.*)$")
+                   r"buffer_slots=(\d+) slot_bytes=(\d+) threads_seen=(\d+) "
+                   r"writer_cpu_ms=(-?\d+) writer_wait_ms=(-?\d+) cpu_weight_ms=(\d+) "
+                   r"workers_cpu_ms=(\d+) wall_weight_ms=(\d+) workers_wall_ms=(\d+) options=(.*)$")
 
 
 def drops_section(options):
     threads, seconds = ("20", "2") if options.quick else ("200", "10")
     log("drops: %s busy threads for %s s" % (threads, seconds))
+    load_before = os.getloadavg()[0]
     output = run([options.drops_bench, threads, seconds], timeout=600)
+    load_after = os.getloadavg()[0]
     measured = None
     for line in output.splitlines():
         measured = DROPS.match(line) or measured
     if measured is None:
         raise ReportError("drops_bench printed no measurement:\n" + output)
-    consumed, dropped = int(measured.group(3)), int(measured.group(4))
-    slots, slot_bytes, seen = int(measured.group(5)), int(measured.group(6)), int(measured.group(7))
+    value = [None] + [int(measured.group(i)) for i in range(1, 14)]
+    consumed, dropped, slots, slot_bytes, seen = value[3], value[4], value[5], value[6], value[7]
+    writer_cpu_ms, writer_wait_ms = value[8], value[9]
+    cpu_weight_ms, workers_cpu_ms, wall_weight_ms, workers_wall_ms = value[10:14]
     share = 100.0 * dropped / max(1, consumed + dropped)
     bound_mib = slots * slot_bytes / float(1 << 20)
     return ("## Drops under load\n\n"
             "`bazel run -c opt //bench/sampler:drops_bench -- %s %s`: %s threads spinning (each "
-            "writing its context per request) for %s s, `%s`. The sample buffer holds what the "
-            "handlers published until the background thread drains it (every 20 ms); a sample "
-            "that finds it full is dropped and counted.\n\n"
+            "writing its context per request) for %s s, `%s`, load average %.0f before and %.0f "
+            "after. The sample buffer holds what the handlers published until the background "
+            "thread drains it (every 20 ms, and at once when the buffer is half full); a sample "
+            "that finds it full is dropped and counted, and its weight goes to its thread's next "
+            "sample of its kind (docs/SAMPLER.md, \"Drops\").\n\n"
             "| Threads | Armed by the session | Samples consumed | Dropped | Dropped share | Buffer "
             "(the bound on sampling's memory between drains) |\n|---:|---:|---:|---:|---:|---|\n"
             "| %s | %d | %d | %d | %.2f %% | %d slots × %d B = %.1f MiB |\n\n"
+            "Weights: CPU %.1f s recorded of %.1f s the busy threads used; wall %.0f s of %.0f s "
+            "of their lifetimes (not sampled: time before a thread is armed and since its last "
+            "signal when it exits; lost: a wall signal sent while the thread's previous one is "
+            "still pending merges with it, as SIGVTALRM is not a queued signal). The background "
+            "thread used %d ms of CPU and waited %.1f s "
+            "on run queues: among %s runnable threads it gets a fair share of a CPU, about 1 %% "
+            "(docs/SAMPLER.md, \"Drops\").\n\n"
             "Target ≤ 1 %% dropped: %s.\n\n"
-            % (threads, seconds, threads, seconds, measured.group(8).split(",file=")[0], threads,
-               seen, consumed, dropped, share, slots, slot_bytes, bound_mib,
+            % (threads, seconds, threads, seconds, measured.group(14).split(",file=")[0],
+               load_before, load_after, threads, seen, consumed, dropped, share, slots,
+               slot_bytes, bound_mib, cpu_weight_ms / 1000.0, workers_cpu_ms / 1000.0,
+               wall_weight_ms / 1000.0, workers_wall_ms / 1000.0, writer_cpu_ms,
+               writer_wait_ms / 1000.0, threads,
                check("Samples dropped, cpu 1 ms + wall 5 ms, %s busy threads" % threads, "≤ 1 %",
                      "%.2f %%" % share, share <= 1.0)))
 

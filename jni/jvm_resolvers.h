@@ -29,6 +29,7 @@ class JvmFrameResolver : public FrameResolver {
   // (the writer thread never returns to Java, so they would otherwise pile up).
   JvmFrameResolver(jvmtiEnv* jvmti, JavaVM* vm) : jvmti_(jvmti), vm_(vm) {}
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
+  void Preload() override { native_.Preload(); }
 
  private:
   int32_t LineOf(jmethodID method, int32_t bci);

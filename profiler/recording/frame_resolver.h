@@ -36,6 +36,10 @@ class FrameResolver {
   // Fills `out` for `frame`. Must always produce a usable frame: an unknown pc becomes e.g.
   // class "[unknown]", method "0x7f12...". `out` arrives reset to defaults.
   virtual void Resolve(const RawFrame& frame, ResolvedFrame* out) = 0;
+  // Reads now what resolving the objects loaded now will need (symbol tables), on the thread
+  // that opens the recording: the background thread that resolves later may get a small share
+  // of a CPU under load, and a slow first Resolve there stalls its draining (session.h).
+  virtual void Preload() {}
 };
 
 struct ResolvedThread {

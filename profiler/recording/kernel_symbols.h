@@ -14,9 +14,11 @@
 //
 // Memory: ~12 bytes per symbol plus the names: 122,000 symbols and 4.5 MB on this machine's
 // 6.18 kernel, read in ~0.1 s. Shared() keeps one table per process while anyone holds it (the
-// aggregator's and the JFR writer's symbolizers share it), loaded on the first kernel frame,
-// freed with the last holder. A module loaded after that is not in the table: its addresses get
-// the name of the symbol below them until the table is loaded again (the next session).
+// aggregator's and the JFR writer's symbolizers share it, and a session whose CPU engine
+// records kernel frames into a recording holds it from its start: profiler/recording/session.h),
+// loaded by the first holder, freed with the last. A module loaded after that is not in the table:
+// its addresses get the name of the symbol below them until the table is loaded again (the next
+// session).
 //
 // Thread safety: a KernelSymbols is immutable once loaded; Shared() is thread-safe.
 #ifndef CTXPROF_PROFILER_RECORDING_KERNEL_SYMBOLS_H_

@@ -23,6 +23,8 @@ class NativeFrameResolver : public FrameResolver {
   // both as a leaf and as a caller is resolved as a caller (the difference matters only at a
   // function's very first byte).
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
+  // The symbols of every object mapped now (Symbolizer::LoadMappedObjects).
+  void Preload() override { symbolizer_.LoadMappedObjects(); }
 
  private:
   Symbolizer symbolizer_;

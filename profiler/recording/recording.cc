@@ -36,6 +36,7 @@ std::unique_ptr<Recording> Recording::Open(
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
       frames != nullptr ? std::move(frames) : std::make_unique<NativeFrameResolver>();
+  recording->frames_->Preload();
   recording->threads_ =
       threads != nullptr ? std::move(threads) : std::make_unique<NativeThreadResolver>();
   JfrWriterInputs inputs;

@@ -62,8 +62,9 @@ class Session::EventSources {
   const std::function<void()> stop_;
 };
 
-// Runs Session::Tick every kDrainInterval, between the runtime's background_start and
-// background_end hooks, until destroyed.
+// Runs Session::Tick every kDrainInterval, and at once when the session's doorbell rings (the
+// sample buffer passed its high-water mark, a task, the end), between the runtime's
+// background_start and background_end hooks, until destroyed.
 class Session::BackgroundThread {
  public:
   // Fails with kUnavailable when the thread cannot be created (a thread or memory limit).
@@ -91,7 +92,7 @@ class Session::BackgroundThread {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
     }
-    wake_.notify_all();
+    session_->doorbell_.Ring();
     thread_.join();
   }
   BackgroundThread(const BackgroundThread&) = delete;
@@ -107,7 +108,7 @@ class Session::BackgroundThread {
     std::unique_lock<std::mutex> lock(mutex_);
     task_ = &task;
     task_done_ = false;
-    wake_.notify_all();
+    session_->doorbell_.Ring();
     wake_.wait(lock, [this] { return task_done_; });
   }
 
@@ -125,27 +126,36 @@ class Session::BackgroundThread {
     wake_.notify_all();
     const RuntimeHooks& hooks = session_->hooks_;
     if (hooks.background_start) hooks.background_start();
+    Doorbell& doorbell = session_->doorbell_;
     while (true) {
+      // Read before the work: a ring during it (the buffer filled up again while the recording
+      // wrote) makes the Wait below return at once (doorbell.h).
+      const uint32_t seen = doorbell.sequence();
       session_->Tick();
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait_for(lock, kDrainInterval, [this] { return stopping_ || task_ != nullptr; });
-      if (task_ != nullptr) {
-        const std::function<void()>* task = task_;
-        lock.unlock();
-        (*task)();
-        lock.lock();
-        task_ = nullptr;
-        task_done_ = true;
-        wake_.notify_all();
-      }
-      if (stopping_) break;
+      if (!RunTaskUnlessStopping()) break;
+      doorbell.Wait(seen, kDrainInterval);
     }
     if (hooks.background_end) hooks.background_end();
   }
 
+  // Runs the task RunTask handed over, if any; false when the thread must stop.
+  bool RunTaskUnlessStopping() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (task_ != nullptr) {
+      const std::function<void()>* task = task_;
+      lock.unlock();
+      (*task)();
+      lock.lock();
+      task_ = nullptr;
+      task_done_ = true;
+      wake_.notify_all();
+    }
+    return !stopping_;
+  }
+
   Session* const session_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;                 // the thread's tid is known, a task is done
   bool stopping_ = false;                        // guarded by mutex_
   pid_t tid_ = 0;                                // guarded by mutex_
   const std::function<void()>* task_ = nullptr;  // guarded by mutex_
@@ -309,7 +319,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   session->clock_ = CreateClock(options.clock, &clock_note);
   if (!clock_note.empty()) *notes += clock_note + ". ";
   StatusOr<std::unique_ptr<SampleBuffer>> buffer =
-      SampleBuffer::Create(options.buffer_slots, options.depth);
+      SampleBuffer::Create(options.buffer_slots, options.depth, &session->doorbell_);
   if (!buffer.ok()) return buffer.status();
   session->buffer_ = std::move(buffer.value());
   session->aggregator_ =
@@ -339,6 +349,18 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (!cpu_engine.ok()) return cpu_engine.status();
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
+    // Kernel frames come with nearly every CPU sample, and a recording names them as it writes:
+    // from a table read now, on the starting thread (~0.1 s of CPU, kernel_symbols.h), not at
+    // the first one on the background thread, which under load gets a small share of a CPU and
+    // would drain nothing for seconds. (Without a recording only a dump names frames, on the
+    // thread that asks for it.)
+    std::string hidden;
+    if (kernel_frames && !session->recording_path().empty() &&
+        session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
+        session->cpu_engine_->kernel_frames_off().empty() &&
+        KernelSymbols::AddressesVisible(&hidden)) {
+      session->kernel_symbols_ = KernelSymbols::Shared();
+    }
   }
   if (options.wall_enabled) {
     session->wall_engine_ = std::make_unique<WallEngine>(
@@ -442,16 +464,19 @@ Status Session::PublishRecording(PublishedFiles* files) {
 }
 
 void Session::Tick() {
+  // The drain and the thread check first: they are cheap and what keeps samples from being
+  // dropped and new threads from going unsampled; the recording's work (symbolizing new
+  // frames, encoding, writing) can take long when the thread gets little CPU (session.h).
   DrainSamples();
   // A thread gone quiet for a minute has exited (an idle one gets a repeat every second).
   const uint64_t now = clock_->Now();
   const uint64_t minute = 60 * clock_->TicksPerSecond();
   if (now > minute) wall_repeats_.Forget(now - minute);
+  registry_->RescanIfChanged();
   if (recording_ != nullptr) {
     recording_->Tick();
     ReportRecordingFailure();
   }
-  registry_->RescanIfChanged();
   if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
 }
 

@@ -28,11 +28,17 @@
 // engines and event sources so that it gets their last records. After Stop() the session's
 // stats and aggregator stay readable.
 //
-// The background thread (named "ctxprof-writer" for top -H and /proc) drains the buffer every
-// kDrainInterval, ticks the recording (flush, rotation) and rescans threads. Each wake-up costs
-// ~25 us of CPU on this VM, so the interval trades idle overhead (~1.3 ms of CPU per second at
-// 20 ms) against buffer size: the default 2048 slots hold 100k samples/s for 20 ms, and ride out
-// a drain that the scheduler or a JVM safepoint holds back for a while (docs/RELIABILITY.md).
+// The background thread (named "ctxprof-writer" for top -H and /proc) drains the buffer, rescans
+// threads and ticks the recording (symbolize, encode, flush, rotate), in that order, every
+// kDrainInterval and at once when the doorbell rings: the buffer passed its high-water mark
+// (sample_buffer.h), or the controller hands it a task or stops it. Each wake-up costs ~25 us
+// of CPU on this VM, so the interval trades idle overhead (~1.3 ms of CPU per second at 20 ms)
+// against buffer size: the default 2048 slots hold 100k samples/s for 20 ms, and ride out a
+// drain that the scheduler or a JVM safepoint holds back for a while (docs/RELIABILITY.md).
+// Under load the thread is one runnable thread among many and gets a fair share of a CPU (about
+// 1 % with 200 busy threads on 2 CPUs; an unprivileged thread cannot raise its priority), so
+// every millisecond of its work takes ~0.1 s: the cheap work that keeps samples and threads
+// from being lost comes first, and nothing slow and avoidable runs on it (see Start).
 // The first write error of the recording is printed by the background thread when it happens
 // (one "ctxprof:" line on stderr, report.h); sampling and aggregation go on.
 //
@@ -53,11 +59,13 @@
 #include "profiler/options.h"
 #include "profiler/recording/aggregator.h"
 #include "profiler/recording/frame_resolver.h"
+#include "profiler/recording/kernel_symbols.h"
 #include "profiler/recording/live_objects.h"
 #include "profiler/recording/recording.h"
 #include "profiler/recording/recording_dump.h"
 #include "profiler/recording/wall_repeats.h"
 #include "profiler/sampler/clock.h"
+#include "profiler/sampler/doorbell.h"
 #include "profiler/sampler/engine.h"
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/sample_buffer.h"
@@ -169,12 +177,18 @@ class Session {
 
   const Options options_;
   const RuntimeHooks hooks_;  // a copy: the background thread reads it unlocked
+  // Wakes the background thread: rung by the buffer's producers at its high-water mark and by
+  // the controller (a task, the end). Declared before the buffer, which rings it.
+  Doorbell doorbell_;
   // Acquired in this order, released in reverse (see above).
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<SampleBuffer> buffer_;
   WallRepeats wall_repeats_;  // background thread only
   std::shared_ptr<Aggregator> aggregator_;
   std::unique_ptr<WallWitnessTable> wall_witnesses_;  // null without wall=; handlers write it
+  // Held for the session when the CPU engine records kernel frames into a recording, so its
+  // symbolizer finds the table loaded (session.cc); null otherwise.
+  std::shared_ptr<const KernelSymbols> kernel_symbols_;
   std::unique_ptr<HandlerActivation> activation_;
   std::unique_ptr<SamplingEngine> cpu_engine_;  // null without a CPU engine
   std::unique_ptr<WallEngine> wall_engine_;     // null without wall=

@@ -64,6 +64,10 @@ class Symbolizer {
   // The same for a kernel address.
   const std::string& ResolveKernel(uint64_t pc, bool is_return_address);
 
+  // Reads /proc/self/maps and the symbols of every object mapped now, as the first lookup would;
+  // for a caller that wants that cost paid on its own thread.
+  void LoadMappedObjects() { RefreshMaps(); }
+
   // The file name (without folder) of the object mapped at `pc`, "[vdso]" or "[jit]", or ""
   // when none is; for the JFR "class" of a native frame. Call after Resolve() for the same pc,
   // which refreshes maps.

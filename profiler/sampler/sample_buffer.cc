@@ -16,7 +16,8 @@ size_t RoundUpToCacheLine(size_t bytes) { return (bytes + kCacheLine - 1) & ~(kC
 
 }  // namespace
 
-StatusOr<std::unique_ptr<SampleBuffer>> SampleBuffer::Create(uint32_t slots, int depth) {
+StatusOr<std::unique_ptr<SampleBuffer>> SampleBuffer::Create(uint32_t slots, int depth,
+                                                             Doorbell* doorbell) {
   if (depth < 1 || depth > kMaxStackDepth) {
     return Status::InvalidArgument("depth=" + std::to_string(depth) + ": use 1.." +
                                    std::to_string(kMaxStackDepth));
@@ -40,7 +41,8 @@ StatusOr<std::unique_ptr<SampleBuffer>> SampleBuffer::Create(uint32_t slots, int
   auto* states = static_cast<std::atomic<uint32_t>*>(memory);
   for (uint32_t i = 0; i < slots; ++i) new (&states[i]) std::atomic<uint32_t>(kFree);
   char* records = static_cast<char*>(memory) + states_bytes;
-  return std::unique_ptr<SampleBuffer>(new SampleBuffer(records, stride, states, slots, bytes));
+  return std::unique_ptr<SampleBuffer>(
+      new SampleBuffer(records, stride, states, slots, bytes, doorbell));
 }
 
 SampleBuffer::~SampleBuffer() { munmap(states_, mapped_bytes_); }
@@ -62,7 +64,11 @@ SampleRecord* SampleBuffer::TryClaim() {
 
 void SampleBuffer::Publish(SampleRecord* record) {
   const size_t index = static_cast<size_t>(reinterpret_cast<char*>(record) - records_) / stride_;
+  // Counted before the release store, so a Drain that consumes this record (its acquire load
+  // pairs with the store) subtracts after this add: ready_ never goes below zero.
+  const uint32_t ready = ready_.fetch_add(1, std::memory_order_relaxed) + 1;
   states_[index].store(kReady, std::memory_order_release);
+  if (ready == high_water() && doorbell_ != nullptr) doorbell_->Ring();
 }
 
 }  // namespace ctxprof

@@ -35,6 +35,16 @@
 // slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
 // dropped while the rest of the buffer was free.)
 //
+// High water: `ready_` counts the published records not yet drained (a relaxed fetch_add in
+// Publish before its release store of kReady, a relaxed fetch_sub of what a Drain consumed after
+// its acquire loads of them, so the add of a record precedes its sub; only a trigger, never used
+// to find records). The Publish that brings it to high_water() (half the slots) rings the doorbell
+// given to Create (doorbell.h), once per crossing, so the background thread drains a filling buffer
+// at once instead of at its next timer tick. The first drop after a Drain rings it too (the
+// buffer, or the probed part of it, is full; `drop_rung_`, a relaxed exchange, spares further
+// drops a system call each until the next Drain clears it). Both are async-signal-safe
+// (Doorbell::Ring).
+//
 // Memory: slots are one anonymous mmap (MAP_NORESERVE). A slot holds a SampleRecord whose frames
 // array is cut at the session's depth: SampleRecord declares kMaxStackDepth frames, but a slot
 // has room for frames[0, depth) only (its stride is the header plus depth frames, rounded up to
@@ -55,6 +65,7 @@
 #include <memory>
 #include <string>
 
+#include "profiler/sampler/doorbell.h"
 #include "profiler/sampler/sample.h"
 #include "profiler/status.h"
 
@@ -66,7 +77,10 @@ class SampleBuffer {
 
   // Maps `slots` records of up to `depth` frames each. Fails with kInvalidArgument when depth is
   // outside [1, kMaxStackDepth], with kUnavailable (and mmap's errno) when the mapping fails.
-  static StatusOr<std::unique_ptr<SampleBuffer>> Create(uint32_t slots, int depth);
+  // `doorbell` (may be null; must outlive the buffer) is rung at the high-water mark and on a
+  // drop (see High water).
+  static StatusOr<std::unique_ptr<SampleBuffer>> Create(uint32_t slots, int depth,
+                                                        Doorbell* doorbell = nullptr);
   ~SampleBuffer();
   SampleBuffer(const SampleBuffer&) = delete;
   SampleBuffer& operator=(const SampleBuffer&) = delete;
@@ -75,7 +89,12 @@ class SampleBuffer {
   // are all busy (the caller then calls CountDrop()). A claimed slot must be Publish()ed.
   SampleRecord* TryClaim();
   void Publish(SampleRecord* record);
-  void CountDrop() { dropped_.fetch_add(1, std::memory_order_relaxed); }
+  void CountDrop() {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (doorbell_ != nullptr && !drop_rung_.exchange(true, std::memory_order_relaxed)) {
+      doorbell_->Ring();
+    }
+  }
 
   // Consumer side: calls consume(const SampleRecord&) for every published record and frees its
   // slot. Must be called by one thread at a time. Returns the number of records consumed.
@@ -95,6 +114,8 @@ class SampleBuffer {
       ++consumed;
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
+    ready_.fetch_sub(static_cast<uint32_t>(consumed), std::memory_order_relaxed);
+    drop_rung_.store(false, std::memory_order_relaxed);
     // Reuse the warm slots when every slot is free (see Claiming).
     if (!saw_writing) {
       cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
@@ -104,6 +125,7 @@ class SampleBuffer {
   }
 
   uint32_t slots() const { return slots_; }
+  uint32_t high_water() const { return slots_ / 2 > 0 ? slots_ / 2 : 1; }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t consumed() const { return published_.load(std::memory_order_relaxed); }
 
@@ -111,12 +133,13 @@ class SampleBuffer {
   enum State : uint32_t { kFree = 0, kWriting = 1, kReady = 2 };
 
   SampleBuffer(char* records, size_t stride, std::atomic<uint32_t>* states, uint32_t slots,
-               size_t mapped_bytes)
+               size_t mapped_bytes, Doorbell* doorbell)
       : records_(records),
         stride_(stride),
         states_(states),
         slots_(slots),
-        mapped_bytes_(mapped_bytes) {}
+        mapped_bytes_(mapped_bytes),
+        doorbell_(doorbell) {}
 
   SampleRecord* record(uint32_t index) const {
     return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);
@@ -127,7 +150,10 @@ class SampleBuffer {
   std::atomic<uint32_t>* const states_;
   const uint32_t slots_;
   const size_t mapped_bytes_;
+  Doorbell* const doorbell_;  // may be null
   std::atomic<uint32_t> cursor_{0};
+  std::atomic<uint32_t> ready_{0};      // see High water
+  std::atomic<bool> drop_rung_{false};  // a drop rang since the last Drain
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> published_{0};
 };

@@ -24,6 +24,22 @@ std::atomic<HandlerCostRecorder*> g_cost_recorder{nullptr};
 std::atomic<uint64_t> g_samples{0};
 std::atomic<uint64_t> g_ignored{0};
 pid_t g_pid = 0;  // set at Install, before any signal can reach us
+// Which activation g_session is (incremented by Activate before it enables the handler), so
+// that weight carried on a thread from an earlier session is not added to this one's samples.
+uint32_t g_activation = 0;
+
+// The weight of a thread's samples that found the buffer full, carried to its next recorded
+// sample of the same kind (signal_handler.h, "Dropped samples"). Initial-exec TLS, zero at
+// thread start; read and written only by this thread's handler, which our signals never
+// interrupt (each blocks the others), so plain fields suffice.
+struct CarriedWeight {
+  uint32_t activation;
+  uint32_t cpu;
+  uint32_t wall;
+};
+__attribute__((tls_model("initial-exec"))) __thread CarriedWeight t_carried = {0, 0, 0};
+
+uint32_t SaturatingAdd(uint32_t a, uint32_t b) { return a > UINT32_MAX - b ? UINT32_MAX : a + b; }
 
 // A thread interrupted in a blocking system call is sleeping: either the kernel rewound the pc
 // to re-execute the system call instruction (a restartable call), or the pc follows it and the
@@ -127,9 +143,13 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
   // ~0.9 us on this VM, most of the handler's cost besides the walk.
   const pid_t tid = CachedTid();
   SampleBuffer* buffer = g_session.buffer;
+  CarriedWeight& carried = t_carried;
+  if (carried.activation != g_activation) carried = CarriedWeight{g_activation, 0, 0};
+  uint32_t& carried_here = kind == SampleKind::kWall ? carried.wall : carried.cpu;
   SampleRecord* record = buffer->TryClaim();
   ContextBlock* block = g_session.context_map->BlockFor(tid);
   if (record == nullptr) {
+    carried_here = SaturatingAdd(carried_here, weight);
     buffer->CountDrop();
     if (witness_slot != WallWitnessTable::kNoSlot) {
       g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, false, 0, ucontext, block);
@@ -140,7 +160,8 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
   record->tid = tid;
   record->kind = kind;
   record->engine = engine;
-  record->weight = weight;
+  record->weight = SaturatingAdd(weight, carried_here);
+  carried_here = 0;
   record->virtual_thread_id = g_session.virtual_thread != nullptr ? g_session.virtual_thread() : 0;
   record->flags = 0;
   uintptr_t syscall_end = 0;
@@ -261,6 +282,7 @@ Status SignalHandler::Install(int signal) {
 
 void SignalHandler::Activate(const HandlerSession& session) {
   g_session = session;
+  ++g_activation;  // published to handlers by the store of g_enabled below
   g_enabled.store(true, std::memory_order_seq_cst);
 }
 

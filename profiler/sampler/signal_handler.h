@@ -14,14 +14,25 @@
 // POLL_HUP -> cpu from a one-shot event; SI_TIMER -> ctimer with weight 1 + si_overrun,
 // SI_KERNEL -> itimer with the process CPU not yet credited, SI_QUEUE from our own pid -> wall
 // with the weight and a witness slot in si_value; anything else, e.g. a stray `kill -PROF`, is
-// ignored); claim a buffer slot (none -> count a drop, tell a wall witness slot the handler ran,
-// and return); copy the thread's context block with the seqlock reader
-// (kSameThreadReadAttempts); for a perf signal, copy the kernel frames (at most half of depth=);
-// walk the stack into the rest of the slot; publish; for a wall signal, leave the witness of a
-// sleeping thread in its slot (wall_witness.h: a hash of the stack near sp and the thread's CPU
-// clock); * empty the perf ring; * re-arm a one-shot event, or make a continuous one that found
-// more than one overflow one-shot (perf_engine.h); leave the in-flight count; restore errno. It
-// never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+// ignored); claim a buffer slot (none -> carry the weight, count a drop, tell a wall witness slot
+// the handler ran, and return; see Dropped samples); copy the thread's context block with the
+// seqlock reader (kSameThreadReadAttempts); for a perf signal, copy the kernel frames (at most half
+// of depth=); walk the stack into the rest of the slot; publish; for a wall signal, leave the
+// witness of a sleeping thread in its slot (wall_witness.h: a hash of the stack near sp and the
+// thread's CPU clock); * empty the perf ring; * re-arm a one-shot event, or make a continuous one
+// that found more than one overflow one-shot (perf_engine.h); leave the in-flight count; restore
+// errno. It never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+//
+// Dropped samples: a sample that finds no free slot is counted (SampleBuffer::CountDrop) and its
+// weight is carried, per thread and per kind (cpu, wall), to that thread's next recorded sample
+// of the same kind, whose weight becomes its own plus the carried intervals (saturating at
+// 2^32-1). So a drop loses neither CPU nor wall time of the thread: its totals stay true, and
+// only where within the thread that time went is approximated by the next sample's stack and
+// context. Carried weight lives in initial-exec TLS (zero at thread start), touched only by the
+// thread's own handler; it belongs to one activation (a counter Activate increments before it
+// enables the handler) and is forgotten at the next session's first sample on that thread.
+// Weight still carried when a thread exits or the session stops is lost (the drop stays
+// counted).
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before

@@ -29,6 +29,7 @@
 #include "profiler/profiler.h"
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/signal_handler.h"
+#include "tests/sampler/queued_signal.h"
 
 namespace ctxprof {
 namespace {
@@ -83,15 +84,7 @@ std::string Leftovers() {
     struct sigaction current;
     if (sigaction(signal, nullptr, &current) != 0 || !(current.sa_flags & SA_SIGINFO)) continue;
     const uint64_t before = SignalHandler::samples();
-    siginfo_t info;
-    memset(&info, 0, sizeof(info));
-    info.si_signo = signal;
-    info.si_code = SI_QUEUE;
-    info.si_pid = getpid();
-    info.si_uid = getuid();
-    info.si_value.sival_int = 1;
-    syscall(SYS_rt_tgsigqueueinfo, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), signal,
-            &info);
+    testing::QueueToThisThread(testing::WallSignal(signal, 1));
     if (SignalHandler::samples() != before) found += "handler active on " + std::to_string(signal);
   }
   if (Profiler::Global()->Stats().running) found += "a session reports running\n";

@@ -1,9 +1,14 @@
 #include "profiler/sampler/sample_buffer.h"
 
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,6 +113,69 @@ TEST(SampleBufferTest, ClaimsRestartAtTheFirstSlotAfterADrain) {
     }
     EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 5u);
   }
+}
+
+// The doorbell rings once per crossing of the high-water mark (half the slots) and on the first
+// drop after a drain.
+TEST(SampleBufferTest, RingsTheDoorbellAtHalfFullAndOnADrop) {
+  Doorbell doorbell;
+  StatusOr<std::unique_ptr<SampleBuffer>> created = SampleBuffer::Create(8, 4, &doorbell);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  SampleBuffer& buffer = *created.value();
+  ASSERT_EQ(buffer.high_water(), 4u);
+  const auto publish = [&buffer](int count) {
+    for (int i = 0; i < count; ++i) {
+      SampleRecord* record = buffer.TryClaim();
+      ASSERT_NE(record, nullptr);
+      record->frame_count = 0;
+      buffer.Publish(record);
+    }
+  };
+  const uint32_t start = doorbell.sequence();
+  publish(3);
+  EXPECT_EQ(doorbell.sequence(), start);
+  publish(1);  // the fourth undrained record
+  EXPECT_EQ(doorbell.sequence(), start + 1);
+  publish(4);  // full, but the mark was crossed already
+  EXPECT_EQ(doorbell.sequence(), start + 1);
+  ASSERT_EQ(buffer.TryClaim(), nullptr);
+  buffer.CountDrop();
+  EXPECT_EQ(doorbell.sequence(), start + 2);
+  buffer.CountDrop();  // rung already since the last drain
+  EXPECT_EQ(doorbell.sequence(), start + 2);
+  EXPECT_EQ(buffer.Drain([](const SampleRecord&) {}), 8u);
+  publish(4);  // crosses again after the drain
+  EXPECT_EQ(doorbell.sequence(), start + 3);
+  buffer.CountDrop();  // the first drop since the drain
+  EXPECT_EQ(doorbell.sequence(), start + 4);
+  EXPECT_EQ(buffer.dropped(), 3u);
+}
+
+TEST(DoorbellTest, WaitReturnsAtOnceAfterARingAndWakesOnOne) {
+  Doorbell doorbell;
+  const uint32_t seen = doorbell.sequence();
+  doorbell.Ring();
+  doorbell.Wait(seen, std::chrono::hours(1));  // rung since `seen`: does not sleep
+  const uint32_t now = doorbell.sequence();
+  EXPECT_EQ(now, seen + 1);
+  std::atomic<pid_t> waiter_tid{0};
+  std::thread waiter([&] {
+    waiter_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    doorbell.Wait(now, std::chrono::hours(1));
+  });
+  // Ring only once the waiter sleeps (its state in /proc is S: the futex wait is all it does
+  // after publishing its tid), so the ring must wake it; a lost wake-up hangs the test.
+  while (waiter_tid == 0) std::this_thread::yield();
+  const std::string stat_path = "/proc/self/task/" + std::to_string(waiter_tid) + "/stat";
+  while (true) {
+    std::ifstream stat(stat_path);
+    std::string pid, name, state;
+    stat >> pid >> name >> state;
+    if (state == "S") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  doorbell.Ring();
+  waiter.join();
 }
 
 TEST(SampleBufferTest, RejectsDepthOutsideItsRange) {
