@@ -126,7 +126,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
     case SI_QUEUE:
       // The wall sampler's signal carries the intervals the sample stands for and its witness
       // slot (wall_engine.h, wall_witness.h).
-      if (info->si_pid != g_pid || g_session.wall_witnesses == nullptr) {
+      if (info->si_pid != g_pid) {
         g_ignored.fetch_add(1, std::memory_order_relaxed);
         return;
       }
@@ -134,6 +134,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
       engine = Engine::kWall;
       WallWitnessTable::Decode(info->si_value, &weight, &witness_slot);
       if (weight == 0) weight = 1;
+      if (g_session.wall_witnesses == nullptr) witness_slot = WallWitnessTable::kNoSlot;
       break;
     default:
       g_ignored.fetch_add(1, std::memory_order_relaxed);

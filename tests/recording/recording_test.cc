@@ -120,7 +120,10 @@ TEST(RecordingTest, SamplesStacksAndContextsReachTheJfrFile) {
   EXPECT_GT(samples, 200);
   EXPECT_GT(matched, 200);
   EXPECT_EQ(mismatched, 0);
-  EXPECT_EQ(stats.recorded_samples, static_cast<uint64_t>(samples));
+  // A sample of weight N is written as N events (async-profiler's layout); weights above 1 are
+  // rare here (overflows while the signal was blocked, weight carried from a dropped sample).
+  EXPECT_GE(static_cast<uint64_t>(samples), stats.recorded_samples);
+  EXPECT_LE(static_cast<uint64_t>(samples), stats.recorded_samples * 11 / 10);
 
   // The JDK's own tool reads it (bounded: a bad file can make jfr hang).
   const char* jfr = "/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr";

@@ -10,9 +10,12 @@
 
 #include <cstring>
 
+#include "profiler/sampler/wall_witness.h"
+
 namespace ctxprof::testing {
 
-// A wall sampler's signal (SI_QUEUE from our own pid, the weight in si_value; wall_engine.h).
+// A wall sampler's signal (SI_QUEUE from our own pid, the weight and no witness slot in si_value;
+// wall_engine.h).
 inline siginfo_t WallSignal(int signal, int weight) {
   siginfo_t info;
   memset(&info, 0, sizeof(info));
@@ -20,7 +23,8 @@ inline siginfo_t WallSignal(int signal, int weight) {
   info.si_code = SI_QUEUE;
   info.si_pid = getpid();
   info.si_uid = getuid();
-  info.si_value.sival_int = weight;
+  info.si_value =
+      WallWitnessTable::Encode(static_cast<uint32_t>(weight), WallWitnessTable::kNoSlot);
   return info;
 }
 
