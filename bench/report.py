@@ -866,36 +866,42 @@ def events_section(options):
                 continue
             percent = [(ratio - 1) * 100 for ratio in ratios[row_label]]
             overhead = median(percent)
+            estimated = None
+            if profiler in amplified and amplified[profiler][0] not in failures:
+                amplified_label, interval = amplified[profiler][0], AMPLIFIED_ALLOC[3]
+                # Per round: extra CPU over "off" per sample the amplified run took in the
+                # measured phase (about one per `interval` bytes allocated).
+                per_sample = median([(on["cpu"] - off["cpu"]) / (on["allocated"] / interval)
+                                     for on, off in zip(runs[amplified_label], runs["off"])])
+                samples_512k = median([r["allocated"] for r in runs["off"]]) / (512 * 1024)
+                estimated = (per_sample * samples_512k / median([r["cpu"] for r in runs["off"]])
+                             * 100)
+                estimates.append(
+                    "%s: at %s the same rounds cost %.2f µs of extra CPU per allocation sample "
+                    "(median of the per-round differences to \"off\", divided by the measured "
+                    "phase's samples); times the samples `alloc=512k` takes in this workload, that "
+                    "is **%+.2f %%** of its CPU, the less noisy estimate of the row above%s." % (
+                        profiler, AMPLIFIED_ALLOC[0], per_sample * 1e6, estimated,
+                        " and the one its verdict uses" if profiler != PEER else ""))
             if profiler == PEER:
                 recorded = "%d / —" % median([r["recording"] for r in runs[row_label]])
                 target = "— (for comparison)"
             else:
                 recorded = "%d / %d" % (median([r["samples"] for r in runs[row_label]]),
                                         median([r["drops"] for r in runs[row_label]]))
+                # The allocation row's own median moves by tens of points between runs on a
+                # shared machine; its verdict rests on the per-sample estimate when there is one.
+                judged = overhead if estimated is None else estimated
                 target = "≤ 2 %% — %s" % check(
-                    "JVM CPU overhead, %s on the %s workload" % (label, work), "≤ 2 %",
-                    "%+.2f %%" % overhead, overhead <= 2.0)
+                    "JVM CPU overhead, %s on the %s workload%s" % (
+                        label, work, "" if estimated is None else ", per-sample estimate"),
+                    "≤ 2 %", "%+.2f %%" % judged, judged <= 2.0)
             allocated = median([r["allocated"] / worker_cpu(r) for r in runs["off"]]) / 1e9
             rows.append("| %s | %s | %.3f s | %.3f s | %+.2f %% %s | %.2f GB per CPU-second | "
                         "%s | %s |" % (
                             work, row_label, median([r["cpu"] for r in runs["off"]]),
                             median([r["cpu"] for r in runs[row_label]]), overhead,
                             spread(percent, "%+.2f"), allocated, recorded, target))
-            if profiler not in amplified or amplified[profiler][0] in failures:
-                continue
-            amplified_label, interval = amplified[profiler][0], AMPLIFIED_ALLOC[3]
-            # Per round: extra CPU over "off" per sample the amplified run took in the measured
-            # phase (about one per `interval` bytes allocated).
-            per_sample = median([(on["cpu"] - off["cpu"]) / (on["allocated"] / interval)
-                                 for on, off in zip(runs[amplified_label], runs["off"])])
-            samples_512k = median([r["allocated"] for r in runs["off"]]) / (512 * 1024)
-            estimated = per_sample * samples_512k / median([r["cpu"] for r in runs["off"]]) * 100
-            estimates.append(
-                "%s: at %s the same rounds cost %.2f µs of extra CPU per allocation sample "
-                "(median of the per-round differences to \"off\", divided by the measured "
-                "phase's samples); times the samples `alloc=512k` takes in this workload, that is "
-                "**%+.2f %%** of its CPU, the less noisy estimate of the row above." % (
-                    profiler, AMPLIFIED_ALLOC[0], per_sample * 1e6, estimated))
     peer = ("" if library is None else
             " async-profiler %s runs the same rows in the same rounds (`-agentpath:$ASYNC_PROFILER"
             "=start,alloc=512k,file=….jfr` or `lock=10ms`; its allocation sampler is the same "
