@@ -27,9 +27,11 @@ class ContextIds {
   // The id of `context` in chunk `chunk` (chunk numbers only grow); 0 for an empty context.
   uint64_t IdOf(const ContextSnapshot& context, uint32_t chunk);
 
-  // The contexts that got an id in the current chunk, in id order.
-  const std::vector<std::pair<uint64_t, ContextSnapshot>>& chunk_contexts() const {
-    return contexts_;
+  // The contexts that got an id in chunk `chunk`, in id order (none when no IdOf call named that
+  // chunk: the table still holds an earlier chunk's).
+  const std::vector<std::pair<uint64_t, ContextSnapshot>>& chunk_contexts(uint32_t chunk) const {
+    static const std::vector<std::pair<uint64_t, ContextSnapshot>> kNone;
+    return chunk == chunk_ ? contexts_ : kNone;
   }
 
  private:

@@ -132,13 +132,13 @@ void JfrWriter::WriteActiveSettings() {
   }
 }
 
-void JfrWriter::ReportFinishedChunk() {
+void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
   const JfrChunkWriter::FinishedChunk& finished = chunk_->last_finished_chunk();
   FinishedChunk report;
   report.path = finished.path;
   report.start_epoch_nanos = finished.start_nanos;
   report.end_epoch_nanos = finished.end_nanos;
-  for (const auto& [id, context] : context_ids_.chunk_contexts()) {
+  for (const auto& [id, context] : context_ids_.chunk_contexts(chunk)) {
     FinishedChunk::Context entry{id, {}};
     char hex[33];
     if (context.trace_id_high != 0 || context.trace_id_low != 0) {
@@ -181,9 +181,10 @@ bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* erro
         &chunk_->out());
   }
   WriteCheckpoint();
+  const uint32_t chunk = chunk_->chunk_number();  // the one CommitSegment may finish
   if (!chunk_->CommitSegment(chunk_end, final_chunk, error)) return Fail(*error, error);
   if (chunk_end && !config_.repository.empty() && inputs_.on_chunk_finished) {
-    ReportFinishedChunk();
+    ReportFinishedChunk(chunk);
   }
   return true;
 }

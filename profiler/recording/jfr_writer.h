@@ -239,8 +239,9 @@ class JfrWriter {
   bool Fail(const std::string& message, std::string* error);
   bool StartChunk(std::string* error);
   void WriteActiveSettings();
-  // Hands the chunk just finished to inputs_.on_chunk_finished.
-  void ReportFinishedChunk();
+  // Hands chunk number `chunk`, just finished, to inputs_.on_chunk_finished with the contexts
+  // its events used (none when no event of it had a context).
+  void ReportFinishedChunk(uint32_t chunk);
   // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
   // then the chunk writer publishes it.
   bool WriteSegment(bool chunk_end, bool final_chunk, std::string* error);
