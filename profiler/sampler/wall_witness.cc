@@ -98,7 +98,31 @@ bool BlockedInSyscallAt(pid_t tid, uint64_t* sp, uint64_t* pc) {
   return true;
 }
 
+// The end address of the mapping named "[stack]" in /proc/self/maps, 0 when there is none.
+uintptr_t InitialStackEnd() {
+  FILE* maps = fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return 0;
+  uintptr_t end = 0;
+  char line[512];
+  while (fgets(line, sizeof(line), maps) != nullptr) {
+    if (strstr(line, "[stack]") == nullptr) continue;
+    uintptr_t start;
+    if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) != 2) end = 0;
+    break;
+  }
+  fclose(maps);
+  return end;
+}
+
 }  // namespace
+
+WallWitnessTable::WallWitnessTable()
+    : slots_(new WallWitness[kCapacity]),
+      scratch_(new uint64_t[kStackBytes / sizeof(uint64_t)]),
+      initial_stack_end_(InitialStackEnd()) {
+  free_.reserve(kCapacity);
+  for (uint32_t slot = kCapacity; slot > 0; --slot) free_.push_back(slot - 1);
+}
 
 bool ThreadCpuNanos(pid_t tid, uint64_t* nanos) {
   timespec now;
@@ -153,6 +177,7 @@ void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool publish
        {FaultGuard::ThreadStateAddress(), reinterpret_cast<uintptr_t>(__errno_location())}) {
     if (tls > sp && tls < limit) limit = tls & ~static_cast<uintptr_t>(sizeof(uint64_t) - 1);
   }
+  if (sp < initial_stack_end_ && limit > initial_stack_end_) limit = initial_stack_end_;
   StackRead stack{sp, limit, sp, StackHash()};
   FaultGuard::Run(&HashStackBody, &stack);
   uint64_t cpu_nanos;

@@ -83,11 +83,8 @@ class WallWitnessTable {
   // and the restart of the interrupted call cost a few microseconds.
   static constexpr uint64_t kRunNanos = 50 * 1000;
 
-  WallWitnessTable()
-      : slots_(new WallWitness[kCapacity]), scratch_(new uint64_t[kStackBytes / sizeof(uint64_t)]) {
-    free_.reserve(kCapacity);
-    for (uint32_t slot = kCapacity; slot > 0; --slot) free_.push_back(slot - 1);
-  }
+  // Reads /proc/self/maps once, for the end of the process's initial stack.
+  WallWitnessTable();
 
   // Sampler thread only (under the wall engine's lock). kNoSlot when all are taken.
   uint32_t Acquire(pid_t tid);
@@ -115,6 +112,11 @@ class WallWitnessTable {
   std::unique_ptr<WallWitness[]> slots_;
   std::unique_ptr<uint64_t[]> scratch_;  // a copy of the stack bytes StillThere compares
   std::vector<uint32_t> free_;           // sampler thread only
+  // The end of the initial thread's stack mapping ([stack]), 0 when unknown. The handler stops
+  // its hash there: that thread's TLS is not above its stack, so nothing else bounds the read,
+  // and a read past the mapping must not even fault (a fault in a handler that runs with SIGSEGV
+  // blocked, as ThreadSanitizer runs deferred handlers, kills the process).
+  uintptr_t initial_stack_end_ = 0;
 };
 
 // The CPU clock of thread `tid` of this process in nanoseconds; false when it cannot be read (the
