@@ -18,7 +18,9 @@ void CopyRecord(const SampleRecord& from, SampleRecord* to) {
 
 void WallRepeats::Remember(const SampleRecord& record) {
   Last& last = last_[record.tid];
-  if (last.record == nullptr) last.record.reset(new SampleRecord());
+  // Default-initialized: CopyRecord writes what is read, and value-initializing would zero all
+  // kMaxStackDepth frames (32 KiB) per thread.
+  if (last.record == nullptr) last.record.reset(new SampleRecord);
   CopyRecord(record, last.record.get());
   last.used_ticks = record.ticks;
 }
