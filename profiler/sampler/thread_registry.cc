@@ -1,11 +1,18 @@
 #include "profiler/sampler/thread_registry.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
 namespace ctxprof {
+
+ThreadRegistry::~ThreadRegistry() {
+  RemoveAll();
+  if (task_dir_ >= 0) close(task_dir_);
+}
 
 void ThreadRegistry::Exclude(pid_t tid) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -43,8 +50,10 @@ void ThreadRegistry::Rescan() {
 }
 
 void ThreadRegistry::RescanIfChanged() {
+  if (task_dir_ < 0) task_dir_ = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   struct stat info;
-  const bool counted = stat("/proc/self/task", &info) == 0;
+  const bool counted =
+      (task_dir_ >= 0 ? fstat(task_dir_, &info) : stat("/proc/self/task", &info)) == 0;
   const auto now = std::chrono::steady_clock::now();
   if (counted && info.st_nlink == last_link_count_ &&
       now - last_full_rescan_ < kFullRescanInterval) {

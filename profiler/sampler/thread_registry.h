@@ -38,7 +38,7 @@ class ThreadRegistry {
   explicit ThreadRegistry(std::vector<SamplingEngine*> engines) : engines_(std::move(engines)) {}
   // Disarms every thread still armed (RemoveAll), so a registry torn down on any path leaves no
   // per-thread event or timer behind.
-  ~ThreadRegistry() { RemoveAll(); }
+  ~ThreadRegistry();
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
@@ -64,7 +64,10 @@ class ThreadRegistry {
   std::unordered_set<pid_t> known_;     // guarded by mutex_
   std::unordered_set<pid_t> excluded_;  // guarded by mutex_
   uint64_t threads_seen_ = 0;           // guarded by mutex_
-  // RescanIfChanged's state, touched only by its one caller.
+  // RescanIfChanged's state, touched only by its one caller. task_dir_: /proc/self/task, opened
+  // at the first check (-1 until then, or when it cannot be opened: then each check stat()s the
+  // path); fstat of it skips the path walk (~7 % of the background thread's CPU in drops_bench).
+  int task_dir_ = -1;
   nlink_t last_link_count_ = 0;
   std::chrono::steady_clock::time_point last_full_rescan_{};
 };
