@@ -934,7 +934,8 @@ def events_section(options):
 DROPS = re.compile(r"^drops threads=(\d+) seconds=(\d+) consumed=(\d+) dropped=(\d+) "
                    r"buffer_slots=(\d+) slot_bytes=(\d+) threads_seen=(\d+) "
                    r"writer_cpu_ms=(-?\d+) writer_wait_ms=(-?\d+) cpu_weight_ms=(\d+) "
-                   r"workers_cpu_ms=(\d+) wall_weight_ms=(\d+) workers_wall_ms=(\d+) options=(.*)$")
+                   r"workers_cpu_ms=(\d+) wall_weight_ms=(\d+) workers_wall_ms=(\d+) "
+                   r"wall_signals=(\d+) wall_throttled_ticks=(\d+) options=(.*)$")
 
 
 def drops_section(options):
@@ -948,10 +949,12 @@ def drops_section(options):
         measured = DROPS.match(line) or measured
     if measured is None:
         raise ReportError("drops_bench printed no measurement:\n" + output)
-    value = [None] + [int(measured.group(i)) for i in range(1, 14)]
+    value = [None] + [int(measured.group(i)) for i in range(1, 16)]
     consumed, dropped, slots, slot_bytes, seen = value[3], value[4], value[5], value[6], value[7]
     writer_cpu_ms, writer_wait_ms = value[8], value[9]
     cpu_weight_ms, workers_cpu_ms, wall_weight_ms, workers_wall_ms = value[10:14]
+    wall_signals, throttled_ticks = value[14], value[15]
+    wall_ticks = int(seconds) * 1000 // 5
     share = 100.0 * dropped / max(1, consumed + dropped)
     bound_mib = slots * slot_bytes / float(1 << 20)
     return ("## Drops under load\n\n"
@@ -969,13 +972,15 @@ def drops_section(options):
             "signal when it exits). The background "
             "thread used %d ms of CPU and waited %.1f s "
             "on run queues: among %s runnable threads it gets a fair share of a CPU, about 1 %% "
-            "(docs/SAMPLER.md, \"Drops\").\n\n"
+            "(docs/SAMPLER.md, \"Drops\"). Backpressure: %d of about %d wall ticks signalled "
+            "fewer threads because records were waiting in the buffer (%d wall signals in all; "
+            "docs/SAMPLER.md, \"Drops\").\n\n"
             "Target ≤ 1 %% dropped: %s.\n\n"
-            % (threads, seconds, threads, seconds, measured.group(14).split(",file=")[0],
+            % (threads, seconds, threads, seconds, measured.group(16).split(",file=")[0],
                load_before, load_after, threads, seen, consumed, dropped, share, slots,
                slot_bytes, bound_mib, cpu_weight_ms / 1000.0, workers_cpu_ms / 1000.0,
                wall_weight_ms / 1000.0, workers_wall_ms / 1000.0, writer_cpu_ms,
-               writer_wait_ms / 1000.0, threads,
+               writer_wait_ms / 1000.0, threads, throttled_ticks, wall_ticks, wall_signals,
                check("Samples dropped, cpu 1 ms + wall 5 ms, %s busy threads" % threads, "≤ 1 %",
                      "%.2f %%" % share, share <= 1.0)))
 

@@ -514,6 +514,7 @@ SessionStats Session::Stats() const {
   stats.threads_seen = registry_->threads_seen();
   stats.wall_signals = wall_engine_ != nullptr ? wall_engine_->signals_sent() : 0;
   stats.wall_intervals = wall_engine_ != nullptr ? wall_engine_->intervals_accounted() : 0;
+  stats.wall_throttled_ticks = wall_engine_ != nullptr ? wall_engine_->throttled_ticks() : 0;
   stats.recording = recording_path();
   if (recording_ != nullptr) {
     stats.recorded_samples = recording_->samples_written();

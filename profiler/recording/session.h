@@ -115,8 +115,9 @@ struct SessionStats {
   uint64_t failed_threads = 0;  // threads an engine could not arm (not counting exited ones)
   uint64_t threads_seen = 0;    // distinct tids armed during the session
   uint64_t wall_signals = 0;
-  uint64_t wall_intervals = 0;  // wall time accounted for, in intervals (signals and repeats)
-  std::string recording;        // the JFR file or repository ("" when samples stay in memory)
+  uint64_t wall_intervals = 0;        // wall time accounted for, in intervals (signals and repeats)
+  uint64_t wall_throttled_ticks = 0;  // wall ticks that signalled fewer threads (backpressure)
+  std::string recording;              // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any
   // The background thread printed recording_error when it happened (report.h); a failure in

@@ -126,6 +126,8 @@ class SampleBuffer {
 
   uint32_t slots() const { return slots_; }
   uint32_t high_water() const { return slots_ / 2 > 0 ? slots_ / 2 : 1; }
+  // Published records not drained yet (see High water); any thread, a hint that may be stale.
+  uint32_t pending() const { return ready_.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t consumed() const { return published_.load(std::memory_order_relaxed); }
 

@@ -56,7 +56,10 @@ void WallEngine::AddThread(pid_t tid) {
   for (const Target& target : targets_) {
     if (target.tid == tid) return;
   }
-  targets_.push_back(Target{tid, witnesses_->Acquire(tid), 0, 0, 0});
+  // Its wall time counts from the last tick (0: the start): a thread that waits several ticks
+  // for its first visit (more threads than the budget, backpressure) gets them all in that
+  // sample's weight.
+  targets_.push_back(Target{tid, witnesses_->Acquire(tid), last_tick_, 0, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
@@ -104,15 +107,25 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
   }
 }
 
+int WallEngine::SignalBudget(int threads_per_tick, uint32_t pending, uint32_t high_water) {
+  if (pending >= high_water) return 0;
+  const uint64_t free = high_water - pending;
+  return static_cast<int>((static_cast<uint64_t>(threads_per_tick) * free + high_water - 1) /
+                          high_water);
+}
+
 void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
   sends->clear();
   // An idle thread's time is written at least about once a second, so that each flush holds it.
   const uint64_t second = std::max<uint64_t>(1, 1000000000u / interval_ns_);
   std::lock_guard<std::mutex> lock(mutex_);
+  last_tick_ = tick;
   sends->swap(removed_);
   const size_t count = targets_.size();
+  const int budget = SignalBudget(threads_per_tick_, buffer_->pending(), buffer_->high_water());
+  if (budget < threads_per_tick_) throttled_ticks_.fetch_add(1, std::memory_order_relaxed);
   int signals = 0;
-  for (size_t visited = 0; visited < count && signals < threads_per_tick_; ++visited) {
+  for (size_t visited = 0; visited < count && signals < budget; ++visited) {
     if (next_index_ >= count) next_index_ = 0;
     Target& target = targets_[next_index_++];
     if (filter_context_) {
@@ -123,12 +136,12 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
           snapshot.empty()) {
         // Time without a context is not sampled; the next sample starts from here.
         OweRepeat(&target, sends);
-        target.accounted_tick = 0;
+        target.accounted_tick = kUnaccounted;
         target.idle_tick = 0;
         continue;
       }
     }
-    if (target.accounted_tick != 0 && target.slot != WallWitnessTable::kNoSlot &&
+    if (target.accounted_tick != kUnaccounted && target.slot != WallWitnessTable::kNoSlot &&
         Idle(&target, tick)) {
       if (target.idle_tick == tick && tick - target.accounted_tick >= second) {
         OweRepeat(&target, sends);
@@ -136,7 +149,8 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
       continue;
     }
     OweRepeat(&target, sends);
-    const uint64_t intervals = target.accounted_tick == 0 ? 1 : tick - target.accounted_tick;
+    const uint64_t intervals =
+        target.accounted_tick == kUnaccounted ? 1 : tick - target.accounted_tick;
     sends->push_back(Send{target.tid, target.slot,
                           static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false});
     target.accounted_tick = tick;

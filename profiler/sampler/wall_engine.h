@@ -4,7 +4,8 @@
 //  * A thread that ran since it was last sampled gets the profiling signal, sent with
 //    rt_tgsigqueueinfo (si_code SI_QUEUE from our own pid); si_value carries the intervals since
 //    the thread was last accounted for (1 when it is signalled every tick; more when there are
-//    more threads than threads_per_tick, or filter=context skipped it) and the thread's witness
+//    more threads than threads_per_tick, backpressure held it back or filter=context skipped it;
+//    a new thread's first sample counts from the tick before it was added) and the thread's witness
 //    slot. The handler records a wall sample with that weight and the thread's state (sleeping
 //    when it was interrupted in a system call); at most threads_per_tick signals go out per tick.
 //  * A sleeping thread's handler also leaves a witness (wall_witness.h). While the thread is still
@@ -19,6 +20,14 @@
 //  * A thread whose previous signal is still being handled (the handler has not finished its
 //    witness slot) is not signalled again: a second signal would merge into the pending one and
 //    its weight would be lost. After about a second it is signalled anyway (the first was lost).
+//
+// Backpressure: a tick's signal budget shrinks with the records waiting in the sample buffer,
+// from threads_per_tick when it is empty to none at its high-water mark (SignalBudget). A thread
+// left unsignalled keeps its intervals, and its next sample carries them as its weight, so wall
+// time stays accounted for; what the budget saves is a signal and a stack walk in the target for
+// a record the buffer would likely have dropped (its background thread is behind, e.g. starved
+// of CPU among hundreds of busy threads). CPU samples, which the kernel triggers, are not
+// throttled: they keep the buffer's room.
 //
 // filter=context: the sampler reads the target's context block from its own thread (seqlock,
 // kOtherThreadReadAttempts) and skips threads with no context, whose time is not accounted for;
@@ -82,12 +91,21 @@ class WallEngine : public SamplingEngine {
   uint64_t intervals_accounted() const {
     return intervals_accounted_.load(std::memory_order_relaxed);
   }
+  // Ticks whose signal budget the backpressure cut below threads_per_tick.
+  uint64_t throttled_ticks() const { return throttled_ticks_.load(std::memory_order_relaxed); }
+
+  // The signals a tick may send: threads_per_tick scaled by the free part of the buffer below
+  // its high-water mark (rounded up: a few waiting records cost nothing), 0 at or above it.
+  static int SignalBudget(int threads_per_tick, uint32_t pending, uint32_t high_water);
 
  private:
+  static constexpr uint64_t kUnaccounted = UINT64_MAX;
   struct Target {
     pid_t tid;
-    uint32_t slot;            // its witness slot; WallWitnessTable::kNoSlot when none was free
-    uint64_t accounted_tick;  // its wall time before this tick is accounted for; 0 = none yet
+    uint32_t slot;  // its witness slot; WallWitnessTable::kNoSlot when none was free
+    // Its wall time before this tick is accounted for; kUnaccounted: from no known tick (its
+    // next sample counts one interval).
+    uint64_t accounted_tick;
     uint64_t idle_tick;       // seen still where its witness saw it at this tick
     uint64_t signalled_tick;  // the tick of its last signal
   };
@@ -100,7 +118,7 @@ class WallEngine : public SamplingEngine {
 
   void Run();
   // Decides, for tick `tick`, the signals and repeat records of the next targets (round-robin,
-  // at most threads_per_tick_ signals) into *sends.
+  // at most SignalBudget signals) into *sends.
   void Visit(uint64_t tick, std::vector<Send>* sends);
   // True when `target`, which has a witness slot, needs no signal at `tick`.
   bool Idle(Target* target, uint64_t tick);
@@ -123,10 +141,12 @@ class WallEngine : public SamplingEngine {
   bool stopping_ = false;        // guarded by mutex_
   std::vector<Target> targets_;  // guarded by mutex_
   size_t next_index_ = 0;        // guarded by mutex_
+  uint64_t last_tick_ = 0;       // guarded by mutex_: the tick Visit last ran for, 0 = none yet
   std::thread thread_;
   std::atomic<pid_t> sampler_tid_{0};
   std::atomic<uint64_t> signals_sent_{0};
   std::atomic<uint64_t> intervals_accounted_{0};
+  std::atomic<uint64_t> throttled_ticks_{0};
   std::vector<Send> removed_;  // guarded by mutex_: repeats owed by removed targets
 };
 
