@@ -108,10 +108,12 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
 }
 
 int WallEngine::SignalBudget(int threads_per_tick, uint32_t pending, uint32_t high_water) {
+  const uint32_t knee = high_water / 4;
+  if (pending <= knee) return threads_per_tick;
   if (pending >= high_water) return 0;
+  const uint64_t span = high_water - knee;
   const uint64_t free = high_water - pending;
-  return static_cast<int>((static_cast<uint64_t>(threads_per_tick) * free + high_water - 1) /
-                          high_water);
+  return static_cast<int>((static_cast<uint64_t>(threads_per_tick) * free + span - 1) / span);
 }
 
 void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {

@@ -22,7 +22,7 @@
 //    its weight would be lost. After about a second it is signalled anyway (the first was lost).
 //
 // Backpressure: a tick's signal budget shrinks with the records waiting in the sample buffer,
-// from threads_per_tick when it is empty to none at its high-water mark (SignalBudget). A thread
+// from threads_per_tick to none at its high-water mark (SignalBudget). A thread
 // left unsignalled keeps its intervals, and its next sample carries them as its weight, so wall
 // time stays accounted for; what the budget saves is a signal and a stack walk in the target for
 // a record the buffer would likely have dropped (its background thread is behind, e.g. starved
@@ -94,8 +94,9 @@ class WallEngine : public SamplingEngine {
   // Ticks whose signal budget the backpressure cut below threads_per_tick.
   uint64_t throttled_ticks() const { return throttled_ticks_.load(std::memory_order_relaxed); }
 
-  // The signals a tick may send: threads_per_tick scaled by the free part of the buffer below
-  // its high-water mark (rounded up: a few waiting records cost nothing), 0 at or above it.
+  // The signals a tick may send: threads_per_tick while at most a quarter of the high-water mark
+  // waits in the buffer (a drain every Session::kDrainInterval keeps it there), then in
+  // proportion to the room left below the mark (rounded up), 0 at or above it.
   static int SignalBudget(int threads_per_tick, uint32_t pending, uint32_t high_water);
 
  private:

@@ -53,8 +53,9 @@ bool AwaitCondition(Done done) {
 
 TEST(WallBackpressureTest, FullBufferDefersSignalsAndTheirIntervals) {
   EXPECT_EQ(WallEngine::SignalBudget(16, 0, 1024), 16);
-  EXPECT_EQ(WallEngine::SignalBudget(16, 1, 1024), 16);  // rounded up
-  EXPECT_EQ(WallEngine::SignalBudget(16, 512, 1024), 8);
+  EXPECT_EQ(WallEngine::SignalBudget(16, 256, 1024), 16);  // up to a quarter: no backpressure
+  EXPECT_EQ(WallEngine::SignalBudget(16, 257, 1024), 16);  // rounded up
+  EXPECT_EQ(WallEngine::SignalBudget(16, 640, 1024), 8);
   EXPECT_EQ(WallEngine::SignalBudget(16, 1023, 1024), 1);
   EXPECT_EQ(WallEngine::SignalBudget(16, 1024, 1024), 0);
   EXPECT_EQ(WallEngine::SignalBudget(16, 5000, 1024), 0);
