@@ -67,16 +67,19 @@ uint64_t HashCopy(const uint64_t* words, size_t count) {
   return hash.Value();
 }
 
-// Reads /proc/self/task/TID/syscall: true when the thread is blocked in a system call, with the
-// user sp and pc it entered it from (the pc follows the system call instruction).
-bool BlockedInSyscallAt(pid_t tid, uint64_t* sp, uint64_t* pc) {
+int OpenSyscallFile(pid_t tid) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", static_cast<int>(tid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;  // exited
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+// Parses /proc/self/task/TID/syscall (read from `fd` at offset 0: the file is generated afresh at
+// each read): true when the thread is blocked in a system call, with the user sp and pc it
+// entered it from (the pc follows the system call instruction). False when it is not, or the
+// thread exited (ESRCH).
+bool BlockedInSyscallAt(int fd, uint64_t* sp, uint64_t* pc) {
   char text[256];
-  const ssize_t length = read(fd, text, sizeof(text) - 1);
-  close(fd);
+  const ssize_t length = pread(fd, text, sizeof(text) - 1, 0);
   if (length <= 0) return false;
   text[length] = '\0';
   // "running", or "-1 SP PC" (blocked, not in a system call), or "NR ARG1..ARG6 SP PC".
@@ -118,10 +121,44 @@ uintptr_t InitialStackEnd() {
 
 WallWitnessTable::WallWitnessTable()
     : slots_(new WallWitness[kCapacity]),
+      syscall_fds_(new int[kCapacity]),
       scratch_(new uint64_t[kStackBytes / sizeof(uint64_t)]),
       initial_stack_end_(InitialStackEnd()) {
   free_.reserve(kCapacity);
-  for (uint32_t slot = kCapacity; slot > 0; --slot) free_.push_back(slot - 1);
+  for (uint32_t slot = kCapacity; slot > 0; --slot) {
+    free_.push_back(slot - 1);
+    syscall_fds_[slot - 1] = -1;
+  }
+}
+
+WallWitnessTable::~WallWitnessTable() {
+  for (uint32_t slot = 0; slot < kCapacity; ++slot) {
+    if (syscall_fds_[slot] >= 0) close(syscall_fds_[slot]);
+  }
+}
+
+void WallWitnessTable::Release(uint32_t slot) {
+  if (syscall_fds_[slot] >= 0) {
+    close(syscall_fds_[slot]);
+    syscall_fds_[slot] = -1;
+    --open_syscall_fds_;
+  }
+  free_.push_back(slot);
+}
+
+bool WallWitnessTable::BlockedAt(uint32_t slot, pid_t tid, uint64_t* sp, uint64_t* pc) {
+  int& kept = syscall_fds_[slot];
+  if (kept < 0 && open_syscall_fds_ < kMaxSyscallFds) {
+    kept = OpenSyscallFile(tid);
+    if (kept < 0) return false;  // exited
+    ++open_syscall_fds_;
+  }
+  if (kept >= 0) return BlockedInSyscallAt(kept, sp, pc);
+  const int fd = OpenSyscallFile(tid);
+  if (fd < 0) return false;
+  const bool blocked = BlockedInSyscallAt(fd, sp, pc);
+  close(fd);
+  return blocked;
 }
 
 bool ThreadCpuNanos(pid_t tid, uint64_t* nanos) {
@@ -205,7 +242,8 @@ bool WallWitnessTable::StillThere(WallWitness* witness, uint64_t cpu_nanos,
   if (sequence != witness->context_sequence) return false;
   uint64_t sp;
   uint64_t pc;
-  if (!BlockedInSyscallAt(witness->tid.load(std::memory_order_relaxed), &sp, &pc) ||
+  if (!BlockedAt(static_cast<uint32_t>(witness - slots_.get()),
+                 witness->tid.load(std::memory_order_relaxed), &sp, &pc) ||
       sp != witness->sp || pc != witness->pc) {
     return false;
   }

@@ -83,12 +83,19 @@ class WallWitnessTable {
   // and the restart of the interrupted call cost a few microseconds.
   static constexpr uint64_t kRunNanos = 50 * 1000;
 
+  // At most this many slots keep their thread's /proc/self/task/TID/syscall open between checks
+  // (the first ones checked; a JVM's few periodic threads are those checked most).
+  static constexpr uint32_t kMaxSyscallFds = 64;
+
   // Reads /proc/self/maps once, for the end of the process's initial stack.
   WallWitnessTable();
+  ~WallWitnessTable();
+  WallWitnessTable(const WallWitnessTable&) = delete;
+  WallWitnessTable& operator=(const WallWitnessTable&) = delete;
 
   // Sampler thread only (under the wall engine's lock). kNoSlot when all are taken.
   uint32_t Acquire(pid_t tid);
-  void Release(uint32_t slot) { free_.push_back(slot); }
+  void Release(uint32_t slot);  // also closes the slot's kept syscall file
   WallWitness& at(uint32_t slot) { return slots_[slot]; }
 
   // The wall signal's si_value: the weight (intervals the sample stands for) and the slot.
@@ -109,7 +116,14 @@ class WallWitnessTable {
   bool StillThere(WallWitness* witness, uint64_t cpu_nanos, const ContextBlock* block);
 
  private:
+  // Sampler side: true when the thread of `slot` (`tid`) is blocked in a system call, with the sp
+  // and pc it entered it from; reads the slot's kept file, keeping one if fewer than
+  // kMaxSyscallFds are kept (re-opening the path each time costs ~4 system calls and a path walk).
+  bool BlockedAt(uint32_t slot, pid_t tid, uint64_t* sp, uint64_t* pc);
+
   std::unique_ptr<WallWitness[]> slots_;
+  std::unique_ptr<int[]> syscall_fds_;   // under the wall engine's lock: per slot, -1 or an fd
+  uint32_t open_syscall_fds_ = 0;        // under the wall engine's lock
   std::unique_ptr<uint64_t[]> scratch_;  // a copy of the stack bytes StillThere compares
   std::vector<uint32_t> free_;           // sampler thread only
   // The end of the initial thread's stack mapping ([stack]), 0 when unknown. The handler stops
