@@ -11,7 +11,9 @@ tools/install-deps.sh ${CTXPROF_APT_UPDATE:+--update} || exit 1
 passed=0
 failed=0
 log_dir=$(mktemp -d)
-bazel_flags=(--color=no --curses=no --show_progress_rate_limit=60)
+# --test_output=errors puts a failed test's log into the bazel output; run_bazel_test prints the
+# end of it, so a failure in CI (whose output is all anyone sees) says which check failed.
+bazel_flags=(--color=no --curses=no --show_progress_rate_limit=60 --test_output=errors)
 
 # Runs one `bazel test` invocation and adds its per-target results to the totals.
 run_bazel_test() {
@@ -24,6 +26,12 @@ run_bazel_test() {
   local run_passed run_failed
   run_passed=$(grep -cE '^//\S+ +(\(cached\) )?PASSED' "$log")
   run_failed=$(grep -cE '^//\S+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE)' "$log")
+  if [ "$run_failed" -gt 0 ]; then
+    # Each failed test's log sits between "==== Test output for //target:" and a line of '=';
+    # print that header and the log's last 60 lines.
+    awk '/^==========+ Test output for /{print; keep=1; n=0; next} keep{buf[n++ % 60]=$0}
+         keep && /^========================================+$/ {keep=0; s=(n>60?n-60:0); for(i=s;i<n;i++) print buf[i % 60]}' "$log"
+  fi
   if [ "$status" -ne 0 ] && [ "$run_failed" -eq 0 ]; then
     echo "== $name: bazel exited with $status before reporting test results (build error?)"
     run_failed=1
