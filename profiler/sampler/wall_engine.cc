@@ -43,6 +43,12 @@ void WallEngine::Stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     repeats.swap(removed_);
     for (Target& target : targets_) {
+      // A thread between spaced checks gets its last check now (the sampler thread has ended,
+      // so its scratch buffer is free), so that its idle time up to the last tick is written.
+      if (target.quiet_since_tick != kUnaccounted && target.slot != WallWitnessTable::kNoSlot) {
+        target.next_check_tick = 0;
+        Idle(&target, last_tick_);
+      }
       OweRepeat(&target, &repeats);
       if (target.slot != WallWitnessTable::kNoSlot) witnesses_->Release(target.slot);
     }
@@ -59,7 +65,7 @@ void WallEngine::AddThread(pid_t tid) {
   // Its wall time counts from the last tick (0: the start): a thread that waits several ticks
   // for its first visit (more threads than the budget, backpressure) gets them all in that
   // sample's weight.
-  targets_.push_back(Target{tid, witnesses_->Acquire(tid), last_tick_, 0, 0});
+  targets_.push_back(Target{tid, witnesses_->Acquire(tid), last_tick_, 0, 0, kUnaccounted, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
@@ -88,18 +94,34 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
   WallWitness& witness = witnesses_->at(target->slot);
   // An idle thread's witness stands for about a second at most before it is re-signalled when
   // its signal seems lost.
-  const uint64_t second = std::max<uint64_t>(1, 1000000000u / interval_ns_);
+  const uint64_t second = TicksPerSecond();
   switch (witness.state.load(std::memory_order_acquire)) {
     case WallWitness::kPending:
       // Its last signal is not handled yet: another one would merge into it.
       return tick - target->signalled_tick < second;
     case WallWitness::kSleeping: {
+      const bool quiet = target->quiet_since_tick != kUnaccounted;
+      if (quiet && tick < target->next_check_tick) return true;
       uint64_t cpu_nanos;
       if (!ThreadCpuNanos(target->tid, &cpu_nanos)) return false;  // exited: ESRCH next
+      const uint64_t cpu_at_last_check = witness.cpu_checked;      // valid while quiet
       if (!witnesses_->StillThere(&witness, cpu_nanos, context_map_->BlockFor(target->tid))) {
+        if (quiet && tick > target->idle_tick && cpu_nanos >= cpu_at_last_check) {
+          // It left its wait within the ticks since its last check: it ran for about its CPU
+          // time of them, the last ones; before that it was still waiting.
+          const uint64_t unchecked = tick - target->idle_tick;
+          const uint64_t ran = std::min<uint64_t>(
+              unchecked, std::max<uint64_t>(
+                             1, (cpu_nanos - cpu_at_last_check + interval_ns_ - 1) / interval_ns_));
+          target->idle_tick += unchecked - ran;
+        }
+        target->quiet_since_tick = kUnaccounted;
         return false;
       }
+      if (!quiet) target->quiet_since_tick = tick;
       target->idle_tick = tick;
+      target->next_check_tick =
+          tick + CheckSpacing(tick - target->quiet_since_tick, second);
       return true;
     }
     default:
@@ -116,10 +138,15 @@ int WallEngine::SignalBudget(int threads_per_tick, uint32_t pending, uint32_t hi
   return static_cast<int>((static_cast<uint64_t>(threads_per_tick) * free + span - 1) / span);
 }
 
+uint32_t WallEngine::CheckSpacing(uint64_t quiet_ticks, uint64_t ticks_per_second) {
+  if (quiet_ticks < ticks_per_second) return 1;
+  return quiet_ticks < 2 * ticks_per_second ? 2 : kMaxCheckSpacing;
+}
+
 void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
   sends->clear();
   // An idle thread's time is written at least about once a second, so that each flush holds it.
-  const uint64_t second = std::max<uint64_t>(1, 1000000000u / interval_ns_);
+  const uint64_t second = TicksPerSecond();
   std::lock_guard<std::mutex> lock(mutex_);
   last_tick_ = tick;
   sends->swap(removed_);
@@ -140,6 +167,7 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
         OweRepeat(&target, sends);
         target.accounted_tick = kUnaccounted;
         target.idle_tick = 0;
+        target.quiet_since_tick = kUnaccounted;
         continue;
       }
     }
@@ -157,6 +185,7 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
                           static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false});
     target.accounted_tick = tick;
     target.signalled_tick = tick;
+    target.quiet_since_tick = kUnaccounted;
     if (target.slot != WallWitnessTable::kNoSlot) {
       witnesses_->at(target.slot).state.store(WallWitness::kPending, std::memory_order_release);
     }

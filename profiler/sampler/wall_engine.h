@@ -15,8 +15,18 @@
 //    left (before its next signal), after about a second of idling (so each flush holds its
 //    time), and when it is removed; the session turns the record into a copy of the thread's last
 //    wall sample with that weight (profiler/recording/wall_repeats.h). An idle thread so costs one
-//    clock_gettime per tick instead of a signal, a stack walk and a record, and its time is all
+//    clock_gettime per check instead of a signal, a stack walk and a record, and its time is all
 //    there, on the stack it waits in. Idle visits do not count against threads_per_tick.
+//  * Checks thin out for a thread idle for long (CheckSpacing): every tick for its first second
+//    still in its wait, then every 2nd tick, after two seconds every kMaxCheckSpacing-th. Most
+//    of a JVM's threads (compiler, GC and VM threads, parked pools) wait for seconds, and their
+//    CPU-clock reads were most of the sampler's own CPU. When a spaced check finds such a thread
+//    gone from its wait, the unchecked ticks are split by its CPU clock: as many intervals as it
+//    ran since the last check (at least one) go to its next sample, the rest to the wait it was
+//    seen in. So its wall time stays whole; what a spaced check cannot tell is when, within at
+//    most kMaxCheckSpacing - 1 intervals, a thread that went on waiting elsewhere left its wait,
+//    nor what a wake-up shorter than that ran. Threads that change waits more often than once a
+//    second are checked every tick.
 //  * A thread whose previous signal is still being handled (the handler has not finished its
 //    witness slot) is not signalled again: a second signal would merge into the pending one and
 //    its weight would be lost. After about a second it is signalled anyway (the first was lost).
@@ -46,6 +56,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -99,6 +110,12 @@ class WallEngine : public SamplingEngine {
   // proportion to the room left below the mark (rounded up), 0 at or above it.
   static int SignalBudget(int threads_per_tick, uint32_t pending, uint32_t high_water);
 
+  // Ticks from a check that found a thread still idle to its next check, `quiet_ticks` after
+  // the first check that found it so, with `ticks_per_second` ticks a second: 1 for a second,
+  // 2 for the next, then kMaxCheckSpacing.
+  static constexpr uint32_t kMaxCheckSpacing = 4;
+  static uint32_t CheckSpacing(uint64_t quiet_ticks, uint64_t ticks_per_second);
+
  private:
   static constexpr uint64_t kUnaccounted = UINT64_MAX;
   struct Target {
@@ -109,6 +126,10 @@ class WallEngine : public SamplingEngine {
     uint64_t accounted_tick;
     uint64_t idle_tick;       // seen still where its witness saw it at this tick
     uint64_t signalled_tick;  // the tick of its last signal
+    // The first of the checks in a row that found it still there; kUnaccounted: none since its
+    // last signal (or the last check that found it gone).
+    uint64_t quiet_since_tick;
+    uint64_t next_check_tick;  // while quiet: idle until this tick, then checked
   };
   struct Send {
     pid_t tid;
@@ -118,10 +139,13 @@ class WallEngine : public SamplingEngine {
   };
 
   void Run();
+  uint64_t TicksPerSecond() const { return std::max<uint64_t>(1, 1000000000u / interval_ns_); }
   // Decides, for tick `tick`, the signals and repeat records of the next targets (round-robin,
   // at most SignalBudget signals) into *sends.
   void Visit(uint64_t tick, std::vector<Send>* sends);
-  // True when `target`, which has a witness slot, needs no signal at `tick`.
+  // True when `target`, which has a witness slot, needs no signal at `tick`: its signal is still
+  // pending, or it is still idle (checked now or not due for a check). When a due check finds it
+  // gone, moves idle_tick over the unchecked ticks it did not run (class comment).
   bool Idle(Target* target, uint64_t tick);
   // Appends the repeat a target owes for its idle intervals up to idle_tick, if any.
   static void OweRepeat(Target* target, std::vector<Send>* sends);

@@ -378,6 +378,61 @@ __attribute__((noinline)) void StepUntilAccounted(uint64_t intervals) {
   }
 }
 
+__attribute__((noinline)) void SleepInLongWait(const timespec& deadline) { SleepUntil(deadline); }
+
+__attribute__((noinline)) void BurnUntilTime(const timespec& deadline) {
+  uint64_t value = 5;
+  timespec now = Now();
+  while (now.tv_sec < deadline.tv_sec ||
+         (now.tv_sec == deadline.tv_sec && now.tv_nsec < deadline.tv_nsec)) {
+    value = Spin(20000, value);
+    now = Now();
+  }
+  g_sink += value;
+}
+
+// A thread still for over two seconds is checked only every 4th tick (WallEngine::CheckSpacing);
+// when it wakes, the unchecked ticks are split by its CPU clock, so its wall time stays whole and
+// its wake-up keeps about its own length. The thread waits 2.1 s in one place, then computes for
+// 100 ms of wall time (20 ticks), twice; the computing gets 40 intervals, give or take the tick
+// on either side of each transition and the up to 3 unchecked ticks a loaded machine may split
+// off by CPU time (a woken thread that waits for a CPU runs less than its wall time).
+TEST(WallEngineTest, SpacedChecksKeepEveryThreadsTimeAndAWakeUpsLength) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
+  ASSERT_NO_FATAL_FAILURE(StartProfiler("event=wall,interval=5ms"));
+  const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
+  constexpr uint64_t kMillis = 1000 * 1000;
+  std::atomic<bool> started{false};
+  std::thread waker([&] {
+    while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    timespec phase = Now();
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      phase = After(phase, 2100 * kMillis);
+      SleepInLongWait(phase);
+      phase = After(phase, 100 * kMillis);
+      BurnUntilTime(phase);
+    }
+  });
+  AwaitThreadsArmed(seen_before, 1);
+  started = true;
+  waker.join();
+  ASSERT_EQ(ctxprof_stop(), 0);
+
+  const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
+  const uint64_t waiting = Weight(stacks, [](const auto& s) {
+    return s.kind == SampleKind::kWall && StackContains(s, "SleepInLongWait");
+  });
+  const uint64_t burning = Weight(stacks, [](const auto& s) {
+    return s.kind == SampleKind::kWall && StackContains(s, "BurnUntilTime");
+  });
+  printf("wall: SleepInLongWait %lu intervals (truth 840), BurnUntilTime %lu (truth 40)\n", waiting,
+         burning);
+  EXPECT_NEAR(static_cast<double>(waiting + burning), 880.0, 880.0 * 0.05);
+  EXPECT_NEAR(static_cast<double>(burning), 40.0, 10.0);
+}
+
 // Threads that wait where they are get a signal once, then none while their CPU clock does not
 // move (wall_witness.h): their time is written as repeats of that sample, with its stack. 8
 // threads blocked in one read for the whole run, next to the main thread, which wakes every

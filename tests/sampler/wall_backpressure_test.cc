@@ -120,5 +120,18 @@ TEST(WallBackpressureTest, FullBufferDefersSignalsAndTheirIntervals) {
   sigaction(SIGUSR2, &previous, nullptr);
 }
 
+// An idle thread's checks thin out: every tick for a second, every 2nd for the next, then every
+// kMaxCheckSpacing-th (200 ticks a second at 5 ms).
+TEST(WallEngineTest, CheckSpacingThinsOutAfterASecondStill) {
+  EXPECT_EQ(WallEngine::CheckSpacing(0, 200), 1u);
+  EXPECT_EQ(WallEngine::CheckSpacing(199, 200), 1u);
+  EXPECT_EQ(WallEngine::CheckSpacing(200, 200), 2u);
+  EXPECT_EQ(WallEngine::CheckSpacing(399, 200), 2u);
+  EXPECT_EQ(WallEngine::CheckSpacing(400, 200), WallEngine::kMaxCheckSpacing);
+  EXPECT_EQ(WallEngine::CheckSpacing(UINT64_MAX / 2, 200), WallEngine::kMaxCheckSpacing);
+  EXPECT_EQ(WallEngine::CheckSpacing(0, 1), 1u);  // 1 s intervals and longer
+  EXPECT_EQ(WallEngine::CheckSpacing(2, 1), WallEngine::kMaxCheckSpacing);
+}
+
 }  // namespace
 }  // namespace ctxprof
