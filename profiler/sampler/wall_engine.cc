@@ -120,8 +120,7 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
       }
       if (!quiet) target->quiet_since_tick = tick;
       target->idle_tick = tick;
-      target->next_check_tick =
-          tick + CheckSpacing(tick - target->quiet_since_tick, second);
+      target->next_check_tick = tick + CheckSpacing(tick - target->quiet_since_tick, second);
       return true;
     }
     default:
