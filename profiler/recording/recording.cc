@@ -7,8 +7,8 @@ std::unique_ptr<Recording> Recording::Open(
     const Dictionary* dictionary, const AttributeRegistry* attributes,
     std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
     std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
-    std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
-    int* os_error) {
+    std::unique_ptr<ObjectTracker> objects, SampleSink* downstream, const UploaderConfig* upload,
+    std::string* error, int* os_error) {
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -48,6 +48,7 @@ std::unique_ptr<Recording> Recording::Open(
   inputs.dropped_samples = std::move(dropped_samples);
   inputs.class_names = class_names;
   recording->objects_ = std::move(objects);
+  recording->downstream_ = downstream;
   inputs.objects = recording->objects_.get();
   if (upload != nullptr) {
     recording->uploader_ = Uploader::Start(*upload, error);
@@ -110,12 +111,19 @@ void Recording::Consume(const SampleRecord& record) {
   if (writer_ != nullptr) {
     reorderer_.Add(record);
   } else {
+    if (downstream_ != nullptr) downstream_->Consume(record);
     Discard(record);
   }
 }
 
-void Recording::WriteUpTo(uint64_t horizon) {
-  reorderer_.Release(horizon, [this](const SampleRecord& record) {
+void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) {
+  uint32_t since_drain = 0;
+  reorderer_.Release(horizon, [this, drain, &since_drain](const SampleRecord& record) {
+    if (drain != nullptr && ++since_drain == kRecordsBetweenDrains) {
+      since_drain = 0;
+      (*drain)();
+    }
+    if (downstream_ != nullptr) downstream_->Consume(record);
     std::string error;
     if (writer_ == nullptr) {
       Discard(record);
@@ -125,17 +133,18 @@ void Recording::WriteUpTo(uint64_t horizon) {
   });
 }
 
-void Recording::Tick() {
+void Recording::Tick(const std::function<void()>& drain) {
   if (writer_ == nullptr) return;
   const uint64_t now = clock_->Now();
-  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_);
+  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_, &drain);
+  drain();
   std::string error;
   if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
   PublishProgress();
 }
 
 bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
-  WriteUpTo(UINT64_MAX);
+  WriteUpTo(UINT64_MAX, nullptr);
   std::string publish_error;
   if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
   if (writer_ == nullptr) {
@@ -153,7 +162,7 @@ std::vector<pid_t> Recording::own_threads() const {
 }
 
 bool Recording::Close(std::string* error) {
-  WriteUpTo(UINT64_MAX);
+  WriteUpTo(UINT64_MAX, nullptr);
   if (writer_ != nullptr) {
     std::string close_error;
     if (writer_->Close(&close_error)) {

@@ -57,14 +57,16 @@ class Recording : public SampleSink {
   // (profiler/sampler/event_recorder.h); may be null when there are none. `objects` (the live
   // option; else null) owns the object references allocation records carry: the writer reports
   // the live ones at the end, and references of records never written (after a failure) are
-  // released here.
+  // released here. `downstream` (the session's aggregator; may be null, must outlive the
+  // recording) gets every consumed record too: when the writer takes it, in tick order, which
+  // keeps Consume a copy into the reorderer (see Tick); after a failure, at once.
   static std::unique_ptr<Recording> Open(
       const Options& options, const RecordingSettings& settings, const Clock* clock,
       const Dictionary* dictionary, const AttributeRegistry* attributes,
       std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
       std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
-      std::unique_ptr<ObjectTracker> objects, const UploaderConfig* upload, std::string* error,
-      int* os_error);
+      std::unique_ptr<ObjectTracker> objects, SampleSink* downstream, const UploaderConfig* upload,
+      std::string* error, int* os_error);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -72,8 +74,13 @@ class Recording : public SampleSink {
 
   void Consume(const SampleRecord& record) override;
   // Periodic work: hands the samples older than the reorder window to the writer, flushes on
-  // the flush interval, rotates on chunktime=. Call it after each drain.
-  void Tick();
+  // the flush interval, rotates on chunktime=. Call it after each drain. `drain` is called
+  // every kRecordsBetweenDrains records written and before the flush: the session drains its
+  // sample buffer there (into Consume, which may be called from inside it), so that a long
+  // write, stretched by a thread that gets little CPU, does not leave the buffer to fill up.
+  void Tick(const std::function<void()>& drain);
+  // ~0.3 ms of the writer's CPU at ~3 us per record: a fraction of the shortest scheduler slice.
+  static constexpr uint32_t kRecordsBetweenDrains = 128;
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).
   bool Close(std::string* error);
@@ -81,6 +88,9 @@ class Recording : public SampleSink {
   // (JfrWriter::Publish); then *published lists what readers can read. False (and the
   // recording failed) on a write error, or when it had failed before.
   bool Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error);
+
+  // Records consumed and not written yet (the reorderer's).
+  size_t backlog() const { return reorderer_.held(); }
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The first failure ("" while none).
@@ -95,14 +105,16 @@ class Recording : public SampleSink {
   void Fail(const std::string& error);
   void ReleaseWriter();
   void PublishProgress();
-  // Writes the held samples with ticks <= horizon.
-  void WriteUpTo(uint64_t horizon);
+  // Writes the held samples with ticks <= horizon; calls `drain` (when not null) every
+  // kRecordsBetweenDrains of them.
+  void WriteUpTo(uint64_t horizon, const std::function<void()>* drain);
   // A record that will not be written: gives back its object reference, if any.
   void Discard(const SampleRecord& record);
 
   std::unique_ptr<FrameResolver> frames_;
   std::unique_ptr<ThreadResolver> threads_;
   std::unique_ptr<ObjectTracker> objects_;  // may be null
+  SampleSink* downstream_ = nullptr;        // may be null
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;

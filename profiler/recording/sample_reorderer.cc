@@ -33,6 +33,11 @@ SampleReorderer::SampleReorderer() = default;
 
 void SampleReorderer::Add(const SampleRecord& record) {
   const uint32_t frame_count = std::min<uint32_t>(record.frame_count, kMaxStackDepth);
+  if (releasing_) {
+    added_while_releasing_.push_back(
+        {record.ticks, arrivals_++, Append(record, frame_count, &spare_)});
+    return;
+  }
   held_.push_back({record.ticks, arrivals_++, Append(record, frame_count, &arena_)});
 }
 
@@ -47,12 +52,16 @@ void SampleReorderer::Release(uint64_t horizon,
     std::sort(held_.begin(), held_.end(), earlier);
   }
   size_t released = 0;
+  releasing_ = true;
   for (; released < held_.size() && held_[released].ticks <= horizon; released++) {
+    emitted_ = released + 1;
     emit(At(arena_, held_[released].offset));
   }
-  if (released == 0) return;
-  // Keep the rest: their records move to the spare arena, which becomes the arena.
-  spare_.clear();
+  releasing_ = false;
+  emitted_ = 0;
+  if (released == 0) return;  // nothing was emitted, so nothing was added
+  // Keep the rest: their records move to the spare arena (after those added meanwhile), which
+  // becomes the arena.
   for (size_t i = released; i < held_.size(); i++) {
     const SampleRecord& kept = At(arena_, held_[i].offset);
     held_[i].offset = Append(kept, kept.frame_count, &spare_);
@@ -60,6 +69,8 @@ void SampleReorderer::Release(uint64_t horizon,
   arena_.swap(spare_);
   spare_.clear();
   held_.erase(held_.begin(), held_.begin() + released);
+  held_.insert(held_.end(), added_while_releasing_.begin(), added_while_releasing_.end());
+  added_while_releasing_.clear();
 }
 
 }  // namespace ctxprof

@@ -15,6 +15,10 @@
 // both keep their capacity: in steady state nothing is allocated and no fresh page is touched
 // (the JVM overhead workload spent ~1/3 of the background thread's CPU here when every release
 // built a new frames vector and copied each record out to the writer).
+// Adding during a release: `emit` may call Add (the session drains the sample buffer between the
+// records it writes, session.h "Draining"). Such a record goes into the spare arena, which the
+// release leaves alone until its emitting is done and then fills with the kept records, and is
+// held for a later Release: the record `emit` is reading stays where it is.
 // Thread safety: none; the recording's one consumer thread uses it.
 #ifndef CTXPROF_PROFILER_RECORDING_SAMPLE_REORDERER_H_
 #define CTXPROF_PROFILER_RECORDING_SAMPLE_REORDERER_H_
@@ -33,9 +37,11 @@ class SampleReorderer {
 
   void Add(const SampleRecord& record);
   // Calls `emit` for every held sample with ticks <= `horizon`, oldest first, and forgets them.
-  // The record passed to `emit` is valid only during the call.
+  // The record passed to `emit` is valid only during the call. Records Add()ed by `emit` are
+  // held, not emitted by this call.
   void Release(uint64_t horizon, const std::function<void(const SampleRecord&)>& emit);
-  size_t held() const { return held_.size(); }
+  // Records held and not emitted yet (during a release too).
+  size_t held() const { return held_.size() - emitted_ + added_while_releasing_.size(); }
 
  private:
   struct Held {
@@ -47,6 +53,10 @@ class SampleReorderer {
   std::vector<Held> held_;
   std::vector<uint64_t> arena_;  // records, each 8-byte aligned (SampleRecord's alignment)
   std::vector<uint64_t> spare_;  // the next arena_ after a release; empty, with capacity
+  // Records added while a release emits: their offsets are in spare_ (see Adding during a release).
+  std::vector<Held> added_while_releasing_;
+  bool releasing_ = false;
+  size_t emitted_ = 0;  // by the release in progress
   uint64_t arrivals_ = 0;
 };
 

@@ -396,7 +396,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
         hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
         hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
         WantsEvents(options) ? EventRecorder::class_names() : nullptr,
-        options.live ? hooks.object_tracker() : nullptr,
+        options.live ? hooks.object_tracker() : nullptr, session->aggregator_.get(),
         options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
     if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
   }
@@ -474,7 +474,10 @@ void Session::Tick() {
   if (now > minute) wall_repeats_.Forget(now - minute);
   registry_->RescanIfChanged();
   if (recording_ != nullptr) {
-    recording_->Tick();
+    // A rescan that arms a burst of new threads takes milliseconds of CPU, stretched by as much
+    // as the thread's share of a CPU is small: drain again before writing, and while writing.
+    DrainWhileWriting();
+    recording_->Tick([this] { DrainWhileWriting(); });
     ReportRecordingFailure();
   }
   if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
@@ -484,11 +487,23 @@ void Session::DrainSamples() {
   Aggregator* aggregator = aggregator_.get();
   Recording* recording = recording_.get();
   buffer_->Drain([this, aggregator, recording](const SampleRecord& record) {
+    // With a recording the aggregator gets the sample from it (Recording::Open): the drain
+    // only copies it into the recording's reorderer.
     wall_repeats_.Expand(record, [aggregator, recording](const SampleRecord& sample) {
-      aggregator->Consume(sample);
-      if (recording != nullptr) recording->Consume(sample);
+      if (recording != nullptr) {
+        recording->Consume(sample);
+      } else {
+        aggregator->Consume(sample);
+      }
     });
   });
+}
+
+void Session::DrainWhileWriting() {
+  // Past a buffer's worth of records waiting to be written the recording is behind for longer
+  // than a burst: leave the samples in the buffer, whose fill the wall engine's backpressure
+  // reads, so that the records held stay bounded (session.h, "Draining").
+  if (recording_->backlog() < buffer_->slots()) DrainSamples();
 }
 
 void Session::ReportRecordingFailure() {
@@ -510,6 +525,7 @@ SessionStats Session::Stats() const {
   stats.clock = clock_->Name();
   stats.consumed = buffer_->consumed();
   stats.dropped = buffer_->dropped();
+  stats.peak_drain = buffer_->peak_drain();
   stats.failed_threads = cpu_engine_ != nullptr ? cpu_engine_->failed_threads() : 0;
   stats.threads_seen = registry_->threads_seen();
   stats.wall_signals = wall_engine_ != nullptr ? wall_engine_->signals_sent() : 0;

@@ -114,6 +114,9 @@ class SampleBuffer {
       ++consumed;
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
+    if (consumed > peak_drain_.load(std::memory_order_relaxed)) {
+      peak_drain_.store(consumed, std::memory_order_relaxed);  // one consumer: no lost update
+    }
     ready_.fetch_sub(static_cast<uint32_t>(consumed), std::memory_order_relaxed);
     drop_rung_.store(false, std::memory_order_relaxed);
     // Reuse the warm slots when every slot is free (see Claiming).
@@ -130,6 +133,8 @@ class SampleBuffer {
   uint32_t pending() const { return ready_.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t consumed() const { return published_.load(std::memory_order_relaxed); }
+  // The most records one Drain consumed: how close the buffer came to full (any thread, a hint).
+  uint64_t peak_drain() const { return peak_drain_.load(std::memory_order_relaxed); }
 
  private:
   enum State : uint32_t { kFree = 0, kWriting = 1, kReady = 2 };
@@ -158,6 +163,7 @@ class SampleBuffer {
   std::atomic<bool> drop_rung_{false};  // a drop rang since the last Drain
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> published_{0};
+  std::atomic<uint64_t> peak_drain_{0};  // written by the consumer only
 };
 
 }  // namespace ctxprof

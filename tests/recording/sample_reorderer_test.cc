@@ -80,5 +80,41 @@ TEST(SampleReordererTest, NothingOlderThanTheHorizonMeansNothingReleased) {
   EXPECT_EQ(ReleaseUpTo(&reorderer, 100).size(), 1u);
 }
 
+// The session drains its buffer between the records the recording writes: records added by
+// `emit` are held for the next release, and the record `emit` is reading stays intact while
+// the additions grow the arenas.
+TEST(SampleReordererTest, RecordsAddedWhileReleasingWaitForTheNextRelease) {
+  SampleReorderer reorderer;
+  for (uint64_t ticks : {10, 20, 30, 90}) reorderer.Add(*Sample(ticks, 1, 3));
+  std::vector<Seen> first;
+  std::vector<size_t> held_during;
+  reorderer.Release(50, [&](const SampleRecord& record) {
+    held_during.push_back(reorderer.held());
+    // Enough added records, with many frames, to grow the spare arena several times over.
+    for (uint64_t late = 0; late < 20; late++) {
+      reorderer.Add(*Sample(record.ticks + 1 + late % 5, 2, 100));
+    }
+    Seen entry{record.ticks, record.tid, {}};
+    for (uint32_t i = 0; i < record.frame_count; i++) entry.frames.push_back(record.frames[i].id);
+    EXPECT_EQ(record.context.span_id, record.ticks * 10);
+    first.push_back(entry);
+  });
+  ASSERT_EQ(first.size(), 3u) << "added records are not released by the release that took them";
+  EXPECT_EQ(first[2].ticks, 30u);
+  EXPECT_EQ(first[2].frames, (std::vector<uint64_t>{3000, 3001, 3002}));
+  // held() counts what is left to emit: 4, then 3 + 20, then 2 + 40.
+  EXPECT_EQ(held_during, (std::vector<size_t>{3, 22, 41}));
+  EXPECT_EQ(reorderer.held(), 61u);
+
+  std::vector<Seen> rest = ReleaseUpTo(&reorderer, UINT64_MAX);
+  ASSERT_EQ(rest.size(), 61u);
+  for (size_t i = 1; i < rest.size(); i++) {
+    EXPECT_LE(rest[i - 1].ticks, rest[i].ticks) << "added records are sorted into place";
+  }
+  EXPECT_EQ(rest.back().ticks, 90u);
+  EXPECT_EQ(rest.front().frames.size(), 100u) << "an added record keeps all its frames";
+  EXPECT_EQ(reorderer.held(), 0u);
+}
+
 }  // namespace
 }  // namespace ctxprof
