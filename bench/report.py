@@ -935,12 +935,12 @@ DROPS = re.compile(r"^drops threads=(\d+) seconds=(\d+) consumed=(\d+) dropped=(
                    r"buffer_slots=(\d+) slot_bytes=(\d+) threads_seen=(\d+) "
                    r"writer_cpu_ms=(-?\d+) writer_wait_ms=(-?\d+) cpu_weight_ms=(\d+) "
                    r"workers_cpu_ms=(\d+) wall_weight_ms=(\d+) workers_wall_ms=(\d+) "
-                   r"wall_signals=(\d+) wall_throttled_ticks=(\d+) options=(.*)$")
+                   r"wall_signals=(\d+) wall_throttled_ticks=(\d+) peak_drain=(\d+) options=(.*)$")
 
 
 def drops_section(options):
     threads, seconds = ("20", "2") if options.quick else ("200", "10")
-    rounds = 1 if options.quick else 3
+    rounds = 1 if options.quick else 5
     log("drops: %s busy threads for %s s, %d rounds" % (threads, seconds, rounds))
     load_before = os.getloadavg()[0]
     runs = []
@@ -956,16 +956,16 @@ def drops_section(options):
     rows = []
     shares = []
     for measured in runs:
-        value = [None] + [int(measured.group(i)) for i in range(1, 16)]
+        value = [None] + [int(measured.group(i)) for i in range(1, 17)]
         consumed, dropped, slots, slot_bytes, seen = value[3:8]
         writer_cpu_ms, writer_wait_ms = value[8], value[9]
         cpu_weight_ms, workers_cpu_ms, wall_weight_ms, workers_wall_ms = value[10:14]
-        wall_signals, throttled_ticks = value[14], value[15]
+        wall_signals, throttled_ticks, peak_drain = value[14], value[15], value[16]
         share = 100.0 * dropped / max(1, consumed + dropped)
         shares.append(share)
-        rows.append("| %d | %d | %d | %.2f %% | %.1f of %.1f s | %.0f of %.0f s | %d ms, waited %.1f s "
-                    "| %d of ~%d |" % (
-                        seen, consumed, dropped, share, cpu_weight_ms / 1000.0,
+        rows.append("| %d | %d | %d | %.2f %% | %d of %d | %.1f of %.1f s | %.0f of %.0f s "
+                    "| %d ms, waited %.1f s | %d of ~%d |" % (
+                        seen, consumed, dropped, share, peak_drain, slots, cpu_weight_ms / 1000.0,
                         workers_cpu_ms / 1000.0, wall_weight_ms / 1000.0,
                         workers_wall_ms / 1000.0, writer_cpu_ms, writer_wait_ms / 1000.0,
                         throttled_ticks, int(seconds) * 1000 // 5))
@@ -975,22 +975,27 @@ def drops_section(options):
             "`bazel run -c opt //bench/sampler:drops_bench -- %s %s`, %d rounds: %s threads "
             "spinning (each writing its context per request) for %s s, `%s`, load average %.0f "
             "before and %.0f after. The sample buffer holds what the handlers published until "
-            "the background thread drains it (every 20 ms, and at once when the buffer is half "
-            "full); a sample that finds it full is dropped and counted, and its weight goes to its "
+            "the background thread drains it (every 20 ms, at once when the buffer is half full, "
+            "and between every 128 records it writes: a drain only copies records into the "
+            "recording's reorderer); a sample that finds it full is dropped and counted, and its "
+            "weight goes to its "
             "thread's next sample of its kind. Wall sampling signals fewer threads per tick while "
             "records wait in the buffer (backpressure; their intervals go to their next sample). "
             "docs/SAMPLER.md, \"Drops\", says why the background thread falls behind: among %s "
             "runnable threads it gets a fair share of a CPU, about 1 %%.\n\n"
-            "| Armed by the session | Samples consumed | Dropped | Dropped share | CPU weight of "
-            "CPU used | Wall weight of thread lifetimes | Background thread CPU | Wall ticks "
-            "throttled |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n%s\n\n"
+            "| Armed by the session | Samples consumed | Dropped | Dropped share | Most in one "
+            "drain, of the slots | CPU weight of CPU used | Wall weight of thread lifetimes | "
+            "Background thread CPU | Wall ticks throttled |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n%s\n\n"
             "Median dropped share %.2f %% [%.2f .. %.2f]. Buffer (the bound on sampling's memory "
-            "between drains): %d slots × %d B = %.1f MiB. Weights: CPU weight × interval against "
+            "between drains): %d slots × %d B = %.1f MiB; the recording holds at most as many "
+            "records again not yet written (each its header and its frames; session.h, "
+            "\"Draining\"). Weights: CPU weight × interval against "
             "the CPU the busy threads used; wall weight × interval against their lifetimes (not "
             "sampled: time before a thread is armed and since its last signal when it exits).\n\n"
             "Target ≤ 1 %% dropped: %s.\n\n"
             % (threads, seconds, rounds, threads, seconds,
-               runs[0].group(16).split(",file=")[0], load_before, load_after, threads,
+               runs[0].group(17).split(",file=")[0], load_before, load_after, threads,
                "\n".join(rows), share, min(shares), max(shares), slots, slot_bytes, bound_mib,
                check("Samples dropped, cpu 1 ms + wall 5 ms, %s busy threads (median of %d)"
                      % (threads, rounds), "≤ 1 %", "%.2f %%" % share, share <= 1.0)))

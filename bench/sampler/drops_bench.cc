@@ -14,7 +14,8 @@
 // writer_cpu_ms, writer_wait_ms: the session's background thread's CPU time and time spent
 // runnable but waiting for a CPU (/proc/self/task/TID/schedstat; -1 when unreadable), which tell
 // whether it had too much work or too little CPU. wall_signals, wall_throttled_ticks: the wall
-// signals sent, and the ticks whose signals the backpressure cut (wall_engine.h).
+// signals sent, and the ticks whose signals the backpressure cut (wall_engine.h). peak_drain: the
+// most samples one drain found waiting, of buffer_slots (how close the buffer came to full).
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,7 +135,7 @@ int main(int argc, char** argv) {
       "drops threads=%d seconds=%d consumed=%lu dropped=%lu buffer_slots=%u slot_bytes=%zu "
       "threads_seen=%lu writer_cpu_ms=%lld writer_wait_ms=%lld cpu_weight_ms=%lu "
       "workers_cpu_ms=%lld wall_weight_ms=%lu workers_wall_ms=%lld wall_signals=%lu "
-      "wall_throttled_ticks=%lu options=%s\n",
+      "wall_throttled_ticks=%lu peak_drain=%lu options=%s\n",
       threads, seconds, static_cast<unsigned long>(stats.consumed),
       static_cast<unsigned long>(stats.dropped), parsed.buffer_slots, slot_bytes,
       static_cast<unsigned long>(running.threads_seen), writer_cpu_ns / 1000000,
@@ -144,7 +145,8 @@ int main(int argc, char** argv) {
       static_cast<unsigned long>(wall_weight * parsed.wall_interval_ns / 1000000),
       static_cast<long long>(g_workers_wall_ns.load() / 1000000),
       static_cast<unsigned long>(stats.wall_signals),
-      static_cast<unsigned long>(stats.wall_throttled_ticks), options.c_str());
+      static_cast<unsigned long>(stats.wall_throttled_ticks),
+      static_cast<unsigned long>(stats.peak_drain), options.c_str());
   unlink(path);
   return 0;
 }
