@@ -39,6 +39,30 @@ TEST(SampleBufferTest, FullBufferDropsAndCounts) {
   EXPECT_NE(buffer->TryClaim(), nullptr);  // freed by the drain
 }
 
+// peak_drain is the most records one drain consumed: how close the buffer came to full.
+TEST(SampleBufferTest, PeakDrainKeepsTheLargestDrain) {
+  std::unique_ptr<SampleBuffer> buffer = MakeBuffer(16, kDefaultStackDepth);
+  ASSERT_NE(buffer, nullptr);
+  auto publish = [&buffer](int count) {
+    for (int i = 0; i < count; ++i) {
+      SampleRecord* record = buffer->TryClaim();
+      ASSERT_NE(record, nullptr) << i;
+      record->frame_count = 0;
+      buffer->Publish(record);
+    }
+  };
+  EXPECT_EQ(buffer->peak_drain(), 0u);
+  publish(5);
+  EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 5u);
+  EXPECT_EQ(buffer->peak_drain(), 5u);
+  publish(2);
+  EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 2u);
+  EXPECT_EQ(buffer->peak_drain(), 5u) << "a smaller drain leaves the peak";
+  publish(9);
+  EXPECT_EQ(buffer->Drain([](const SampleRecord&) {}), 9u);
+  EXPECT_EQ(buffer->peak_drain(), 9u);
+}
+
 // Records published at the front while a drain is past them (a long drain) must not make the
 // claims after the drain fail: the cursor is not sent back to slots that are still taken.
 TEST(SampleBufferTest, ClaimsAfterADrainSkipTheFrontPublishedDuringIt) {
