@@ -134,7 +134,11 @@ void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) 
 }
 
 void Recording::Tick(const std::function<void()>& drain) {
-  if (writer_ == nullptr) return;
+  if (writer_ == nullptr) {
+    // Failed: what the reorderer still held goes on to the aggregator now, not at Close.
+    WriteUpTo(UINT64_MAX, nullptr);
+    return;
+  }
   const uint64_t now = clock_->Now();
   if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_, &drain);
   drain();

@@ -133,6 +133,14 @@ void BurnCpu(std::chrono::milliseconds duration) {
   report << "stop=" << ctxprof_stop() << "\n";
   const ctxprof::SessionStats stats = ctxprof::Profiler::Global()->Stats();
   report << "reported=" << stats.recording_error_reported << "\n";
+  // The aggregator (dump) gets its samples through the recording: a failed one still hands on
+  // every record it had and every later one.
+  uint64_t aggregated = 0;
+  for (const ctxprof::AggregatedStack& stack : ctxprof::Profiler::Global()->Stacks()) {
+    aggregated += stack.samples;
+  }
+  report << "consumed=" << stats.consumed << "\n";
+  report << "aggregated=" << aggregated << "\n";
   report << "recording_error=" << stats.recording_error << "\n";
   struct stat info;
   report << "size=" << (stat(file.c_str(), &info) == 0 ? info.st_size : -1) << "\n";
@@ -179,6 +187,8 @@ TEST(RecordingErrorTest, FullFilesystemIsReportedOnceWhileTheSessionRuns) {
   EXPECT_EQ(report["line_while_running"], "1") << child_stderr;
   EXPECT_EQ(report["stop"], std::to_string(CTXPROF_EIO));
   EXPECT_EQ(report["reported"], "1");
+  EXPECT_NE(report["consumed"], "0") << report_text;
+  EXPECT_EQ(report["aggregated"], report["consumed"]) << report_text;
   const std::string file = report["file"];
   EXPECT_NE(report["recording_error"].find("cannot write recording file " + file),
             std::string::npos)
