@@ -59,7 +59,8 @@ class Recording : public SampleSink {
   // the live ones at the end, and references of records never written (after a failure) are
   // released here. `downstream` (the session's aggregator; may be null, must outlive the
   // recording) gets every consumed record too: when the writer takes it, in tick order, which
-  // keeps Consume a copy into the reorderer (see Tick); after a failure, at once.
+  // keeps Consume a copy into the reorderer (see Tick); after a failure, at once (and what the
+  // reorderer still held, at the next Tick).
   static std::unique_ptr<Recording> Open(
       const Options& options, const RecordingSettings& settings, const Clock* clock,
       const Dictionary* dictionary, const AttributeRegistry* attributes,
