@@ -467,7 +467,7 @@ void Session::Tick() {
   // The drain and the thread check first: they are cheap and what keeps samples from being
   // dropped and new threads from going unsampled; the recording's work (symbolizing new
   // frames, encoding, writing) can take long when the thread gets little CPU (session.h).
-  DrainSamples();
+  DrainUnlessBehind();
   // A thread gone quiet for a minute has exited (an idle one gets a repeat every second).
   const uint64_t now = clock_->Now();
   const uint64_t minute = 60 * clock_->TicksPerSecond();
@@ -476,8 +476,8 @@ void Session::Tick() {
   if (recording_ != nullptr) {
     // A rescan that arms a burst of new threads takes milliseconds of CPU, stretched by as much
     // as the thread's share of a CPU is small: drain again before writing, and while writing.
-    DrainWhileWriting();
-    recording_->Tick([this] { DrainWhileWriting(); });
+    DrainUnlessBehind();
+    recording_->Tick([this] { DrainUnlessBehind(); });
     ReportRecordingFailure();
   }
   if (options_.unwind == UnwindKind::kDwarf) StackWalker::RefreshTables();
@@ -499,11 +499,11 @@ void Session::DrainSamples() {
   });
 }
 
-void Session::DrainWhileWriting() {
+void Session::DrainUnlessBehind() {
   // Past a buffer's worth of records waiting to be written the recording is behind for longer
   // than a burst: leave the samples in the buffer, whose fill the wall engine's backpressure
   // reads, so that the records held stay bounded (session.h, "Draining").
-  if (recording_->backlog() < buffer_->slots()) DrainSamples();
+  if (recording_ == nullptr || recording_->backlog() < buffer_->slots()) DrainSamples();
 }
 
 void Session::ReportRecordingFailure() {

@@ -1,7 +1,7 @@
 // Session: one profiling session, from a successful start to its stop: what samples (the signal
 // handler's activation, the engines, the thread registry), what reports runtime events (the
 // runtime's event sources, alloc= and lock=) and what records (the sample buffer, the in-memory
-// aggregator, the JFR recording, the background thread that drains the buffer into both).
+// aggregator, the JFR recording, the background thread that drains the buffer into them).
 //
 // Construction and destruction undo each other. Start() acquires, in order:
 //   1. clock, sample buffer, aggregator        (memory)
@@ -23,7 +23,8 @@
 // Stop() is the orderly end, for a session that started: the background thread is joined
 // (8), every thread disarmed (7), the engines stopped (4, 3), the handler deactivated (2) and
 // the event sources turned off (6), so that no sample or event can still arrive; then the last
-// records are drained into the aggregator and the recording (5), and the recording is closed.
+// records are drained (into the recording, which hands them to the aggregator, or straight into
+// the aggregator without one) (5), and the recording is closed.
 // That order differs from destruction in one place, on purpose: the recording outlives the
 // engines and event sources so that it gets their last records. After Stop() the session's
 // stats and aggregator stay readable.
@@ -50,10 +51,10 @@
 // (drops_bench, 32 interleaved pairs of runs: runs that dropped over 1 % went from 8 to 1, the
 // mean dropped share from 0.56 % to 0.09 %, the median of the most records one drain found from
 // 2,022 to 1,590 of 2,048 slots).
-// Bound: the drains between writes stop while the recording holds buffer= records not yet
-// written (DrainWhileWriting); the samples then wait in the buffer, whose fill the wall
-// engine's backpressure reads, so the records held are at most two buffers' worth (in the
-// reorderer, each its header and frame_count frames).
+// Bound: while the session runs, no drain starts while the recording holds buffer= records not
+// yet written (DrainUnlessBehind); the samples then wait in the buffer, whose fill the wall
+// engine's backpressure reads, and a drain adds at most buffer= records, so the recording holds
+// fewer than two buffers' worth (in the reorderer, each its header and frame_count frames).
 // The first write error of the recording is printed by the background thread when it happens
 // (one "ctxprof:" line on stderr, report.h); sampling and aggregation go on.
 //
@@ -185,10 +186,12 @@ class Session {
   Session(const Options& options, const RuntimeHooks& hooks);
   // The background thread's periodic work.
   void Tick();
-  // Moves buffered samples into the aggregator and the recording.
+  // Moves buffered samples into the recording (which hands them to the aggregator as it writes
+  // them), or into the aggregator when there is no recording.
   void DrainSamples();
-  // DrainSamples between steps of the recording's work, unless it is a buffer's worth behind.
-  void DrainWhileWriting();
+  // DrainSamples, unless the recording is a buffer's worth behind (see Draining). The background
+  // thread's drains; Stop and PublishRecording drain unconditionally, then write everything.
+  void DrainUnlessBehind();
   // Prints the recording's first write error once, when it happens: a long-running process
   // learns it then, not only at Stop(). Sampling goes on.
   void ReportRecordingFailure();
