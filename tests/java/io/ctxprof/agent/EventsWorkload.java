@@ -206,23 +206,37 @@ public final class EventsWorkload {
   }
 
   /**
-   * Holds the monitor and then the lock for 50 ms each, saying so through the latches: the
-   * waiter's acquisitions certainly block.
+   * Holds the monitor and then the lock, saying so through the latches, until the waiter blocks on
+   * each and 50 ms more: the waiter's acquisitions certainly block, for at least 50 ms.
    */
   private static Runnable holder(CountDownLatch monitorHeld, CountDownLatch lockHeld) {
     return () -> {
       synchronized (MONITOR) {
         monitorHeld.countDown();
+        // Released only once the waiter blocks on it: a waiter descheduled for longer than a
+        // fixed hold (a loaded CI machine) would otherwise find the monitor free.
+        awaitUntil(() -> waiterThread != null && waiterThread.getState() == Thread.State.BLOCKED);
         sleep(50);
       }
       LOCK.lock();
       try {
         lockHeld.countDown();
+        awaitUntil(LOCK::hasQueuedThreads);
         sleep(50);
       } finally {
         LOCK.unlock();
       }
     };
+  }
+
+  /** The api mode's waiter thread, which its holder watches. */
+  private static volatile Thread waiterThread;
+
+  /** Polls `condition` every millisecond, for at most 30 s. */
+  private static void awaitUntil(java.util.function.BooleanSupplier condition) {
+    for (int i = 0; i < 30_000 && !condition.getAsBoolean(); i++) {
+      sleep(1);
+    }
   }
 
   /** Waits for the holder's monitor, then for its lock, under context `endpoint`. */
@@ -232,6 +246,7 @@ public final class EventsWorkload {
         inContext(
             endpoint,
             () -> {
+              waiterThread = Thread.currentThread();
               awaitLatch(monitorHeld);
               synchronized (MONITOR) {
                 sink = MONITOR;
