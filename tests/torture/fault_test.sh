@@ -53,7 +53,14 @@ case $fault in
       "${workload[@]}" spin 4
     sleep 0.5
     echo "chunk files before rm -rf: $(ls "$repository" | wc -l)"
-    rm -rf "$repository"
+    # rm -rf can lose the race with a chunk created after it read the folder (rmdir: "Directory
+    # not empty"); like a user, retry until the folder is gone.
+    for attempt in $(seq 50); do
+      rm -rf "$repository" 2>/dev/null && break
+      sleep 0.01
+    done
+    [ ! -e "$repository" ] || fail "deleted: $repository still there after $attempt rm -rf"
+    [ "$attempt" = 1 ] || echo "rm -rf took $attempt attempts (raced a new chunk file)"
     wait_jvm deleted 60
     expect_clean_exit deleted
     ctxprof_lines deleted
