@@ -17,7 +17,7 @@ uint64_t ContextIds::IdOf(const ContextSnapshot& context, uint32_t chunk) {
     ids_.clear();
     contexts_.clear();
   }
-  auto [it, inserted] = ids_.emplace(context, next_id_);
+  auto [it, inserted] = ids_.try_emplace(context, next_id_);
   if (inserted) {
     contexts_.emplace_back(next_id_, context);
     next_id_++;
