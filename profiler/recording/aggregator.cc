@@ -53,16 +53,37 @@ uint32_t Aggregator::StackIdLocked(const SampleRecord& record) {
   return id;
 }
 
+Aggregator::Counts& Aggregator::CountsLocked(Key key) {
+  auto entry = entries_.find(key);
+  if (entry != entries_.end()) return entry->second;
+  const ContextSnapshot& context = key.context;
+  if (entries_.size() >= limits_.request_ids &&
+      (context.trace_id_high != 0 || context.trace_id_low != 0 || context.span_id != 0)) {
+    key.detail = ContextDetail::kWithoutRequestIds;
+    key.context.trace_id_high = key.context.trace_id_low = key.context.span_id = 0;
+    ++counters_.request_ids_folded;
+    entry = entries_.find(key);
+    if (entry != entries_.end()) return entry->second;
+  }
+  if (entries_.size() >= limits_.contexts && !key.context.empty()) {
+    key.detail = ContextDetail::kNone;
+    key.context = ContextSnapshot{};
+    ++counters_.contexts_folded;
+  }
+  return entries_.try_emplace(key, Counts{0, 0}).first->second;
+}
+
 void Aggregator::Consume(const SampleRecord& record) {
   if (!IsSample(record.kind)) return;  // runtime events go to the JFR recording only
   std::lock_guard<std::mutex> lock(mutex_);
   Key key;
   key.kind = record.kind;
   key.state = record.state;
+  key.detail = ContextDetail::kFull;
   key.zero = 0;
   key.stack = StackIdLocked(record);
   key.context = record.context;
-  Counts& counts = entries_.try_emplace(key, Counts{0, 0}).first->second;
+  Counts& counts = CountsLocked(key);
   ++counts.samples;
   counts.weight += record.weight;
   ++counters_.samples;
@@ -74,7 +95,8 @@ void Aggregator::Consume(const SampleRecord& record) {
 }
 
 RawAggregatedStack Aggregator::EntryLocked(const Key& key, const Counts& counts) const {
-  return {key.kind, key.state, key.context, stacks_[key.stack], counts.samples, counts.weight};
+  return {key.kind,           key.state,      key.detail,   key.context,
+          stacks_[key.stack], counts.samples, counts.weight};
 }
 
 std::vector<std::string> Aggregator::SymbolizeLocked(const std::vector<RawFrame>& raw) {
@@ -115,8 +137,8 @@ std::vector<AggregatedStack> Aggregator::Stacks() {
   std::vector<AggregatedStack> stacks;
   stacks.reserve(entries_.size());
   for (const auto& [key, counts] : entries_) {
-    stacks.push_back({key.kind, key.state, key.context, SymbolizeLocked(stacks_[key.stack]),
-                      counts.samples, counts.weight});
+    stacks.push_back({key.kind, key.state, key.detail, key.context,
+                      SymbolizeLocked(stacks_[key.stack]), counts.samples, counts.weight});
   }
   return stacks;
 }
@@ -134,10 +156,13 @@ AggregatorCounters Aggregator::counters() {
   return counters_;
 }
 
-std::string Aggregator::ContextFramesLocked(const ContextSnapshot& context) {
+std::string Aggregator::ContextFramesLocked(ContextDetail detail, const ContextSnapshot& context) {
+  if (detail == ContextDetail::kNone) return "[context=folded];";
   std::string frames;
   char text[64];
-  if (context.trace_id_high != 0 || context.trace_id_low != 0) {
+  if (detail == ContextDetail::kWithoutRequestIds) {
+    frames += "[trace=folded];";
+  } else if (context.trace_id_high != 0 || context.trace_id_low != 0) {
     snprintf(text, sizeof(text), "[trace=%016" PRIx64 "%016" PRIx64 "];", context.trace_id_high,
              context.trace_id_low);
     frames += text;
@@ -170,7 +195,7 @@ Status Aggregator::WriteCollapsed(const std::string& path) {
   }
   for (const auto& [key, counts] : entries_) {
     std::string line = std::string("[") + KindName(key.kind) + "];[" + StateName(key.state) + "];" +
-                       ContextFramesLocked(key.context);
+                       ContextFramesLocked(key.detail, key.context);
     const std::vector<std::string> frames = SymbolizeLocked(stacks_[key.stack]);
     for (size_t i = frames.size(); i > 0; --i) {
       line += Sanitize(frames[i - 1]);

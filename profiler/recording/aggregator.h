@@ -4,6 +4,17 @@
 // "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
 // stack text file (docs/SAMPLER.md, "Dump format").
 //
+// Memory: bounded. An entry costs ~112 B of heap (key, counters, hash node and bucket). With a
+// trace id per request nearly every sample is an entry of its own, so a session that ran for hours
+// would grow without end (2,000 samples/s on two busy CPUs at 1 ms: ~0.8 GB per hour). Past
+// `AggregatorLimits::request_ids` entries, a sample whose key is new is counted without its trace
+// and span ids (ContextDetail::kWithoutRequestIds, rendered "[trace=folded]"); past `contexts`
+// entries, without any context (kNone, "[context=folded]"). Weights are never lost, only the
+// detail of new keys; keys seen before the limit keep theirs. Past the second limit a new entry has
+// no context, one per (kind, state, stack), so the total is bounded by the program's distinct
+// stacks.
+// The JFR recording is unaffected: it carries every sample's full context.
+//
 // Thread safety: all methods are thread-safe (one mutex). Consume() runs on the background
 // thread; Stacks()/WriteCollapsed() run on API threads and hold the mutex while symbolizing, which
 // only delays draining (the sample buffer absorbs it), never a signal handler.
@@ -27,10 +38,18 @@
 
 namespace ctxprof {
 
+// How much of a sample's context its aggregated entry kept (see "Memory" above).
+enum class ContextDetail : uint8_t {
+  kFull = 0,
+  kWithoutRequestIds = 1,  // trace and span ids folded away; attributes kept
+  kNone = 2,               // the whole context folded away
+};
+
 struct AggregatedStack {
   SampleKind kind;
   ThreadState state;
-  ContextSnapshot context;
+  ContextDetail detail;
+  ContextSnapshot context;          // zeroed where `detail` folded it
   std::vector<std::string> frames;  // symbolized, frames[0] = leaf
   uint64_t samples;                 // records
   uint64_t weight;                  // intervals they stand for (sum of record weights)
@@ -41,6 +60,7 @@ struct AggregatedStack {
 struct RawAggregatedStack {
   SampleKind kind;
   ThreadState state;
+  ContextDetail detail;
   ContextSnapshot context;
   std::vector<RawFrame> frames;
   uint64_t samples;
@@ -53,6 +73,16 @@ struct AggregatorCounters {
   uint64_t context_busy = 0;
   uint64_t context_torn = 0;
   uint64_t by_engine[4] = {0, 0, 0, 0};  // indexed by Engine
+  uint64_t request_ids_folded = 0;       // samples counted without their trace and span ids
+  uint64_t contexts_folded = 0;          // samples counted without any context
+};
+
+// Entry counts past which new keys lose context detail (see "Memory" above). The defaults keep
+// full detail for ~65 s of two CPUs sampled at 1 ms (~11 min at 10 ms) and bound the entries
+// with full or partial context to ~30 MiB.
+struct AggregatorLimits {
+  size_t request_ids = size_t{1} << 17;
+  size_t contexts = size_t{1} << 18;
 };
 
 class Aggregator : public SampleSink {
@@ -62,9 +92,10 @@ class Aggregator : public SampleSink {
   // `java_frames` names Java frames (the JVM layer's resolver, used under the mutex); without it
   // they render as "[java 0x<jmethodID>]".
   Aggregator(std::vector<std::string> attribute_names, const Dictionary* dictionary,
-             std::unique_ptr<FrameResolver> java_frames = nullptr)
+             std::unique_ptr<FrameResolver> java_frames = nullptr, AggregatorLimits limits = {})
       : attribute_names_(std::move(attribute_names)),
         dictionary_(dictionary),
+        limits_(limits),
         java_frames_(std::move(java_frames)) {}
 
   void Consume(const SampleRecord& record) override;
@@ -82,7 +113,8 @@ class Aggregator : public SampleSink {
   struct Key {
     SampleKind kind;
     ThreadState state;
-    uint16_t zero;  // explicit padding, always 0
+    ContextDetail detail;
+    uint8_t zero;  // explicit padding, always 0
     uint32_t stack;
     ContextSnapshot context;
     bool operator==(const Key& other) const { return memcmp(this, &other, sizeof(Key)) == 0; }
@@ -97,15 +129,18 @@ class Aggregator : public SampleSink {
     uint64_t samples;
     uint64_t weight;
   };
+  // The counters of `key`'s entry, created if new; a new key past limits_ loses detail first.
+  Counts& CountsLocked(Key key);
   // Interns the record's stack (frame ids and kinds; bci as first seen) into stacks_.
   uint32_t StackIdLocked(const SampleRecord& record);
   RawAggregatedStack EntryLocked(const Key& key, const Counts& counts) const;
   std::vector<std::string> SymbolizeLocked(const std::vector<RawFrame>& frames);
   std::string JavaFrameLocked(const RawFrame& frame);
-  std::string ContextFramesLocked(const ContextSnapshot& context);
+  std::string ContextFramesLocked(ContextDetail detail, const ContextSnapshot& context);
 
   const std::vector<std::string> attribute_names_;
   const Dictionary* const dictionary_;
+  const AggregatorLimits limits_;
   std::mutex mutex_;
   // Stacks are stored once however many contexts they are seen under: with a context per
   // request nearly every sample is an entry of its own, and it costs a key and two counters
