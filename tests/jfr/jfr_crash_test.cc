@@ -116,8 +116,13 @@ TEST_P(CrashTest, KilledWriterLeavesReadableChunks) {
     std::string error;
     if (!in_progress) {
       ASSERT_TRUE(reader.Read(files[f], {}, &error)) << error;
+    } else if (reader.Read(files[f], {}, &error)) {
+      // The last file is a finished chunk (generation 0) only when the kill came between a
+      // chunk's end and the creation of the next file (JfrWriter::Rotate); it then reads whole.
+      // The reader's refusal of an unfinished chunk is checked deterministically in
+      // jfr_writer_reader_test.
+      printf("the last file is a finished chunk: killed between two chunks\n");
     } else {
-      EXPECT_FALSE(reader.Read(files[f], {}, &error)) << "in-progress chunk read as finished";
       JfrReader::Options options;
       options.allow_unfinished_chunks = true;
       if (!reader.Read(files[f], options, &error)) {
