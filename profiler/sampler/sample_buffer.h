@@ -35,6 +35,19 @@
 // slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
 // dropped while the rest of the buffer was free.)
 //
+// Scanning: a Drain need not read all the slot states (2,048 by default, ~10,000 instructions
+// for a pass that, at a steady load, finds a few records near slot 0). A successful reset leaves
+// every slot free and the cursor at 0 (the reset's CAS proves no claim came in between), so until
+// the next Drain every claim took a hint below the cursor and a slot below hint + kMaxProbes:
+// the next Drain reads the states below the cursor it loads + kMaxProbes, unless the cursor
+// may have wrapped past the end (then, and after a Drain that did not reset, it reads them all).
+// Claims after its load of the cursor may land beyond; the Drain leaves them to the next one,
+// whose cursor covers them. One case escapes the bound: a claim that took its hint before a
+// reset but won its slot's CAS after the pass went by (the reset then saw the slot free). Its
+// Publish still counts it in `ready_`, so a Drain whose bounded pass consumed fewer records
+// than `ready_` reads the rest of the states too, and the record waits one Drain at most (or a
+// few, while a relaxed load of `ready_` lags).
+//
 // High water: `ready_` counts the published records not yet drained (a relaxed fetch_add in
 // Publish before its release store of kReady, a relaxed fetch_sub of what a Drain consumed after
 // its acquire loads of them, so the add of a record precedes its sub; only a trigger, never used
@@ -101,17 +114,13 @@ class SampleBuffer {
   template <typename Consume>
   size_t Drain(Consume&& consume) {
     uint32_t start = cursor_.load(std::memory_order_relaxed);
+    // See Scanning: after a reset, claims so far hold slots below start + probes.
+    const uint32_t probes = slots_ < kMaxProbes ? slots_ : kMaxProbes;
+    const uint32_t bound = claims_from_zero_ && start < slots_ - probes ? start + probes : slots_;
     bool saw_writing = false;
-    size_t consumed = 0;
-    for (uint32_t i = 0; i < slots_; ++i) {
-      const uint32_t state = states_[i].load(std::memory_order_acquire);
-      if (state != kReady) {
-        saw_writing |= state == kWriting;
-        continue;
-      }
-      consume(*record(i));
-      states_[i].store(kFree, std::memory_order_release);
-      ++consumed;
+    size_t consumed = Scan(0, bound, consume, &saw_writing);
+    if (bound < slots_ && ready_.load(std::memory_order_relaxed) > consumed) {
+      consumed += Scan(bound, slots_, consume, &saw_writing);
     }
     published_.fetch_add(consumed, std::memory_order_relaxed);
     if (consumed > peak_drain_.load(std::memory_order_relaxed)) {
@@ -120,10 +129,9 @@ class SampleBuffer {
     ready_.fetch_sub(static_cast<uint32_t>(consumed), std::memory_order_relaxed);
     drop_rung_.store(false, std::memory_order_relaxed);
     // Reuse the warm slots when every slot is free (see Claiming).
-    if (!saw_writing) {
-      cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
-                                      std::memory_order_relaxed);
-    }
+    claims_from_zero_ =
+        !saw_writing && cursor_.compare_exchange_strong(start, 0, std::memory_order_relaxed,
+                                                        std::memory_order_relaxed);
     return consumed;
   }
 
@@ -152,6 +160,23 @@ class SampleBuffer {
     return reinterpret_cast<SampleRecord*>(records_ + static_cast<size_t>(index) * stride_);
   }
 
+  // Consumes and frees the ready records of slots [begin, end); notes a slot being written.
+  template <typename Consume>
+  size_t Scan(uint32_t begin, uint32_t end, Consume& consume, bool* saw_writing) {
+    size_t consumed = 0;
+    for (uint32_t i = begin; i < end; ++i) {
+      const uint32_t state = states_[i].load(std::memory_order_acquire);
+      if (state != kReady) {
+        *saw_writing |= state == kWriting;
+        continue;
+      }
+      consume(*record(i));
+      states_[i].store(kFree, std::memory_order_release);
+      ++consumed;
+    }
+    return consumed;
+  }
+
   char* const records_;  // slot i's record starts at records_ + i * stride_
   const size_t stride_;
   std::atomic<uint32_t>* const states_;
@@ -164,6 +189,7 @@ class SampleBuffer {
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> published_{0};
   std::atomic<uint64_t> peak_drain_{0};  // written by the consumer only
+  bool claims_from_zero_ = true;         // consumer only: the last Drain reset the cursor
 };
 
 }  // namespace ctxprof
