@@ -54,11 +54,14 @@ uint32_t Aggregator::StackIdLocked(const SampleRecord& record) {
 }
 
 Aggregator::Counts& Aggregator::CountsLocked(Key key) {
+  // Below the first limit every key keeps its detail: one lookup that inserts if new.
+  if (entries_.size() < limits_.request_ids) {
+    return entries_.try_emplace(key, Counts{0, 0}).first->second;
+  }
   auto entry = entries_.find(key);
   if (entry != entries_.end()) return entry->second;
   const ContextSnapshot& context = key.context;
-  if (entries_.size() >= limits_.request_ids &&
-      (context.trace_id_high != 0 || context.trace_id_low != 0 || context.span_id != 0)) {
+  if (context.trace_id_high != 0 || context.trace_id_low != 0 || context.span_id != 0) {
     key.detail = ContextDetail::kWithoutRequestIds;
     key.context.trace_id_high = key.context.trace_id_low = key.context.span_id = 0;
     ++counters_.request_ids_folded;
