@@ -4,7 +4,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <type_traits>
 
 namespace ctxprof {
 namespace {
@@ -34,46 +33,62 @@ std::string Sanitize(std::string_view text) {
 
 }  // namespace
 
-static_assert(std::has_unique_object_representations_v<ContextSnapshot>,
-              "aggregation keys compare and hash contexts as bytes");
-
 uint32_t Aggregator::StackIdLocked(const SampleRecord& record) {
-  constexpr size_t kFrameKeyBytes = sizeof(uint64_t) + 1;
-  stack_key_.resize(record.frame_count * kFrameKeyBytes);
-  char* out = stack_key_.data();
-  for (uint32_t i = 0; i < record.frame_count; ++i, out += kFrameKeyBytes) {
-    memcpy(out, &record.frames[i].id, sizeof(uint64_t));
-    out[sizeof(uint64_t)] = static_cast<char>(record.frames[i].kind);
+  // Ids and kinds make the stack; a bci is kept as first seen (the collapsed output has none).
+  uint64_t hash = record.frame_count;
+  for (uint32_t i = 0; i < record.frame_count; ++i) {
+    hash = MixBits(hash ^ record.frames[i].id) + static_cast<uint64_t>(record.frames[i].kind);
   }
-  auto found = stack_ids_.find(stack_key_);
-  if (found != stack_ids_.end()) return found->second;
-  const uint32_t id = static_cast<uint32_t>(stacks_.size());
-  stacks_.emplace_back(record.frames, record.frames + record.frame_count);
-  stack_ids_.emplace(stack_key_, id);
+  hash = MixBits(hash);
+  auto same_stack = [this, &record](uint32_t at) {
+    const std::vector<RawFrame>& frames = stacks_[at];
+    if (frames.size() != record.frame_count) return false;
+    for (uint32_t i = 0; i < record.frame_count; ++i) {
+      if (frames[i].id != record.frames[i].id || frames[i].kind != record.frames[i].kind) {
+        return false;
+      }
+    }
+    return true;
+  };
+  bool inserted;
+  const uint32_t id =
+      stack_index_.FindOrInsert(hash, static_cast<uint32_t>(stacks_.size()), same_stack, &inserted);
+  if (inserted) stacks_.emplace_back(record.frames, record.frames + record.frame_count);
   return id;
+}
+
+Aggregator::Counts* Aggregator::FindLocked(const Key& key) {
+  const uint32_t at = entry_index_.Find(
+      HashObjectWords(key), [this, &key](uint32_t at) { return entries_[at].key == key; });
+  return at == FlatIndex::kAbsent ? nullptr : &entries_[at].counts;
+}
+
+Aggregator::Counts& Aggregator::FindOrAddLocked(const Key& key) {
+  bool inserted;
+  const uint32_t at = entry_index_.FindOrInsert(
+      HashObjectWords(key), static_cast<uint32_t>(entries_.size()),
+      [this, &key](uint32_t at) { return entries_[at].key == key; }, &inserted);
+  if (inserted) entries_.push_back(Entry{key, Counts{0, 0}});
+  return entries_[at].counts;
 }
 
 Aggregator::Counts& Aggregator::CountsLocked(Key key) {
   // Below the first limit every key keeps its detail: one lookup that inserts if new.
-  if (entries_.size() < limits_.request_ids) {
-    return entries_.try_emplace(key, Counts{0, 0}).first->second;
-  }
-  auto entry = entries_.find(key);
-  if (entry != entries_.end()) return entry->second;
+  if (entries_.size() < limits_.request_ids) return FindOrAddLocked(key);
+  if (Counts* counts = FindLocked(key)) return *counts;
   const ContextSnapshot& context = key.context;
   if (context.trace_id_high != 0 || context.trace_id_low != 0 || context.span_id != 0) {
     key.detail = ContextDetail::kWithoutRequestIds;
     key.context.trace_id_high = key.context.trace_id_low = key.context.span_id = 0;
     ++counters_.request_ids_folded;
-    entry = entries_.find(key);
-    if (entry != entries_.end()) return entry->second;
+    if (Counts* counts = FindLocked(key)) return *counts;
   }
   if (entries_.size() >= limits_.contexts && !key.context.empty()) {
     key.detail = ContextDetail::kNone;
     key.context = ContextSnapshot{};
     ++counters_.contexts_folded;
   }
-  return entries_.try_emplace(key, Counts{0, 0}).first->second;
+  return FindOrAddLocked(key);
 }
 
 void Aggregator::Consume(const SampleRecord& record) {
@@ -97,9 +112,11 @@ void Aggregator::Consume(const SampleRecord& record) {
   if (engine < 4) ++counters_.by_engine[engine];
 }
 
-RawAggregatedStack Aggregator::EntryLocked(const Key& key, const Counts& counts) const {
-  return {key.kind,           key.state,      key.detail,   key.context,
-          stacks_[key.stack], counts.samples, counts.weight};
+RawAggregatedStack Aggregator::EntryLocked(const Entry& entry) const {
+  const Key& key = entry.key;
+  return {key.kind,           key.state,          key.detail,
+          key.context,        stacks_[key.stack], entry.counts.samples,
+          entry.counts.weight};
 }
 
 std::vector<std::string> Aggregator::SymbolizeLocked(const std::vector<RawFrame>& raw) {
@@ -150,7 +167,7 @@ std::vector<RawAggregatedStack> Aggregator::RawStacks() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<RawAggregatedStack> stacks;
   stacks.reserve(entries_.size());
-  for (const auto& [key, counts] : entries_) stacks.push_back(EntryLocked(key, counts));
+  for (const Entry& entry : entries_) stacks.push_back(EntryLocked(entry));
   return stacks;
 }
 

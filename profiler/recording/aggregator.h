@@ -4,15 +4,14 @@
 // "java.lang.String.indexOf"): as AggregatedStack values (for tests and tools) or as a collapsed-
 // stack text file (docs/SAMPLER.md, "Dump format").
 //
-// Memory: bounded. An entry costs ~112 B of heap (key, counters, hash node and bucket). With a
-// trace id per request nearly every sample is an entry of its own, so a session that ran for hours
-// would grow without end (2,000 samples/s on two busy CPUs at 1 ms: ~0.8 GB per hour). Past
+// Memory: bounded. An entry costs 80 B in a vector plus 16-32 B of index slots. With a trace id per
+// request nearly every sample is an entry of its own, so without a bound a session that ran for
+// hours would grow without end (2,000 samples/s on two busy CPUs at 1 ms: ~0.7 GB per hour). Past
 // `AggregatorLimits::request_ids` entries, a sample whose key is new is counted without its trace
 // and span ids (ContextDetail::kWithoutRequestIds, rendered "[trace=folded]"); past `contexts`
-// entries, without any context (kNone, "[context=folded]"). Weights are never lost, only the
-// detail of new keys; keys seen before the limit keep theirs. Past the second limit a new entry has
-// no context, one per (kind, state, stack), so the total is bounded by the program's distinct
-// stacks.
+// entries, without any context (kNone, "[context=folded]"). Weights are never lost, only the detail
+// of new keys; keys seen before the limit keep theirs. Past the second limit a new entry has no
+// context, one per (kind, state, stack), so the total is bounded by the program's distinct stacks.
 // The JFR recording is unaffected: it carries every sample's full context.
 //
 // Thread safety: all methods are thread-safe (one mutex). Consume() runs on the background
@@ -27,10 +26,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "context/dictionary.h"
+#include "profiler/recording/flat_index.h"
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/sample_sink.h"
 #include "profiler/recording/symbolizer.h"
@@ -119,21 +118,23 @@ class Aggregator : public SampleSink {
     ContextSnapshot context;
     bool operator==(const Key& other) const { return memcmp(this, &other, sizeof(Key)) == 0; }
   };
-  struct KeyHash {
-    size_t operator()(const Key& key) const {
-      return std::hash<std::string_view>()(
-          std::string_view(reinterpret_cast<const char*>(&key), sizeof(Key)));
-    }
-  };
   struct Counts {
     uint64_t samples;
     uint64_t weight;
   };
+  struct Entry {
+    Key key;
+    Counts counts;
+  };
   // The counters of `key`'s entry, created if new; a new key past limits_ loses detail first.
   Counts& CountsLocked(Key key);
+  // The entry of `key`, or nullptr.
+  Counts* FindLocked(const Key& key);
+  // The entry of `key`, created if new.
+  Counts& FindOrAddLocked(const Key& key);
   // Interns the record's stack (frame ids and kinds; bci as first seen) into stacks_.
   uint32_t StackIdLocked(const SampleRecord& record);
-  RawAggregatedStack EntryLocked(const Key& key, const Counts& counts) const;
+  RawAggregatedStack EntryLocked(const Entry& entry) const;
   std::vector<std::string> SymbolizeLocked(const std::vector<RawFrame>& frames);
   std::string JavaFrameLocked(const RawFrame& frame);
   std::string ContextFramesLocked(ContextDetail detail, const ContextSnapshot& context);
@@ -145,13 +146,13 @@ class Aggregator : public SampleSink {
   // Stacks are stored once however many contexts they are seen under: with a context per
   // request nearly every sample is an entry of its own, and it costs a key and two counters
   // rather than a copy of its frames (the background thread's CPU and memory per sample).
-  std::vector<std::vector<RawFrame>> stacks_;            // guarded
-  std::unordered_map<std::string, uint32_t> stack_ids_;  // guarded; key: ids and kinds
-  std::string stack_key_;                                // guarded; StackIdLocked's scratch
-  std::unordered_map<Key, Counts, KeyHash> entries_;     // guarded
-  AggregatorCounters counters_;                          // guarded
-  Symbolizer symbolizer_;                                // guarded
-  std::unique_ptr<FrameResolver> java_frames_;           // guarded; may be null
+  std::vector<std::vector<RawFrame>> stacks_;   // guarded
+  FlatIndex stack_index_;                       // guarded; positions in stacks_ (ids and kinds)
+  std::vector<Entry> entries_;                  // guarded; in the order first seen
+  FlatIndex entry_index_;                       // guarded; positions in entries_
+  AggregatorCounters counters_;                 // guarded
+  Symbolizer symbolizer_;                       // guarded
+  std::unique_ptr<FrameResolver> java_frames_;  // guarded; may be null
 };
 
 }  // namespace ctxprof

@@ -14,11 +14,11 @@
 #define CTXPROF_PROFILER_RECORDING_CONTEXT_IDS_H_
 
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "context/context_block.h"
+#include "profiler/recording/flat_index.h"
 
 namespace ctxprof {
 
@@ -35,14 +35,10 @@ class ContextIds {
   }
 
  private:
-  struct Hash {
-    size_t operator()(const ContextSnapshot& context) const;
-  };
-
   uint64_t next_id_ = 1;
   uint32_t chunk_ = 0;
-  std::unordered_map<ContextSnapshot, uint64_t, Hash> ids_;
-  std::vector<std::pair<uint64_t, ContextSnapshot>> contexts_;
+  std::vector<std::pair<uint64_t, ContextSnapshot>> contexts_;  // this chunk's, in id order
+  FlatIndex index_;                                             // positions in contexts_
 };
 
 }  // namespace ctxprof

@@ -3,20 +3,14 @@
 #include <algorithm>
 
 #include "profiler/jfr/jfr_metadata.h"
+#include "profiler/recording/flat_index.h"
 
 namespace ctxprof {
 namespace {
 
-uint64_t Mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
-}
-
 uint64_t FrameHash(uint64_t id, int32_t bci, FrameKind kind) {
-  return Mix(id ^ (static_cast<uint64_t>(static_cast<uint32_t>(bci)) << 40) ^
-             (static_cast<uint64_t>(kind) << 32));
+  return MixBits(id ^ (static_cast<uint64_t>(static_cast<uint32_t>(bci)) << 40) ^
+                 (static_cast<uint64_t>(kind) << 32));
 }
 
 // A signed 32-bit field as the JDK encodes it: the two's complement masked to 32 bits.
@@ -30,17 +24,17 @@ StackPool::StackPool(FrameResolver* frames, MethodPool* methods)
 uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pending_bytes) {
   const uint32_t count = std::min<uint32_t>(sample.frame_count, kMaxStackDepth);
   const bool truncated = (sample.flags & kSampleTruncated) != 0;
-  uint64_t hash = Mix(count * 2 + (truncated ? 1 : 0));
+  uint64_t hash = MixBits(count * 2 + (truncated ? 1 : 0));
   uint64_t check = 0x9E3779B97F4A7C15ULL ^ count ^ (truncated ? 1ULL << 63 : 0);
   for (uint32_t i = 0; i < count; i++) {
     const RawFrame& frame = sample.frames[i];
     const uint64_t extra = (static_cast<uint64_t>(static_cast<uint32_t>(frame.bci)) << 8) |
                            static_cast<uint8_t>(frame.kind);
-    hash = Mix(hash ^ frame.id) + extra;
+    hash = MixBits(hash ^ frame.id) + extra;
     check = ((check ^ frame.id) * 0xC2B2AE3D27D4EB4FULL + extra);
     check = (check << 31) | (check >> 33);
   }
-  check = Mix(check);
+  check = MixBits(check);
 
   // Open addressing with linear probing, at most half full.
   const size_t mask = stack_table_.size() - 1;
