@@ -12,7 +12,8 @@ static_assert(alignof(SampleRecord) <= alignof(uint64_t), "arena words align eve
 size_t Words(size_t bytes) { return (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t); }
 
 // Appends `record` with its first `frame_count` frames to `arena`; returns its offset.
-size_t Append(const SampleRecord& record, uint32_t frame_count, std::vector<uint64_t>* arena) {
+template <typename Arena>
+size_t Append(const SampleRecord& record, uint32_t frame_count, Arena* arena) {
   const size_t offset = arena->size();
   const size_t bytes = offsetof(SampleRecord, frames) + frame_count * sizeof(RawFrame);
   arena->resize(offset + Words(bytes));
@@ -23,7 +24,8 @@ size_t Append(const SampleRecord& record, uint32_t frame_count, std::vector<uint
 
 // The record at `offset`: a SampleRecord cut after its frame_count frames, which is all any
 // reader of a record looks at (as for the sample buffer's slots).
-const SampleRecord& At(const std::vector<uint64_t>& arena, size_t offset) {
+template <typename Arena>
+const SampleRecord& At(const Arena& arena, size_t offset) {
   return *reinterpret_cast<const SampleRecord*>(arena.data() + offset);
 }
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "profiler/sampler/sample.h"
@@ -44,6 +45,18 @@ class SampleReorderer {
   size_t held() const { return held_.size() - emitted_ + added_while_releasing_.size(); }
 
  private:
+  // An allocator whose value-construction leaves words uninitialized, so that an append's
+  // resize() does not zero what memcpy overwrites next (~6 % of the background thread's
+  // instructions at cpu 1 ms before).
+  struct UninitializedWords : std::allocator<uint64_t> {
+    template <typename Other>
+    struct rebind {
+      using other = UninitializedWords;
+    };
+    void construct(uint64_t* word) { ::new (static_cast<void*>(word)) uint64_t; }
+  };
+  using Arena = std::vector<uint64_t, UninitializedWords>;
+
   struct Held {
     uint64_t ticks;
     uint64_t arrival;
@@ -51,8 +64,8 @@ class SampleReorderer {
   };
 
   std::vector<Held> held_;
-  std::vector<uint64_t> arena_;  // records, each 8-byte aligned (SampleRecord's alignment)
-  std::vector<uint64_t> spare_;  // the next arena_ after a release; empty, with capacity
+  Arena arena_;  // records, each 8-byte aligned (SampleRecord's alignment)
+  Arena spare_;  // the next arena_ after a release; empty, with capacity
   // Records added while a release emits: their offsets are in spare_ (see Adding during a release).
   std::vector<Held> added_while_releasing_;
   bool releasing_ = false;
