@@ -19,7 +19,7 @@ void JfrBuffer::PutBytes(const void* data, size_t length) {
   size_ += length;
 }
 
-void JfrBuffer::PutVarint(uint64_t value) {
+void JfrBuffer::PutAnyVarint(uint64_t value) {
   Reserve(9);
   uint8_t* out = bytes_.get() + size_;
   for (int i = 0; i < 8; i++) {

@@ -37,8 +37,15 @@ class JfrBuffer {
     bytes_[size_++] = value;
   }
   void PutBytes(const void* data, size_t length);
-  // Unsigned LEB128 with the JFR rule that a 9th byte carries 8 full bits (1..9 bytes).
-  void PutVarint(uint64_t value);
+  // Unsigned LEB128 with the JFR rule that a 9th byte carries 8 full bits (1..9 bytes). Inline
+  // for one byte (type ids, small keys and counts: most of an event's fields).
+  void PutVarint(uint64_t value) {
+    if (value < 0x80 && size_ < capacity_) {
+      bytes_[size_++] = static_cast<uint8_t>(value);
+      return;
+    }
+    PutAnyVarint(value);
+  }
   // A varint of exactly kPaddedVarintBytes bytes at the end, to be filled by PatchVarint.
   // Returns its offset.
   size_t ReservePaddedVarint();
@@ -57,6 +64,7 @@ class JfrBuffer {
   static void EncodePaddedVarint(uint64_t value, uint8_t* out);
 
  private:
+  void PutAnyVarint(uint64_t value);
   void Grow(size_t n);
 
   // Not std::vector: appends are the writer's hot path and must not zero-fill or check per byte.
