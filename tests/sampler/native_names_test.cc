@@ -303,13 +303,15 @@ TEST(NativeNamesTest, SyscallLoopStartsWithKernelFrames) {
   EXPECT_GE(in_getppid, in_loop / 4);
   EXPECT_EQ(entry_outermost, with_kernel);
 
-  // The in-memory aggregate (ctxprof_dump) marks them as async-profiler does.
+  // The in-memory aggregate (ctxprof_dump) marks them as async-profiler does. Its weights, not
+  // its record counts, match the recording's events: jdk.ExecutionSample has no weight field,
+  // so a record of weight 2 (two overflows that one signal handled) is two events there.
   uint64_t dump_kernel = 0;
   for (const AggregatedStack& stack : Profiler::Global()->Stacks()) {
     if (!testing::StackContains(stack, "SyscallLoop")) continue;
     if (stack.frames[0].size() > 4 &&
         stack.frames[0].compare(stack.frames[0].size() - 4, 4, "_[k]") == 0) {
-      dump_kernel += stack.samples;
+      dump_kernel += stack.weight;
     }
   }
   EXPECT_EQ(dump_kernel, static_cast<uint64_t>(with_kernel));
