@@ -19,7 +19,7 @@ uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
 }  // namespace
 
 StackPool::StackPool(FrameResolver* frames, MethodPool* methods)
-    : resolver_(frames), methods_(methods), stack_table_(4096), frame_cache_(4096) {}
+    : resolver_(frames), methods_(methods), stack_table_(4096) {}
 
 uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pending_bytes) {
   const uint32_t count = std::min<uint32_t>(sample.frame_count, kMaxStackDepth);
@@ -108,28 +108,20 @@ void StackPool::DropUnused(uint32_t chunk) {
 
 StackPool::Frame StackPool::ResolveFrame(const RawFrame& raw) {
   // Frames recur across stacks: the resolver sees each (id, bci, kind) once per recording.
-  size_t mask = frame_cache_.size() - 1;
-  size_t index = FrameHash(raw.id, raw.bci, raw.kind) & mask;
-  for (; frame_cache_[index].used; index = (index + 1) & mask) {
-    const FrameSlot& slot = frame_cache_[index];
-    if (slot.id == raw.id && slot.bci == raw.bci && slot.kind == raw.kind) return slot.frame;
-  }
+  bool inserted;
+  const uint32_t at = frame_index_.FindOrInsert(
+      FrameHash(raw.id, raw.bci, raw.kind), static_cast<uint32_t>(frame_cache_.size()),
+      [this, &raw](uint32_t position) {
+        const CachedFrame& cached = frame_cache_[position];
+        return cached.id == raw.id && cached.bci == raw.bci && cached.kind == raw.kind;
+      },
+      &inserted);
+  if (!inserted) return frame_cache_[at].frame;
   resolved_frame_ = ResolvedFrame();
   resolver_->Resolve(raw, &resolved_frame_);
   const Frame frame{methods_->Key(resolved_frame_), resolved_frame_.line_number, raw.bci,
                     resolved_frame_.type};
-  frame_cache_[index] = FrameSlot{raw.id, raw.bci, raw.kind, true, frame};
-  if (++cached_resolutions_ * 2 > frame_cache_.size()) {
-    std::vector<FrameSlot> table(frame_cache_.size() * 2);
-    mask = table.size() - 1;
-    for (const FrameSlot& slot : frame_cache_) {
-      if (!slot.used) continue;
-      size_t at = FrameHash(slot.id, slot.bci, slot.kind) & mask;
-      while (table[at].used) at = (at + 1) & mask;
-      table[at] = slot;
-    }
-    frame_cache_.swap(table);
-  }
+  frame_cache_.push_back(CachedFrame{raw.id, raw.bci, raw.kind, frame});
   return frame;
 }
 

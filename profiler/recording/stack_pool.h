@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "profiler/jfr/jfr_buffer.h"
+#include "profiler/recording/flat_index.h"
 #include "profiler/recording/frame_resolver.h"
 #include "profiler/recording/method_pool.h"
 #include "profiler/recording/pool_state.h"
@@ -69,12 +70,11 @@ class StackPool {
     uint32_t key = 0;    // 0 = empty
   };
   // A resolved frame, cached by its raw identity.
-  struct FrameSlot {
-    uint64_t id = 0;
-    int32_t bci = 0;
-    FrameKind kind = FrameKind::kNative;
-    bool used = false;
-    Frame frame{};
+  struct CachedFrame {
+    uint64_t id;
+    int32_t bci;
+    FrameKind kind;
+    Frame frame;
   };
 
   // Queues stack `key` and its methods.
@@ -89,8 +89,8 @@ class StackPool {
   std::vector<Frame> frames_;
   std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
   size_t live_stacks_ = 0;
-  std::vector<FrameSlot> frame_cache_;  // open addressing, at most half full
-  size_t cached_resolutions_ = 0;
+  std::vector<CachedFrame> frame_cache_;
+  FlatIndex frame_index_{4096};   // positions in frame_cache_
   ResolvedFrame resolved_frame_;  // the resolver's output, reused
   PoolState pool_;
 };
