@@ -1,5 +1,6 @@
 #include "profiler/recording/event_encoder.h"
 
+#include <cstring>
 #include <string_view>
 
 #include "profiler/jfr/jfr_metadata.h"
@@ -7,11 +8,25 @@
 namespace ctxprof {
 namespace {
 
-void PutHex(uint64_t value, int digits, char* out) {
-  static const char kDigits[] = "0123456789abcdef";
-  for (int i = digits - 1; i >= 0; i--) {
-    out[i] = kDigits[value & 0xF];
-    value >>= 4;
+// The two lowercase hex digits of every byte value, so that an id is spelled a byte (not a
+// nibble) at a time: most events are a context's, with 48 digits of trace and span id.
+struct HexPairs {
+  char digits[512];
+  constexpr HexPairs() : digits() {
+    constexpr char kDigits[] = "0123456789abcdef";
+    for (int byte = 0; byte < 256; byte++) {
+      digits[2 * byte] = kDigits[byte >> 4];
+      digits[2 * byte + 1] = kDigits[byte & 0xF];
+    }
+  }
+};
+constexpr HexPairs kHexPairs;
+
+// Writes `value` as 16 lowercase hex digits, most significant first.
+void PutHex16(uint64_t value, char* out) {
+  for (int byte = 7; byte >= 0; byte--) {
+    memcpy(out + 2 * byte, kHexPairs.digits + 2 * (value & 0xFF), 2);
+    value >>= 8;
   }
 }
 
@@ -95,15 +110,15 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
     scratch_.PutNullString();
   } else {
     char hex[32];
-    PutHex(context.trace_id_high, 16, hex);
-    PutHex(context.trace_id_low, 16, hex + 16);
+    PutHex16(context.trace_id_high, hex);
+    PutHex16(context.trace_id_low, hex + 16);
     scratch_.PutString(std::string_view(hex, 32));
   }
   if (context.span_id == 0) {
     scratch_.PutNullString();
   } else {
     char hex[16];
-    PutHex(context.span_id, 16, hex);
+    PutHex16(context.span_id, hex);
     scratch_.PutString(std::string_view(hex, 16));
   }
   for (size_t slot = 0; slot < fields.attribute_count; slot++) {

@@ -49,7 +49,8 @@ struct StringTable {
   std::vector<std::string> values;  // values[key - 1]
 
   uint32_t Intern(const std::string& value) {
-    auto [it, inserted] = keys.emplace(value, static_cast<uint32_t>(values.size() + 1));
+    // try_emplace: a key already there costs a lookup, not a node built and thrown away.
+    auto [it, inserted] = keys.try_emplace(value, static_cast<uint32_t>(values.size() + 1));
     if (inserted) values.push_back(value);
     return it->second;
   }
