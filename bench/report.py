@@ -23,6 +23,7 @@ Benchmarks are noisy on shared machines: the script compares configurations with
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -576,6 +577,12 @@ def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=N
     return runs, ratios, rounds
 
 
+def sign_test(lower, rounds):
+    """One-sided exact sign test: the chance that at least `lower` of `rounds` paired rounds
+    favour one side when each round is a fair coin flip."""
+    return sum(math.comb(rounds, k) for k in range(lower, rounds + 1)) / 2.0 ** rounds
+
+
 def worker_cpu(run_result):
     return sum(cpu for name, cpu in run_result["threads"].items() if name.startswith("worker-"))
 
@@ -778,9 +785,10 @@ def peer_section(options):
         ours_ratios, theirs_ratios = ratios["ctxprof " + config], ratios[PEER + " " + config]
         differences = [(a - b) * 100 for a, b in zip(ours_ratios, theirs_ratios)]
         if differences:
-            paired_rows.append("| %s | %+.2f points %s | %d of %d |" % (
-                config, median(differences), spread(differences, "%+.2f"),
-                sum(1 for d in differences if d < 0), len(differences)))
+            lower = sum(1 for d in differences if d < 0)
+            paired_rows.append("| %s | %+.2f points %s | %d of %d | %.2f |" % (
+                config, median(differences), spread(differences, "%+.2f"), lower,
+                len(differences), sign_test(lower, len(differences))))
     targets = []
     for config, relation, symbol, meets in (
             ("cpu, 1 ms", "below", "<", lambda ours, theirs: ours < theirs),
@@ -798,9 +806,12 @@ def peer_section(options):
                                                        theirs))
     target = " ".join(targets)
     paired = ("\n\nThe same rounds paired: ctxprof's overhead minus async-profiler's in each "
-              "round (both ran in it, so the load the machine had then moves both), and in how "
-              "many rounds ctxprof cost less.\n\n| Config | ctxprof − async-profiler per round: "
-              "median [min .. max] | Rounds ctxprof lower |\n|---|---:|---:|\n" +
+              "round (both ran in it, so the load the machine had then moves both), in how "
+              "many rounds ctxprof cost less, and the sign test's chance of at least that many "
+              "if neither profiler were cheaper (each round a coin flip): below 0.05 the margin "
+              "is more than this machine's noise.\n\n| Config | ctxprof − async-profiler per "
+              "round: median [min .. max] | Rounds ctxprof lower | Sign test p |\n"
+              "|---|---:|---:|---:|\n" +
               "\n".join(paired_rows) if paired_rows else "")
     return (
         heading +
