@@ -159,4 +159,10 @@ void PerfEngine::Rearm(int fd) {
   if (IsOurs(fd)) ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
+void PerfEngine::Resume(int fd) {
+  // The one-shot overflow used up the event's limit (0 again: unlimited); enabling it does not
+  // set a new one.
+  if (IsOurs(fd)) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
 }  // namespace ctxprof

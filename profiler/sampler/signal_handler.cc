@@ -212,9 +212,14 @@ void OnSignal(int, siginfo_t* info, void* ucontext) {
     // A one-shot event is re-armed, even when disabled or dropped: it belongs to the running
     // session until Stop closes it, and Rearm ignores fds that are no longer ours. A continuous
     // event that overflowed again before this signal was handled (the handler, or a blocked
-    // signal, took longer than the interval) becomes one-shot from here on, so that sampling can
-    // never starve the thread (perf_engine.h).
-    if (info->si_code == POLL_HUP || ring.overflows() > 1) PerfEngine::Rearm(info->si_fd);
+    // signal, took longer than the interval) becomes one-shot for one overflow, so that sampling
+    // can never starve the thread, and continuous again at that overflow's signal
+    // (perf_engine.h, "Arming").
+    if (info->si_code == POLL_HUP && ring.has_ring()) {
+      PerfEngine::Resume(info->si_fd);
+    } else if (info->si_code == POLL_HUP || ring.overflows() > 1) {
+      PerfEngine::Rearm(info->si_fd);
+    }
   } else if (enabled) {
     TakeSample(info, ucontext, entry_ticks, nullptr);
   }
