@@ -27,6 +27,8 @@ void MarkOurs(int fd, bool ours) {
   }
 }
 
+std::atomic<uint64_t> g_rearms{0};  // PerfEngine::rearms()
+
 bool IsOurs(int fd) {
   if (fd < 0 || fd >= kMaxTrackedFd) return false;
   return (g_our_fds[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1;
@@ -156,8 +158,12 @@ void PerfEngine::RemoveThread(pid_t tid) {
 }
 
 void PerfEngine::Rearm(int fd) {
-  if (IsOurs(fd)) ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+  if (!IsOurs(fd)) return;
+  ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+  g_rearms.fetch_add(1, std::memory_order_relaxed);
 }
+
+uint64_t PerfEngine::rearms() { return g_rearms.load(std::memory_order_relaxed); }
 
 void PerfEngine::Resume(int fd) {
   // The one-shot overflow used up the event's limit (0 again: unlimited); enabling it does not

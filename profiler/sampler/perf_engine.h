@@ -75,6 +75,8 @@ class PerfEngine : public SamplingEngine {
   static void Rearm(int fd);
   // Async-signal-safe: makes our event `fd`, whose one-shot overflow just fired, continuous again.
   static void Resume(int fd);
+  // Re-arm ioctls (Rearm) the process made so far, for tests: one per sample of a one-shot event.
+  static uint64_t rearms();
 
  private:
   // Opens and arms an event for `tid` (with its kernel-callchain ring when kernel frames are
