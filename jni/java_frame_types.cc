@@ -19,6 +19,13 @@ constexpr intptr_t kSavedFpSlot = 0;
 constexpr intptr_t kReturnAddressSlot = 1;
 constexpr intptr_t kSenderSpSlot = 2;  // the caller's sp is just above the return address
 constexpr intptr_t kInterpreterMethodSlot = -3;
+// The interpreter frame's bytecode pointer (JDK 11+; HotSpot does not export it).
+#if defined(__aarch64__)
+constexpr intptr_t kInterpreterBcpSlot = -9;
+#else
+constexpr intptr_t kInterpreterBcpSlot = -8;
+#endif
+constexpr uint16_t kAccNative = 0x0100;  // JVM_ACC_NATIVE, the class file's flag
 // AArch64 HotSpot does not export frame::entry_frame_call_wrapper_offset; its value there.
 constexpr int32_t kAarch64EntryFrameCallWrapperSlot = -8;
 
@@ -60,6 +67,30 @@ struct Layout {
   uint64_t pc_desc_scope = 0;
   uint32_t unsigned5_excluded = 0;  // 1 since JDK 20: the byte 0 is never used
 
+  // What Walk needs beyond the typing walk: a scope's Method* (the nmethod's metadata), a
+  // Method*'s jmethodID (its class's jmethodID array at the method's idnum) and native flag, an
+  // interpreted frame's bci. False when one of them is missing (JDK 22-24's nmethod layout):
+  // Walk then declines every stack.
+  bool walks = false;
+  uint64_t method_const_method = 0;
+  uint64_t method_access_flags = 0;  // AccessFlags: the low 16 bits hold the class file's flags
+  uint64_t const_method_size = 0;    // the bytecodes follow the ConstMethod
+  uint64_t const_method_constants = 0;
+  uint64_t const_method_code_size = 0;  // u2
+  uint64_t const_method_idnum = 0;      // u2
+  uint64_t constant_pool_holder = 0;
+  uint64_t klass_jmethod_ids = 0;         // [0] = length, [idnum + 1] = the method's jmethodID
+  bool metadata_in_mutable_data = false;  // JDK 25: after the relocations in _mutable_data
+  uint64_t nmethod_metadata = 0;          // JDK 17/21: int, offset from the nmethod
+  uint64_t blob_mutable_data = 0;
+  uint64_t blob_relocation_size = 0;
+  int16_t frame_complete_bytes = 0;  // CodeBlob::_frame_complete_offset: 4 (int) or 2 (int16_t)
+  uint64_t blob_frame_complete = 0;
+
+  int32_t in_native = 0;
+  int32_t in_vm = 0;
+  int32_t blocked = 0;
+
   uint64_t thread_state = 0;
   int32_t in_java = 0;
   int32_t in_java_trans = 0;
@@ -82,6 +113,24 @@ struct Layout {
 
 Layout g_layout;  // written by Init before g_ready (release); read by Assign after it (acquire)
 std::atomic<bool> g_ready{false};
+
+// Method* -> jmethodID for Walk: a direct-mapped table every handler reads and fills, so that a
+// hot method costs a lookup instead of its chain of five dependent loads (ConstMethod, constant
+// pool, class, jmethodID array, jmethodID). Lock-free: an entry is two relaxed words written one
+// after the other, so a reader may see the method of one write with the jmethodID of another.
+// It never trusts an entry: a hit is verified as the slow path's result is, by the jmethodID's
+// slot holding the Method* (a stale or mixed entry fails that and is a miss), which makes the
+// jmethodID the method's whatever entry it came from.
+constexpr size_t kMethodIdSlots = 4096;  // 64 KB of zero pages until used
+struct MethodIdSlot {
+  std::atomic<uintptr_t> method{0};
+  std::atomic<uintptr_t> id{0};
+};
+MethodIdSlot g_method_ids[kMethodIdSlots];
+
+MethodIdSlot& MethodIdSlotOf(uintptr_t method) {
+  return g_method_ids[(method * 0x9E3779B97F4A7C15ull) >> 52];  // the top 12 bits
+}
 
 // Collects the offsets Init needs and remembers the first that is missing.
 class LayoutReader {
@@ -106,6 +155,11 @@ class LayoutReader {
   bool Has(const char* type, const char* field) const {
     VmStructs::Field found;
     return tables_.FindField(type, field, &found);
+  }
+  // The C++ type of a field, "" when the tables lack it.
+  std::string FieldType(const char* type, const char* field) const {
+    VmStructs::Field found;
+    return tables_.FindField(type, field, &found) ? std::string(found.type) : std::string();
   }
   bool Static(const char* type, const char* field, const void** address) {
     VmStructs::Field found;
@@ -190,7 +244,41 @@ bool ReadCodeHeaps(LayoutReader* reader, Layout* layout) {
   return (read && heaps.ok) || reader->Fail("the code cache's heaps could not be read");
 }
 
-bool ResolveLayout(JNIEnv* jni, Layout* layout, std::string* error) {
+// The fields Walk needs beyond the typing walk's. False with reader->error() naming the first
+// that is missing.
+bool ResolveWalkLayout(LayoutReader* reader, Layout* layout) {
+  LayoutReader& r = *reader;
+  Layout& l = *layout;
+  bool ok =
+      r.Offset("Method", "_constMethod", {"ConstMethod*"}, &l.method_const_method) &&
+      r.Offset("Method", "_access_flags", {"AccessFlags"}, &l.method_access_flags) &&
+      r.Size("ConstMethod", &l.const_method_size) &&
+      r.Offset("ConstMethod", "_constants", {"ConstantPool*"}, &l.const_method_constants) &&
+      r.Offset("ConstMethod", "_code_size", {"u2"}, &l.const_method_code_size) &&
+      r.Offset("ConstMethod", "_method_idnum", {"u2"}, &l.const_method_idnum) &&
+      r.Offset("ConstantPool", "_pool_holder", {"InstanceKlass*"}, &l.constant_pool_holder) &&
+      r.Offset("InstanceKlass", "_methods_jmethod_ids", {"jmethodID*"}, &l.klass_jmethod_ids) &&
+      r.Constant("_thread_in_native", &l.in_native) && r.Constant("_thread_in_vm", &l.in_vm) &&
+      r.Constant("_thread_blocked", &l.blocked);
+  if (!ok) return false;
+  // The frame-complete offset: an int up to JDK 21, an int16_t since JDK 23.
+  if (!r.Offset("CodeBlob", "_frame_complete_offset", {"int", "int16_t"}, &l.blob_frame_complete)) {
+    return false;
+  }
+  l.frame_complete_bytes = r.FieldType("CodeBlob", "_frame_complete_offset") == "int" ? 4 : 2;
+  // The metadata: at an int offset from the nmethod up to JDK 21; after the relocations in the
+  // mutable data since JDK 25 (JDK 23 and 24 place it otherwise, and are not read).
+  if (r.Has("nmethod", "_metadata_offset")) {
+    return r.Offset("nmethod", "_metadata_offset", {"int"}, &l.nmethod_metadata);
+  }
+  l.metadata_in_mutable_data = true;
+  return r.Offset("CodeBlob", "_mutable_data", {"address"}, &l.blob_mutable_data) &&
+         r.Offset("CodeBlob", "_relocation_size", {"int"}, &l.blob_relocation_size);
+}
+
+// The layout from the VM's tables. False with *error when the typing walk cannot run; true with
+// layout->walks false and *walk_error set when only Walk cannot.
+bool ResolveLayout(JNIEnv* jni, Layout* layout, std::string* error, std::string* walk_error) {
   VmStructs tables;
   if (!VmStructs::Open(jni, &tables, error)) return false;
   LayoutReader r(tables);
@@ -264,8 +352,14 @@ bool ResolveLayout(JNIEnv* jni, Layout* layout, std::string* error) {
   }
   // JNI_VERSION_20 and later: the scope stream's integers are UNSIGNED5 without the zero byte.
   l.unsigned5_excluded = jni->GetVersion() >= 0x00140000 ? 1 : 0;
-  if (!ok) *error = r.error();
-  return ok;
+  if (!ok) {
+    *error = r.error();
+    return false;
+  }
+  LayoutReader walk(tables);
+  l.walks = ResolveWalkLayout(&walk, &l);
+  if (!l.walks) *walk_error = walk.error();
+  return true;
 }
 
 // One physical frame: where it executes and where its stack begins.
@@ -290,73 +384,85 @@ struct Blob {
   CodeKind kind;
 };
 
-// The walk, run inside FaultGuard::Run: every Read may fault, which abandons it with `typed`
-// counting the frames whose kinds were already written.
+// Where a step from one Java frame to the next ended.
+enum class Reached {
+  kJavaFrame,
+  kStackBottom,  // the thread's first entry frame: no Java frame below it
+  kLost,         // a frame this walk cannot follow
+};
+
+// The walk, run inside FaultGuard::Run: every Read may fault, which abandons it with `done`
+// counting the frames already written. Typing (Assign) writes the kinds of ASGCT's frames and
+// stops at the first physical frame whose method is not ASGCT's; producing (Walk) writes the
+// frames themselves and is `complete` only when it reached the stack's bottom or `count` frames.
 class Walker {
  public:
-  Walker(const Layout& layout, const char* thread, const void* ucontext, RawFrame* frames,
-         int count)
+  enum class Mode { kType, kProduce };
+
+  Walker(const Layout& layout, Mode mode, const char* thread, const void* ucontext,
+         RawFrame* frames, int count)
       : l_(layout),
+        mode_(mode),
         thread_(reinterpret_cast<uintptr_t>(thread)),
         ucontext_(ucontext),
         frames_(frames),
         count_(count) {}
 
-  int typed() const { return typed_; }
+  int done() const { return done_; }
+  bool complete() const { return complete_; }
 
   void Walk() {
     PhysicalFrame frame;
     const auto anchor_sp = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_sp);
     const auto anchor_pc = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_pc);
+    const int32_t state = Read<int32_t>(thread_ + l_.thread_state);
     if (anchor_sp != 0 && anchor_pc != 0) {
       frame = {anchor_pc, anchor_sp, anchor_sp,
                Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_fp)};
     } else {
-      const int32_t state = Read<int32_t>(thread_ + l_.thread_state);
       if (state != l_.in_java && state != l_.in_java_trans) return;
       const MachineContext registers(ucontext_);
       frame = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
     }
-    // The initial compiled frame is stopped at a VM call when it is the anchor's frame.
-    const bool stopped_at_call = anchor_sp != 0 && anchor_pc == frame.pc;
+    // ASGCT trusts an initial interpreted frame as it is in these states only (forte.cpp,
+    // is_decipherable_interpreted_frame); in others it checks the frame in ways this walk does
+    // not, so producing leaves such a stack to it.
+    state_known_valid_ = state == l_.in_native || state == l_.in_vm || state == l_.blocked;
+    // A mounted virtual thread's frames end at its continuation's entry, where ASGCT's walk
+    // differs between JDKs: producing leaves those stacks to ASGCT.
+    if (mode_ == Mode::kProduce && l_.continuations &&
+        Read<uintptr_t>(thread_ + l_.thread_cont_entry) != 0) {
+      return;
+    }
     Blob blob = FindBlob(frame.pc);
     int steps = 0;
     while (blob.kind == CodeKind::kOutsideCodeCache) {
       if (++steps > kMaxNonJavaFrames || !Step(&frame, NativeSender(frame))) return;
       blob = FindBlob(frame.pc);
     }
-    if (!ToJavaFrame(&frame, &blob, &steps)) return;
+    if (ToJavaFrame(&frame, &blob, &steps) != Reached::kJavaFrame) return;
+    // The initial compiled frame is stopped at a VM call when it is the anchor's frame itself
+    // (forte.cpp compares the frame's pc with the anchor's). One reached through a stub has a
+    // return address for pc too, but ASGCT looks it up as an interrupted pc; so do both walks.
+    const bool stopped_at_call = anchor_sp != 0 && anchor_pc == frame.pc;
     int k = 0;
     bool initial = true;
     while (k < count_) {
-      int scopes = 1;
-      uintptr_t method;
-      if (blob.kind == CodeKind::kInterpreter) {
-        method = Read<uintptr_t>(frame.fp + kInterpreterMethodSlot * kWord);
-      } else {
-        method = Read<uintptr_t>(blob.start + l_.nmethod_method);
-        if (blob.kind == CodeKind::kCompiled) {
-          scopes =
-              ScopeCount(blob.start, frame.pc, initial, initial && stopped_at_call, count_ - k + 1);
-        }
-      }
-      const int last = k + scopes - 1;
-      if (last < count_ && MethodOf(frames_[last]) != method) return;
-      for (int i = k; i <= last && i < count_; i++) {
-        FrameKind& kind = frames_[i].kind;
-        if (kind == FrameKind::kJavaNative) continue;  // ASGCT's native method mark stays
-        kind = blob.kind == CodeKind::kInterpreter ? FrameKind::kJavaInterpreted
-               : i < last                          ? FrameKind::kJavaInlined
-                                                   : FrameKind::kJavaJit;
-      }
-      k = last + 1;
-      typed_ = std::min(k, count_);
-      if (k >= count_) return;
+      const bool at_call = initial && stopped_at_call;
+      const int frames = mode_ == Mode::kType ? TypeFrames(frame, blob, initial, at_call, k)
+                                              : ProduceFrames(frame, blob, initial, at_call, k);
+      if (frames <= 0) return;
+      k += frames;
+      done_ = std::min(k, count_);
+      if (k >= count_) break;
       initial = false;
       if (!Step(&frame, AcrossReturnBarrier(frame, JavaSender(frame, blob)))) return;
       blob = FindBlob(frame.pc);
-      if (!ToJavaFrame(&frame, &blob, &steps)) return;
+      const Reached reached = ToJavaFrame(&frame, &blob, &steps);
+      if (reached == Reached::kLost) return;
+      if (reached == Reached::kStackBottom) break;
     }
+    complete_ = true;
   }
 
  private:
@@ -370,17 +476,17 @@ class Walker {
     return true;
   }
 
-  // Steps over stubs and entry frames until `frame` is a Java frame. False when there is none.
-  bool ToJavaFrame(PhysicalFrame* frame, Blob* blob, int* steps) {
+  // Steps over stubs and entry frames until `frame` is a Java frame.
+  Reached ToJavaFrame(PhysicalFrame* frame, Blob* blob, int* steps) {
     while (blob->kind == CodeKind::kStub) {
-      if (++*steps > kMaxNonJavaFrames) return false;
+      if (++*steps > kMaxNonJavaFrames) return Reached::kLost;
       PhysicalFrame next;
       if (frame->pc == l_.call_stub_return) {
         // An entry frame: the Java frames before the VM call, if any, are at its anchor.
         const auto wrapper = Read<uintptr_t>(frame->fp + l_.entry_call_wrapper_slot * kWord);
         const uintptr_t anchor = wrapper + l_.call_wrapper_anchor;
         next.sp = Read<uintptr_t>(anchor + l_.anchor_sp);
-        if (next.sp == 0) return false;  // the thread's first entry: no Java frame before it
+        if (next.sp == 0) return Reached::kStackBottom;  // the thread's first entry
         next.unextended_sp = next.sp;
         next.fp = Read<uintptr_t>(anchor + l_.anchor_fp);
         next.pc = Read<uintptr_t>(anchor + l_.anchor_pc);
@@ -388,11 +494,12 @@ class Walker {
       } else {
         next = CompiledSender(*frame, blob->start);
       }
-      if (!Step(frame, next)) return false;
+      if (!Step(frame, next)) return Reached::kLost;
       *blob = FindBlob(frame->pc);
     }
-    return blob->kind == CodeKind::kInterpreter || blob->kind == CodeKind::kCompiled ||
-           blob->kind == CodeKind::kCompiledNative;
+    const bool java = blob->kind == CodeKind::kInterpreter || blob->kind == CodeKind::kCompiled ||
+                      blob->kind == CodeKind::kCompiledNative;
+    return java ? Reached::kJavaFrame : Reached::kLost;
   }
 
   // A virtual thread's frames are thawed onto the carrier's stack lazily: the lowest thawed
@@ -505,31 +612,43 @@ class Walker {
     return value;
   }
 
-  // How many of ASGCT's frames the compiled frame at `pc` accounts for (at most `limit`): the
-  // scopes of the PcDesc ASGCT's vframe stream uses. For the initial frame (forte.cpp,
+  uintptr_t CodeBegin(uintptr_t blob) const {
+    return l_.code_begin_is_offset ? blob + Read<int32_t>(blob + l_.blob_code_begin)
+                                   : Read<uintptr_t>(blob + l_.blob_code_begin);
+  }
+
+  // The offset in *scopes of the innermost scope of the compiled frame at `pc`, as ASGCT's
+  // vframe stream finds it; 0 when there is none. For the initial frame (forte.cpp,
   // is_decipherable_compiled_frame): the exact PcDesc when stopped at a VM call, else the first
-  // one after pc; for callers: the exact PcDesc of the return address. No usable PcDesc: one frame.
-  int ScopeCount(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
-                 int limit) const {
-    uintptr_t pcs_begin, pcs_end, scopes;
+  // one after pc; for callers: the exact PcDesc of the return address.
+  int32_t FirstScope(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
+                     uintptr_t* scopes) const {
+    uintptr_t pcs_begin, pcs_end;
     if (l_.scopes_in_immutable_data) {
       const auto data = Read<uintptr_t>(nmethod + l_.nmethod_immutable_data);
       pcs_begin = data + Read<int32_t>(nmethod + l_.nmethod_pcs_begin);
       pcs_end = data + Read<int32_t>(nmethod + l_.nmethod_pcs_end);
-      scopes = pcs_end;
+      *scopes = pcs_end;
     } else {
       pcs_begin = nmethod + Read<int32_t>(nmethod + l_.nmethod_pcs_begin);
       pcs_end = nmethod + Read<int32_t>(nmethod + l_.nmethod_pcs_end);
-      scopes = Read<uintptr_t>(nmethod + l_.nmethod_scopes_begin);
+      *scopes = Read<uintptr_t>(nmethod + l_.nmethod_scopes_begin);
     }
-    const uintptr_t code = l_.code_begin_is_offset
-                               ? nmethod + Read<int32_t>(nmethod + l_.blob_code_begin)
-                               : Read<uintptr_t>(nmethod + l_.blob_code_begin);
-    if (pc < code || pc - code >= (1u << 30)) return 1;
+    const uintptr_t code = CodeBegin(nmethod);
+    if (pc < code || pc - code >= (1u << 30)) return 0;
     const auto pc_offset = static_cast<int32_t>(pc - code);
     int32_t scope = 0;
     if (!initial || stopped_at_call) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
     if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
+    return std::max(scope, 0);
+  }
+
+  // How many of ASGCT's frames the compiled frame at `pc` accounts for (at most `limit`): the
+  // scopes of FirstScope's chain. No usable PcDesc: one frame.
+  int ScopeCount(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
+                 int limit) const {
+    uintptr_t scopes;
+    int32_t scope = FirstScope(nmethod, pc, initial, stopped_at_call, &scopes);
     int count = 0;
     while (scope > 0 && count < limit) {
       count++;
@@ -539,21 +658,169 @@ class Walker {
     return std::max(count, 1);
   }
 
+  // Typing: the kinds of ASGCT's frames from frames_[k] that the physical frame accounts for;
+  // returns how many, or 0 when its method is not ASGCT's (the walks went apart).
+  int TypeFrames(const PhysicalFrame& frame, const Blob& blob, bool initial, bool stopped_at_call,
+                 int k) {
+    int scopes = 1;
+    uintptr_t method;
+    if (blob.kind == CodeKind::kInterpreter) {
+      method = Read<uintptr_t>(frame.fp + kInterpreterMethodSlot * kWord);
+    } else {
+      method = Read<uintptr_t>(blob.start + l_.nmethod_method);
+      if (blob.kind == CodeKind::kCompiled) {
+        scopes = ScopeCount(blob.start, frame.pc, initial, stopped_at_call, count_ - k + 1);
+      }
+    }
+    const int last = k + scopes - 1;
+    if (last < count_ && MethodOf(frames_[last]) != method) return 0;
+    for (int i = k; i <= last && i < count_; i++) {
+      FrameKind& kind = frames_[i].kind;
+      if (kind == FrameKind::kJavaNative) continue;  // ASGCT's native method mark stays
+      kind = blob.kind == CodeKind::kInterpreter ? FrameKind::kJavaInterpreted
+             : i < last                          ? FrameKind::kJavaInlined
+                                                 : FrameKind::kJavaJit;
+    }
+    return scopes;
+  }
+
+  // Producing: writes the frames of the physical frame from frames_[k] as ASGCT would report
+  // them (forte.cpp, vframeStreamForte); returns how many, or 0 when it cannot vouch for them.
+  int ProduceFrames(const PhysicalFrame& frame, const Blob& blob, bool initial,
+                    bool stopped_at_call, int k) {
+    RawFrame* out = frames_ + k;
+    if (blob.kind == CodeKind::kInterpreter) {
+      if (initial && !state_known_valid_) return 0;
+      const auto method = Read<uintptr_t>(frame.fp + kInterpreterMethodSlot * kWord);
+      if (!PlausibleMetadata(method)) return 0;
+      // Method::validate_bci_from_bcp; a bcp outside the bytecodes (a frame being built) is
+      // bci 0, as the vframe stream reports it.
+      const auto const_method = Read<uintptr_t>(method + l_.method_const_method);
+      const uintptr_t code = const_method + l_.const_method_size;
+      const auto bcp = Read<uintptr_t>(frame.fp + kInterpreterBcpSlot * kWord);
+      const uint16_t code_size = Read<uint16_t>(const_method + l_.const_method_code_size);
+      const int32_t bci =
+          bcp >= code && bcp - code < code_size ? static_cast<int32_t>(bcp - code) : 0;
+      return Emit(method, bci, FrameKind::kJavaInterpreted, out) ? 1 : 0;
+    }
+    const auto method = Read<uintptr_t>(blob.start + l_.nmethod_method);
+    // A native method's wrapper: its pc may be imprecise, so the vframe stream uses no scope.
+    if (blob.kind == CodeKind::kCompiledNative) {
+      return Emit(method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+    }
+    // Interrupted before its frame is built (or after it is torn down): ASGCT's own walk
+    // declines such a frame (frame::safe_for_sender), and so does this one.
+    if (initial && !stopped_at_call && !FrameComplete(blob.start, frame.pc)) return 0;
+    uintptr_t scopes;
+    int32_t scope = FirstScope(blob.start, frame.pc, initial, stopped_at_call, &scopes);
+    // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
+    if (scope == 0) return Emit(method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+    const uintptr_t metadata = MetadataBegin(blob.start);
+    const int room = count_ - k;
+    int count = 0;
+    while (scope > 0 && count < room) {
+      // A scope: its sender's offset, its method's index in the metadata (1-based) and its bci
+      // + 1 (DebugInfoReadStream: read_int, read_method, read_bci).
+      uintptr_t position = scopes + static_cast<uint32_t>(scope);
+      const auto sender = static_cast<int32_t>(ReadUnsigned5(&position));
+      const uint32_t index = ReadUnsigned5(&position);
+      const int32_t bci = static_cast<int32_t>(ReadUnsigned5(&position)) - 1;
+      if (index == 0) return 0;
+      const auto scope_method = Read<uintptr_t>(metadata + (index - 1) * kWord);
+      if (!Emit(scope_method, bci, sender > 0 ? FrameKind::kJavaInlined : FrameKind::kJavaJit,
+                out + count)) {
+        return 0;
+      }
+      count++;
+      scope = sender;
+    }
+    return count;
+  }
+
+  // Writes `method`'s frame as ASGCT's frame converted by JavaStackWalker::Walk: its jmethodID,
+  // and bci and kind, or -1 and kJavaNative for a native method (ASGCT's line -3). False when
+  // `method` has no jmethodID that leads back to it (not a Method*, or none created yet).
+  bool Emit(uintptr_t method, int32_t bci, FrameKind kind, RawFrame* out) const {
+    if (!PlausibleMetadata(method)) return false;
+    MethodIdSlot& slot = MethodIdSlotOf(method);
+    uintptr_t id = 0;
+    if (slot.method.load(std::memory_order_relaxed) == method) {
+      id = slot.id.load(std::memory_order_relaxed);
+      if (id == 0 || id % kWord != 0 || Read<uintptr_t>(id) != method) id = 0;
+    }
+    if (id == 0) {
+      if (!MethodId(method, &id)) return false;
+      slot.method.store(method, std::memory_order_relaxed);
+      slot.id.store(id, std::memory_order_relaxed);
+    }
+    if (Read<uint16_t>(method + l_.method_access_flags) & kAccNative) {
+      *out = {id, -1, FrameKind::kJavaNative};
+    } else {
+      *out = {id, bci, kind};
+    }
+    return true;
+  }
+
+  // The jmethodID of `method` through its class's jmethodID array; false unless it leads back to
+  // `method` (not a Method*, or no jmethodID created yet).
+  bool MethodId(uintptr_t method, uintptr_t* out) const {
+    const auto const_method = Read<uintptr_t>(method + l_.method_const_method);
+    if (!PlausibleMetadata(const_method)) return false;
+    const auto constants = Read<uintptr_t>(const_method + l_.const_method_constants);
+    if (!PlausibleMetadata(constants)) return false;
+    const auto holder = Read<uintptr_t>(constants + l_.constant_pool_holder);
+    if (!PlausibleMetadata(holder)) return false;
+    const auto ids = Read<uintptr_t>(holder + l_.klass_jmethod_ids);
+    if (ids == 0 || ids % kWord != 0) return false;
+    const uint16_t idnum = Read<uint16_t>(const_method + l_.const_method_idnum);
+    if (idnum >= Read<uintptr_t>(ids)) return false;  // ids[0] holds the array's length
+    const auto id = Read<uintptr_t>(ids + (idnum + 1u) * kWord);
+    if (id == 0 || id % kWord != 0 || Read<uintptr_t>(id) != method) return false;
+    *out = id;
+    return true;
+  }
+
+  // A pointer that could be VM metadata: non-null and word-aligned (saves a fault on the
+  // commonest garbage; FaultGuard catches the rest).
+  static bool PlausibleMetadata(uintptr_t address) {
+    return address >= 4096 && address % kWord == 0;
+  }
+
+  // The nmethod's metadata array (Method* and Klass* its code refers to).
+  uintptr_t MetadataBegin(uintptr_t nmethod) const {
+    if (l_.metadata_in_mutable_data) {
+      return Read<uintptr_t>(nmethod + l_.blob_mutable_data) +
+             Read<int32_t>(nmethod + l_.blob_relocation_size);
+    }
+    return nmethod + Read<int32_t>(nmethod + l_.nmethod_metadata);
+  }
+
+  // CodeBlob::is_frame_complete_at: `pc` is past the code that builds the frame.
+  bool FrameComplete(uintptr_t blob, uintptr_t pc) const {
+    const int32_t offset = l_.frame_complete_bytes == 4
+                               ? Read<int32_t>(blob + l_.blob_frame_complete)
+                               : Read<int16_t>(blob + l_.blob_frame_complete);
+    return offset >= 0 && pc >= CodeBegin(blob) + static_cast<uint32_t>(offset);
+  }
+
   static uintptr_t MethodOf(const RawFrame& frame) {
     return frame.id == 0 ? 0 : Read<uintptr_t>(static_cast<uintptr_t>(frame.id));
   }
 
   const Layout& l_;
+  const Mode mode_;
   const uintptr_t thread_;
   const void* const ucontext_;
   RawFrame* const frames_;
   const int count_;
-  int typed_ = 0;
+  bool state_known_valid_ = false;
+  int done_ = 0;
+  bool complete_ = false;
 };
 
 }  // namespace
 
-bool JavaFrameTypes::Init(JNIEnv* jni, std::string* error) {
+bool JavaFrameTypes::Init(JNIEnv* jni, std::string* error, std::string* walk_error) {
   if (g_ready.load(std::memory_order_acquire)) return true;
   const Status guard = FaultGuard::Install();
   if (!guard.ok()) {
@@ -561,7 +828,7 @@ bool JavaFrameTypes::Init(JNIEnv* jni, std::string* error) {
     return false;
   }
   Layout layout;
-  if (!ResolveLayout(jni, &layout, error)) return false;
+  if (!ResolveLayout(jni, &layout, error, walk_error)) return false;
   g_layout = layout;
   g_ready.store(true, std::memory_order_release);
   return true;
@@ -578,9 +845,21 @@ bool JavaFrameTypes::InCodeCache(uint64_t pc) {
 int JavaFrameTypes::Assign(const char* java_thread, const void* ucontext, RawFrame* frames,
                            int count) {
   if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;
-  Walker walker(g_layout, java_thread, ucontext, frames, count);
+  Walker walker(g_layout, Walker::Mode::kType, java_thread, ucontext, frames, count);
   FaultGuard::Run([](void* state) { static_cast<Walker*>(state)->Walk(); }, &walker);
-  return walker.typed();
+  return walker.done();
+}
+
+int JavaFrameTypes::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
+                         int max_depth) {
+  if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
+      !g_layout.walks) {
+    return 0;
+  }
+  Walker walker(g_layout, Walker::Mode::kProduce, java_thread, ucontext, frames, max_depth);
+  const bool finished =
+      FaultGuard::Run([](void* state) { static_cast<Walker*>(state)->Walk(); }, &walker);
+  return finished && walker.complete() ? walker.done() : 0;
 }
 
 }  // namespace ctxprof

@@ -27,6 +27,18 @@
 // the deoptimisation handler). Frames from there on keep the kind the caller gave them, and
 // Assign returns how many frames it typed. A jmethodID is a pointer to the Method* on JDK 17-25.
 //
+// Walk goes along the same physical frames and writes the frames ASGCT would report itself, as
+// forte.cpp's vframe stream builds them: an interpreted frame's method and the bci of its
+// bytecode pointer (0 outside the bytecodes); a compiled frame's scopes from the PcDesc above,
+// each scope's method from the nmethod's metadata and its bci from the scope stream (sender
+// offset, metadata index, bci + 1); a native wrapper's method; every Method* turned into its
+// jmethodID through its class's jmethodID array (ConstMethod::_method_idnum), and a native
+// method marked as ASGCT marks it. Nothing is trusted that the VM did not confirm: a jmethodID
+// whose slot does not hold the Method* ends the walk, and so does any frame this walk cannot
+// follow; the caller then asks ASGCT. A lock-free table caches jmethodIDs by Method* (every hit
+// verified the same way). What ASGCT itself stops at (a sender its frame::safe_for_sender
+// refuses), this walk may follow further when every frame verifies.
+//
 // Layout: every offset comes from the VM's tables (vm_structs.h), resolved once by Init() off
 // the signal path, for the nmethod layout of JDK 17 and 21 (pc descriptors at offsets from the
 // nmethod up to _dependencies_offset, scope data at CompiledMethod::_scopes_data_begin, code at
@@ -35,16 +47,19 @@
 // JDK 20 (JDK-8292758). What the tables do not list is fixed by the platform's frame layout
 // (x86-64 and AArch64 alike, JDK 9 and later): a frame's saved frame pointer at fp[0] and return
 // address at fp[1], a compiled frame's return address and saved fp just below the caller's sp,
-// the interpreter frame's Method* at fp[-3].
+// the interpreter frame's Method* at fp[-3], its bytecode pointer at fp[-8] (fp[-9] on AArch64).
+// Walk also needs the metadata array: at nmethod::_metadata_offset up to JDK 21, after the
+// relocations in CodeBlob::_mutable_data since JDK 25; on JDK 22-24 (neither layout) it declines
+// every stack.
 //
-// Safety: Assign runs in the signal handler on the interrupted thread. Every read of VM or stack
-// memory happens inside one FaultGuard::Run (a fault ends the typing where it is); it allocates
-// nothing, takes no lock, loops a bounded number of times (every stack step must move the stack
-// pointer up, by less than 16 MiB), and reads the layout only after Init's release store made
+// Safety: Assign and Walk run in the signal handler on the interrupted thread. Every read of VM or
+// stack memory happens inside one FaultGuard::Run (a fault ends the typing where it is); it
+// allocates nothing, takes no lock, loops a bounded number of times (every stack step must move the
+// stack pointer up, by less than 16 MiB), and reads the layout only after Init's release store made
 // it visible (acquire load in Assign).
 //
 // Thread safety: Init is called off the signal path and serialised by the caller (JVM agent
-// initialisation); Assign may run on any thread at any time.
+// initialisation); Assign and Walk may run on any thread at any time.
 #ifndef CTXPROF_JNI_JAVA_FRAME_TYPES_H_
 #define CTXPROF_JNI_JAVA_FRAME_TYPES_H_
 
@@ -60,14 +75,25 @@ class JavaFrameTypes {
  public:
   // Resolves the layout from the VM's tables. Needs the code cache, so call it once the VM is
   // initialised (VMInit, or later for a dynamic attach); `jni` is any JNIEnv of the VM. False
-  // with *error naming what the VM lacks; Assign then types nothing. Idempotent once it succeeded.
-  static bool Init(JNIEnv* jni, std::string* error);
+  // with *error naming what the VM lacks; Assign and Walk then do nothing. True with *walk_error
+  // set when only Walk lacks something (it then declines every stack). Idempotent once it
+  // succeeded.
+  static bool Init(JNIEnv* jni, std::string* error, std::string* walk_error);
 
   // Sets the kind of frames[0..count), ASGCT's frames already converted in place (id =
   // jmethodID, bci = its lineno), as the VM says; `java_thread` is the interrupted thread's
   // JavaThread (java_thread_env.h) and `ucontext` the context ASGCT was given. Returns how many
   // leading frames it typed; the others are left as they were. Async-signal-safe.
   static int Assign(const char* java_thread, const void* ucontext, RawFrame* frames, int count);
+
+  // Walks the Java frames itself, from the same start as Assign, into frames[0..max_depth) as
+  // ASGCT's frames would be after JavaStackWalker::Walk's conversion, kinds included; returns
+  // their count, or 0 when it declines the stack (the caller then asks ASGCT). It declines
+  // whenever it cannot vouch for every frame: a frame it cannot follow, a method whose jmethodID
+  // does not lead back to it, an initial interpreted frame in Java code (ASGCT validates those
+  // in ways this walk does not), an initial compiled frame interrupted in its prologue or
+  // epilogue, a mounted virtual thread. Async-signal-safe.
+  static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth);
 
   // True when `pc` is in the VM's code cache (the interpreter, compiled Java code, stubs and
   // adapters): where a native walk meets the Java frames. Compares with the code heaps' reserved

@@ -61,9 +61,61 @@ bool IsCompiled(uintptr_t key) {
   return false;
 }
 
+// Check mode (CheckReport in the header).
+constexpr int kCheckDepth = 256;  // frames compared per stack: 4 KB of the handler's stack
+constexpr int kCheckDetails = 4;  // differences kept for the report
+struct Difference {
+  int at;  // the first frame that differs
+  int asgct_count, vm_count;
+  RawFrame asgct, vm;
+};
+std::atomic<bool> g_check{false};
+std::atomic<uint64_t> g_agreed{0}, g_extended{0}, g_differed{0}, g_declined{0};
+std::atomic<int> g_details_claimed{0};
+Difference g_details[kCheckDetails];
+std::atomic<int> g_details_written{0};
+
+// Compares ASGCT's typed frames with the VM walk's from the same context; counts the outcome.
+void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
+                        int asgct_count) {
+  RawFrame vm[kCheckDepth];
+  const int vm_count = JavaFrameTypes::Walk(thread, ucontext, vm, kCheckDepth);
+  if (vm_count == 0) {
+    g_declined.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const int compared = std::min(asgct_count, kCheckDepth);
+  int at = 0;
+  while (at < compared && at < vm_count && asgct[at].id == vm[at].id &&
+         asgct[at].bci == vm[at].bci && asgct[at].kind == vm[at].kind) {
+    at++;
+  }
+  if (at == compared && vm_count == compared) {
+    g_agreed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (at == compared && vm_count > compared && compared == asgct_count) {
+    // ASGCT stopped early (its frame::safe_for_sender refused a sender) where the VM walk went
+    // on, with every frame ASGCT has the same.
+    g_extended.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_differed.fetch_add(1, std::memory_order_relaxed);
+  const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
+  if (slot >= kCheckDetails) return;
+  Difference& difference = g_details[slot];
+
+  difference = {at, asgct_count, vm_count, {}, {}};
+  if (at < asgct_count) difference.asgct = asgct[at];
+  if (at < vm_count) difference.vm = vm[at];
+  g_details_written.fetch_add(1, std::memory_order_release);
+}
+
 }  // namespace
 
 bool JavaStackWalker::Init(std::string* error) {
+  const char* check = getenv("CTXPROF_CHECK_JAVA_WALK");
+  g_check.store(check != nullptr && strcmp(check, "1") == 0, std::memory_order_relaxed);
   if (g_asgct.load(std::memory_order_acquire) != nullptr) return true;
   void* symbol = dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
   if (symbol == nullptr) {
@@ -140,6 +192,13 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   JNIEnv* env = t_env != nullptr ? t_env : JavaThreadEnv::Current();
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
+  const char* thread = JavaThreadEnv::ThreadOf(env);
+  const bool check = g_check.load(std::memory_order_relaxed);
+  if (!check) {
+    // The VM's own walk where it vouches for the whole stack; ASGCT for the others.
+    const int walked = JavaFrameTypes::Walk(thread, ucontext, frames, max_depth);
+    if (walked > 0) return walked;
+  }
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
   asgct(&trace, max_depth, ucontext);
   const jint failure = trace.num_frames;
@@ -181,15 +240,33 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
     }
   }
   // The VM says what the frames are; where it cannot, CompiledMethodLoad's record decides.
-  const int typed =
-      JavaFrameTypes::Assign(JavaThreadEnv::ThreadOf(env), walked, frames, trace.num_frames);
+  const int typed = JavaFrameTypes::Assign(thread, walked, frames, trace.num_frames);
   for (int i = typed; i < trace.num_frames; i++) {
     RawFrame& out = frames[i];
     if (out.kind != FrameKind::kJavaNative && !IsCompiled(out.id)) {
       out.kind = FrameKind::kJavaInterpreted;
     }
   }
+  if (check) CheckAgainstVmWalk(thread, ucontext, frames, trace.num_frames);
   return trace.num_frames;
+}
+
+std::string JavaStackWalker::CheckReport() {
+  if (!g_check.load(std::memory_order_relaxed)) return "";
+  std::string report = "Java walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
+                       std::to_string(g_extended.load()) + " extended, " +
+                       std::to_string(g_differed.load()) + " differed, " +
+                       std::to_string(g_declined.load()) + " declined";
+  const int details = std::min(g_details_written.load(std::memory_order_acquire), kCheckDetails);
+  for (int i = 0; i < details; i++) {
+    const Difference& d = g_details[i];
+    report += "; frame " + std::to_string(d.at) + " of " + std::to_string(d.asgct_count) +
+              " (VM walk: " + std::to_string(d.vm_count) + "): ASGCT " +
+              std::to_string(d.asgct.id) + "@" + std::to_string(d.asgct.bci) + "/" +
+              std::to_string(static_cast<int>(d.asgct.kind)) + ", VM " + std::to_string(d.vm.id) +
+              "@" + std::to_string(d.vm.bci) + "/" + std::to_string(static_cast<int>(d.vm.kind));
+  }
+  return report;
 }
 
 }  // namespace ctxprof

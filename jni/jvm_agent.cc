@@ -87,9 +87,13 @@ void ReadVmStructures(JNIEnv* jni) {
     PrintLine("cannot find the JVM's current-thread key: " + error +
               "; Java frames only on threads that called into libctxprof");
   }
-  if (!JavaFrameTypes::Init(jni, &error)) {
+  std::string walk_error;
+  if (!JavaFrameTypes::Init(jni, &error, &walk_error)) {
     PrintLine("cannot read the JVM's code cache layout: " + error +
               "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
+  } else if (!walk_error.empty() && !JavaStackWalker::CheckReport().empty()) {
+    // Only the cost differs (every stack goes to AsyncGetCallTrace): said in check mode only.
+    PrintLine("the VM's own Java walk is unavailable: " + walk_error);
   }
 }
 
@@ -113,6 +117,8 @@ void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 }
 
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
+  const std::string check = JavaStackWalker::CheckReport();
+  if (!check.empty()) PrintLine(check);
   if (!Profiler::Global()->Stats().running) return;
   const Status stopped = Profiler::Global()->Stop();
   if (stopped.ok()) return;

@@ -1,0 +1,83 @@
+package io.ctxprof.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ctxprof.agent.ChildProcess.Result;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The VM's own Java walk (jni/java_frame_types.h, JavaFrameTypes::Walk), which takes a stack
+ * instead of AsyncGetCallTrace wherever it can vouch for every frame, against AsyncGetCallTrace
+ * itself. With CTXPROF_CHECK_JAVA_WALK=1 every stack is ASGCT's and the VM walk runs beside it in
+ * the same signal; the agent prints at exit how many stacks agreed frame for frame (method, bci,
+ * frame type), where ASGCT stopped early and the VM walk went on past the same frames
+ * ("extended"), how many differed, and how many the VM walk declined (left to ASGCT). No stack
+ * may differ; and the VM walk must take most stacks of compiled code, or profiling would pay
+ * ASGCT's price without anyone noticing.
+ */
+class JavaWalkCheckTest {
+  private static final Pattern CHECK =
+      Pattern.compile(
+          "Java walk check: (\\d+) agreed, (\\d+) extended, (\\d+) differed, (\\d+) declined");
+
+  @TempDir Path dir;
+
+  @Test
+  void compiledCodeAgreesWithAsyncGetCallTrace() throws Exception {
+    long[] check = run(List.of(), "cpu.jfr", "event=cpu,interval=1ms", "InliningWorkload", "3000");
+    assertEquals(0, check[2], "stacks that differ");
+    assertTrue(check[0] >= 500, "too few stacks compared: " + check[0]);
+    assertTrue(
+        check[0] >= 4 * check[3], "the VM walk declined " + check[3] + " of " + total(check));
+  }
+
+  @Test
+  void nativeMethodsAndWaitingThreadsAgree() throws Exception {
+    // Zlib's native methods (compiled native wrappers, ASGCT's line -3) and wall samples of
+    // waiting threads, walked from their last Java frame.
+    long[] check =
+        run(List.of(), "wall.jfr", "event=cpu,interval=1ms,wall=2ms", "ZlibWorkload", "3000");
+    assertEquals(0, check[2], "stacks that differ");
+    assertTrue(check[0] >= 500, "too few stacks compared: " + check[0]);
+  }
+
+  @Test
+  void interpretedCodeIsLeftToAsyncGetCallTrace() throws Exception {
+    // An interrupted interpreted frame is one the VM walk declines (ASGCT validates it in ways
+    // the VM walk does not): with -Xint nearly every CPU sample is ASGCT's alone.
+    long[] check =
+        run(List.of("-Xint"), "xint.jfr", "event=cpu,interval=1ms", "InliningWorkload", "1500");
+    assertEquals(0, check[2], "stacks that differ");
+    assertTrue(check[3] > check[0], "declined " + check[3] + " of " + total(check));
+  }
+
+  private static long total(long[] check) {
+    return check[0] + check[1] + check[2] + check[3];
+  }
+
+  /** Runs {@code workload} under the agent in check mode; returns the four counts. */
+  private long[] run(
+      List<String> jvmOptions, String recording, String options, String workload, String... args)
+      throws Exception {
+    List<String> command = new ArrayList<>(List.of("env", "CTXPROF_CHECK_JAVA_WALK=1"));
+    command.addAll(ChildProcess.javaCommand(jvmOptions));
+    command.add(ChildProcess.agent("start," + options + ",file=" + dir.resolve(recording)));
+    command.add(ChildProcess.class.getPackageName() + "." + workload);
+    command.addAll(List.of(args));
+    Result result = ChildProcess.run(command, 120);
+    assertEquals(0, result.exit, result.toString());
+    Matcher matcher = CHECK.matcher(String.join("\n", result.stderr));
+    assertTrue(matcher.find(), "no check line: " + result);
+    System.out.println(workload + " " + jvmOptions + ": " + matcher.group());
+    long[] counts = new long[4];
+    for (int i = 0; i < 4; i++) counts[i] = Long.parseLong(matcher.group(i + 1));
+    return counts;
+  }
+}
