@@ -61,19 +61,21 @@ bool IsCompiled(uintptr_t key) {
   return false;
 }
 
-// Check mode (CheckReport in the header).
+// Check mode (CheckReport in the header). Handlers count outcomes in relaxed atomics; the first
+// kCheckDetails differences are described in slots, each claimed by one handler (fetch_add),
+// written, then marked ready (release) for CheckReport, which reads only ready slots (acquire).
 constexpr int kCheckDepth = 256;  // frames compared per stack: 4 KB of the handler's stack
 constexpr int kCheckDetails = 4;  // differences kept for the report
 struct Difference {
   int at;  // the first frame that differs
   int asgct_count, vm_count;
   RawFrame asgct, vm;
+  std::atomic<bool> ready{false};
 };
 std::atomic<bool> g_check{false};
 std::atomic<uint64_t> g_agreed{0}, g_extended{0}, g_differed{0}, g_declined{0};
 std::atomic<int> g_details_claimed{0};
 Difference g_details[kCheckDetails];
-std::atomic<int> g_details_written{0};
 
 // Compares ASGCT's typed frames with the VM walk's from the same context; counts the outcome.
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
@@ -104,11 +106,12 @@ void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame
   const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
   if (slot >= kCheckDetails) return;
   Difference& difference = g_details[slot];
-
-  difference = {at, asgct_count, vm_count, {}, {}};
-  if (at < asgct_count) difference.asgct = asgct[at];
-  if (at < vm_count) difference.vm = vm[at];
-  g_details_written.fetch_add(1, std::memory_order_release);
+  difference.at = at;
+  difference.asgct_count = asgct_count;
+  difference.vm_count = vm_count;
+  difference.asgct = at < asgct_count ? asgct[at] : RawFrame{};
+  difference.vm = at < vm_count ? vm[at] : RawFrame{};
+  difference.ready.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -257,9 +260,8 @@ std::string JavaStackWalker::CheckReport() {
                        std::to_string(g_extended.load()) + " extended, " +
                        std::to_string(g_differed.load()) + " differed, " +
                        std::to_string(g_declined.load()) + " declined";
-  const int details = std::min(g_details_written.load(std::memory_order_acquire), kCheckDetails);
-  for (int i = 0; i < details; i++) {
-    const Difference& d = g_details[i];
+  for (const Difference& d : g_details) {
+    if (!d.ready.load(std::memory_order_acquire)) continue;
     report += "; frame " + std::to_string(d.at) + " of " + std::to_string(d.asgct_count) +
               " (VM walk: " + std::to_string(d.vm_count) + "): ASGCT " +
               std::to_string(d.asgct.id) + "@" + std::to_string(d.asgct.bci) + "/" +
