@@ -74,14 +74,22 @@ struct Difference {
 };
 std::atomic<bool> g_check{false};
 std::atomic<uint64_t> g_agreed{0}, g_extended{0}, g_differed{0}, g_declined{0};
+std::atomic<uint64_t> g_only_vm{0};  // ASGCT could not walk (even from the caller); the VM walk did
 std::atomic<int> g_details_claimed{0};
 Difference g_details[kCheckDetails];
 
-// Compares ASGCT's typed frames with the VM walk's from the same context; counts the outcome.
+// Compares ASGCT's typed frames (none when it failed) with the VM walk's from the same context;
+// counts the outcome.
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
                         int asgct_count) {
   RawFrame vm[kCheckDepth];
   const int vm_count = JavaFrameTypes::Walk(thread, ucontext, vm, kCheckDepth);
+  if (asgct_count == 0) {
+    // Where neither walks (no Java frames), nothing changes; where only the VM walk does, the
+    // stack is its alone.
+    if (vm_count > 0) g_only_vm.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (vm_count == 0) {
     g_declined.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -221,6 +229,7 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
     }
   }
   if (trace.num_frames <= 0) {
+    if (check) CheckAgainstVmWalk(thread, ucontext, frames, 0);
     // Still in Java code the JVM could not walk: one frame saying so (a native walk from a JIT
     // pc would only produce unnamed frames). Other failures (no Java frames, native or VM
     // code, GC) leave the stack to the native walk.
@@ -258,6 +267,7 @@ std::string JavaStackWalker::CheckReport() {
   if (!g_check.load(std::memory_order_relaxed)) return "";
   std::string report = "Java walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
                        std::to_string(g_extended.load()) + " extended, " +
+                       std::to_string(g_only_vm.load()) + " walked where ASGCT could not, " +
                        std::to_string(g_differed.load()) + " differed, " +
                        std::to_string(g_declined.load()) + " declined";
   for (const Difference& d : g_details) {
