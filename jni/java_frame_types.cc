@@ -69,8 +69,8 @@ struct Layout {
 
   // What Walk needs beyond the typing walk: a scope's Method* (the nmethod's metadata), a
   // Method*'s jmethodID (its class's jmethodID array at the method's idnum) and native flag, an
-  // interpreted frame's bci. False when one of them is missing (JDK 22-24's nmethod layout):
-  // Walk then declines every stack.
+  // interpreted frame's bci. False when one of them is missing (JDK 22-24's nmethod layout) or on
+  // JDK 19-21: Walk then declines every stack.
   bool walks = false;
   uint64_t method_const_method = 0;
   uint64_t method_access_flags = 0;  // AccessFlags: the low 16 bits hold the class file's flags
@@ -358,7 +358,14 @@ bool ResolveLayout(JNIEnv* jni, Layout* layout, std::string* error, std::string*
   }
   LayoutReader walk(tables);
   l.walks = ResolveWalkLayout(&walk, &l);
-  if (!l.walks) *walk_error = walk.error();
+  if (!l.walks) {
+    *walk_error = walk.error();
+  } else if (!l.continuations && jni->GetVersion() >= 0x00130000) {
+    // JDK 19-21 have virtual threads but do not export JavaThread::_cont_entry: Walk could not
+    // tell a mounted virtual thread, whose stacks it leaves to ASGCT.
+    l.walks = false;
+    *walk_error = "this JDK has virtual threads but does not export JavaThread::_cont_entry";
+  }
   return true;
 }
 

@@ -50,7 +50,8 @@
 // the interpreter frame's Method* at fp[-3], its bytecode pointer at fp[-8] (fp[-9] on AArch64).
 // Walk also needs the metadata array: at nmethod::_metadata_offset up to JDK 21, after the
 // relocations in CodeBlob::_mutable_data since JDK 25; on JDK 22-24 (neither layout) it declines
-// every stack.
+// every stack, and so it does on JDK 19-21, which have virtual threads but do not export
+// JavaThread::_cont_entry to tell a mounted one.
 //
 // Safety: Assign and Walk run in the signal handler on the interrupted thread. Every read of VM or
 // stack memory happens inside one FaultGuard::Run (a fault ends the typing where it is); it

@@ -5,8 +5,8 @@
 // (tests/java/io/ctxprof/agent/JavaWalkCheckTest.java compares them stack by stack); the VM walk
 // costs less (at cpu 1 ms, the workers' time in the handler's own code and libjvm: ~0.42 % of
 // the process's CPU against ~0.70 % with ASGCT, perf, three runs each). It declines interrupted
-// interpreted frames, prologues, mounted virtual threads and methods without a jmethodID: those
-// stacks are ASGCT's as before.
+// interpreted frames, prologues, mounted virtual threads and methods without a jmethodID, and
+// every stack on JDK 19-24 (java_frame_types.h): those stacks are ASGCT's as before.
 //
 // ASGCT is an unexported-in-headers but exported-from-libjvm function found with dlsym
 // (RTLD_DEFAULT). It needs the interrupted thread's JNIEnv, which the handler cannot ask the VM
