@@ -680,7 +680,7 @@ class Walker {
       }
     }
     const int last = k + scopes - 1;
-    if (last < count_ && MethodOf(frames_[last]) != method) return 0;
+    if (last < count_ && !IsIdOf(frames_[last].id, method)) return 0;
     for (int i = k; i <= last && i < count_; i++) {
       FrameKind& kind = frames_[i].kind;
       if (kind == FrameKind::kJavaNative) continue;  // ASGCT's native method mark stays
@@ -753,7 +753,7 @@ class Walker {
     uintptr_t id = 0;
     if (slot.method.load(std::memory_order_relaxed) == method) {
       id = slot.id.load(std::memory_order_relaxed);
-      if (id == 0 || id % kWord != 0 || Read<uintptr_t>(id) != method) id = 0;
+      if (!IsIdOf(id, method)) id = 0;
     }
     if (id == 0) {
       if (!MethodId(method, &id)) return false;
@@ -782,9 +782,14 @@ class Walker {
     const uint16_t idnum = Read<uint16_t>(const_method + l_.const_method_idnum);
     if (idnum >= Read<uintptr_t>(ids)) return false;  // ids[0] holds the array's length
     const auto id = Read<uintptr_t>(ids + (idnum + 1u) * kWord);
-    if (id == 0 || id % kWord != 0 || Read<uintptr_t>(id) != method) return false;
+    if (!IsIdOf(id, method)) return false;
     *out = id;
     return true;
+  }
+
+  // `id` is a jmethodID of `method`: its slot holds the Method* (JDK 17-25).
+  static bool IsIdOf(uintptr_t id, uintptr_t method) {
+    return id != 0 && id % kWord == 0 && Read<uintptr_t>(id) == method;
   }
 
   // A pointer that could be VM metadata: non-null and word-aligned (saves a fault on the
@@ -808,10 +813,6 @@ class Walker {
                                ? Read<int32_t>(blob + l_.blob_frame_complete)
                                : Read<int16_t>(blob + l_.blob_frame_complete);
     return offset >= 0 && pc >= CodeBegin(blob) + static_cast<uint32_t>(offset);
-  }
-
-  static uintptr_t MethodOf(const RawFrame& frame) {
-    return frame.id == 0 ? 0 : Read<uintptr_t>(static_cast<uintptr_t>(frame.id));
   }
 
   const Layout& l_;

@@ -204,7 +204,7 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
   const char* thread = JavaThreadEnv::ThreadOf(env);
-  const bool check = g_check.load(std::memory_order_relaxed);
+  const bool check = Checking();
   if (!check) {
     // The VM's own walk where it vouches for the whole stack; ASGCT for the others.
     const int walked = JavaFrameTypes::Walk(thread, ucontext, frames, max_depth);
@@ -263,8 +263,10 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   return trace.num_frames;
 }
 
+bool JavaStackWalker::Checking() { return g_check.load(std::memory_order_relaxed); }
+
 std::string JavaStackWalker::CheckReport() {
-  if (!g_check.load(std::memory_order_relaxed)) return "";
+  if (!Checking()) return "";
   std::string report = "Java walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
                        std::to_string(g_extended.load()) + " extended, " +
                        std::to_string(g_only_vm.load()) + " walked where ASGCT could not, " +

@@ -58,9 +58,12 @@ class JavaStackWalker {
   static int Walk(void* ucontext, RawFrame* frames, int max_depth);
   // With CTXPROF_CHECK_JAVA_WALK=1 in the environment when Init ran (for tests), every walk is
   // ASGCT's, and JavaFrameTypes::Walk runs beside it from the same context: the report counts
-  // the stacks where it agreed frame for frame (id, bci, kind), differed or declined, and
-  // describes the first differences. "" without the variable.
+  // the stacks where it agreed frame for frame (id, bci, kind), went on past ASGCT's same frames
+  // (extended), walked where ASGCT could not, differed or declined, and describes the first
+  // differences. "" without the variable.
   static std::string CheckReport();
+  // True when that check mode is on.
+  static bool Checking();
 };
 
 }  // namespace ctxprof

@@ -91,7 +91,7 @@ void ReadVmStructures(JNIEnv* jni) {
   if (!JavaFrameTypes::Init(jni, &error, &walk_error)) {
     PrintLine("cannot read the JVM's code cache layout: " + error +
               "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
-  } else if (!walk_error.empty() && !JavaStackWalker::CheckReport().empty()) {
+  } else if (!walk_error.empty() && JavaStackWalker::Checking()) {
     // Only the cost differs (every stack goes to AsyncGetCallTrace): said in check mode only.
     PrintLine("the VM's own Java walk is unavailable: " + walk_error);
   }
