@@ -9,6 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -69,6 +72,51 @@ class JavaWalkCheckTest {
     assertEquals(0, check[DIFFERED], "stacks that differ");
     assertTrue(
         check[DECLINED] > check[AGREED], "declined " + check[DECLINED] + " of " + total(check));
+  }
+
+  @Test
+  void threadsWaitingForAMonitorInTheVmKeepTheirJavaStack() throws Exception {
+    // Ground truth: EventsWorkload's "lock" threads wait for one monitor inside their own
+    // synchronized block, here compiled by C1 from the start (-Xcomp), so that the wait is
+    // entered through C1's runtime stub. ASGCT gives such a thread no Java frames (its wall
+    // samples had a root [unknown].[unknown] under the VM's frames: 0 of 861 ms named the
+    // waiter on JDK 17 before the VM walk); the VM walk starts at the thread's last Java frame,
+    // so every wall sample taken in the VM's monitor wait must also name the waiting method.
+    Path jfr = dir.resolve("monitor.jfr");
+    Result result =
+        ChildProcess.runJava(
+            List.of(
+                "-Xcomp",
+                "-XX:TieredStopAtLevel=1",
+                ChildProcess.agent("start,event=wall,interval=2ms,file=" + jfr)),
+            "EventsWorkload",
+            "lock");
+    assertEquals(0, result.exit, result.toString());
+    long inMonitorWait = 0;
+    long withWorkloadFrame = 0;
+    for (RecordedEvent event : RecordingFile.readAllEvents(jfr)) {
+      if (!event.getEventType().getName().equals("profiler.WallClockSample")
+          || event.getStackTrace() == null) {
+        continue;
+      }
+      boolean waiting = false;
+      boolean workload = false;
+      for (RecordedFrame frame : event.getStackTrace().getFrames()) {
+        waiting |= frame.getMethod().getName().startsWith("ObjectMonitor::enter");
+        workload |= frame.getMethod().getType().getName().equals(EventsWorkload.class.getName());
+      }
+      if (waiting) {
+        inMonitorWait++;
+        if (workload) withWorkloadFrame++;
+      }
+    }
+    System.out.println(
+        "wall samples in the VM's monitor wait: "
+            + inMonitorWait
+            + ", with EventsWorkload's frame: "
+            + withWorkloadFrame);
+    assertTrue(inMonitorWait >= 10, "too few samples in the monitor wait: " + inMonitorWait);
+    assertEquals(inMonitorWait, withWorkloadFrame, "monitor-wait samples without the waiter");
   }
 
   private static long total(long[] check) {
