@@ -531,6 +531,7 @@ SessionStats Session::Stats() const {
   stats.wall_signals = wall_engine_ != nullptr ? wall_engine_->signals_sent() : 0;
   stats.wall_intervals = wall_engine_ != nullptr ? wall_engine_->intervals_accounted() : 0;
   stats.wall_throttled_ticks = wall_engine_ != nullptr ? wall_engine_->throttled_ticks() : 0;
+  stats.wall_skipped_ticks = wall_engine_ != nullptr ? wall_engine_->skipped_ticks() : 0;
   stats.recording = recording_path();
   if (recording_ != nullptr) {
     stats.recorded_samples = recording_->samples_written();

@@ -134,6 +134,7 @@ struct SessionStats {
   uint64_t wall_signals = 0;
   uint64_t wall_intervals = 0;        // wall time accounted for, in intervals (signals and repeats)
   uint64_t wall_throttled_ticks = 0;  // wall ticks that signalled fewer threads (backpressure)
+  uint64_t wall_skipped_ticks = 0;    // wall ticks the sampler woke too late for (a loaded CPU)
   std::string recording;              // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any

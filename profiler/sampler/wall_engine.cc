@@ -257,7 +257,11 @@ void WallEngine::Run() {
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::steady_clock::now() - start)
                                   .count());
-    tick = std::max(tick, elapsed / interval_ns_);
+    const uint64_t due = elapsed / interval_ns_;
+    if (due > tick) {
+      skipped_ticks_.fetch_add(due - tick, std::memory_order_relaxed);
+      tick = due;
+    }
     Visit(tick, &sends);
     Deliver(sends, pid, uid);
   }

@@ -104,6 +104,9 @@ class WallEngine : public SamplingEngine {
   }
   // Ticks whose signal budget the backpressure cut below threads_per_tick.
   uint64_t throttled_ticks() const { return throttled_ticks_.load(std::memory_order_relaxed); }
+  // Ticks the sampler thread did not wake for (it was scheduled late by more than an interval):
+  // their time went into the next tick's weights, at the stacks of that later moment.
+  uint64_t skipped_ticks() const { return skipped_ticks_.load(std::memory_order_relaxed); }
 
   // The signals a tick may send: threads_per_tick while at most a quarter of the high-water mark
   // waits in the buffer (a drain every Session::kDrainInterval keeps it there), then in
@@ -172,6 +175,7 @@ class WallEngine : public SamplingEngine {
   std::atomic<uint64_t> signals_sent_{0};
   std::atomic<uint64_t> intervals_accounted_{0};
   std::atomic<uint64_t> throttled_ticks_{0};
+  std::atomic<uint64_t> skipped_ticks_{0};
   std::vector<Send> removed_;  // guarded by mutex_: repeats owed by removed targets
 };
 
