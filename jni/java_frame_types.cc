@@ -407,16 +407,18 @@ class Walker {
   enum class Mode { kType, kProduce };
 
   Walker(const Layout& layout, Mode mode, const char* thread, const void* ucontext,
-         RawFrame* frames, int count)
+         JavaFrameTypes::Start start, RawFrame* frames, int count)
       : l_(layout),
         mode_(mode),
         thread_(reinterpret_cast<uintptr_t>(thread)),
         ucontext_(ucontext),
+        start_at_return_(start == JavaFrameTypes::Start::kReturnAddress),
         frames_(frames),
         count_(count) {}
 
   int done() const { return done_; }
   bool complete() const { return complete_; }
+  bool InStub(uintptr_t pc) const { return FindBlob(pc).kind == CodeKind::kStub; }
 
   void Walk() {
     PhysicalFrame frame;
@@ -426,6 +428,7 @@ class Walker {
     if (anchor_sp != 0 && anchor_pc != 0) {
       frame = {anchor_pc, anchor_sp, anchor_sp,
                Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_fp)};
+      start_at_return_ = false;
     } else {
       if (state != l_.in_java && state != l_.in_java_trans) return;
       const MachineContext registers(ucontext_);
@@ -627,7 +630,8 @@ class Walker {
   // The offset in *scopes of the innermost scope of the compiled frame at `pc`, as ASGCT's
   // vframe stream finds it; 0 when there is none. For the initial frame (forte.cpp,
   // is_decipherable_compiled_frame): the exact PcDesc when stopped at a VM call, else the first
-  // one after pc; for callers: the exact PcDesc of the return address.
+  // one after pc; for callers: the exact PcDesc of the return address. An initial frame at a
+  // return address (start_at_return_): the PcDesc at or after it (JavaFrameTypes::Start).
   int32_t FirstScope(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
                      uintptr_t* scopes) const {
     uintptr_t pcs_begin, pcs_end;
@@ -645,7 +649,11 @@ class Walker {
     if (pc < code || pc - code >= (1u << 30)) return 0;
     const auto pc_offset = static_cast<int32_t>(pc - code);
     int32_t scope = 0;
-    if (!initial || stopped_at_call) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
+    if (!initial || stopped_at_call) {
+      scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
+    } else if (start_at_return_) {
+      scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, false);
+    }
     if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
     return std::max(scope, 0);
   }
@@ -717,7 +725,9 @@ class Walker {
     }
     // Interrupted before its frame is built (or after it is torn down): ASGCT's own walk
     // declines such a frame (frame::safe_for_sender), and so does this one.
-    if (initial && !stopped_at_call && !FrameComplete(blob.start, frame.pc)) return 0;
+    if (initial && !stopped_at_call && !start_at_return_ && !FrameComplete(blob.start, frame.pc)) {
+      return 0;
+    }
     uintptr_t scopes;
     int32_t scope = FirstScope(blob.start, frame.pc, initial, stopped_at_call, &scopes);
     // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
@@ -819,6 +829,9 @@ class Walker {
   const Mode mode_;
   const uintptr_t thread_;
   const void* const ucontext_;
+  // The context's pc is a return address (JavaFrameTypes::Start::kReturnAddress); only when
+  // the walk starts there, not at the thread's anchor.
+  bool start_at_return_;
   RawFrame* const frames_;
   const int count_;
   bool state_known_valid_ = false;
@@ -850,21 +863,39 @@ bool JavaFrameTypes::InCodeCache(uint64_t pc) {
   return false;
 }
 
+bool JavaFrameTypes::InStub(uint64_t pc) {
+  if (!InCodeCache(pc)) return false;
+  struct Probe {
+    uint64_t pc;
+    bool stub;
+  } probe{pc, false};
+  FaultGuard::Run(
+      [](void* state) {
+        auto* probe = static_cast<Probe*>(state);
+        const Walker walker(g_layout, Walker::Mode::kType, nullptr, nullptr, Start::kInterrupted,
+                            nullptr, 0);
+        probe->stub = walker.InStub(probe->pc);
+      },
+      &probe);
+  return probe.stub;
+}
+
 int JavaFrameTypes::Assign(const char* java_thread, const void* ucontext, RawFrame* frames,
                            int count) {
   if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;
-  Walker walker(g_layout, Walker::Mode::kType, java_thread, ucontext, frames, count);
+  Walker walker(g_layout, Walker::Mode::kType, java_thread, ucontext, Start::kInterrupted, frames,
+                count);
   FaultGuard::Run([](void* state) { static_cast<Walker*>(state)->Walk(); }, &walker);
   return walker.done();
 }
 
 int JavaFrameTypes::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
-                         int max_depth) {
+                         int max_depth, Start start) {
   if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
       !g_layout.walks) {
     return 0;
   }
-  Walker walker(g_layout, Walker::Mode::kProduce, java_thread, ucontext, frames, max_depth);
+  Walker walker(g_layout, Walker::Mode::kProduce, java_thread, ucontext, start, frames, max_depth);
   const bool finished =
       FaultGuard::Run([](void* state) { static_cast<Walker*>(state)->Walk(); }, &walker);
   return finished && walker.complete() ? walker.done() : 0;

@@ -94,13 +94,26 @@ class JavaFrameTypes {
   // does not lead back to it, an initial interpreted frame in Java code (ASGCT validates those
   // in ways this walk does not), an initial compiled frame interrupted in its prologue or
   // epilogue, a mounted virtual thread. Async-signal-safe.
-  static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth);
+  //
+  // `ucontext` is either the interrupted context (kInterrupted), or one JavaStackWalker built
+  // one frame up from code ASGCT could not walk (a stub such as an intrinsic), whose pc is that
+  // call's return address (kReturnAddress). The initial compiled frame's scopes are then those
+  // of the PcDesc at the return address, or the first after it when the call recorded none:
+  // the call site, where ASGCT, which takes every initial pc as interrupted, starts looking one
+  // byte later and names the next PcDesc's scopes (often an inlined method after the call).
+  enum class Start { kInterrupted, kReturnAddress };
+  static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth,
+                  Start start = Start::kInterrupted);
 
   // True when `pc` is in the VM's code cache (the interpreter, compiled Java code, stubs and
   // adapters): where a native walk meets the Java frames. Compares with the code heaps' reserved
   // bounds only (fixed for the VM's life); false before Init succeeded. Async-signal-safe; a
   // JavaCodeProbe (profiler/sampler/signal_handler.h).
   static bool InCodeCache(uint64_t pc);
+  // True when `pc` is in code the VM generated outside Java methods and the interpreter (a
+  // stub: StubRoutines, adapters, runtime stubs), found in the code heaps' segment maps.
+  // Async-signal-safe (fault-guarded reads); false before Init succeeded.
+  static bool InStub(uint64_t pc);
 };
 
 }  // namespace ctxprof

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -200,6 +201,21 @@ bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t
 }  // namespace
 
 int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
+  const uint64_t pc = MachineContext(ucontext).pc();
+  if (max_depth > 1 && JavaFrameTypes::InStub(pc)) {
+    const int java = WalkJava(ucontext, frames + 1, max_depth - 1);
+    // No Java frames, or one frame saying they could not be walked (a whole stack): as is.
+    if (java <= 0 || frames[1].kind == FrameKind::kJavaUnwalkable) {
+      memmove(frames, frames + 1, static_cast<size_t>(std::max(java, 0)) * sizeof(RawFrame));
+      return java;
+    }
+    frames[0] = {pc, kNativeInterruptedPc, FrameKind::kNative};
+    return java + 1;
+  }
+  return WalkJava(ucontext, frames, max_depth);
+}
+
+int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
   JNIEnv* env = t_env != nullptr ? t_env : JavaThreadEnv::Current();
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
@@ -219,6 +235,12 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
     for (bool frame_pointer : {true, false}) {
       if (!CallerContext(*static_cast<const ucontext_t*>(ucontext), frame_pointer, &caller)) {
         continue;
+      }
+      if (!check) {
+        // The VM's walk names the call site itself (JavaFrameTypes::Start::kReturnAddress).
+        const int walked_up = JavaFrameTypes::Walk(thread, &caller, frames, max_depth,
+                                                   JavaFrameTypes::Start::kReturnAddress);
+        if (walked_up > 0) return walked_up;
       }
       trace.num_frames = 0;
       asgct(&trace, max_depth, &caller);

@@ -20,6 +20,10 @@
 // ASGCT also needs a jmethodID for every method it reports; jvm_agent.cc creates them (class
 // preparation) and keeps CompiledMethodLoad enabled.
 //
+// A thread interrupted in a stub the VM generated (an intrinsic such as the SHA-256 compressor,
+// an adapter) gets the stub as its leaf frame, a native frame at the interrupted pc that
+// JvmStubs names (jni/jvm_stubs.h), above the Java frames walked from the stub's caller.
+//
 // Frame kinds: ASGCT reports a native method with lineno -3 (kJavaNative) and does not say
 // whether a Java frame ran interpreted, compiled or inlined into a compiled caller.
 // JavaFrameTypes (jni/java_frame_types.h) reads that from the VM's structures along the same
@@ -64,6 +68,10 @@ class JavaStackWalker {
   static std::string CheckReport();
   // True when that check mode is on.
   static bool Checking();
+
+ private:
+  // Walk's Java frames, without the stub that may lead them.
+  static int WalkJava(void* ucontext, RawFrame* frames, int max_depth);
 };
 
 }  // namespace ctxprof

@@ -14,6 +14,7 @@
 #include "jni/java_thread_env.h"
 #include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
+#include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
 #include "profiler/options.h"
@@ -173,8 +174,10 @@ void JNICALL OnCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint, const void*
   }
 }
 
-// Enabled only so that HotSpot keeps the code descriptions AsyncGetCallTrace relies on.
-void JNICALL OnDynamicCodeGenerated(jvmtiEnv*, const char*, const void*, jint) {}
+// Enabled also so that HotSpot keeps the code descriptions AsyncGetCallTrace relies on.
+void JNICALL OnDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
+  JvmStubs::Add(name, address, length);
+}
 
 void AttachBackgroundThread() {
   t_profiler_thread = true;

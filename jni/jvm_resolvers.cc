@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
 
@@ -48,6 +49,12 @@ std::string InternalClassName(const std::string& signature) {
 }
 
 void JvmFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
+  if (frame.kind == FrameKind::kNative && JvmStubs::Lookup(frame.id, &out->method_name)) {
+    out->class_name = "[stub]";
+    out->descriptor = "()L;";  // as NativeFrameResolver's
+    out->type = JfrFrameType::kNative;
+    return;
+  }
   if (frame.kind == FrameKind::kNative || frame.kind == FrameKind::kKernel) {
     native_.Resolve(frame, out);
     return;

@@ -4,7 +4,9 @@
 // form ("java/lang/String"), method name and descriptor, and the line of the bci from the
 // method's line number table. A jmethodID that is null or no longer valid (its class was
 // unloaded) becomes class "[unknown]", method "jmethodID 0x..." rather than an error; a
-// method without a line table gets line -1. Native and kernel frames go to NativeFrameResolver.
+// method without a line table gets line -1. A native frame in code the JVM generated is named
+// from JvmStubs (class "[stub]", jni/jvm_stubs.h); other native and kernel frames go to
+// NativeFrameResolver.
 //
 // JvmThreadResolver answers from JvmThreads (jni/jvm_threads.h): the Java name and Thread id
 // recorded when the thread started (or first called libctxprof); other threads (VM threads,
