@@ -425,7 +425,8 @@ class Walker {
     const auto anchor_sp = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_sp);
     const auto anchor_pc = Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_pc);
     const int32_t state = Read<int32_t>(thread_ + l_.thread_state);
-    if (anchor_sp != 0 && anchor_pc != 0) {
+    const bool at_anchor = anchor_sp != 0 && anchor_pc != 0;
+    if (at_anchor) {
       frame = {anchor_pc, anchor_sp, anchor_sp,
                Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_fp)};
       start_at_return_ = false;
@@ -449,6 +450,14 @@ class Walker {
     while (blob.kind == CodeKind::kOutsideCodeCache) {
       if (++steps > kMaxNonJavaFrames || !Step(&frame, NativeSender(frame))) return;
       blob = FindBlob(frame.pc);
+    }
+    // A stub interrupted before its frame is complete (or one whose frame never is, such as the
+    // safepoint handler blob saving the registers) may not hold its return address where its
+    // frame size says yet: producing leaves such a stack to ASGCT. Seen with the safepoint
+    // blob: the sender's pc read from that slot was in the nmethod's stub section (bci 0).
+    if (mode_ == Mode::kProduce && !at_anchor && !start_at_return_ && steps == 0 &&
+        blob.kind == CodeKind::kStub && !FrameComplete(blob.start, frame.pc)) {
+      return;
     }
     if (ToJavaFrame(&frame, &blob, &steps) != Reached::kJavaFrame) return;
     // The initial compiled frame is stopped at a VM call when it is the anchor's frame itself
@@ -630,8 +639,9 @@ class Walker {
   // The offset in *scopes of the innermost scope of the compiled frame at `pc`, as ASGCT's
   // vframe stream finds it; 0 when there is none. For the initial frame (forte.cpp,
   // is_decipherable_compiled_frame): the exact PcDesc when stopped at a VM call, else the first
-  // one after pc; for callers: the exact PcDesc of the return address. An initial frame at a
-  // return address (start_at_return_): the PcDesc at or after it (JavaFrameTypes::Start).
+  // one after pc, else the exact one at pc; for callers: the exact PcDesc of the return address.
+  // An initial frame at a return address (start_at_return_): the PcDesc at or after it
+  // (JavaFrameTypes::Start).
   int32_t FirstScope(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
                      uintptr_t* scopes) const {
     uintptr_t pcs_begin, pcs_end;
@@ -655,6 +665,10 @@ class Walker {
       scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, false);
     }
     if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
+    // None there (past the last record, or a record without scopes): the vframe stream then
+    // looks the frame's own pc up exactly (vframeStreamCommon::fill_from_frame). That finds
+    // the record of the instruction just before an interrupted pc.
+    if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
     return std::max(scope, 0);
   }
 

@@ -93,7 +93,8 @@ class JavaFrameTypes {
   // whenever it cannot vouch for every frame: a frame it cannot follow, a method whose jmethodID
   // does not lead back to it, an initial interpreted frame in Java code (ASGCT validates those
   // in ways this walk does not), an initial compiled frame interrupted in its prologue or
-  // epilogue, a mounted virtual thread. Async-signal-safe.
+  // epilogue, a stub interrupted before its frame is complete, a mounted virtual thread.
+  // Async-signal-safe.
   //
   // `ucontext` is either the interrupted context (kInterrupted), or one JavaStackWalker built
   // one frame up from code ASGCT could not walk (a stub such as an intrinsic), whose pc is that
