@@ -11,6 +11,9 @@ std::string StatusText(const SessionStats& stats) {
   if (stats.wall) text += "+wall";
   text += "; samples=" + std::to_string(stats.consumed);
   text += "; drops=" + std::to_string(stats.dropped);
+  // Ticks the wall sampler thread woke too late for (a busy CPU): their time is in the next
+  // tick's weights, at the stacks of that later moment.
+  if (stats.wall) text += "; wall_skipped=" + std::to_string(stats.wall_skipped_ticks);
   text += "; recording=" + (stats.recording.empty() ? std::string("none") : stats.recording);
   if (!stats.recording.empty()) text += "; recorded=" + std::to_string(stats.recorded_samples);
   if (!stats.recording_error.empty()) {

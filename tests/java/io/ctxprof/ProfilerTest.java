@@ -37,6 +37,18 @@ class ProfilerTest {
   }
 
   @Test
+  void statusCountsTheWallTicksTheSamplerWokeTooLateFor() {
+    profiler.start("event=wall,interval=5ms");
+    String wall = profiler.execute("status");
+    profiler.stop();
+    assertTrue(wall.matches("running; engine=none\\+wall; .*; wall_skipped=\\d+; .*"), wall);
+    profiler.start("event=ctimer,interval=10ms");
+    String cpu = profiler.execute("status");
+    profiler.stop();
+    assertTrue(!cpu.contains("wall_skipped"), cpu);
+  }
+
+  @Test
   void anUnwritableDumpIsAnIoError() {
     profiler.start("event=ctimer,interval=10ms");
     profiler.stop();
