@@ -174,7 +174,8 @@ void JNICALL OnCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint, const void*
   }
 }
 
-// Enabled also so that HotSpot keeps the code descriptions AsyncGetCallTrace relies on.
+// Records the JVM's generated code, which names stub frames (JvmStubs). Enabling the event also
+// makes HotSpot keep the code descriptions AsyncGetCallTrace relies on.
 void JNICALL OnDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
   JvmStubs::Add(name, address, length);
 }

@@ -1,5 +1,6 @@
 #include "jni/jvm_stubs.h"
 
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -12,7 +13,9 @@ struct Stub {
 };
 
 std::mutex g_mutex;
-std::map<uint64_t, Stub>* g_stubs = new std::map<uint64_t, Stub>();  // by start; never freed
+// By start. Never destroyed: a JVMTI callback or the writer thread may still use it while the
+// process runs its static destructors at exit.
+std::map<uint64_t, Stub>* g_stubs = new std::map<uint64_t, Stub>();
 
 }  // namespace
 
@@ -27,7 +30,7 @@ bool JvmStubs::Lookup(uint64_t pc, std::string* name) {
   std::lock_guard<std::mutex> lock(g_mutex);
   auto after = g_stubs->upper_bound(pc);
   if (after == g_stubs->begin()) return false;
-  const auto& [start, stub] = *std::prev(after);
+  const Stub& stub = std::prev(after)->second;
   if (pc >= stub.end) return false;
   *name = stub.name;
   return true;
