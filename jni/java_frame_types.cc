@@ -405,6 +405,10 @@ enum class Reached {
 class Walker {
  public:
   enum class Mode { kType, kProduce };
+  // How a compiled frame's pc is looked up in its PcDescs (FirstScope): a caller's return
+  // address; the first Java frame stopped at a VM call (the anchor's own frame), at a call site
+  // (JavaFrameTypes::Start::kReturnAddress) or interrupted anywhere else.
+  enum class PcKind { kCaller, kStoppedAtCall, kCallSite, kInterrupted };
 
   Walker(const Layout& layout, Mode mode, const char* thread, const void* ucontext,
          JavaFrameTypes::Start start, RawFrame* frames, int count)
@@ -429,7 +433,6 @@ class Walker {
     if (at_anchor) {
       frame = {anchor_pc, anchor_sp, anchor_sp,
                Read<uintptr_t>(thread_ + l_.thread_anchor + l_.anchor_fp)};
-      start_at_return_ = false;
     } else {
       if (state != l_.in_java && state != l_.in_java_trans) return;
       const MachineContext registers(ucontext_);
@@ -455,26 +458,27 @@ class Walker {
     // safepoint handler blob saving the registers) may not hold its return address where its
     // frame size says yet: producing leaves such a stack to ASGCT. Seen with the safepoint
     // blob: the sender's pc read from that slot was in the nmethod's stub section (bci 0).
-    if (mode_ == Mode::kProduce && !at_anchor && !start_at_return_ && steps == 0 &&
+    const bool at_interrupted_pc = !at_anchor && !start_at_return_;
+    if (mode_ == Mode::kProduce && at_interrupted_pc && steps == 0 &&
         blob.kind == CodeKind::kStub && !FrameComplete(blob.start, frame.pc)) {
       return;
     }
     if (ToJavaFrame(&frame, &blob, &steps) != Reached::kJavaFrame) return;
-    // The initial compiled frame is stopped at a VM call when it is the anchor's frame itself
+    // The first Java frame is stopped at a VM call when it is the anchor's frame itself
     // (forte.cpp compares the frame's pc with the anchor's). One reached through a stub has a
     // return address for pc too, but ASGCT looks it up as an interrupted pc; so do both walks.
-    const bool stopped_at_call = anchor_sp != 0 && anchor_pc == frame.pc;
+    PcKind pc_kind = at_anchor && anchor_pc == frame.pc ? PcKind::kStoppedAtCall
+                     : at_anchor || !start_at_return_   ? PcKind::kInterrupted
+                                                        : PcKind::kCallSite;
     int k = 0;
-    bool initial = true;
     while (k < count_) {
-      const bool at_call = initial && stopped_at_call;
-      const int frames = mode_ == Mode::kType ? TypeFrames(frame, blob, initial, at_call, k)
-                                              : ProduceFrames(frame, blob, initial, at_call, k);
+      const int frames = mode_ == Mode::kType ? TypeFrames(frame, blob, pc_kind, k)
+                                              : ProduceFrames(frame, blob, pc_kind, k);
       if (frames <= 0) return;
       k += frames;
       done_ = std::min(k, count_);
       if (k >= count_) break;
-      initial = false;
+      pc_kind = PcKind::kCaller;
       if (!Step(&frame, AcrossReturnBarrier(frame, JavaSender(frame, blob)))) return;
       blob = FindBlob(frame.pc);
       const Reached reached = ToJavaFrame(&frame, &blob, &steps);
@@ -637,13 +641,12 @@ class Walker {
   }
 
   // The offset in *scopes of the innermost scope of the compiled frame at `pc`, as ASGCT's
-  // vframe stream finds it; 0 when there is none. For the initial frame (forte.cpp,
-  // is_decipherable_compiled_frame): the exact PcDesc when stopped at a VM call, else the first
-  // one after pc, else the exact one at pc; for callers: the exact PcDesc of the return address.
-  // An initial frame at a return address (start_at_return_): the PcDesc at or after it
-  // (JavaFrameTypes::Start).
-  int32_t FirstScope(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
-                     uintptr_t* scopes) const {
+  // vframe stream finds it (except at a call site); 0 when there is none. A caller: the exact
+  // PcDesc of its return address. The first frame (forte.cpp, is_decipherable_compiled_frame):
+  // stopped at a VM call, the exact PcDesc, else the first one after pc; interrupted, the first
+  // one after pc, else the exact one at pc; at a call site, the PcDesc at or after the return
+  // address (JavaFrameTypes::Start), else the first one after it.
+  int32_t FirstScope(uintptr_t nmethod, uintptr_t pc, PcKind kind, uintptr_t* scopes) const {
     uintptr_t pcs_begin, pcs_end;
     if (l_.scopes_in_immutable_data) {
       const auto data = Read<uintptr_t>(nmethod + l_.nmethod_immutable_data);
@@ -659,25 +662,28 @@ class Walker {
     if (pc < code || pc - code >= (1u << 30)) return 0;
     const auto pc_offset = static_cast<int32_t>(pc - code);
     int32_t scope = 0;
-    if (!initial || stopped_at_call) {
+    if (kind == PcKind::kCaller || kind == PcKind::kStoppedAtCall) {
       scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
-    } else if (start_at_return_) {
+    } else if (kind == PcKind::kCallSite) {
       scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, false);
     }
-    if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
+    if (kind != PcKind::kCaller && scope <= 0) {
+      scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset + 1, false);
+    }
     // None there (past the last record, or a record without scopes): the vframe stream then
     // looks the frame's own pc up exactly (vframeStreamCommon::fill_from_frame). That finds
     // the record of the instruction just before an interrupted pc.
-    if (initial && scope <= 0) scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
+    if (kind == PcKind::kInterrupted && scope <= 0) {
+      scope = ScopeOffsetAt(pcs_begin, pcs_end, pc_offset, true);
+    }
     return std::max(scope, 0);
   }
 
   // How many of ASGCT's frames the compiled frame at `pc` accounts for (at most `limit`): the
   // scopes of FirstScope's chain. No usable PcDesc: one frame.
-  int ScopeCount(uintptr_t nmethod, uintptr_t pc, bool initial, bool stopped_at_call,
-                 int limit) const {
+  int ScopeCount(uintptr_t nmethod, uintptr_t pc, PcKind kind, int limit) const {
     uintptr_t scopes;
-    int32_t scope = FirstScope(nmethod, pc, initial, stopped_at_call, &scopes);
+    int32_t scope = FirstScope(nmethod, pc, kind, &scopes);
     int count = 0;
     while (scope > 0 && count < limit) {
       count++;
@@ -689,8 +695,7 @@ class Walker {
 
   // Typing: the kinds of ASGCT's frames from frames_[k] that the physical frame accounts for;
   // returns how many, or 0 when its method is not ASGCT's (the walks went apart).
-  int TypeFrames(const PhysicalFrame& frame, const Blob& blob, bool initial, bool stopped_at_call,
-                 int k) {
+  int TypeFrames(const PhysicalFrame& frame, const Blob& blob, PcKind pc_kind, int k) {
     int scopes = 1;
     uintptr_t method;
     if (blob.kind == CodeKind::kInterpreter) {
@@ -698,7 +703,7 @@ class Walker {
     } else {
       method = Read<uintptr_t>(blob.start + l_.nmethod_method);
       if (blob.kind == CodeKind::kCompiled) {
-        scopes = ScopeCount(blob.start, frame.pc, initial, stopped_at_call, count_ - k + 1);
+        scopes = ScopeCount(blob.start, frame.pc, pc_kind, count_ - k + 1);
       }
     }
     const int last = k + scopes - 1;
@@ -715,11 +720,10 @@ class Walker {
 
   // Producing: writes the frames of the physical frame from frames_[k] as ASGCT would report
   // them (forte.cpp, vframeStreamForte); returns how many, or 0 when it cannot vouch for them.
-  int ProduceFrames(const PhysicalFrame& frame, const Blob& blob, bool initial,
-                    bool stopped_at_call, int k) {
+  int ProduceFrames(const PhysicalFrame& frame, const Blob& blob, PcKind pc_kind, int k) {
     RawFrame* out = frames_ + k;
     if (blob.kind == CodeKind::kInterpreter) {
-      if (initial && !state_known_valid_) return 0;
+      if (pc_kind != PcKind::kCaller && !state_known_valid_) return 0;
       const auto method = Read<uintptr_t>(frame.fp + kInterpreterMethodSlot * kWord);
       if (!PlausibleMetadata(method)) return 0;
       // Method::validate_bci_from_bcp; a bcp outside the bytecodes (a frame being built) is
@@ -739,11 +743,9 @@ class Walker {
     }
     // Interrupted before its frame is built (or after it is torn down): ASGCT's own walk
     // declines such a frame (frame::safe_for_sender), and so does this one.
-    if (initial && !stopped_at_call && !start_at_return_ && !FrameComplete(blob.start, frame.pc)) {
-      return 0;
-    }
+    if (pc_kind == PcKind::kInterrupted && !FrameComplete(blob.start, frame.pc)) return 0;
     uintptr_t scopes;
-    int32_t scope = FirstScope(blob.start, frame.pc, initial, stopped_at_call, &scopes);
+    int32_t scope = FirstScope(blob.start, frame.pc, pc_kind, &scopes);
     // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
     if (scope == 0) return Emit(method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
     const uintptr_t metadata = MetadataBegin(blob.start);
@@ -843,9 +845,9 @@ class Walker {
   const Mode mode_;
   const uintptr_t thread_;
   const void* const ucontext_;
-  // The context's pc is a return address (JavaFrameTypes::Start::kReturnAddress); only when
-  // the walk starts there, not at the thread's anchor.
-  bool start_at_return_;
+  // The context's pc is a return address (JavaFrameTypes::Start::kReturnAddress); it matters
+  // only when the walk starts there, not at the thread's anchor.
+  const bool start_at_return_;
   RawFrame* const frames_;
   const int count_;
   bool state_known_valid_ = false;
