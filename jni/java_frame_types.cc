@@ -454,13 +454,14 @@ class Walker {
       if (++steps > kMaxNonJavaFrames || !Step(&frame, NativeSender(frame))) return;
       blob = FindBlob(frame.pc);
     }
-    // A stub interrupted before its frame is complete (or one whose frame never is, such as the
-    // safepoint handler blob saving the registers) may not hold its return address where its
-    // frame size says yet: producing leaves such a stack to ASGCT. Seen with the safepoint
-    // blob: the sender's pc read from that slot was in the nmethod's stub section (bci 0).
-    const bool at_interrupted_pc = !at_anchor && !start_at_return_;
-    if (mode_ == Mode::kProduce && at_interrupted_pc && steps == 0 &&
-        blob.kind == CodeKind::kStub && !FrameComplete(blob.start, frame.pc)) {
+    // Code interrupted before its frame is complete (in its prologue, or a stub whose frame
+    // never is, such as the safepoint handler blob saving the registers) may not hold its return
+    // address where its frame size says: ASGCT's own walk does not trust such a frame
+    // (frame::safe_for_sender), and producing leaves the stack to it. Seen with a stub: the
+    // sender's pc read from that slot was in the nmethod's stub section (bci 0).
+    if (mode_ == Mode::kProduce && !at_anchor && !start_at_return_ && steps == 0 &&
+        (blob.kind == CodeKind::kStub || blob.kind == CodeKind::kCompiled) &&
+        !FrameComplete(blob.start, frame.pc)) {
       return;
     }
     if (ToJavaFrame(&frame, &blob, &steps) != Reached::kJavaFrame) return;
@@ -741,9 +742,6 @@ class Walker {
     if (blob.kind == CodeKind::kCompiledNative) {
       return Emit(method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
     }
-    // Interrupted before its frame is built (or after it is torn down): ASGCT's own walk
-    // declines such a frame (frame::safe_for_sender), and so does this one.
-    if (pc_kind == PcKind::kInterrupted && !FrameComplete(blob.start, frame.pc)) return 0;
     uintptr_t scopes;
     int32_t scope = FirstScope(blob.start, frame.pc, pc_kind, &scopes);
     // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
