@@ -92,8 +92,10 @@ class JavaFrameTypes {
   // their count, or 0 when it declines the stack (the caller then asks ASGCT). It declines
   // whenever it cannot vouch for every frame: a frame it cannot follow, a method whose jmethodID
   // does not lead back to it, an initial interpreted frame in Java code (ASGCT validates those
-  // in ways this walk does not), an initial compiled frame interrupted in its prologue or
-  // epilogue, a stub interrupted before its frame is complete, a mounted virtual thread.
+  // in ways this walk does not), an initial compiled frame or stub interrupted before its frame
+  // is complete, a mounted virtual thread. A compiled frame interrupted in its epilogue (frame
+  // popped, `ret` not yet taken) is not recognised; the check mode has found no stack where
+  // ASGCT did better there (docs/JAVA.md).
   // Async-signal-safe.
   //
   // `ucontext` is either the interrupted context (kInterrupted), or one JavaStackWalker built
