@@ -9,9 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -94,14 +92,10 @@ class JavaWalkCheckTest {
     assertEquals(0, result.exit, result.toString());
     long inMonitorWait = 0;
     long withWorkloadFrame = 0;
-    for (RecordedEvent event : RecordingFile.readAllEvents(jfr)) {
-      if (!event.getEventType().getName().equals("profiler.WallClockSample")
-          || event.getStackTrace() == null) {
-        continue;
-      }
+    for (List<RecordedFrame> stack : JfrRecording.read(jfr).stacksOf("profiler.WallClockSample")) {
       boolean waiting = false;
       boolean workload = false;
-      for (RecordedFrame frame : event.getStackTrace().getFrames()) {
+      for (RecordedFrame frame : stack) {
         waiting |= frame.getMethod().getName().startsWith("ObjectMonitor::enter");
         workload |= frame.getMethod().getType().getName().equals(EventsWorkload.class.getName());
       }
@@ -142,12 +136,7 @@ class JavaWalkCheckTest {
     long inUpdate = 0;
     long underCompress = 0;
     long stubLeaf = 0;
-    for (RecordedEvent event : RecordingFile.readAllEvents(jfr)) {
-      if (!event.getEventType().getName().equals("jdk.ExecutionSample")
-          || event.getStackTrace() == null) {
-        continue;
-      }
-      List<RecordedFrame> frames = event.getStackTrace().getFrames();
+    for (List<RecordedFrame> frames : JfrRecording.read(jfr).stacksOf("jdk.ExecutionSample")) {
       int update = -1;
       for (int i = 0; i < frames.size() && update < 0; i++) {
         if (name(frames.get(i)).equals("sun.security.provider.DigestBase.engineUpdate")) {

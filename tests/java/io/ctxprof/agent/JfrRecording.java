@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
@@ -55,6 +56,15 @@ final class JfrRecording {
                     && s.getStackTrace().getFrames().stream()
                         .anyMatch(f -> f.getMethod().getName().equals(method)))
         .count();
+  }
+
+  /** The stacks (leaf first) of the events of {@code type} that have one. */
+  List<List<RecordedFrame>> stacksOf(String type) {
+    List<List<RecordedFrame>> stacks = new ArrayList<>();
+    for (RecordedEvent event : ofType(type)) {
+      if (event.getStackTrace() != null) stacks.add(event.getStackTrace().getFrames());
+    }
+    return stacks;
   }
 
   List<RecordedEvent> ofType(String type) {
