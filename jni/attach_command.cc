@@ -11,7 +11,7 @@
 
 #include "jni/control_command.h"
 #include "jni/jvm_agent.h"
-#include "profiler/report.h"
+#include "profiler/notice.h"
 
 namespace ctxprof {
 namespace {
@@ -52,7 +52,7 @@ jint CodeOf(const Status& status) {
 // reply file or it cannot be written.
 void Answer(const std::string& reply_path, const std::string& text) {
   if (reply_path.empty()) {
-    PrintLine(text);
+    PrintNotice(text);
     return;
   }
   const std::string line = text + "\n";
@@ -67,8 +67,8 @@ void Answer(const std::string& reply_path, const std::string& text) {
     if (close(fd) != 0 && failure == 0) failure = errno;
     if (failure == 0) return;
   }
-  PrintLine(text + " (the attach reply file " + reply_path +
-            " could not be written: " + strerror(failure) + ")");
+  PrintNotice(text + " (the attach reply file " + reply_path +
+              " could not be written: " + strerror(failure) + ")");
 }
 
 }  // namespace

@@ -17,9 +17,9 @@
 #include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
+#include "profiler/notice.h"
 #include "profiler/options.h"
 #include "profiler/profiler.h"
-#include "profiler/report.h"
 
 namespace ctxprof {
 namespace {
@@ -47,7 +47,7 @@ bool Check(jvmtiError status, const char* what) {
   if (status == JVMTI_ERROR_NONE) return true;
   char* name = nullptr;
   g_jvmti->GetErrorName(status, &name);
-  PrintLine(std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status)));
+  PrintNotice(std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status)));
   if (name != nullptr) g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
   return false;
 }
@@ -85,16 +85,16 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 void ReadVmStructures(JNIEnv* jni) {
   std::string error;
   if (!JavaThreadEnv::Resolve(jni, &error)) {
-    PrintLine("cannot find the JVM's current-thread key: " + error +
-              "; Java frames only on threads that called into libctxprof");
+    PrintNotice("cannot find the JVM's current-thread key: " + error +
+                "; Java frames only on threads that called into libctxprof");
   }
   std::string walk_error;
   if (!JavaFrameTypes::Init(jni, &error, &walk_error)) {
-    PrintLine("cannot read the JVM's code cache layout: " + error +
-              "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
+    PrintNotice("cannot read the JVM's code cache layout: " + error +
+                "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
   } else if (!walk_error.empty() && JavaStackWalker::Checking()) {
     // Only the cost differs (every stack goes to AsyncGetCallTrace): said in check mode only.
-    PrintLine("the VM's own Java walk is unavailable: " + walk_error);
+    PrintNotice("the VM's own Java walk is unavailable: " + walk_error);
   }
 }
 
@@ -104,9 +104,9 @@ void StartSession(const std::string& options) {
   std::string notes;
   const Status status = Profiler::Global()->Start(options, &notes);
   if (!status.ok()) {
-    PrintLine(status.message() + "; the JVM runs without profiling");
+    PrintNotice(status.message() + "; the JVM runs without profiling");
   } else if (!notes.empty()) {
-    PrintLine(notes);
+    PrintNotice(notes);
   }
 }
 
@@ -119,17 +119,17 @@ void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
   const std::string check = JavaStackWalker::CheckReport();
-  if (!check.empty()) PrintLine(check);
+  if (!check.empty()) PrintNotice(check);
   if (!Profiler::Global()->Stats().running) return;
   const Status stopped = Profiler::Global()->Stop();
   if (stopped.ok()) return;
   const SessionStats stats = Profiler::Global()->Stats();
   if (stats.recording_error_reported) {
     // The full line was printed when the error happened; do not repeat it.
-    PrintLine("the recording " + stats.recording +
-              " is incomplete: writing stopped at the error reported earlier");
+    PrintNotice("the recording " + stats.recording +
+                " is incomplete: writing stopped at the error reported earlier");
   } else {
-    PrintLine(stopped.message());
+    PrintNotice(stopped.message());
   }
 }
 
@@ -185,7 +185,7 @@ void AttachBackgroundThread() {
   JNIEnv* jni = nullptr;
   JavaVMAttachArgs args{JNI_VERSION_1_6, const_cast<char*>("ctxprof writer"), nullptr};
   if (g_vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&jni), &args) != JNI_OK) {
-    PrintLine("cannot attach the writer thread to the JVM; Java frames will be named [unknown]");
+    PrintNotice("cannot attach the writer thread to the JVM; Java frames will be named [unknown]");
   }
 }
 
@@ -272,9 +272,9 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
     std::string vt_error;
     virtual_thread_events = VirtualThreads::Enable(jvmti, &vt_error);
     if (!virtual_thread_events) {
-      PrintLine("virtual threads: " + vt_error +
-                "; their context is not saved across unmounts and their samples belong to their "
-                "carriers");
+      PrintNotice("virtual threads: " + vt_error +
+                  "; their context is not saved across unmounts and their samples belong to their "
+                  "carriers");
     }
   }
 
@@ -284,7 +284,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
     hooks.java_walk = JavaStackWalker::Walk;
     hooks.java_code = JavaFrameTypes::InCodeCache;
   } else {
-    PrintLine(walker_error);
+    PrintNotice(walker_error);
   }
   if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
@@ -349,16 +349,17 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
   if (options.empty()) return false;
   const std::string command = options.substr(0, options.find(','));
   if (command != "start") {
-    ctxprof::PrintLine("agent command '" + command +
-                       "' is not supported; use -agentpath:libctxprof.so=start,<options>; the JVM "
-                       "runs without profiling");
+    ctxprof::PrintNotice(
+        "agent command '" + command +
+        "' is not supported; use -agentpath:libctxprof.so=start,<options>; the JVM "
+        "runs without profiling");
     return false;
   }
   *start_options = command.size() < options.size() ? options.substr(command.size() + 1) : "";
   ctxprof::Options parsed;
   std::string error;
   if (!ctxprof::ParseOptions(*start_options, &parsed, &error)) {
-    ctxprof::PrintLine(error + "; the JVM runs without profiling");
+    ctxprof::PrintNotice(error + "; the JVM runs without profiling");
     return false;
   }
   return true;
@@ -373,7 +374,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
   const bool start = ParseAgentOptions(options, &start_options);
   std::string error;
   if (!JvmAgent::Init(vm, /*live=*/false, &error)) {
-    ctxprof::PrintLine(error + "; the JVM runs without profiling");
+    ctxprof::PrintNotice(error + "; the JVM runs without profiling");
     return 0;
   }
   if (!start) return 0;
@@ -388,7 +389,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
   std::string error;
-  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::PrintLine(error);
+  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::PrintNotice(error);
   return JNI_VERSION_1_6;
 }
 

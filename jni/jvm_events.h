@@ -45,7 +45,7 @@
 //
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end
-// (profiler/recording/live_objects.h: IsSameObject with null = collected). Its calls need a
+// (profiler/jfr_events/live_objects.h: IsSameObject with null = collected). Its calls need a
 // thread attached to the JVM (the session's writer thread, or the thread stopping the session);
 // on another thread an object counts as collected and its reference is not released.
 //
@@ -62,7 +62,7 @@
 #include <memory>
 #include <string>
 
-#include "profiler/recording/live_objects.h"
+#include "profiler/jfr_events/object_tracker.h"
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/status.h"
 

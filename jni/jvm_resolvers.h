@@ -1,4 +1,4 @@
-// JVM resolvers for the JFR writer (profiler/recording/frame_resolver.h).
+// JVM resolvers for the JFR writer (profiler/jfr_events/frame_resolver.h).
 //
 // JvmFrameResolver names Java frames through JVMTI: the jmethodID's declaring class in internal
 // form ("java/lang/String"), method name and descriptor, and the line of the bci from the
@@ -21,7 +21,7 @@
 
 #include <jvmti.h>
 
-#include "profiler/recording/native_resolvers.h"
+#include "profiler/symbols/native_resolvers.h"
 
 namespace ctxprof {
 

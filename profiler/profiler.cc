@@ -4,9 +4,9 @@
 
 #include "context/process_context.h"
 #include "profiler/options.h"
-#include "profiler/recording/native_resolvers.h"
-#include "profiler/recording/recording_dump.h"
 #include "profiler/sampler/tsc_clock.h"
+#include "profiler/session/recording_dump.h"
+#include "profiler/symbols/native_resolvers.h"
 
 namespace ctxprof {
 

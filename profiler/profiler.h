@@ -1,4 +1,4 @@
-// Profiler: the process-wide controller of profiling sessions (profiler/recording/session.h):
+// Profiler: the process-wide controller of profiling sessions (profiler/session/session.h):
 // one session at a time, started, stopped and dumped by the front ends (the C API, the Java API,
 // the JVM agent). It keeps what outlives a session: the last session's stats and its aggregated
 // samples, readable after Stop() (Dump, Stacks) until the next Start(), and the runtime's hooks.
@@ -20,15 +20,15 @@
 #include <string>
 #include <vector>
 
-#include "profiler/recording/aggregator.h"
-#include "profiler/recording/session.h"
+#include "profiler/session/aggregator.h"
+#include "profiler/session/session.h"
 #include "profiler/status.h"
 
 namespace ctxprof {
 
 // What `dump` writes.
 enum class DumpFormat : uint8_t {
-  kJfr,        // a JFR recording (profiler/recording/recording_dump.h)
+  kJfr,        // a JFR recording (profiler/session/recording_dump.h)
   kCollapsed,  // collapsed stacks, one line per aggregated stack (docs/SAMPLER.md)
 };
 

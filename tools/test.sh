@@ -54,7 +54,7 @@ echo "== layering check"
 layering_violations=$(
   {
     bazel query --noshow_progress 'deps(//context/...) intersect (//profiler/... + //jni/... + //java/...)'
-    bazel query --noshow_progress 'deps(//profiler/jfr) intersect (//context/... + //profiler/sampler/... + //profiler/recording/... + //profiler:all)'
+    bazel query --noshow_progress 'deps(//profiler/jfr) intersect (//context/... + //profiler/sampler/... + //profiler/session/... + //profiler/jfr_events/... + //profiler/symbols/... + //profiler/export/... + //profiler:all)'
     bazel query --noshow_progress 'deps(//profiler/...) intersect (//jni/... + //java/...)'
     bazel query --noshow_progress 'deps(//tools:ctxprof) intersect (//context/... - //context:context_block)'
   } 2>&1 | grep -E '^//|ERROR'

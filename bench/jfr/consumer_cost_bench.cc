@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "profiler/options.h"
-#include "profiler/recording/aggregator.h"
-#include "profiler/recording/recording.h"
+#include "profiler/session/aggregator.h"
+#include "profiler/session/recording.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

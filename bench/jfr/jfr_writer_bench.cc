@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

@@ -1,5 +1,5 @@
 // CopyChunks: a new recording file made of finished chunks taken from other files, for a dump of
-// a recording that goes on being written (profiler/recording/recording_dump.h).
+// a recording that goes on being written (profiler/session/recording_dump.h).
 //
 // Each source is a byte range [0, bytes) of an open file that holds whole, finished chunks (the
 // published part of a file= recording, or finished chunk files of a repository=). The copy is

@@ -17,7 +17,7 @@
 //
 // Ordering contract with the writer: an event record's `ticks` is the time it was published
 // (the end of a wait), read from the session's clock like a sample's, so the recording's
-// reorderer (profiler/recording/sample_reorderer.h) sorts events and samples of a thread alike;
+// reorderer (profiler/session/sample_reorderer.h) sorts events and samples of a thread alike;
 // a wait's start is `ticks - event.amount`. A thread's context cannot change while it waits, so
 // the context read at the end of a wait is the context of the whole wait.
 //

@@ -75,7 +75,7 @@ enum SampleFlags : uint8_t {
   kSampleContextTorn = 1 << 2,  // the context kept changing during the read; context is empty
   // A wall record of the wall sampler, not of the handler: the thread did not run since its
   // last wall sample, which stands for `weight` more intervals (no frames, no context; the
-  // session repeats the thread's last wall sample, profiler/recording/wall_repeats.h).
+  // session repeats the thread's last wall sample, profiler/session/wall_repeats.h).
   kSampleRepeatLast = 1 << 3,
 };
 
@@ -96,7 +96,7 @@ struct EventFields {
   uint32_t class_id;
   bool park_absolute;
   // kAllocation with the live option: the runtime's reference to the sampled object
-  // (profiler/recording/live_objects.h), owned by whoever consumes the record; 0 = none.
+  // (profiler/jfr_events/live_objects.h), owned by whoever consumes the record; 0 = none.
   uint64_t object_ref;
 };
 inline constexpr int64_t kNoParkTimeout = INT64_MIN;

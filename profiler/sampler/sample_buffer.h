@@ -68,7 +68,7 @@
 //
 // Async-signal-safety: TryClaim/Publish/CountDrop use only lock-free atomics on memory mapped
 // before sampling starts and unmapped only after every handler has left (the session deactivates
-// the handler before it frees the buffer: profiler/recording/session.h).
+// the handler before it frees the buffer: profiler/session/session.h).
 #ifndef CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
 #define CTXPROF_PROFILER_SAMPLER_SAMPLE_BUFFER_H_
 

@@ -14,7 +14,7 @@
 //    a record flagged kSampleRepeatLast for its idle intervals instead, once it is seen to have
 //    left (before its next signal), after about a second of idling (so each flush holds its
 //    time), and when it is removed; the session turns the record into a copy of the thread's last
-//    wall sample with that weight (profiler/recording/wall_repeats.h). An idle thread so costs one
+//    wall sample with that weight (profiler/session/wall_repeats.h). An idle thread so costs one
 //    clock_gettime per check instead of a signal, a stack walk and a record, and its time is all
 //    there, on the stack it waits in. Idle visits do not count against threads_per_tick.
 //  * Checks thin out for a thread idle for long (CheckSpacing): every tick for its first second

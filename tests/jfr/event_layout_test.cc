@@ -9,9 +9,9 @@
 
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_reader.h"
-#include "profiler/recording/jfr_writer.h"
-#include "profiler/recording/live_objects.h"
-#include "profiler/recording/thread_pool.h"
+#include "profiler/jfr_events/jfr_writer.h"
+#include "profiler/jfr_events/live_objects.h"
+#include "profiler/jfr_events/thread_pool.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

@@ -13,7 +13,7 @@
 #include <cstdlib>
 
 #include "profiler/jfr/jfr_reader.h"
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

@@ -13,7 +13,7 @@
 
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_reader.h"
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 namespace ctxprof {

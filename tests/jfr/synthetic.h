@@ -13,8 +13,8 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
-#include "profiler/recording/frame_resolver.h"
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/frame_resolver.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample.h"
 

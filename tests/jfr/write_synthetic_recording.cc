@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
 int main(int argc, char** argv) {

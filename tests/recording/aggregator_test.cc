@@ -1,6 +1,6 @@
 // The aggregator's memory bound (aggregator.h, "Memory"): past its limits, new keys lose their
 // request ids, then their whole context, while every sample's weight is still counted.
-#include "profiler/recording/aggregator.h"
+#include "profiler/session/aggregator.h"
 
 #include <unistd.h>
 

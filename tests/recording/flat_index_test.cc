@@ -1,6 +1,6 @@
 // FlatIndex against std::unordered_map on the same keys: through growth, with hashes that
 // collide in every bit (the caller's equality must decide) and across Clear().
-#include "profiler/recording/flat_index.h"
+#include "profiler/jfr_events/flat_index.h"
 
 #include <gtest/gtest.h>
 

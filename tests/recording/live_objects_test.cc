@@ -1,6 +1,6 @@
 // LiveObjects: bounded tracking, forgetting collected objects when full, and every reference
 // given back exactly once.
-#include "profiler/recording/live_objects.h"
+#include "profiler/jfr_events/live_objects.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "profiler/recording/sample_reorderer.h"
+#include "profiler/session/sample_reorderer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// A start that fails at any step leaves nothing running (profiler/recording/session.h): no
+// A start that fails at any step leaves nothing running (profiler/session/session.h): no
 // ctxprof thread, no perf event, no POSIX timer, no ITIMER_PROF, no active signal handler, and
 // the next start works. Every failure comes back through the C API with its typed code and a
 // message naming the input and the OS error. Steps whose failure needs a refused system call

@@ -25,11 +25,11 @@
 
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
-#include "profiler/recording/symbolizer.h"
 #include "profiler/sampler/cfi_registry.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
 #include "profiler/sampler/stack_walker.h"
+#include "profiler/symbols/symbolizer.h"
 #include "tests/sampler/native_chain.h"
 #include "tests/sampler/sampler_test_util.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/recording/aggregator.h"
+#include "profiler/session/aggregator.h"
 
 namespace ctxprof::testing {
 

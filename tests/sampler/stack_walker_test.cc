@@ -5,9 +5,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "profiler/recording/symbolizer.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
+#include "profiler/symbols/symbolizer.h"
 
 namespace ctxprof {
 namespace {

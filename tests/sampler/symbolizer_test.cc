@@ -1,4 +1,4 @@
-#include "profiler/recording/symbolizer.h"
+#include "profiler/symbols/symbolizer.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "profiler/recording/jfr_writer.h"
+#include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 #include "tests/tools/tools_workload.h"
 

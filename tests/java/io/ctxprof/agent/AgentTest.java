@@ -362,7 +362,7 @@ class AgentTest {
     assertTrue(b[2] >= 0.95 * b[0], "vt-b's own context on < 95%");
 
     // The JFR recording says the same through the Context-interval join: the recording hands
-    // samples to the writer in tick order (profiler/recording/sample_reorderer.h), so the join is exact.
+    // samples to the writer in tick order (profiler/session/sample_reorderer.h), so the join is exact.
     // Each sample belongs to the virtual thread that ran it (as JDK 25's JFR writes it: osThreadId
     // 0, the virtual thread's name and id, virtual=true), and the join is by that thread.
     Map<String, Long> virtualIds = new HashMap<>();

@@ -1,0 +1,353 @@
+#include "profiler/export/uploader.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "profiler/export/pyroscope_ingest.h"
+#include "profiler/notice.h"
+#include "profiler/wire/gzip.h"
+
+namespace ctxprof {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// `option`=env:NAME|file:PATH -> the secret. Messages name the reference, never the value.
+bool ReadSecret(const char* option, const SecretSource& source, std::string* value,
+                std::string* error) {
+  const std::string where = std::string(option) + "=" +
+                            (source.kind == SecretSource::kEnvironment ? "env:" : "file:") +
+                            source.reference;
+  if (source.kind == SecretSource::kEnvironment) {
+    const char* text = getenv(source.reference.c_str());
+    if (text == nullptr || *text == '\0') {
+      *error = where + ": the environment variable is not set or empty";
+      return false;
+    }
+    *value = text;
+  } else {
+    std::ifstream file(source.reference, std::ios::binary);
+    if (!file.is_open()) {
+      *error = where + ": cannot read the file: " + strerror(errno);
+      return false;
+    }
+    std::stringstream text;
+    text << file.rdbuf();
+    *value = text.str();
+    if (!value->empty() && value->back() == '\n') value->pop_back();
+    if (!value->empty() && value->back() == '\r') value->pop_back();
+  }
+  if (value->empty() || value->find_first_of("\r\n") != std::string::npos) {
+    *error = where + ": the secret is empty or spans several lines";
+    return false;
+  }
+  return true;
+}
+
+std::string Base64(const std::string& text) {
+  std::string out(4 * ((text.size() + 2) / 3) + 1, '\0');
+  const int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(&out[0]),
+                                     reinterpret_cast<const unsigned char*>(text.data()),
+                                     static_cast<int>(text.size()));
+  out.resize(static_cast<size_t>(length));
+  return out;
+}
+
+bool Retryable(int status) { return status == 429 || (status >= 500 && status <= 599); }
+
+// Printable ASCII of a response body, for a message.
+std::string Excerpt(const std::string& body) {
+  std::string out;
+  for (char c : body.substr(0, 200)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+bool UploaderConfigFromOptions(const Options& options, UploaderConfig* config, std::string* error) {
+  const UploadOptions& upload = options.upload;
+  config->server = HttpServer{upload.https, upload.host, upload.port, upload.ca_file};
+  config->path_prefix = upload.path_prefix;
+  config->name = PyroscopeName(upload.name, upload.labels);
+  const uint64_t interval = options.cpu_engine != CpuEngineKind::kNone ? options.cpu_interval_ns
+                                                                       : options.wall_interval_ns;
+  config->sample_rate_hz = kNanosPerSecond / interval;  // the parser checked it divides
+  std::string secret;
+  if (upload.token.kind != SecretSource::kNone && upload.basic.kind != SecretSource::kNone) {
+    *error = "uploadtoken= and uploadbasic= both give an Authorization header: keep one";
+    return false;
+  }
+  if (upload.token.kind != SecretSource::kNone) {
+    if (!ReadSecret("uploadtoken", upload.token, &secret, error)) return false;
+    config->headers.emplace_back("Authorization", "Bearer " + secret);
+  }
+  if (upload.basic.kind != SecretSource::kNone) {
+    if (!ReadSecret("uploadbasic", upload.basic, &secret, error)) return false;
+    if (secret.find(':') == std::string::npos) {
+      *error = "uploadbasic=" + upload.basic.reference +
+               ": the secret must read user:password (no ':' found)";
+      return false;
+    }
+    config->headers.emplace_back("Authorization", "Basic " + Base64(secret));
+  }
+  if (upload.tenant.kind != SecretSource::kNone) {
+    if (!ReadSecret("uploadtenant", upload.tenant, &secret, error)) return false;
+    config->headers.emplace_back("X-Scope-OrgID", secret);
+  }
+  return true;
+}
+
+struct Uploader::State {
+  explicit State(const UploaderConfig& config) : config(config) {}
+
+  struct Job {
+    int fd;
+    FinishedChunk chunk;
+  };
+
+  const UploaderConfig config;
+  std::unique_ptr<HttpClient> client;
+  std::mutex mutex;
+  std::condition_variable wake;           // work, stop
+  std::condition_variable stopped;        // the thread is done
+  std::deque<Job> queue;                  // guarded by mutex
+  bool stopping = false;                  // guarded by mutex
+  SteadyClock::time_point stop_deadline;  // guarded by mutex; set with stopping
+  // stop_deadline for the request in flight, which asks for it without the lock.
+  std::atomic<SteadyClock::rep> stop_deadline_ticks{
+      SteadyClock::time_point::max().time_since_epoch().count()};
+  bool done = false;  // guarded by mutex
+  pid_t tid = 0;      // guarded by mutex until published
+  std::atomic<uint64_t> uploaded{0};
+  std::atomic<uint64_t> dropped{0};
+
+  void Drop(const std::string& what, const std::string& why) {
+    const uint64_t count = dropped.fetch_add(1, std::memory_order_relaxed) + 1;
+    PrintNotice("upload: " + what + " dropped (" + std::to_string(count) + " so far): " + why);
+  }
+
+  // The deadline of a request that starts now and may last `length`: brought forward to the
+  // stop deadline when Stop() is called meanwhile.
+  HttpClient::Deadline DeadlineIn(SteadyClock::duration length) {
+    const SteadyClock::time_point own = SteadyClock::now() + length;
+    return [this, own] {
+      const SteadyClock::time_point stop{
+          SteadyClock::duration(stop_deadline_ticks.load(std::memory_order_acquire))};
+      return std::min(own, stop);
+    };
+  }
+
+  bool Body(const Job& job, std::string* body, std::string* content_type, std::string* error) {
+    std::string file;
+    struct stat info;
+    if (fstat(job.fd, &info) != 0) {
+      *error = std::string("cannot read the chunk file: ") + strerror(errno);
+      return false;
+    }
+    file.resize(static_cast<size_t>(info.st_size));
+    size_t got = 0;
+    while (got < file.size()) {
+      const ssize_t n = pread(job.fd, &file[got], file.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error =
+            std::string("cannot read the chunk file: ") + (n < 0 ? strerror(errno) : "it shrank");
+        return false;
+      }
+      got += static_cast<size_t>(n);
+    }
+    std::string jfr, labels;
+    const std::string snapshot = PyroscopeLabelsSnapshot(job.chunk.contexts);
+    if (!Gzip(file, 6, &jfr, error) || (!snapshot.empty() && !Gzip(snapshot, 6, &labels, error))) {
+      return false;
+    }
+    std::string boundary;
+    std::random_device random;
+    do {
+      char text[40];
+      snprintf(text, sizeof(text), "ctxprof-%08x%08x%08x", random(), random(), random());
+      boundary = text;
+    } while (jfr.find(boundary) != std::string::npos || labels.find(boundary) != std::string::npos);
+    *body = PyroscopeMultipartBody(boundary, jfr, labels);
+    *content_type = "multipart/form-data; boundary=" + boundary;
+    return true;
+  }
+
+  void Send(const Job& job) {
+    const std::string what = job.chunk.path;
+    std::string body, content_type, error;
+    if (!Body(job, &body, &content_type, &error)) {
+      Drop(what, error);
+      return;
+    }
+    std::vector<std::pair<std::string, std::string>> headers = config.headers;
+    headers.emplace_back("Content-Type", content_type);
+    const std::string target =
+        PyroscopeIngestTarget(config.path_prefix, config.name, job.chunk.start_epoch_nanos,
+                              job.chunk.end_epoch_nanos, config.sample_rate_hz);
+    std::chrono::milliseconds backoff = config.first_backoff;
+    for (int attempt = 1;; attempt++) {
+      HttpResponse response;
+      const bool answered = client->Post(target, headers, body, DeadlineIn(config.request_timeout),
+                                         &response, &error);
+      if (answered && response.status >= 200 && response.status < 300) {
+        uploaded.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      if (answered) {
+        error = "HTTP " + std::to_string(response.status) + " " + Excerpt(response.body_start);
+        if (response.status == 401 || response.status == 403) {
+          error += " (check uploadtoken=, uploadbasic= and uploadtenant=)";
+        }
+        if (!Retryable(response.status)) break;
+      }
+      if (attempt >= config.max_attempts) {
+        error += " (after " + std::to_string(attempt) + " attempts)";
+        break;
+      }
+      std::unique_lock<std::mutex> lock(mutex);
+      const SteadyClock::time_point until =
+          stopping ? std::min(SteadyClock::now() + backoff, stop_deadline)
+                   : SteadyClock::now() + backoff;
+      wake.wait_until(lock, until, [this, until] {
+        return SteadyClock::now() >= until || (stopping && SteadyClock::now() >= stop_deadline);
+      });
+      if (stopping && SteadyClock::now() >= stop_deadline) {
+        error += " (the recording stopped before a retry)";
+        break;
+      }
+      backoff = std::min(2 * backoff, config.max_backoff);
+    }
+    Drop(what, "POST " + config.path_prefix + "/ingest to " + config.server.host + ":" +
+                   std::to_string(config.server.port) + ": " + error);
+  }
+
+  void Run() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      tid = static_cast<pid_t>(syscall(SYS_gettid));
+    }
+    wake.notify_all();
+    pthread_setname_np(pthread_self(), "ctxprof-upload");
+    while (true) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [this] { return !queue.empty() || stopping; });
+        if (queue.empty() || (stopping && SteadyClock::now() >= stop_deadline)) break;
+        job = std::move(queue.front());
+        queue.pop_front();
+      }
+      Send(job);
+      close(job.fd);
+    }
+    std::deque<Job> left;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      left.swap(queue);
+    }
+    for (Job& job : left) {
+      close(job.fd);
+      Drop(job.chunk.path, "the recording stopped before it was sent");
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+    stopped.notify_all();
+  }
+};
+
+std::unique_ptr<Uploader> Uploader::Start(const UploaderConfig& config, std::string* error) {
+  auto state = std::make_shared<State>(config);
+  state->client = HttpClient::Create(config.server, error);
+  if (state->client == nullptr) return nullptr;
+  // The thread starts with every asynchronous signal blocked: it inherits this mask.
+  sigset_t all, previous;
+  sigfillset(&all);
+  for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT}) sigdelset(&all, fault);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  std::thread thread([state] { state->Run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread.detach();  // Stop waits for State::done with a bound instead of joining
+  std::unique_ptr<Uploader> uploader(new Uploader(state));
+  std::unique_lock<std::mutex> lock(state->mutex);
+  state->wake.wait(lock, [&state] { return state->tid != 0; });
+  uploader->tid_ = state->tid;
+  return uploader;
+}
+
+Uploader::~Uploader() {
+  if (!stopped_) Stop(kDefaultBound);
+}
+
+void Uploader::Enqueue(FinishedChunk&& chunk) {
+  const int fd = open(chunk.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    state_->Drop(chunk.path, std::string("cannot open the chunk file: ") + strerror(errno));
+    return;
+  }
+  std::deque<State::Job> overflow;  // dropped outside the lock: Drop prints
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    stopping = state_->stopping;
+    if (!stopping) {
+      if (state_->queue.size() >= state_->config.queue_capacity) {
+        overflow.push_back(std::move(state_->queue.front()));
+        state_->queue.pop_front();
+      }
+      state_->queue.push_back(State::Job{fd, std::move(chunk)});
+    }
+  }
+  if (stopping) {
+    close(fd);
+    state_->Drop(chunk.path, "the upload was stopped");
+    return;
+  }
+  state_->wake.notify_all();
+  for (State::Job& oldest : overflow) {
+    close(oldest.fd);
+    state_->Drop(oldest.chunk.path, "the upload queue is full (the server is slow or down)");
+  }
+}
+
+void Uploader::Stop(std::chrono::milliseconds bound) {
+  if (stopped_) return;
+  stopped_ = true;
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  state_->stopping = true;
+  state_->stop_deadline = SteadyClock::now() + bound;
+  state_->stop_deadline_ticks.store(state_->stop_deadline.time_since_epoch().count(),
+                                    std::memory_order_release);
+  state_->wake.notify_all();
+  // Beyond the thread's own deadline by kFinishMargin: work that is not a wait (gzip of the
+  // chunk it took just before the deadline, counting the drops) still has to end.
+  state_->stopped.wait_until(lock, state_->stop_deadline + kFinishMargin,
+                             [this] { return state_->done; });
+  // Not done: a call that ignores deadlines (name resolution) holds the thread; it ends on its
+  // own, keeping `state_` alive through its shared_ptr.
+}
+
+uint64_t Uploader::uploaded() const { return state_->uploaded.load(std::memory_order_relaxed); }
+uint64_t Uploader::dropped() const { return state_->dropped.load(std::memory_order_relaxed); }
+
+}  // namespace ctxprof

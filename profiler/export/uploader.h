@@ -1,0 +1,92 @@
+// Uploader: the one thread that sends each finished chunk file of a repository to a Pyroscope
+// server (upload=; pyroscope_ingest.h has the request).
+//
+// The JFR writer's thread hands chunks over with Enqueue(), which only opens the file (so
+// retention may delete it meanwhile) and queues it: no I/O wait, no lock held during I/O.
+// The queue is bounded (queue_capacity): when full, the oldest queued chunk is dropped. A
+// chunk is retried after network errors, HTTP 429 and 5xx with exponential backoff (first_backoff
+// doubling up to max_backoff) for at most max_attempts attempts; other statuses (4xx: a request
+// the server will never take, e.g. 401) drop it at once. Every drop is counted (dropped()) and
+// printed once ("ctxprof: upload: ..."); ctxprof.ProfilerCounters records uploadedChunks and
+// droppedUploads.
+//
+// Stop(bound) stops taking chunks and lets the thread send what is queued until `bound` has
+// passed; what is left then is dropped. Every wait of the thread (poll, backoff) ends by that
+// deadline, so Stop returns soon after `bound`, and never later than `bound` + kFinishMargin: if
+// a call that cannot be bounded (a slow DNS lookup) holds the thread longer, Stop leaves it
+// behind detached, with the state it uses, so a JVM's exit is never held up longer.
+//
+// The thread blocks every asynchronous signal (profiling signals included, so it is never a
+// sample; SIGPIPE from a closed TLS connection stays pending on it). Secrets (the
+// Authorization and X-Scope-OrgID values) live only in `headers` and are never printed.
+//
+// Thread safety: Enqueue from one thread (the writer); Stop from one thread; uploaded(),
+// dropped() and tid() from any thread.
+#ifndef CTXPROF_PROFILER_EXPORT_UPLOADER_H_
+#define CTXPROF_PROFILER_EXPORT_UPLOADER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/export/finished_chunk.h"
+#include "profiler/export/http_client.h"
+#include "profiler/options.h"
+
+namespace ctxprof {
+
+struct UploaderConfig {
+  HttpServer server;
+  std::string path_prefix;  // "" or "/prefix"
+  std::string name;         // Pyroscope's `name`: application{labels}
+  uint64_t sample_rate_hz = 0;
+  // Sent with every request; may hold secrets (Authorization, X-Scope-OrgID).
+  std::vector<std::pair<std::string, std::string>> headers;
+  size_t queue_capacity = 8;
+  int max_attempts = 5;
+  std::chrono::milliseconds first_backoff{1000};
+  std::chrono::milliseconds max_backoff{30000};
+  std::chrono::milliseconds request_timeout{10000};
+};
+
+// The configuration `options` asks for (options.upload.url set): reads the secrets it names
+// (environment variables or files) and computes the sample rate. False + *error naming the
+// option and the variable or file, never its content.
+bool UploaderConfigFromOptions(const Options& options, UploaderConfig* config, std::string* error);
+
+class Uploader {
+ public:
+  // Starts the thread. nullptr + *error if TLS cannot be set up (https).
+  static std::unique_ptr<Uploader> Start(const UploaderConfig& config, std::string* error);
+  // Stop(kDefaultBound) unless Stop was called.
+  ~Uploader();
+  Uploader(const Uploader&) = delete;
+  Uploader& operator=(const Uploader&) = delete;
+
+  static constexpr std::chrono::milliseconds kDefaultBound{2000};
+  static constexpr std::chrono::milliseconds kFinishMargin{1000};
+
+  void Enqueue(FinishedChunk&& chunk);
+  void Stop(std::chrono::milliseconds bound);
+
+  uint64_t uploaded() const;
+  uint64_t dropped() const;
+  pid_t tid() const { return tid_; }
+
+ private:
+  struct State;
+  explicit Uploader(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+  std::shared_ptr<State> state_;
+  pid_t tid_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_EXPORT_UPLOADER_H_

@@ -1,0 +1,274 @@
+// JfrWriter: turns a session's SampleRecords into a JFR recording readable by JDK 17 and JDK 25
+// `jfr`, JMC and our JfrReader (docs/JFR.md). It orchestrates pieces that each own one concern:
+//
+//   JfrChunkWriter (profiler/jfr/)  chunk files, headers, flush/rotation deadlines, retention
+//   EventEncoder                    the bytes of each ctxprof event
+//   ThreadPool, StackPool,          the constant pools, keys stable for the whole recording
+//   MethodPool, AttributeValuePool  (readers cache entries across chunks by key); every chunk
+//                                   re-emits the entries its events use
+//   ContextRuns, ContextIds         ctxprof.Context intervals from runs of same-context samples,
+//                                   and the contextId of each context
+//
+// A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk),
+// jdk.ActiveSetting events and a ctxprof.ProfilerSettings event, then segments — sample and
+// ctxprof.Context events followed by one checkpoint (flush bit) with every pool entry those
+// events reference that the chunk has not carried yet — and at chunk end a
+// ctxprof.ProfilerCounters event and a last checkpoint.
+// In file mode (path) a flush ends the chunk, so that the file always consists of finished
+// chunks (JfrChunkWriter); a flush or chunk_time deadline that finds no sample in the chunk keeps
+// it open. In repository mode a flush publishes a segment of the chunk in progress.
+//
+// Samples, in async-profiler's conventions (docs/JFR.md has the reader-by-reader trade-offs):
+//  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state =
+//                      STATE_DEFAULT} (cpu_samples = kJdk, the default: every JFR tool knows
+//                      this event, and async-profiler's converter counts exactly these as CPU),
+//                      or ctxprof.CpuSample {startTime, eventThread, stackTrace, state, weight}
+//                      (cpu_samples = kCtxprof: JDK 25's `jfr print` attaches contexts only to
+//                      events with an eventThread, which jdk.ExecutionSample lacks).
+//  * kWall samples  -> profiler.WallClockSample {startTime, eventThread, stackTrace, state =
+//                      STATE_RUNNABLE|STATE_SLEEPING, samples, timeSpan} (wall_samples =
+//                      kProfiler, the default: async-profiler's converter and Pyroscope read it),
+//                      or jdk.NativeMethodSample {startTime, sampledThread, stackTrace, state}
+//                      (wall_samples = kJdk: jfrview and speedscope read only the JDK's sample
+//                      events).
+//  * context_id adds a trailing contextId to every sample event (and runtime event, below).
+//
+// Runtime events (profiler/sampler/event_recorder.h), with the JDK's exact layouts:
+//  * kAllocation    -> jdk.ObjectAllocationSample {startTime, eventThread, stackTrace,
+//                      objectClass, weight = event.amount bytes}
+//  * kMonitorEnter  -> jdk.JavaMonitorEnter {startTime = ticks - event.amount, duration =
+//                      event.amount, eventThread, stackTrace, monitorClass, previousOwner = null,
+//                      address = 0}
+//  * kThreadPark    -> jdk.ThreadPark {..., parkedClass, timeout, until, address = 0}
+//  Their class ids are names in inputs.class_names (null: every class is written as null). A
+//  wait's interval [start, end] feeds ContextRuns, so the wait joins its context by its start
+//  (our reader) and by its end (JDK 25's `jfr print`). With context_id they end with contextId
+//  like the samples.
+//  * live option (inputs.objects): the writer owns the object reference of every allocation
+//    record it is given (LiveObjects); at Close, each sampled object still alive becomes
+//    profiler.LiveObject {startTime = allocationTime = when it was sampled, eventThread,
+//    stackTrace, objectClass, allocationSize = its size} (async-profiler's layout; startTime is
+//    the allocation's, so the event joins the context it was allocated in) in the last chunk.
+//
+// Failure: the first I/O error stops the writer (every later call returns false with the same
+// message). The chunk being written then keeps a header that says "unfinished", so no reader
+// mistakes it for a complete chunk; chunks finished before stay valid.
+//
+// Thread safety: NOT thread-safe. One thread (the profiler's background writer thread) creates
+// the writer and makes every call. Resolvers are called from that thread.
+#ifndef CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
+#define CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "context/attribute_registry.h"
+#include "context/dictionary.h"
+#include "profiler/export/finished_chunk.h"
+#include "profiler/jfr/jfr_buffer.h"
+#include "profiler/jfr/jfr_chunk_writer.h"
+#include "profiler/jfr_events/attribute_value_pool.h"
+#include "profiler/jfr_events/context_ids.h"
+#include "profiler/jfr_events/context_runs.h"
+#include "profiler/jfr_events/event_encoder.h"
+#include "profiler/jfr_events/frame_resolver.h"
+#include "profiler/jfr_events/live_objects.h"
+#include "profiler/jfr_events/method_pool.h"
+#include "profiler/jfr_events/stack_pool.h"
+#include "profiler/jfr_events/thread_pool.h"
+#include "profiler/sampler/clock.h"
+#include "profiler/sampler/sample.h"
+
+namespace ctxprof {
+
+enum class CpuSampleEvent : uint8_t {
+  kJdk = 0,      // jdk.ExecutionSample
+  kCtxprof = 1,  // ctxprof.CpuSample (has eventThread, so JDK 25 shows Context lines)
+};
+
+enum class WallSampleEvent : uint8_t {
+  kProfiler = 0,  // profiler.WallClockSample (async-profiler's converter, Pyroscope)
+  kJdk = 1,       // jdk.NativeMethodSample (jfrview, speedscope)
+};
+
+// Settings of one recording. The option parser (owned by the sampler) fills it.
+struct JfrWriterConfig {
+  // Exactly one of the two: a single file that receives every chunk, or a repository folder
+  // that receives one file per chunk (see JfrChunkConfig).
+  std::string path;
+  std::string repository;
+
+  CpuSampleEvent cpu_samples = CpuSampleEvent::kJdk;
+  WallSampleEvent wall_samples = WallSampleEvent::kProfiler;
+  bool context_id = false;                     // sample events end with contextId (JfrEventLayout)
+  uint64_t chunk_size_bytes = 0;               // 0 = no size limit
+  uint64_t chunk_time_nanos = 0;               // 0 = no time limit
+  uint64_t flush_interval_nanos = 1000000000;  // 0 = flush only at chunk end
+  uint64_t max_size_bytes = 0;          // repository mode: total of finished chunk files; 0 = none
+  uint64_t max_age_nanos = 0;           // repository mode: age of a finished chunk's end; 0 = none
+  size_t write_buffer_bytes = 1 << 20;  // events are appended to the file in blocks this large
+  // Stack deduplication keeps every stack's frames. When they exceed this at a rotation, the
+  // stacks the finished chunk did not use are dropped (StackPool::DropUnused). Without rotation
+  // nothing is dropped.
+  uint64_t stack_cache_bytes = 64 << 20;
+
+  // Self-description, written as ctxprof.ProfilerSettings at the start of every chunk.
+  // Also written as async-profiler's jdk.ActiveSetting `event`, `interval` and `wall`.
+  // The engines really used, e.g. "cpu+wall", "ctimer", "wall"; "" with runtime events only.
+  std::string engine;
+  // The CPU interval (the wall interval if no CPU engine runs; 0 if neither does).
+  uint64_t interval_nanos = 0;
+  uint64_t wall_interval_nanos = 0;  // 0 = no wall sampling
+  std::string fallbacks;  // e.g. "perf_events unavailable (EACCES) -> ctimer"; may be empty
+  int32_t stack_depth = kDefaultStackDepth;
+  // Also written as ctxprof.ProfilerSettings and async-profiler's `alloc` and `lock` settings.
+  uint64_t alloc_interval_bytes = 0;  // alloc=; 0 = none
+  int64_t lock_threshold_nanos = -1;  // lock=; -1 = none
+  bool select_if_context = false;     // select=if-context
+};
+
+// What the writer needs from the rest of the profiler. All pointers must outlive the writer.
+struct JfrWriterInputs {
+  const Clock* clock = nullptr;
+  FrameResolver* frames = nullptr;
+  ThreadResolver* threads = nullptr;
+  const Dictionary* dictionary = nullptr;
+  const AttributeRegistry* attributes = nullptr;
+  // Samples the sampler dropped so far (written in ctxprof.ProfilerCounters); may be empty.
+  std::function<uint64_t()> dropped_samples;
+  // Class names of runtime events (event.class_id); may be null.
+  const Dictionary* class_names = nullptr;
+  // The live option's object references (event.object_ref); null when off.
+  ObjectTracker* objects = nullptr;
+  // Repository mode: called on the writer's thread for each finished chunk file, with its
+  // contexts; may be empty. Must not block (an uploader queues the chunk and returns).
+  std::function<void(FinishedChunk&&)> on_chunk_finished;
+  // Chunks uploaded and uploads given up so far (ctxprof.ProfilerCounters); may be empty.
+  std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
+};
+
+class JfrWriter {
+ public:
+  // Validates `config`, creates the file (or the repository folder, 0700, and the first chunk
+  // file) and writes the first chunk's header and metadata. nullptr + *error on failure, and
+  // *os_error (when given) = the errno of the failed file or folder call, 0 for a bad config.
+  static std::unique_ptr<JfrWriter> Open(const JfrWriterConfig& config,
+                                         const JfrWriterInputs& inputs, std::string* error,
+                                         int* os_error = nullptr);
+  ~JfrWriter();
+  JfrWriter(const JfrWriter&) = delete;
+  JfrWriter& operator=(const JfrWriter&) = delete;
+
+  // Adds one sample or runtime event (and takes its object reference, if any, even when it
+  // fails). Records of one thread should arrive in tick order. May flush or rotate.
+  bool Add(const SampleRecord& sample, std::string* error);
+  // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
+  // too; call this when no samples arrive, at least once per flush interval.
+  bool Tick(std::string* error);
+  // Publishes everything added so far: after it returns true, a reader sees every sample. In
+  // file mode this ends the chunk (when it holds a sample).
+  bool Flush(std::string* error);
+  // Like Flush, and in repository mode also finishes the chunk file (when it holds a sample):
+  // afterwards published() covers every sample added so far.
+  bool Publish(std::string* error);
+  // What readers can read now (JfrChunkWriter::published).
+  std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
+  // Ends the current chunk and starts the next one.
+  bool Rotate(std::string* error);
+  // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
+  // destructor calls it, so a writer never leaves a chunk unfinished on a normal shutdown.
+  bool Close(std::string* error);
+
+  // Totals, for tests and for the counters event.
+  uint64_t samples_written() const { return counters_.samples; }
+  uint64_t events_written() const {
+    return counters_.allocation_samples + counters_.monitor_enters + counters_.thread_parks;
+  }
+  uint64_t chunks_finished() const { return chunk_->chunks_finished(); }
+  // Frames kept for stack deduplication (see stack_cache_bytes).
+  size_t cached_stack_frames() const { return stacks_.cached_frames(); }
+  // Repository mode: the finished chunk files still present, oldest first.
+  std::vector<std::string> finished_chunk_files() const { return chunk_->finished_chunk_files(); }
+
+ private:
+  // The session's clock as the chunk writer's time base.
+  class ChunkClock : public JfrClock {
+   public:
+    explicit ChunkClock(const Clock* clock) : clock_(clock) {}
+    uint64_t Now() const override { return clock_->Now(); }
+    uint64_t TicksPerSecond() const override { return clock_->TicksPerSecond(); }
+    int64_t EpochNanosAt(uint64_t ticks) const override { return clock_->EpochNanosAt(ticks); }
+
+   private:
+    const Clock* const clock_;
+  };
+  struct Counters {
+    uint64_t samples = 0;  // cpu and wall
+    uint64_t cpu_samples = 0;
+    uint64_t wall_samples = 0;
+    uint64_t allocation_samples = 0;
+    uint64_t monitor_enters = 0;
+    uint64_t thread_parks = 0;
+    uint64_t live_objects = 0;
+    uint64_t context_busy = 0;
+    uint64_t context_torn = 0;
+    uint64_t truncated_stacks = 0;
+  };
+
+  JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs,
+            std::unique_ptr<ChunkClock> chunk_clock, std::unique_ptr<JfrChunkWriter> chunk);
+  bool Fail(const std::string& message, std::string* error);
+  bool StartChunk(std::string* error);
+  void WriteActiveSettings();
+  // Hands chunk number `chunk`, just finished, to inputs_.on_chunk_finished with the contexts
+  // its events used (none when no event of it had a context).
+  void ReportFinishedChunk(uint32_t chunk);
+  // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
+  // then the chunk writer publishes it.
+  bool WriteSegment(bool chunk_end, bool final_chunk, std::string* error);
+  void WriteCheckpoint();
+  // Acts on what the chunk writer says is due at `now_ticks`.
+  bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
+  // Encode a CPU or wall sample / a runtime event, after following its context.
+  void AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key);
+  void AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
+  // The Class pool key of class-name id `class_id`, queued for the current chunk; 0 for none.
+  uint32_t ClassKeyOf(uint32_t class_id);
+  // Writes the live objects (live option) before the last segment.
+  void WriteLiveObjects();
+
+  const JfrWriterConfig config_;
+  const JfrWriterInputs inputs_;
+  const std::vector<std::string> attribute_names_;
+  // The metadata's declarations (JfrMetadata::SerializeDeclarations), made for the first chunk
+  // and repeated in every later one: they depend only on config_ and attribute_names_.
+  JfrBuffer metadata_declarations_;
+  bool failed_ = false;
+  bool closed_ = false;
+  std::string failure_;
+
+  const std::unique_ptr<ChunkClock> chunk_clock_;  // the time base of chunk_
+  const std::unique_ptr<JfrChunkWriter> chunk_;
+  EventEncoder encoder_;
+  MethodPool methods_;
+  StackPool stacks_;
+  ThreadPool threads_;
+  AttributeValuePool values_;
+  ContextIds context_ids_;
+  ContextRuns runs_;
+  std::vector<uint32_t> class_keys_;   // class-name id -> Class pool key (0 = not yet interned)
+  std::unique_ptr<LiveObjects> live_;  // live option; else null
+  // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes
+  // bounds whole chunks, not just their events.
+  uint64_t pending_pool_bytes_ = 0;
+  uint64_t samples_in_chunk_ = 0;
+  Counters counters_;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_

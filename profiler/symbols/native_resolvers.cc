@@ -1,0 +1,36 @@
+#include "profiler/symbols/native_resolvers.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace ctxprof {
+
+void NativeFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
+  const bool return_address = frame.bci == kNativeReturnAddress;
+  out->descriptor = "()L;";  // `jfr print` requires a descriptor with parentheses
+  if (frame.kind == FrameKind::kKernel) {
+    out->method_name = symbolizer_.ResolveKernel(frame.id, return_address);
+    out->class_name = "[kernel]";
+    out->type = JfrFrameType::kKernel;
+    return;
+  }
+  out->method_name = symbolizer_.Resolve(frame.id, return_address);
+  out->class_name = symbolizer_.ModuleName(frame.id);
+  if (out->class_name.empty()) out->class_name = "[unknown]";
+  out->type = JfrFrameType::kNative;
+}
+
+void NativeThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+  char name[64] = {};
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t length = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+  if (fd >= 0) close(fd);
+  while (length > 0 && (name[length - 1] == '\n' || name[length - 1] == '\0')) length--;
+  out->name = length > 0 ? std::string(name, length) : "thread-" + std::to_string(tid);
+}
+
+}  // namespace ctxprof
