@@ -3,8 +3,8 @@
 // interval (cpu, wall); three are events the runtime reports one by one on the thread they
 // happen on (a sampled allocation, a contended monitor enter, a park).
 //
-// The numeric values are stored in SampleRecord (profiler/sampler/sample.h) and its dumps: do
-// not renumber. The names are the tool's: labels, pprof sample types, OTLP profiles.
+// SampleRecord (profiler/sampler/sample.h) carries the kind as one byte with these values. The
+// names are those the ctxprof tool writes: labels, pprof sample types, OTLP profiles.
 //
 // Thread safety: constants and pure functions only; async-signal-safe.
 #ifndef CTXPROF_PROFILER_BASE_EVENT_KIND_H_
