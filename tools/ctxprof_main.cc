@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -30,15 +29,9 @@ constexpr int kOk = 0;
 constexpr int kBadInput = 1;
 constexpr int kUsage = 2;
 
-constexpr const char* kMainHelp = R"help(usage: ctxprof COMMAND [options]
-
-Commands:
-  report   hottest methods per context attribute value (or per thread), as text
-  flame    a self-contained HTML flame graph with a selector per attribute value; --diff
-  convert  collapsed stacks, gzipped pprof or OTLP profiles
-  record   run a JVM with the ctxprof agent and write a JFR recording
-  attach   start, stop, dump or ask the status of profiling in a running JVM
-
+// `ctxprof --help` is kMainUsage, one line per entry of kCommands, then kMainNotes.
+constexpr const char* kMainUsage = "usage: ctxprof COMMAND [options]\n\nCommands:\n";
+constexpr const char* kMainNotes = R"help(
 Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
 Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage error.
 )help";
@@ -301,7 +294,7 @@ int Usage(const std::string& error) {
   return kUsage;
 }
 
-int Report(const std::vector<std::string>& args) {
+int Report(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
   if (!ParseAnalysisArguments("report", args, {"--by", "--threads", "--top", "--events", "--quiet"},
@@ -322,7 +315,7 @@ int Report(const std::vector<std::string>& args) {
   return WriteOutput("-", text, true) ? kOk : kBadInput;
 }
 
-int Flame(const std::vector<std::string>& args) {
+int Flame(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
   if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--diff", "--events", "--quiet"},
@@ -357,7 +350,7 @@ int Flame(const std::vector<std::string>& args) {
   return WriteOutput(arguments.output, page, arguments.quiet) ? kOk : kBadInput;
 }
 
-int Convert(const std::vector<std::string>& args) {
+int Convert(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
   if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--labels", "--quiet"},
@@ -426,6 +419,53 @@ int Attach(const std::vector<std::string>& args, const std::string& executable) 
   return RunAttach(arguments, executable);
 }
 
+// One command of the tool. An entry here is all a new command needs: `ctxprof --help` lists
+// it, `ctxprof NAME --help` prints `help`, and `ctxprof NAME ...` calls `run` with the
+// arguments after NAME and the path ctxprof was started as (to find libctxprof.so).
+struct Command {
+  const char* name;
+  const char* summary;  // its line in `ctxprof --help`
+  const char* help;
+  int (*run)(const std::vector<std::string>& args, const std::string& executable);
+};
+
+constexpr Command kCommands[] = {
+    {"report", "hottest methods per context attribute value (or per thread), as text", kReportHelp,
+     Report},
+    {"flame", "a self-contained HTML flame graph with a selector per attribute value; --diff",
+     kFlameHelp, Flame},
+    {"convert", "collapsed stacks, gzipped pprof or OTLP profiles", kConvertHelp, Convert},
+    {"record", "run a JVM with the ctxprof agent and write a JFR recording", kRecordHelp, Record},
+    {"attach", "start, stop, dump or ask the status of profiling in a running JVM", kAttachHelp,
+     Attach},
+};
+
+std::string MainHelp() {
+  size_t width = 0;
+  for (const Command& command : kCommands) width = std::max(width, strlen(command.name));
+  std::string help = kMainUsage;
+  for (const Command& command : kCommands) {
+    help += "  " + std::string(command.name) + std::string(width + 2 - strlen(command.name), ' ') +
+            command.summary + "\n";
+  }
+  return help + kMainNotes;
+}
+
+const Command* FindCommand(const std::string& name) {
+  for (const Command& command : kCommands) {
+    if (name == command.name) return &command;
+  }
+  return nullptr;
+}
+
+std::string CommandNames() {
+  std::string names;
+  for (const Command& command : kCommands) {
+    names += (names.empty() ? "" : ", ") + std::string(command.name);
+  }
+  return names;
+}
+
 }  // namespace
 }  // namespace ctxprof::tools
 
@@ -433,32 +473,23 @@ int main(int argc, char** argv) {
   using namespace ctxprof::tools;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    fputs(kMainHelp, stderr);
+    fputs(MainHelp().c_str(), stderr);
     return kUsage;
   }
-  const std::string command = args[0];
+  const std::string name = args[0];
   args.erase(args.begin());
-  if (command == "--help" || command == "-h" || command == "help") {
-    fputs(kMainHelp, stdout);
+  if (name == "--help" || name == "-h" || name == "help") {
+    fputs(MainHelp().c_str(), stdout);
     return kOk;
   }
-  const std::map<std::string, const char*> helps = {{"report", kReportHelp},
-                                                    {"flame", kFlameHelp},
-                                                    {"convert", kConvertHelp},
-                                                    {"record", kRecordHelp},
-                                                    {"attach", kAttachHelp}};
-  auto help = helps.find(command);
-  if (help == helps.end()) {
-    return Usage("unknown command \"" + command +
-                 "\" (commands: report, flame, convert, record, attach)");
+  const Command* command = FindCommand(name);
+  if (command == nullptr) {
+    return Usage("unknown command \"" + name + "\" (commands: " + CommandNames() +
+                 "; see ctxprof --help)");
   }
   if (WantsHelp(args)) {
-    fputs(help->second, stdout);
+    fputs(command->help, stdout);
     return kOk;
   }
-  if (command == "report") return Report(args);
-  if (command == "flame") return Flame(args);
-  if (command == "convert") return Convert(args);
-  if (command == "attach") return Attach(args, argv[0]);
-  return Record(args, argv[0]);
+  return command->run(args, argv[0]);
 }

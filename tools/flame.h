@@ -1,5 +1,6 @@
 // `ctxprof flame`: one self-contained HTML page (inline CSS and JavaScript, no network
-// resources) that draws an icicle graph (root on top) of the profile with DOM elements.
+// resources) that draws an icicle graph (root on top) of the profile with DOM elements. The
+// page's HTML, CSS and JavaScript are tools/flame.html, embedded at build time (tools/BUILD.bazel).
 //
 // The page holds the data as JSON in a <script type="application/json"> element: the unit of
 // the counts ("samples", "bytes" for allocations, "ns" for lock waits), frame names, stacks (root

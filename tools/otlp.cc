@@ -157,7 +157,7 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
       }
     }
     Events& events = samples[sample.kind][{stack_index[sample.stack], attribute_indices, link}];
-    if (IsIntervalKind(sample.kind)) {
+    if (IsSample(sample.kind)) {
       events.times.insert(events.times.end(),
                           static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),
                           static_cast<uint64_t>(sample.epoch_nanos));
@@ -177,8 +177,8 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     const int64_t period = profile.period(kind);
     ProtoWriter message;
     message.BytesField(field::kProfileSampleType,
-                       IsIntervalKind(kind) ? ValueType(&strings, "samples", "count")
-                                            : ValueType(&strings, name, MeasureUnit(kind)));
+                       IsSample(kind) ? ValueType(&strings, "samples", "count")
+                                      : ValueType(&strings, name, MeasureUnit(kind)));
     for (const auto& [key, events] : samples[kind]) {
       ProtoWriter sample;
       sample.VarintField(field::kSampleStackIndex, std::get<0>(key));

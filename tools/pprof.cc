@@ -44,7 +44,7 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
   std::vector<SampleKind> measured;
   out.BytesField(field::kSampleType, ValueType(&strings, "samples", "count"));
   for (SampleKind kind : kSampleKinds) {
-    if (loaded.count(kind) == 0 || (IsIntervalKind(kind) && profile.period(kind) <= 0)) continue;
+    if (loaded.count(kind) == 0 || (IsSample(kind) && profile.period(kind) <= 0)) continue;
     measured.push_back(kind);
     out.BytesField(field::kSampleType,
                    ValueType(&strings, SampleKindName(kind), MeasureUnit(kind)));

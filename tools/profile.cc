@@ -51,9 +51,9 @@ bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
   } else if (type == "jdk.ObjectAllocationSample") {
     *kind = SampleKind::kAllocation;
   } else if (type == "jdk.JavaMonitorEnter") {
-    *kind = SampleKind::kMonitor;
+    *kind = SampleKind::kMonitorEnter;
   } else if (type == "jdk.ThreadPark") {
-    *kind = SampleKind::kPark;
+    *kind = SampleKind::kThreadPark;
   } else {
     return false;
   }
@@ -68,40 +68,16 @@ bool Selects(EventSelection selection, SampleKind kind) {
     case EventSelection::kWall:
       return kind == SampleKind::kWall;
     case EventSelection::kAll:
-      return IsIntervalKind(kind);
+      return IsSample(kind);
     case EventSelection::kAlloc:
       return kind == SampleKind::kAllocation;
     case EventSelection::kLock:
-      return kind == SampleKind::kMonitor || kind == SampleKind::kPark;
+      return kind == SampleKind::kMonitorEnter || kind == SampleKind::kThreadPark;
   }
   return false;
 }
 
 }  // namespace
-
-const char* SampleKindName(SampleKind kind) {
-  switch (kind) {
-    case SampleKind::kCpu:
-      return "cpu";
-    case SampleKind::kWall:
-      return "wall";
-    case SampleKind::kAllocation:
-      return "alloc";
-    case SampleKind::kMonitor:
-      return "monitor";
-    case SampleKind::kPark:
-      return "park";
-  }
-  return "cpu";
-}
-
-const char* MeasureUnit(SampleKind kind) {
-  return kind == SampleKind::kAllocation ? "bytes" : "nanoseconds";
-}
-
-bool IsIntervalKind(SampleKind kind) {
-  return kind == SampleKind::kCpu || kind == SampleKind::kWall;
-}
 
 bool ParseEventSelection(const std::string& text, EventSelection* out) {
   if (text == "cpu") {
@@ -164,19 +140,17 @@ int64_t Profile::period(SampleKind kind) const {
       return wall_interval_nanos_;
     case SampleKind::kAllocation:
       return alloc_interval_bytes_;
-    case SampleKind::kMonitor:
-    case SampleKind::kPark:
+    case SampleKind::kMonitorEnter:
+    case SampleKind::kThreadPark:
       break;
   }
   return 0;
 }
 
-int64_t Profile::CountOf(const Sample& sample) {
-  return IsIntervalKind(sample.kind) ? sample.weight : 1;
-}
+int64_t Profile::CountOf(const Sample& sample) { return IsSample(sample.kind) ? sample.weight : 1; }
 
 int64_t Profile::MeasureOf(const Sample& sample) const {
-  return IsIntervalKind(sample.kind) ? sample.weight * period(sample.kind) : sample.weight;
+  return IsSample(sample.kind) ? sample.weight * period(sample.kind) : sample.weight;
 }
 
 int Profile::AttributeIndex(const std::string& name) const {
@@ -369,14 +343,14 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     sample.ticks = event.start_ticks();
     sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
     sample.stack = intern_stack(event.Field("stackTrace"));
-    if (IsIntervalKind(kind)) {
+    if (IsSample(kind)) {
       const JfrValue& samples = event.Field("samples");
       const JfrValue& weight = samples.is_null() ? event.Field("weight") : samples;
       sample.weight = weight.is_null() ? 1 : weight.integer();
     } else {
-      const char* class_field = sample.kind == SampleKind::kAllocation ? "objectClass"
-                                : sample.kind == SampleKind::kMonitor  ? "monitorClass"
-                                                                       : "parkedClass";
+      const char* class_field = sample.kind == SampleKind::kAllocation     ? "objectClass"
+                                : sample.kind == SampleKind::kMonitorEnter ? "monitorClass"
+                                                                           : "parkedClass";
       std::vector<uint32_t> stack = stacks_[sample.stack];
       stack.insert(stack.begin(), class_frame(event.Field(class_field)));
       auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));

@@ -35,22 +35,9 @@
 #include <unordered_map>
 #include <vector>
 
-namespace ctxprof::tools {
+#include "profiler/base/event_kind.h"
 
-enum class SampleKind : uint8_t { kCpu, kWall, kAllocation, kMonitor, kPark };
-// Every kind, in the order outputs list them (pprof sample types, OTLP profiles).
-inline constexpr SampleKind kSampleKinds[] = {SampleKind::kCpu, SampleKind::kWall,
-                                              SampleKind::kAllocation, SampleKind::kMonitor,
-                                              SampleKind::kPark};
-// "cpu", "wall", "alloc", "monitor", "park": the kind's name in labels, sample types and
-// profiles.
-const char* SampleKindName(SampleKind kind);
-// What a kind measures, as pprof and OTLP name units: "nanoseconds" (CPU and wall time, lock
-// waits) or "bytes" (allocations).
-const char* MeasureUnit(SampleKind kind);
-// Whether a sample of `kind` is taken at a sampling interval (cpu, wall: its weight counts
-// intervals) rather than reported per event (alloc, monitor, park: its weight is the measure).
-bool IsIntervalKind(SampleKind kind);
+namespace ctxprof::tools {
 
 // Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
 // (contended monitor enters and parks).
@@ -140,10 +127,11 @@ class Profile {
   // allocation sampling interval; 0 = unknown, and always for monitor and park (lock= is a
   // threshold, not an interval).
   int64_t period(SampleKind kind) const;
-  // How many samples or events `sample` stands for: its weight for an interval kind, else 1.
+  // How many samples or events `sample` stands for: its weight for cpu and wall
+  // (IsSample), else 1.
   static int64_t CountOf(const Sample& sample);
-  // `sample`'s amount in MeasureUnit(sample.kind): an interval kind's weight x period (0 when
-  // the period is unknown), an event's weight (its bytes or nanoseconds).
+  // `sample`'s amount in MeasureUnit(sample.kind): a cpu or wall sample's weight x period (0
+  // when the period is unknown), an event's weight (its bytes or nanoseconds).
   int64_t MeasureOf(const Sample& sample) const;
   // The recording's time range from its chunk headers (epoch nanoseconds), 0 when empty.
   int64_t start_nanos() const { return start_nanos_; }

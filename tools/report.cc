@@ -199,8 +199,8 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
       break;
     case WeightUnit::kNanoseconds:
       *out += "blocked: " + Amount(all, unit) + " in " + std::to_string(profile.samples().size()) +
-              " events (monitor " + std::to_string(by_kind[SampleKind::kMonitor]) + ", park " +
-              std::to_string(by_kind[SampleKind::kPark]) + ")\n";
+              " events (monitor " + std::to_string(by_kind[SampleKind::kMonitorEnter]) + ", park " +
+              std::to_string(by_kind[SampleKind::kThreadPark]) + ")\n";
       break;
   }
   *out += "by: " +

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "context/context_block.h"
+#include "profiler/base/event_kind.h"
 #include "profiler/sampler/stack_depth.h"
 
 namespace ctxprof {
@@ -45,19 +46,6 @@ struct RawFrame {
   int32_t bci;  // Java: bytecode index (-1 unknown); native: one of the kNative* above
   FrameKind kind;
 };
-
-enum class SampleKind : uint8_t {
-  kCpu = 0,           // cpu, ctimer or itimer engine: the thread was on CPU
-  kWall = 1,          // wall engine: the thread was sampled regardless of its state
-  kAllocation = 2,    // a sampled allocation (event.amount = bytes it stands for)
-  kMonitorEnter = 3,  // a contended monitor enter (event.amount = ticks waited)
-  kThreadPark = 4,    // a LockSupport.park wait (event.amount = ticks waited)
-};
-
-// True for the kinds a sampling engine produces (as opposed to runtime events).
-inline constexpr bool IsSample(SampleKind kind) {
-  return kind == SampleKind::kCpu || kind == SampleKind::kWall;
-}
 
 // Which engine produced a sample (the "engine really used" after fallbacks); kRuntime for the
 // events the runtime reports (event_recorder.h).
@@ -102,9 +90,9 @@ struct EventFields {
 inline constexpr int64_t kNoParkTimeout = INT64_MIN;
 
 struct SampleRecord {
-  uint64_t ticks;  // Clock::Now() at handler entry (profiler/clock.h); end of an event
-  int32_t tid;     // kernel thread id of the sampled thread
-  SampleKind kind;
+  uint64_t ticks;   // Clock::Now() at handler entry (profiler/clock.h); end of an event
+  int32_t tid;      // kernel thread id of the sampled thread
+  SampleKind kind;  // profiler/base/event_kind.h
   Engine engine;
   uint8_t flags;  // SampleFlags
   ThreadState state;

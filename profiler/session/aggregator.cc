@@ -8,8 +8,6 @@
 namespace ctxprof {
 namespace {
 
-const char* KindName(SampleKind kind) { return kind == SampleKind::kWall ? "wall" : "cpu"; }
-
 const char* StateName(ThreadState state) {
   switch (state) {
     case ThreadState::kRunning:
@@ -214,8 +212,8 @@ Status Aggregator::WriteCollapsed(const std::string& path) {
                       err);
   }
   for (const auto& [key, counts] : entries_) {
-    std::string line = std::string("[") + KindName(key.kind) + "];[" + StateName(key.state) + "];" +
-                       ContextFramesLocked(key.detail, key.context);
+    std::string line = std::string("[") + SampleKindName(key.kind) + "];[" + StateName(key.state) +
+                       "];" + ContextFramesLocked(key.detail, key.context);
     const std::vector<std::string> frames = SymbolizeLocked(stacks_[key.stack]);
     for (size_t i = frames.size(); i > 0; --i) {
       line += Sanitize(frames[i - 1]);

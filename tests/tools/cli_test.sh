@@ -46,7 +46,17 @@ expect 0 "" record --lib x -h
 
 # Usage errors: exit 2.
 expect 2 "usage: ctxprof COMMAND"
-expect 2 'unknown command "frob"' frob
+expect 2 'unknown command "frob" (commands: report, flame, convert, record, attach; see ctxprof --help)' frob
+expect 2 'unknown command "frob"' frob --help
+[[ -s $tmp/out ]] && fail "ctxprof frob --help wrote to stdout: $(head -c 300 "$tmp/out")"
+# `ctxprof --help` lists every command, and each listed name runs that command's help.
+listed=$(timeout 30 "$ctxprof" --help | sed -n '/^Commands:$/,/^$/s/^  \([a-z]*\) .*/\1/p')
+[[ $(echo "$listed" | tr '\n' ' ') == "report flame convert record attach " ]] ||
+  fail "ctxprof --help lists: $listed"
+for command in $listed; do
+  expect 0 "" "$command" --help
+  grep -q "^usage: ctxprof $command " "$tmp/out" || fail "ctxprof $command --help: not its usage"
+done
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
 expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0

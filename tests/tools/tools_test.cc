@@ -261,8 +261,8 @@ TEST_F(EventToolsTest, LockWaitsWeighNanosecondsAndJoinByTheirStart) {
   ASSERT_EQ(profile.samples().size(), 2u);
   const Sample& monitor = profile.samples()[0];
   const Sample& park = profile.samples()[1];
-  EXPECT_EQ(monitor.kind, SampleKind::kMonitor);
-  EXPECT_EQ(park.kind, SampleKind::kPark);
+  EXPECT_EQ(monitor.kind, SampleKind::kMonitorEnter);
+  EXPECT_EQ(park.kind, SampleKind::kThreadPark);
   EXPECT_EQ(monitor.weight, 2000000);
   EXPECT_EQ(park.weight, 5000000);
   // Events 4 and 5 end at their ticks; they start 2 and 5 ms earlier.
