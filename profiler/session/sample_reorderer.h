@@ -46,8 +46,8 @@ class SampleReorderer {
 
  private:
   // An allocator whose value-construction leaves words uninitialized, so that an append's
-  // resize() does not zero what memcpy overwrites next (~6 % of the background thread's
-  // instructions in drops_bench, cpu 1 ms + wall 5 ms, before).
+  // resize() does not zero what memcpy overwrites next (docs/SAMPLER.md, "The background
+  // thread's profile").
   struct UninitializedWords : std::allocator<uint64_t> {
     template <typename Other>
     struct rebind {
