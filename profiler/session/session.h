@@ -29,11 +29,11 @@
 // recording (symbolize, encode, flush, rotate), in that order, every kDrainInterval and when the
 // doorbell rings (high-water mark, sample_buffer.h; a task; stop). Under load it gets only a fair
 // share of a CPU, so the cheap work that keeps samples and threads comes first and nothing slow
-// runs on it (see Start). With a recording a drain only copies records into its reorderer
-// (sample_reorderer.h), again after the rescan and every Recording::kRecordsBetweenDrains records
-// written; no drain starts while the recording holds buffer= unwritten records
-// (DrainUnlessBehind), so it holds fewer than two buffers' worth. Its first write error is
-// printed when it happens (notice.h). Measurements: docs/SAMPLER.md, "Drops".
+// runs on it (see Start). Draining: with a recording a drain only copies records into its
+// reorderer (sample_reorderer.h), again after the rescan and every
+// Recording::kRecordsBetweenDrains records written; no drain starts while the recording holds
+// buffer= unwritten records (DrainUnlessBehind), so it holds fewer than two buffers' worth. Its
+// first write error is printed when it happens (notice.h). Measurements: docs/SAMPLER.md, "Drops".
 //
 // Thread safety: Start, Stop, Stats, OnThreadStart/OnThreadEnd are called by one controller at
 // a time (Profiler serialises them under its mutex); Stats may run while the background thread
