@@ -13,8 +13,7 @@
 // moves 24-byte index entries, and a release hands the writer the arena's record itself (no
 // copy). After a release the kept records are copied into a second arena and the two swap, so
 // both keep their capacity: in steady state nothing is allocated and no fresh page is touched
-// (the JVM overhead workload spent ~1/3 of the background thread's CPU here when every release
-// built a new frames vector and copied each record out to the writer).
+// (why: docs/SAMPLER.md, "The background thread's profile").
 // Adding during a release: `emit` may call Add (the session drains the sample buffer between the
 // records it writes, session.h "Draining"). Such a record goes into the spare arena, which the
 // release leaves alone until its emitting is done and then fills with the kept records, and is
