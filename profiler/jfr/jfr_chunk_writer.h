@@ -6,8 +6,7 @@
 // A chunk, in file order:
 //   68-byte header
 //   whatever the caller appends: metadata (after MarkMetadata()), events, checkpoints
-// A finished chunk's generation (byte 64) is 0; the last chunk of a recording also has the final
-// flag. How a chunk reaches readers depends on the destination:
+// A finished chunk's generation (byte 64) is 0; a recording's last chunk also has the final flag.
 //
 // Repository mode: each chunk is its own file `<repository>/ctxprof-<sequence>.jfr` (mode 0600,
 // folder 0700; the sequence continues after files an earlier session left there, which are never
@@ -24,13 +23,11 @@
 // (out()) until it ends, then is appended at once with its header locked (generation 255) until
 // every byte is in the file, then generation 0; the caller ends the chunk at each flush
 // (publishes_whole_chunks()). So whenever a reader opens the file it is a sequence of finished
-// chunks, and every reader reads it while it grows: JDK 25's RecordingFile waits at most ~1 s
-// (1000 polls) for an unfinished chunk to finish and then fails with "stuck in locked stream
-// state", whatever wrote the chunk, so an unfinished chunk in a growing file is unreadable to it.
-// The price: EventStream.openFile reads such a file to its end and stops (it keeps following a
-// file only while its last chunk is unfinished); follow a recording live with repository=. The
-// in-memory part is bounded: Full() says so at write_buffer_bytes. A failed append is cut off
-// again (ftruncate), so after a write error the file still ends with the last whole chunk.
+// chunks, and every reader reads it while it grows (JDK 25's RecordingFile fails on an unfinished
+// chunk after ~1 s; docs/JFR.md, "Flush, streaming, crash safety, errors"); EventStream.openFile
+// then reads to the end and stops, so follow a recording live with repository=. Full() bounds
+// the in-memory part at write_buffer_bytes. A failed append is cut off again (ftruncate), so
+// after a write error the file still ends with the last whole chunk.
 //
 // Time: the caller's JfrClock. A chunk starts where the previous one ended or later, and strictly
 // after the previous chunk's start: the JDK's repository stream looks for the next chunk at or

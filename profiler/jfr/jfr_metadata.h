@@ -2,45 +2,26 @@
 //
 // The metadata declares the JDK types a profiler recording needs (threads, stack traces,
 // frames, methods, classes, packages, symbols, frame types, thread states), the annotation
-// types it uses, and these event types (docs/JFR.md says which reader reads which):
+// types it uses, and these event types, whose fields in wire order are listed in docs/JFR.md,
+// "Event types" (keep that table in step with this file):
+//   samples         jdk.ExecutionSample, profiler.WallClockSample, jdk.NativeMethodSample,
+//                   ctxprof.CpuSample
+//   runtime events  jdk.ObjectAllocationSample, jdk.JavaMonitorEnter, jdk.ThreadPark,
+//                   profiler.LiveObject
+//   context         ctxprof.Context (startTime, duration, eventThread, contextId, traceId,
+//                   spanId, one field per attribute)
+//   settings        jdk.ActiveSetting, ctxprof.ProfilerSettings, ctxprof.ProfilerCounters
 //
-//   jdk.ExecutionSample        startTime, sampledThread, stackTrace, state [, contextId]
-//   profiler.WallClockSample   startTime, eventThread, stackTrace, state, samples, timeSpan
-//                              [, contextId]
-//   jdk.NativeMethodSample     startTime, sampledThread, stackTrace, state [, contextId]
-//   ctxprof.CpuSample          startTime, eventThread, stackTrace, state, weight [, contextId]
-//   jdk.ObjectAllocationSample startTime, eventThread, stackTrace, objectClass, weight
-//                              [, contextId]
-//   jdk.JavaMonitorEnter       startTime, duration, eventThread, stackTrace, monitorClass,
-//                              previousOwner, address [, contextId]
-//   jdk.ThreadPark             startTime, duration, eventThread, stackTrace, parkedClass, timeout,
-//                              until, address [, contextId]
-//   profiler.LiveObject        startTime, eventThread, stackTrace, objectClass, allocationSize,
-//                              allocationTime [, contextId] (async-profiler's layout, which its
-//                              converter's --live reads)
-//   ctxprof.Context            startTime, duration, eventThread, contextId, traceId, spanId,
-//                              <attributes>
-//   jdk.ActiveSetting          startTime, id, name, value
-//   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
-//                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
-//                              select
-//   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
-//                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
-//                              truncatedValues, uploadedChunks, droppedUploads,
-//                              allocationSamples, monitorEnters, threadParks, liveObjects,
-//                              untrackedObjects
-//
-// The sample events use async-profiler's names and its field order and types, because its
-// converter reads them by position, not by name: jdk.ExecutionSample and jdk.NativeMethodSample
-// exactly as the JDK declares them, profiler.WallClockSample as async-profiler does except that
-// its thread field is named eventThread (async-profiler: sampledThread; the converter does not
-// look at names, and JDK 25's `jfr print` attaches contexts only to events with an
-// eventThread). The three jdk.* runtime events have exactly the JDK's field names, types, order
-// and units, so JDK tools (`jfr view allocation-by-class`, JMC) read them as their own, and
-// async-profiler's converter, which decodes them field by field in this order, reads them with
-// --alloc and --lock. The trailing contextId long is declared only with
-// EventLayout::context_id: Pyroscope's parser reads it by name, async-profiler's converter loses
-// its place on it.
+// The sample events use async-profiler's names, field order and types, because its converter
+// reads them by position, not by name: jdk.ExecutionSample and jdk.NativeMethodSample exactly as
+// the JDK declares them, profiler.WallClockSample as async-profiler does except that its thread
+// field is named eventThread (the converter does not look at names, and JDK 25's `jfr print`
+// attaches contexts only to events with an eventThread). The three jdk.* runtime events have the
+// JDK's exact field names, types, order and units, so JDK tools (`jfr view`, JMC) read them as
+// their own and async-profiler's converter reads them with --alloc and --lock;
+// profiler.LiveObject is async-profiler's layout (--live). The trailing contextId long is declared
+// only with EventLayout::context_id: Pyroscope's parser reads it by name, async-profiler's
+// converter loses its place on it.
 //
 // ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
 // `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the

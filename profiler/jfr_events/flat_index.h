@@ -3,8 +3,8 @@
 //
 // Why not std::unordered_map: with a trace id per request nearly every sample the background
 // thread handles is a key of its own, and a node-based map pays a malloc per new key and, per
-// lookup, a bucket load plus a node load on lines that are cold by then (perf: ~20 % of the
-// writer's time in the aggregator's and the context ids' maps at cpu 1 ms). Here a lookup reads
+// lookup, a bucket load plus a node load on lines that are cold by then (a profile:
+// docs/SAMPLER.md, "The background thread's profile"). Here a lookup reads
 // one slot line and, on a hash match, the caller's entry; an insert allocates only when the
 // table doubles.
 //

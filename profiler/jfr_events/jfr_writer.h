@@ -10,52 +10,34 @@
 //                                   and the contextId of each context
 //
 // A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk),
-// jdk.ActiveSetting events and a ctxprof.ProfilerSettings event, then segments — sample and
-// ctxprof.Context events followed by one checkpoint (flush bit) with every pool entry those
-// events reference that the chunk has not carried yet — and at chunk end a
-// ctxprof.ProfilerCounters event and a last checkpoint.
-// In file mode (path) a flush ends the chunk, so that the file always consists of finished
-// chunks (JfrChunkWriter); a flush or chunk_time deadline that finds no sample in the chunk keeps
-// it open. In repository mode a flush publishes a segment of the chunk in progress.
+// jdk.ActiveSetting events and a ctxprof.ProfilerSettings event, then segments (sample and
+// ctxprof.Context events followed by one checkpoint, flush bit set, with every pool entry those
+// events reference that the chunk has not carried yet), and at chunk end a
+// ctxprof.ProfilerCounters event and a last checkpoint. In file mode (path) a flush ends the
+// chunk, so the file always consists of finished chunks; a flush or chunk_time deadline that finds
+// no sample keeps it open. In repository mode a flush publishes a segment of the chunk in progress.
 //
-// Samples, in async-profiler's conventions (docs/JFR.md has the reader-by-reader trade-offs):
-//  * kCpu samples   -> jdk.ExecutionSample {startTime, sampledThread, stackTrace, state =
-//                      STATE_DEFAULT} (cpu_samples = kJdk, the default: every JFR tool knows
-//                      this event, and async-profiler's converter counts exactly these as CPU),
-//                      or ctxprof.CpuSample {startTime, eventThread, stackTrace, state, weight}
-//                      (cpu_samples = kCtxprof: JDK 25's `jfr print` attaches contexts only to
-//                      events with an eventThread, which jdk.ExecutionSample lacks).
-//  * kWall samples  -> profiler.WallClockSample {startTime, eventThread, stackTrace, state =
-//                      STATE_RUNNABLE|STATE_SLEEPING, samples, timeSpan} (wall_samples =
-//                      kProfiler, the default: async-profiler's converter and Pyroscope read it),
-//                      or jdk.NativeMethodSample {startTime, sampledThread, stackTrace, state}
-//                      (wall_samples = kJdk: jfrview and speedscope read only the JDK's sample
-//                      events).
-//  * context_id adds a trailing contextId to every sample event (and runtime event, below).
-//
-// Runtime events (profiler/sampler/event_recorder.h), with the JDK's exact layouts:
-//  * kAllocation    -> jdk.ObjectAllocationSample {startTime, eventThread, stackTrace,
-//                      objectClass, weight = event.amount bytes}
-//  * kMonitorEnter  -> jdk.JavaMonitorEnter {startTime = ticks - event.amount, duration =
-//                      event.amount, eventThread, stackTrace, monitorClass, previousOwner = null,
-//                      address = 0}
-//  * kThreadPark    -> jdk.ThreadPark {..., parkedClass, timeout, until, address = 0}
-//  Their class ids are names in inputs.class_names (null: every class is written as null). A
-//  wait's interval [start, end] feeds ContextRuns, so the wait joins its context by its start
-//  (our reader) and by its end (JDK 25's `jfr print`). With context_id they end with contextId
-//  like the samples.
-//  * live option (inputs.objects): the writer owns the object reference of every allocation
-//    record it is given (LiveObjects); at Close, each sampled object still alive becomes
-//    profiler.LiveObject {startTime = allocationTime = when it was sampled, eventThread,
-//    stackTrace, objectClass, allocationSize = its size} (async-profiler's layout; startTime is
-//    the allocation's, so the event joins the context it was allocated in) in the last chunk.
+// Events (fields and the reader-by-reader trade-offs: docs/JFR.md, "Event types"):
+//  * kCpu  -> jdk.ExecutionSample (cpu_samples = kJdk, the default) or ctxprof.CpuSample (kCtxprof:
+//             has an eventThread, which JDK 25's `jfr print` needs to attach contexts).
+//  * kWall -> profiler.WallClockSample (wall_samples = kProfiler, the default) or
+//             jdk.NativeMethodSample (kJdk: jfrview and speedscope read only the JDK's samples).
+//  * kAllocation, kMonitorEnter, kThreadPark (profiler/sampler/event_recorder.h) ->
+//             jdk.ObjectAllocationSample, jdk.JavaMonitorEnter, jdk.ThreadPark, the JDK's layouts;
+//             class ids are names in inputs.class_names (null: every class written as null). A
+//             wait's [start, end] feeds ContextRuns, so it joins its context by its start (our
+//             reader) and by its end (JDK 25's `jfr print`).
+//  * context_id adds a trailing contextId to every sample and runtime event.
+//  * live (inputs.objects): the writer owns the object reference of every allocation record it
+//    is given (LiveObjects); at Close each sampled object still alive becomes a
+//    profiler.LiveObject in the last chunk, dated when sampled (so it joins its context).
 //
 // Failure: the first I/O error stops the writer (every later call returns false with the same
-// message). The chunk being written then keeps a header that says "unfinished", so no reader
-// mistakes it for a complete chunk; chunks finished before stay valid.
+// message). The chunk being written keeps a header that says "unfinished", so no reader mistakes
+// it for a complete chunk; chunks finished before stay valid.
 //
-// Thread safety: NOT thread-safe. One thread (the profiler's background writer thread) creates
-// the writer and makes every call. Resolvers are called from that thread.
+// Thread safety: NOT thread-safe. One thread (the session's background thread) creates the
+// writer and makes every call. Resolvers are called from that thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
 #define CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
 

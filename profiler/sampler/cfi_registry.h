@@ -2,7 +2,7 @@
 // to signal handlers lock-free.
 //
 // Writers: Refresh(), off the signal path (StackWalker::Init at session start, the session's
-// background thread every Profiler::kDrainInterval through StackWalker::RefreshTables), serialised
+// background thread every Session::kDrainInterval through StackWalker::RefreshTables), serialised
 // by a mutex only writers take. It asks the loader (dl_iterate_phdr) whether objects were loaded
 // or unloaded since the last scan (glibc's dlpi_adds/dlpi_subs counters: one cheap call), and
 // only then scans: each object with a PT_GNU_EH_FRAME segment gets a CfiTable, built once and

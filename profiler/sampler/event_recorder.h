@@ -1,55 +1,40 @@
-// EventRecorder: records the events a runtime reports on the thread they happen on — a sampled
-// allocation, a contended monitor enter, a LockSupport.park wait — into the session's
-// SampleBuffer, with that thread's context, under the session's alloc=, lock= and select= rules
-// (options.h). The JVM layer (jni/jvm_events.h) calls it from JVMTI callbacks and from its
-// Unsafe.park hook; native programs have no event source.
+// EventRecorder: records the events a runtime reports on the thread they happen on (a sampled
+// allocation, a contended monitor enter, a LockSupport.park wait) into the session's SampleBuffer,
+// with that thread's context, under the session's alloc=, lock= and select= rules (options.h).
+// The JVM layer (jni/jvm_events.h) calls it from JVMTI callbacks and its Unsafe.park hook.
 //
-// One event, on the thread it happened on (normal context, never a signal handler):
-//   1. Begin*: join the session (see below; nothing to do without one), read the thread's
-//      context block with the seqlock reader, decide by the rules below whether to keep the
-//      event, and if so claim a buffer slot and fill the record's header, context and event
-//      fields (a full buffer drops the event and counts it, like a sample).
-//   2. The caller writes the stack (Java frames from JVMTI) and the class id into the record.
-//   3. Publish (or the Event's destructor): the record is published and the session left.
-// Nothing here blocks: the slot claim is a bounded CAS probe, the context read a bounded
-// seqlock read, the random draw thread-local; the caller's stack walk and class-name lookup
-// (jni/jvm_events.cc) are the only costly steps and run only for kept events.
+// One event, on its own thread (normal context, never a signal handler): Begin* joins the session
+// (nothing to do without one), reads the context block with the seqlock reader, applies the rules
+// below and, for a kept event, claims a slot and fills header, context and event fields (a full
+// buffer drops and counts it); the caller writes the stack and class id; Publish (or the Event's
+// destructor) publishes and leaves. Nothing here blocks: a bounded CAS probe, a bounded seqlock
+// read, a thread-local random draw; only the caller's walk and class lookup cost, for kept events.
 //
-// Ordering contract with the writer: an event record's `ticks` is the time it was published
-// (the end of a wait), read from the session's clock like a sample's, so the recording's
-// reorderer (profiler/session/sample_reorderer.h) sorts events and samples of a thread alike;
-// a wait's start is `ticks - event.amount`. A thread's context cannot change while it waits, so
-// the context read at the end of a wait is the context of the whole wait.
+// Ordering contract with the writer: `ticks` is the publication time (a wait's end), read from the
+// session's clock like a sample's, so the reorderer (profiler/session/sample_reorderer.h) sorts
+// events and samples alike; a wait starts at `ticks - event.amount`. A thread's context cannot
+// change while it waits, so the context read at the end is the whole wait's.
 //
 // Session lifetime (the signal handler's Dekker pattern, signal_handler.h): Activate() stores the
-// session in plain globals, then sets `enabled` (seq_cst). Begin* increments `in_flight`
-// (seq_cst) and then loads `enabled`; Deactivate() clears `enabled`, then waits until
-// `in_flight` is zero. So after Deactivate() returns no event can still touch the session's
-// buffer. An Event stays in flight from Begin* to Publish: callers must not block in between
-// (the park hook times the park before Begin*, never inside).
+// session in plain globals, then sets `enabled` (seq_cst); Begin* increments `in_flight` (seq_cst)
+// and then loads `enabled`; Deactivate() clears `enabled`, then waits for `in_flight` to be zero.
+// So after Deactivate() no event touches the session's buffer. An Event is in flight from Begin*
+// to Publish: callers must not block in between (the park hook times the park before Begin*).
 //
 // Selection:
-//  * Lock events (kMonitorEnter, kThreadPark) are kept when the wait lasted at least lock= (the
-//    threshold; 0 keeps every wait). select=if-context also keeps every wait, however short, of
-//    a thread whose context is set. A wait that began before the session started is dropped.
-//  * Allocations: the runtime samples with a mean distance of SamplingInterval() bytes between
-//    sample points, exponentially distributed (HotSpot's ThreadHeapSampler, JEP 331), so an
-//    object of s bytes is sampled with probability p(s, I) = 1 - exp(-s / I); weighting each
-//    sample with s / p(s, I) (AllocationWeight) makes the sum of weights an unbiased estimate of
-//    the bytes allocated, for small and large objects alike.
-//    select=all: I = alloc=, every sample is kept with weight s / p(s, alloc).
-//    select=if-context: the runtime samples at the finer I = alloc / kContextIntervalDivisor.
-//    On a thread with a context every sample is kept, weight s / p(s, I). Outside a context a
-//    sample is kept with probability p(s, alloc) / p(s, I) (KeepProbability), weight
-//    s / p(s, alloc): thinning a sampling of rate 1/I by that probability gives exactly a
-//    sampling of rate 1/alloc, so events outside contexts look like select=all's (every weight
-//    is >= alloc) and inside contexts there are kContextIntervalDivisor times more of them,
-//    each standing for fewer bytes. Weights stay unbiased on both sides.
+//  * Lock events (kMonitorEnter, kThreadPark) are kept when the wait lasted at least lock= (0 keeps
+//    all); select=if-context also keeps every wait of a thread whose context is set. A wait that
+//    began before the session started is dropped.
+//  * Allocations: the runtime samples at exponentially distributed distances of mean I bytes
+//    (HotSpot's ThreadHeapSampler, JEP 331), so an object of s bytes is sampled with probability
+//    p(s, I) = 1 - exp(-s / I); weight s / p(s, I) (AllocationWeight) is unbiased for any size.
+//    select=all: I = alloc=. select=if-context: I = alloc / kContextIntervalDivisor; in a context
+//    every sample is kept (weight s / p(s, I)); outside, kept with probability p(s, alloc) /
+//    p(s, I) (KeepProbability), weight s / p(s, alloc), which is exactly a sampling at alloc=.
 //
-// Class names: the JVM layer interns each kept event's class name ("java/lang/String", "[B")
-// in class_names(), a process-wide Dictionary (context/dictionary.h) that lives until the
-// process ends, so ids in records stay valid for every session's writer; a hit is lock-free, a
-// miss takes its bounded insert section (no allocation, no I/O).
+// Class names: the JVM layer interns each kept event's class name ("[B") in class_names(), a
+// process-wide Dictionary (context/dictionary.h) that lives until the process ends, so ids stay
+// valid for every session's writer; a hit is lock-free, a miss a bounded insert (no allocation).
 //
 // Thread safety: Activate/Deactivate are serialised by the caller (Profiler's control mutex);
 // Begin*/Publish may run on any number of threads concurrently.

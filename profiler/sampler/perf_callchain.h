@@ -1,66 +1,42 @@
 // PerfCallchain: the perf_event ring buffer of each sampled thread, read in the signal handler:
 // the overflow records the kernel wrote since the last signal (how many: the weight of a
 // continuous event's sample, perf_engine.h) and the kernel frames of the newest one, from its
-// PERF_SAMPLE_CALLCHAIN part when kernel frames are on.
+// PERF_SAMPLE_CALLCHAIN part when kernel frames are on. Why a ring: without it the event must be
+// re-armed by an ioctl after every sample (perf_engine.h); and our walkers see only user memory,
+// while the kernel records the kernel stack it interrupted (exclude_callchain_user = 1) before it
+// queues the signal, so the handler finds its own overflow's record there. Kernel frames go on
+// the leaf side of the sample's user frames.
 //
-// Why the ring, 1: without it the event must be re-armed by a system call after every sample
-// (PERF_EVENT_IOC_REFRESH; ~10 us in this VM, perf_engine.h); with it, the kernel signals every
-// overflow by itself (wakeup_events = 1), and the records say how many there were.
-// Why the ring, 2: our own walkers see only user memory. When the cpu-clock event overflows while
-// the thread runs in the kernel (a system call, a page fault), the kernel records the kernel
-// stack it interrupted (attr.sample_type = PERF_SAMPLE_CALLCHAIN, exclude_callchain_user = 1:
-// only the kernel part) into the event's ring buffer, and only then queues the signal, so the
-// handler finds the record of its own overflow there. The kernel frames go before (leaf side of)
-// the user frames of the same sample; user frames still come from our walkers.
+// Memory: one locked mapping per sampled thread (1 metadata + kDataPages data pages), made with
+// the event (PerfEngine::AddThread), unmapped before it is closed; limited by perf_event_mlock_kb
+// and RLIMIT_MEMLOCK (a thread refused one is sampled one-shot, without kernel frames). The chain
+// is capped at kMaxKernelFrames so a data page holds the newest record; sizes: docs/SAMPLER.md.
 //
-// Memory: one mapping per sampled thread of 1 metadata page + kDataPages data pages (8 KiB with
-// 4 KiB pages), made with the event (PerfEngine::AddThread) and unmapped before the event is
-// closed. It is locked memory: unprivileged users are limited by perf_event_mlock_kb (516 KiB by
-// default: ~64 threads) and RLIMIT_MEMLOCK; a thread whose mapping is refused is sampled without
-// kernel frames, by a one-shot event. A record is 8 bytes without kernel frames, 16 + 8 per frame
-// with them; Configure caps the kernel's chain at
-// kMaxKernelFrames (or the lower perf_event_max_stack), ~1 KiB, so the data page holds the
-// newest record with room to spare. The fd-indexed slot table is static: 16 bytes x kMaxFd
-// (1 MiB of address space, touched only for the fds we use).
+// Ring contract (linux/perf_event.h, "mmap control page"): the kernel writes a record at data_head,
+// then advances data_head after a write barrier, never past data_tail + data size (a record that
+// does not fit is dropped and later reported by PERF_RECORD_LOST). We load data_head with acquire
+// (every record below it is complete), read [data_tail, data_head), then store data_tail with
+// release (our reads finish before the kernel reuses the space). Offsets are 64-bit counters that
+// never wrap, masked by the power-of-two data size; records are 8-byte aligned, so each 8-byte
+// word is contiguous even when a record wraps.
 //
-// Ring buffer contract (linux/perf_event.h, "mmap control page"). The kernel is the writer: it
-// writes a record at data_head, then advances data_head (after a write barrier); it never writes
-// past data_tail + data size, and when a record does not fit it drops it and later writes a
-// PERF_RECORD_LOST record. We are the reader: load data_head with acquire (pairs with the
-// kernel's barrier: every record below head is complete), read records in [data_tail, data_head),
-// then store data_tail = data_head with release (our reads are done before the kernel may reuse
-// the space). Offsets are 64-bit counters that never wrap; a position in the data area is the
-// counter modulo the data size (a power of two), and every record is 8-byte aligned, so each
-// 8-byte word is contiguous even when a record wraps around the end of the area.
+// Which records belong to a signal: all written since the previous signal's read, including
+// overflows while the signal was blocked or pending: Unread counts them as the sample's weight.
+// Kernel frames come from the newest PERF_RECORD_SAMPLE, and none when a PERF_RECORD_LOST follows
+// it (rather than an older chain). Every perf signal consumes the ring (Unread's destructor).
 //
-// Which records belong to a signal: every record written since the previous signal's read. A
-// one-shot event (PERF_EVENT_IOC_REFRESH 1) writes at most one between two signals; a
-// continuous one (perf_engine.h) writes one per overflow, and overflows that happened while the
-// signal was blocked or already pending (a standard signal does not queue) are read by the next
-// signal: Unread counts them all as the sample's weight. Kernel frames come from the newest
-// PERF_RECORD_SAMPLE, and none when a PERF_RECORD_LOST follows it (its own record was dropped:
-// the sample gets no kernel frames rather than an older chain). Every perf signal consumes the
-// ring (Unread's destructor), so records never accumulate.
-//
-// Publication (slots indexed by the event's fd, which the signal carries in si_fd). Attach maps
-// the ring, checks the kernel's layout and then publishes (tid, mapping) in the fd's slot; the
-// slot's mapping pointer is the publication (seq_cst store). A reader counts itself in the
-// slot's `readers` (seq_cst) before it loads the mapping (seq_cst) and leaves (release) when
-// done; Detach clears the mapping (seq_cst) and then waits until `readers` is zero (acquire)
-// before it unmaps. Sequential consistency on both sides (a Dekker pattern): either the reader
-// sees no mapping, or Detach sees the reader and waits for it, so no handler ever reads an
-// unmapped ring. A reader uses the ring only when the slot's tid is its own thread's: a signal
-// queued for a closed event whose fd was reused by another thread's event reads nothing. A
-// thread's CPU signal handlers never nest (signal_handler.h), so each ring has one reader at a
-// time, and the ring is never touched by another thread than its owner and Detach.
-//
-// Why no FaultGuard: the ring is memory we mapped and hold mapped while a reader is counted;
-// head and tail come from the kernel but every position is masked into the data area, whose size
-// Attach checked against the mapping, so no read can leave it.
+// Publication (slots indexed by the event's fd, which the signal carries in si_fd): Attach maps
+// and checks the ring, then publishes (tid, mapping), the mapping pointer last (seq_cst). A reader
+// increments the slot's `readers` (seq_cst) before it loads the mapping (seq_cst) and decrements
+// it (release) when done; Detach clears the mapping (seq_cst), then waits for `readers` to be zero
+// (acquire) before it unmaps. A Dekker pattern: either the reader sees no mapping or Detach waits
+// for it, so no handler reads an unmapped ring. A reader uses the ring only when the slot's tid is
+// its own (an fd reused by another thread's event reads nothing). CPU handlers never nest
+// (signal_handler.h), so each ring has one reader at a time. No FaultGuard is needed: the ring is
+// mapped while a reader is counted, and every position is masked into the checked data area.
 //
 // Thread safety: Configure, Attach and Detach run on the session's control or background thread
-// (one at a time per fd); Unread is async-signal-safe (no allocation, lock, system call or TLS)
-// and runs in the handler of the thread that owns the event.
+// (one at a time per fd); Unread is async-signal-safe (no allocation, lock, system call or TLS).
 #ifndef CTXPROF_PROFILER_SAMPLER_PERF_CALLCHAIN_H_
 #define CTXPROF_PROFILER_SAMPLER_PERF_CALLCHAIN_H_
 

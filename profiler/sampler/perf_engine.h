@@ -4,40 +4,29 @@
 // Signal routing: fcntl(F_SETOWN_EX, {F_OWNER_TID, tid}) + F_SETSIG(signal) + O_ASYNC, so each
 // overflow signals exactly the thread that consumed the CPU, with si_fd = the event's fd.
 //
-// Arming. With the thread's ring buffer mapped (perf_callchain.h; wakeup_events = 1), the event is
-// continuous: enabled once (PERF_EVENT_IOC_ENABLE), the kernel queues a POLL_IN signal at every
-// overflow by itself, and the handler makes no system call besides the signal's return. The re-arm
-// ioctl that a one-shot event needs after every sample costs 2-10 us of CPU per signal in this VM
-// (signal_floor_bench's 1ms and 1ms-oneshot rows, three runs: the ioctl enables the event through a
-// function call with interrupts off, and turning them back on is a hypervisor exit here), as much
-// as all the rest of our handler. A standard signal does not queue: overflows that happen while the
-// signal is blocked or already pending are still in the ring, and the next signal counts them into
-// its sample's weight (PerfCallchain::Unread::overflows), so none is lost. The handler's own CPU
-// time counts toward the next overflow, as with the ctimer and itimer engines (timers on the
-// thread's or process's CPU clock), where a one-shot event stood still from its overflow to the
-// re-arm. Without a ring (its mapping refused: the locked-memory limit) the event is one-shot:
-// created disabled and armed for one overflow with PERF_EVENT_IOC_REFRESH 1, signalling POLL_HUP;
-// the handler re-arms it (Rearm) after the sample. A continuous event whose signal finds more than
-// one overflow (the handler or a blocked signal took longer than the interval) is turned one-shot
-// for one overflow by that same Rearm, so sampling can never starve a thread, and its POLL_HUP
-// signal makes it continuous again (Resume: PERF_EVENT_IOC_ENABLE, the limit being used up). It
-// used to stay one-shot: in 3 of 5 runs of the JVM overhead workload (cpu 1 ms, 4.3 s of CPU) one
-// late signal left a worker paying the re-arm ioctl at every later sample (1,207 to 4,921 ioctls
-// in a run, against 74 without).
-// Kernel note: Linux 6.16-6.17 had a bug in the REFRESH path; this machine runs 6.18 (see
-// docs/SAMPLER.md). Without a hardware PMU only software clocks exist, which is all we use.
+// Arming. With the thread's ring buffer mapped (perf_callchain.h; wakeup_events = 1) the event is
+// continuous: enabled once (PERF_EVENT_IOC_ENABLE), the kernel signals every overflow (POLL_IN)
+// and the handler makes no system call besides the signal's return. Overflows while the signal is
+// blocked or pending stay in the ring and the next signal counts them into its sample's weight
+// (PerfCallchain::Unread::overflows), so none is lost; the handler's own CPU time counts toward
+// the next overflow, as with the ctimer and itimer engines. Without a ring (its mapping refused:
+// the locked-memory limit) the event is one-shot: created disabled, armed for one overflow with
+// PERF_EVENT_IOC_REFRESH 1 (POLL_HUP) and re-armed by the handler (Rearm) after each sample. A
+// continuous event whose signal finds more than one overflow is turned one-shot for one overflow
+// by that same Rearm, so sampling never starves a thread; its POLL_HUP makes it continuous again
+// (Resume). Linux 6.16-6.17 had a bug in the REFRESH path; use event=ctimer there. Only software
+// clocks are used. Costs of the re-arm ioctl and the history: docs/SAMPLER.md, "Engines".
 //
 // Failure modes of perf_event_open: EACCES/EPERM (perf_event_paranoid, seccomp, capabilities),
 // ENOENT/ENOSYS/EOPNOTSUPP (no perf support): Start() reports them as refused so the profiler
 // falls back to ctimer. EMFILE/ENFILE at AddThread: that thread is not sampled, counted.
 //
 // Kernel frames (kernel_frames = true, perf_callchain.h): the event also records the kernel
-// callchain of each overflow into the thread's ring buffer (8 KiB), which the handler reads. They
-// need kernel-mode sampling: when perf_event_open refuses it (perf_event_paranoid >= 2 without
-// CAP_PERFMON or CAP_SYS_ADMIN) the engine samples user mode only, as before, and
-// kernel_frames_off() says why there are none. A thread whose ring cannot be mapped (the
-// locked-memory limit) is sampled without kernel frames, one-shot; when the probe's at Start
-// cannot, no thread gets a ring.
+// callchain of each overflow into the thread's ring buffer, which the handler reads. They need
+// kernel-mode sampling: when perf_event_open refuses it (perf_event_paranoid >= 2 without
+// CAP_PERFMON or CAP_SYS_ADMIN) the engine samples user mode only and kernel_frames_off() says
+// why. A thread whose ring cannot be mapped is sampled without kernel frames, one-shot; when the
+// probe's at Start cannot be mapped, no thread gets a ring.
 //
 // The handler side: Rearm(fd) runs in the signal handler; it re-arms only fds recorded in a
 // lock-free bitmap of our open events (set after open, cleared before close, relaxed atomics: a

@@ -2,8 +2,8 @@
 // writer consumes.
 //
 // The meeting point of the sampler (profiler/sampler/: the signal handler and the event
-// recorder fill records in the SampleBuffer) and the recording (profiler/recording/: the
-// session's background thread hands them to the Aggregator and the JFR writer). A record is a
+// recorder fill records in the SampleBuffer) and the session (profiler/session/: its
+// background thread hands them to the Aggregator and the JFR writer). A record is a
 // fixed-size POD so a producer can fill a preallocated slot without allocating; frames are raw
 // (a pc, or a jmethodID + bci) and are symbolized later on the background thread, never by the
 // producer.

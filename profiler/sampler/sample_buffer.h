@@ -1,70 +1,36 @@
 // SampleBuffer: a fixed array of SampleRecord slots, filled by signal handlers (many producers)
-// and drained by the one background thread (single consumer). Lock-free and wait-free for the
-// producer: a full buffer drops the sample and counts it; nothing ever waits.
+// and drained by the one background thread (single consumer). Wait-free for the producer: a full
+// buffer drops the sample and counts it; nothing ever waits.
 //
 // Slot states (one std::atomic<uint32_t> per slot):
 //   kFree --(producer CAS, acquire)--> kWriting --(producer store, release)--> kReady
 //   kReady --(consumer load, acquire; reads record)--> consumer store kFree (release)
+// Only the producer whose CAS won writes the record, so claims are exclusive even between threads
+// or a nested handler for another signal. The consumer reads only kReady slots: its acquire pairs
+// with the producer's release, so the record is complete and never torn, and no producer touches
+// the slot until the consumer's release of kFree, which pairs with the next producer's CAS.
 //
-// Who writes what:
-//  * A producer (a signal handler on any thread) claims a slot with compare_exchange
-//    kFree->kWriting. Only the claimer writes that record, then publishes it with a release store
-//    of kReady. The CAS makes claims exclusive even when handlers on different threads (or a
-//    nested handler for another signal on the same thread) race for the same slot.
-//  * The consumer (one thread, see Drain) loads the state with acquire; kReady pairs with the
-//    producer's release, so every byte of the record written before publication is visible.
-//    After it has consumed the record it stores kFree with release, which pairs with the next
-//    producer's acquiring CAS, so the next producer's writes cannot be reordered before the
-//    consumer's reads.
-//  * The consumer never sees a torn record: it reads only slots in kReady, which no producer
-//    may touch until the consumer itself frees them.
-// Claiming: a producer starts at the slot after the previous claim's start (a relaxed fetch_add
-// on a shared cursor) and probes at most kMaxProbes slots, so the handler's cost is bounded
-// regardless of the buffer size. A Drain ends by resetting the cursor to slot 0 (a relaxed
-// store: the cursor is only a hint, and a claim racing with the reset merely starts elsewhere),
-// so under a steady load the handlers keep reusing the first few slots, which stay in cache and
-// resident; the rest of the ring is touched only by bursts between two drains. The reset happens
-// only when the drain's pass saw no slot being written and no claim happened since the drain
-// began (a compare-exchange from the cursor value it started with): then every slot is free. A
-// record published behind the drain's position (its claim was in progress when the pass went by,
-// or happened during a long pass: a drain consuming many records, or descheduled) stays ready
-// until the next drain, and sending the claims back to slot 0 would make them run into such
-// records and drop while the rest of the buffer is free. Without the reset, claims go on around
-// the ring past them. (Walking the
-// whole ring instead made every claim of a 2048-slot buffer touch a cold, often never-faulted
-// slot; a per-thread start slot was tried first: one busy thread then filled its 16 slots and
-// dropped while the rest of the buffer was free.)
+// Claiming: a producer starts after the previous claim's start (relaxed fetch_add on a shared
+// cursor, only a hint) and probes at most kMaxProbes slots, so the handler's cost is bounded
+// whatever the size. A Drain sends the cursor back to slot 0 (warm, resident slots) only when its
+// pass saw no slot being written and no claim since it began (a CAS from the cursor it started
+// with): every slot is then free. Otherwise claims go on around the ring, past records published
+// behind the drain's position, rather than running into them and dropping.
 //
-// Scanning: a Drain need not read all the slot states (2,048 by default, ~10,000 instructions
-// for a pass that, at a steady load, finds a few records near slot 0). A successful reset leaves
-// every slot free and the cursor at 0 (the reset's CAS proves no claim came in between), so until
-// the next Drain every claim took a hint below the cursor and a slot below hint + kMaxProbes:
-// the next Drain reads the states below the cursor it loads + kMaxProbes, unless the cursor
-// may have wrapped past the end (then, and after a Drain that did not reset, it reads them all).
-// Claims after its load of the cursor may land beyond; the Drain leaves them to the next one,
-// whose cursor covers them. One case escapes the bound: a claim that took its hint before a
-// reset but won its slot's CAS after the pass went by (the reset then saw the slot free). Its
-// Publish still counts it in `ready_`, so a Drain whose bounded pass consumed fewer records
-// than `ready_` reads the rest of the states too, and the record waits one Drain at most (or a
-// few, while a relaxed load of `ready_` lags).
+// Scanning: after a reset, every claim until the next Drain lands below cursor + kMaxProbes, so
+// that Drain reads only those states (all of them after a wrap or a Drain without reset). A claim
+// that took its hint before a reset and won its CAS after the pass still counts in `ready_`; a
+// Drain that consumed fewer than `ready_` reads the rest, so such a record waits one Drain at most.
 //
-// High water: `ready_` counts the published records not yet drained (a relaxed fetch_add in
-// Publish before its release store of kReady, a relaxed fetch_sub of what a Drain consumed after
-// its acquire loads of them, so the add of a record precedes its sub; only a trigger, never used
-// to find records). The Publish that brings it to high_water() (half the slots) rings the doorbell
-// given to Create (doorbell.h), once per crossing, so the background thread drains a filling buffer
-// at once instead of at its next timer tick. The first drop after a Drain rings it too (the
-// buffer, or the probed part of it, is full; `drop_rung_`, a relaxed exchange, spares further
-// drops a system call each until the next Drain clears it). Both are async-signal-safe
-// (Doorbell::Ring).
+// High water: `ready_` counts published, undrained records (relaxed add in Publish before its
+// release store, relaxed sub after the Drain's acquire loads; a trigger only). The Publish that
+// reaches high_water() (half the slots) rings the doorbell given to Create, once per crossing; so
+// does the first drop after a Drain (`drop_rung_`). Doorbell::Ring is async-signal-safe.
 //
-// Memory: slots are one anonymous mmap (MAP_NORESERVE). A slot holds a SampleRecord whose frames
-// array is cut at the session's depth: SampleRecord declares kMaxStackDepth frames, but a slot
-// has room for frames[0, depth) only (its stride is the header plus depth frames, rounded up to
-// a cache line). That is sound because every writer is bounded by depth (the handler's walkers
-// take it as their limit) and every reader stops at frame_count <= depth; never copy a
-// SampleRecord out of a slot by value. At the default depth=128 a slot is ~2.1 KiB instead of
-// 32 KiB, so buffer=2048 maps ~4.3 MiB, and resident memory stays below that.
+// Memory: one anonymous MAP_NORESERVE mapping. A slot holds a SampleRecord cut at the session's
+// depth (stride: header plus depth frames, rounded to a cache line): every writer is bounded by
+// depth and every reader stops at frame_count <= depth, so never copy a SampleRecord out of a
+// slot by value. Sizes and the design's history: docs/SAMPLER.md, "The sample buffer".
 //
 // Async-signal-safety: TryClaim/Publish/CountDrop use only lock-free atomics on memory mapped
 // before sampling starts and unmapped only after every handler has left (the session deactivates

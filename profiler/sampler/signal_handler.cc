@@ -140,8 +140,8 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
       g_ignored.fetch_add(1, std::memory_order_relaxed);
       return;
   }
-  // From initial-exec TLS (context_map.h; renewed in a fork child): a gettid system call costs
-  // ~0.9 us on this VM, most of the handler's cost besides the walk.
+  // From initial-exec TLS (context_map.h; renewed in a fork child): a gettid system call was
+  // most of the handler's cost besides the walk (docs/SAMPLER.md, "Measurements").
   const pid_t tid = CachedTid();
   SampleBuffer* buffer = g_session.buffer;
   CarriedWeight& carried = t_carried;

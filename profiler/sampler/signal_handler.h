@@ -1,38 +1,28 @@
 // SignalHandler: the profiling signals' handler (signal= for the CPU engines, wallsignal= for
 // wall), the only code of ours that runs in signal context (plus FaultGuard, StackWalker,
 // PerfCallchain and PerfEngine::Rearm, which it calls). Each of our profiling signals is blocked
-// while the handler runs for any of them (sa_mask holds every signal installed here): a CPU signal
-// arriving while the wall handler walks a stack waits until that handler returns, so it samples the
-// application, never our own handler's frames. Every step below is reentrant anyway (slot
-// claims are CAS, fault-guard regions nest, the context read is a pure read).
+// while the handler runs for any of them (sa_mask holds every signal installed here), so a CPU
+// signal samples the application, never our own handler's frames. Every step is reentrant anyway
+// (slot claims are CAS, fault-guard regions nest, the context read is a pure read).
 //
-// What one invocation does, in order: save errno; count itself in flight; read the clock when a
-// session is active; for a perf signal, scan the event's ring buffer (perf_callchain.h: the
-// overflows since the last signal, the newest one's kernel frames); return (after the steps
-// marked *) if no session is active; classify the signal by si_code (perf POLL_IN -> cpu from a
-// continuous event with weight = the ring's overflows, and no sample when there are none;
-// POLL_HUP -> cpu from a one-shot event; SI_TIMER -> ctimer with weight 1 + si_overrun,
-// SI_KERNEL -> itimer with the process CPU not yet credited, SI_QUEUE from our own pid -> wall
-// with the weight and a witness slot in si_value; anything else, e.g. a stray `kill -PROF`, is
-// ignored); claim a buffer slot (none -> carry the weight, count a drop, tell a wall witness slot
-// the handler ran, and return; see Dropped samples); copy the thread's context block with the
-// seqlock reader (kSameThreadReadAttempts); for a perf signal, copy the kernel frames (at most half
-// of depth=); walk the stack into the rest of the slot; publish; for a wall signal, leave the
-// witness of a sleeping thread in its slot (wall_witness.h: a hash of the stack near sp and the
-// thread's CPU clock); * empty the perf ring; * re-arm a one-shot event, or make a continuous one
-// that found more than one overflow one-shot (perf_engine.h); leave the in-flight count; restore
-// errno. It never allocates, locks, does stdio, touches lazily-initialised TLS or throws.
+// One invocation, in order: save errno; count itself in flight; read the clock; for a perf signal,
+// scan the event's ring (perf_callchain.h); return if no session is active (after the * steps);
+// classify by si_code (perf POLL_IN: cpu, weight = the ring's overflows, none -> no sample;
+// POLL_HUP: one-shot cpu; SI_TIMER: ctimer, 1 + si_overrun; SI_KERNEL: itimer, the process CPU not
+// yet credited; SI_QUEUE from our pid: wall, weight and witness slot in si_value; anything else,
+// e.g. a stray `kill -PROF`, is ignored); claim a slot (none: carry the weight, count a drop,
+// tell the witness slot, return); copy the context block (seqlock, kSameThreadReadAttempts); copy
+// the kernel frames (at most half of depth=); walk the stack; publish; leave a sleeping thread's
+// witness (wall_witness.h); * empty the perf ring; * re-arm or turn one-shot (perf_engine.h);
+// leave the in-flight count; restore errno. It never allocates, locks, does stdio, touches
+// lazily-initialised TLS or throws.
 //
 // Dropped samples: a sample that finds no free slot is counted (SampleBuffer::CountDrop) and its
-// weight is carried, per thread and per kind (cpu, wall), to that thread's next recorded sample
-// of the same kind, whose weight becomes its own plus the carried intervals (saturating at
-// 2^32-1). So a drop loses neither CPU nor wall time of the thread: its totals stay true, and
-// only where within the thread that time went is approximated by the next sample's stack and
-// context. Carried weight lives in initial-exec TLS (zero at thread start), touched only by the
-// thread's own handler; it belongs to one activation (a counter Activate increments before it
-// enables the handler) and is forgotten at the next session's first sample on that thread.
-// Weight still carried when a thread exits or the session stops is lost (the drop stays
-// counted).
+// weight carried, per thread and kind (cpu, wall), to the thread's next recorded sample of that
+// kind (saturating at 2^32-1), so the thread's totals stay true. The carry lives in initial-exec
+// TLS, touched only by the thread's own handler, and belongs to one activation (a counter Activate
+// increments): the next session forgets it. Weight carried when a thread exits or the session
+// stops is lost (the drop stays counted).
 //
 // Session state: Activate() stores the session (buffer, clock, context map, depth) into plain
 // globals and then sets `enabled` (seq_cst). A handler increments `in_flight` (seq_cst) before
@@ -41,10 +31,10 @@
 // sees enabled == false, or Deactivate sees it in flight and waits for it; so once Deactivate
 // returns no handler can touch the session's buffer, and it may be freed.
 //
-// Installation: the handler is installed once per signal number and never uninstalled (a
-// queued signal arriving after stop must find a handler, or SIGPROF's default action would kill
-// the host). Install() refuses a signal that already has a foreign handler; installing a new
-// signal re-installs the earlier ones so that every one of them blocks all the others.
+// Installation: the handler is installed once per signal number and never uninstalled (a queued
+// signal arriving after stop must find a handler, or SIGPROF's default action would kill the
+// host). Install() refuses a signal that already has a foreign handler; installing a new signal
+// re-installs the earlier ones so that every one of them blocks all the others.
 #ifndef CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
 #define CTXPROF_PROFILER_SAMPLER_SIGNAL_HANDLER_H_
 

@@ -12,7 +12,7 @@
 //  * kLibunwind: libunwind 1.6.2 local unwinding (UNW_INIT_SIGNAL_FRAME) on the same CFI. Kept
 //    as an escape hatch and as the benchmark's reference; never used unless asked for. Cost:
 //    libunwind takes its cache lock around every step with two rt_sigprocmask syscalls
-//    (whatever the caching policy): ~2 us per frame on this VM. On a cache miss it looks up
+//    (whatever the caching policy), microseconds per frame. On a cache miss it looks up
 //    unwind tables with dl_iterate_phdr (glibc's recursive loader lock; a handler interrupting
 //    dlopen on the same thread re-enters it); its global cache lock is taken with all signals
 //    blocked (so a handler can never interrupt its holder on the same thread). Init(kLibunwind)

@@ -66,7 +66,7 @@ class ThreadRegistry {
   uint64_t threads_seen_ = 0;           // guarded by mutex_
   // RescanIfChanged's state, touched only by its one caller. task_dir_: /proc/self/task, opened
   // at the first check (-1 until then, or when it cannot be opened: then each check stat()s the
-  // path); fstat of it skips the path walk (~7 % of the background thread's CPU in drops_bench).
+  // path); fstat of it skips the path walk (docs/SAMPLER.md, "The background thread's profile").
   int task_dir_ = -1;
   nlink_t last_link_count_ = 0;
   std::chrono::steady_clock::time_point last_full_rescan_{};

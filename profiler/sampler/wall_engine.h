@@ -1,56 +1,43 @@
 // WallEngine (event=wall / wall=): a sampler thread that, every wall interval, visits the
 // registered threads round-robin and accounts for every interval of each thread's wall time
 // whatever its state (running, runnable or blocked), as weighted samples:
-//  * A thread that ran since it was last sampled gets the profiling signal, sent with
-//    rt_tgsigqueueinfo (si_code SI_QUEUE from our own pid); si_value carries the intervals since
-//    the thread was last accounted for (1 when it is signalled every tick; more when there are
-//    more threads than threads_per_tick, backpressure held it back or filter=context skipped it;
-//    a new thread's first sample counts from the tick before it was added) and the thread's witness
-//    slot. The handler records a wall sample with that weight and the thread's state (sleeping
-//    when it was interrupted in a system call); at most threads_per_tick signals go out per tick.
+//  * A thread that ran since it was last sampled gets the profiling signal (rt_tgsigqueueinfo,
+//    SI_QUEUE from our own pid); si_value carries its witness slot and the intervals since it
+//    was last accounted for (more than 1 when threads_per_tick, backpressure or filter=context
+//    held it back; a new thread counts from the tick before it was added). The handler records a
+//    wall sample with that weight and state (sleeping when interrupted in a system call). At most
+//    threads_per_tick signals go out per tick.
 //  * A sleeping thread's handler also leaves a witness (wall_witness.h). While the thread is still
-//    where its witness saw it (its CPU clock did not move, or moved a little with the same
-//    blocked system call, sp, pc, stack bytes and context), it gets no signal: the sampler writes
-//    a record flagged kSampleRepeatLast for its idle intervals instead, once it is seen to have
-//    left (before its next signal), after about a second of idling (so each flush holds its
-//    time), and when it is removed; the session turns the record into a copy of the thread's last
-//    wall sample with that weight (profiler/session/wall_repeats.h). An idle thread so costs one
-//    clock_gettime per check instead of a signal, a stack walk and a record, and its time is all
-//    there, on the stack it waits in. Idle visits do not count against threads_per_tick.
-//  * Checks thin out for a thread idle for long (CheckSpacing): every tick for its first second
-//    still in its wait, then every 2nd tick, after two seconds every kMaxCheckSpacing-th. Most
-//    of a JVM's threads (compiler, GC and VM threads, parked pools) wait for seconds, and their
-//    CPU-clock reads were most of the sampler's own CPU. When a spaced check finds such a thread
-//    gone from its wait, the unchecked ticks are split by its CPU clock: as many intervals as it
-//    ran since the last check (at least one) go to its next sample, the rest to the wait it was
-//    seen in. So its wall time stays whole; what a spaced check cannot tell is when, within at
-//    most kMaxCheckSpacing - 1 intervals, a thread that went on waiting elsewhere left its wait,
-//    nor what a wake-up shorter than that ran. Threads that change waits more often than once a
-//    second are checked every tick.
-//  * A thread whose previous signal is still being handled (the handler has not finished its
-//    witness slot) is not signalled again: a second signal would merge into the pending one and
-//    its weight would be lost. After about a second it is signalled anyway (the first was lost).
+//    where its witness saw it, it gets no signal: the sampler writes a kSampleRepeatLast record
+//    for its idle intervals instead (when it is seen to have left, after about a second of idling,
+//    and when it is removed), which the session turns into a copy of its last wall sample
+//    (profiler/session/wall_repeats.h). An idle thread costs one clock_gettime per check, and its
+//    time is all there, on the stack it waits in. Idle visits do not use the per-tick budget.
+//  * Checks thin out for a long-idle thread (CheckSpacing): every tick for its first second, then
+//    every 2nd tick, after two seconds every kMaxCheckSpacing-th (a JVM's many waiting threads made
+//    the clock reads most of the sampler's CPU). When a spaced check finds the thread gone, the
+//    unchecked ticks are split by its CPU clock: as many intervals as it ran (at least one) go to
+//    its next sample, the rest to the wait. Wall time stays whole; only when, within
+//    kMaxCheckSpacing - 1 intervals, it left the wait is unknown.
+//  * A thread whose previous signal is still being handled (its witness slot unfinished) is not
+//    signalled again, since a second signal would merge into the pending one and lose its weight;
+//    after about a second it is signalled anyway (the first was lost).
 //
-// Backpressure: a tick's signal budget shrinks with the records waiting in the sample buffer,
-// from threads_per_tick to none at its high-water mark (SignalBudget). A thread
-// left unsignalled keeps its intervals, and its next sample carries them as its weight, so wall
-// time stays accounted for; what the budget saves is a signal and a stack walk in the target for
-// a record the buffer would likely have dropped (its background thread is behind, e.g. starved
-// of CPU among hundreds of busy threads). CPU samples, which the kernel triggers, are not
-// throttled: they keep the buffer's room.
+// Backpressure: a tick's signal budget shrinks with the records waiting in the sample buffer, from
+// threads_per_tick to none at its high-water mark (SignalBudget). A thread left unsignalled keeps
+// its intervals for its next sample, so wall time stays accounted for; CPU samples, which the
+// kernel triggers, are not throttled and keep the buffer's room.
 //
-// filter=context: the sampler reads the target's context block from its own thread (seqlock,
-// kOtherThreadReadAttempts) and skips threads with no context, whose time is not accounted for;
-// skipped threads do not use up the per-tick budget.
+// filter=context: the sampler reads the target's context block (seqlock, kOtherThreadReadAttempts)
+// and skips threads with no context, whose time is not accounted for and which use no budget.
 //
-// Side effect (as with every wall-clock profiler): a signal interrupts blocking system calls.
-// Calls that the kernel restarts (SA_RESTART covers read, futex waits, ...) are invisible;
-// nanosleep/clock_nanosleep/epoll_wait/poll return EINTR, so host code must retry those.
+// Side effect (as with every wall-clock profiler): a signal interrupts blocking system calls. Those
+// the kernel restarts (SA_RESTART: read, futex waits, ...) are invisible; nanosleep,
+// clock_nanosleep, epoll_wait and poll return EINTR, so host code must retry those.
 //
-// Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the
-// target list and the witness slots' allocation under mutex_; signals and records are sent
-// outside the lock, and the sample buffer is multi-producer (the sampler claims slots like any
-// handler).
+// Thread safety: AddThread/RemoveThread (control threads) and the sampler thread share the target
+// list and the witness slots' allocation under mutex_; signals and records are sent outside the
+// lock, and the sample buffer is multi-producer (the sampler claims slots like any handler).
 #ifndef CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 #define CTXPROF_PROFILER_SAMPLER_WALL_ENGINE_H_
 

@@ -1,29 +1,25 @@
 // WallWitness: what a wall sample of a sleeping thread leaves behind so that the wall sampler can
 // tell, at its next visits and without another signal, that the thread is still exactly where
-// that sample saw it. Such a thread's wall time is then accounted for as repeats of that sample
-// (wall_engine.h), and a thread pool of idle workers costs one CPU-clock read per thread and tick
-// instead of a signal and a stack walk.
+// that sample saw it. Its wall time is then accounted for as repeats of that sample
+// (wall_engine.h): an idle worker costs one CPU-clock read per tick, not a signal and a walk.
 //
 // The witness (written by the handler at the end of a wall sample it published, when the thread
-// was interrupted in a system call):
-//  * the thread's CPU clock at that moment;
-//  * the interrupted sp and pc;
-//  * a hash of the innermost kStackBytes of its stack from sp up (fewer where the mapping ends),
-//    which holds the return addresses and saved registers of the frames the sample walked;
-//  * its context block's sequence (even; the owner increments it on every write).
+// was interrupted in a system call): the thread's CPU clock; the interrupted sp and pc; a hash of
+// the innermost kStackBytes of its stack from sp up (fewer where the mapping ends), which holds
+// the return addresses and saved registers of the frames the sample walked; its context block's
+// sequence (even; the owner increments it on every write).
 // The thread counts as still there (StillThere) when, at a visit of the sampler:
-//  * its CPU clock has not moved since the last visit that checked it: it executed nothing since
-//    (the clock is the scheduler's sum_exec_runtime, exact to the nanosecond); or
-//  * it moved by less than kRunNanos in all since the witness (the signal's own return and the
-//    system call's restart, or a short wake-up), AND the kernel shows the thread blocked in a
-//    system call at the same sp and pc (/proc/self/task/TID/syscall), AND the kStackBytes above
-//    sp hash the same, AND the context sequence is unchanged.
-// So a thread that went from one wait to another (a different stack, as engine_ratio_test's B
-// thread that alternates two sleeps with ~1 us of CPU between them), changed its context, or
+//  * its CPU clock has not moved since the last visit that checked it (the clock is the
+//    scheduler's sum_exec_runtime, exact to the nanosecond); or
+//  * it moved by less than kRunNanos in all since the witness (the signal's return, the system
+//    call's restart, a short wake-up), AND the kernel shows it blocked in a system call at the
+//    same sp and pc (/proc/self/task/TID/syscall), AND the kStackBytes above sp hash the same,
+//    AND the context sequence is unchanged.
+// So a thread that went from one wait to another (a different stack), changed its context, or
 // ran for kRunNanos or more gets a signal again. What the check cannot tell: a thread that, with
 // less than kRunNanos of CPU, left its wait and came back to the same sp and pc with the same
-// innermost kStackBytes of stack but different frames further out; its wait keeps the earlier
-// outer frames. And at most kRunNanos of running per idle period count as waiting.
+// innermost kStackBytes but different frames further out; its wait keeps the earlier outer
+// frames. And at most kRunNanos of running per idle period count as waiting.
 //
 // Ownership and ordering (one slot per wall target; si_value of the wall signal names the slot):
 //  * The sampler thread owns a slot whose state is not kPending: it sets `tid` and `state =

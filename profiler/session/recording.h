@@ -80,7 +80,8 @@ class Recording : public SampleSink {
   // sample buffer there (into Consume, which may be called from inside it), so that a long
   // write, stretched by a thread that gets little CPU, does not leave the buffer to fill up.
   void Tick(const std::function<void()>& drain);
-  // ~0.3 ms of the writer's CPU at ~3 us per record: a fraction of the shortest scheduler slice.
+  // A fraction of the shortest scheduler slice of the writer's CPU (docs/SAMPLER.md, "The
+  // background thread's profile").
   static constexpr uint32_t kRecordsBetweenDrains = 128;
   // Finishes the recording. Returns false when the recording failed at any point; *error says
   // how (the first failure).

@@ -13,8 +13,7 @@
 // moves 24-byte index entries, and a release hands the writer the arena's record itself (no
 // copy). After a release the kept records are copied into a second arena and the two swap, so
 // both keep their capacity: in steady state nothing is allocated and no fresh page is touched
-// (the JVM overhead workload spent ~1/3 of the background thread's CPU here when every release
-// built a new frames vector and copied each record out to the writer).
+// (why: docs/SAMPLER.md, "The background thread's profile").
 // Adding during a release: `emit` may call Add (the session drains the sample buffer between the
 // records it writes, session.h "Draining"). Such a record goes into the spare arena, which the
 // release leaves alone until its emitting is done and then fills with the kept records, and is
@@ -46,8 +45,8 @@ class SampleReorderer {
 
  private:
   // An allocator whose value-construction leaves words uninitialized, so that an append's
-  // resize() does not zero what memcpy overwrites next (~6 % of the background thread's
-  // instructions in drops_bench, cpu 1 ms + wall 5 ms, before).
+  // resize() does not zero what memcpy overwrites next (docs/SAMPLER.md, "The background
+  // thread's profile").
   struct UninitializedWords : std::allocator<uint64_t> {
     template <typename Other>
     struct rebind {

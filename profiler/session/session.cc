@@ -350,7 +350,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     session->cpu_engine_ = std::move(cpu_engine.value());
     engines.push_back(session->cpu_engine_.get());
     // Kernel frames come with nearly every CPU sample, and a recording names them as it writes:
-    // from a table read now, on the starting thread (~0.1 s of CPU, kernel_symbols.h), not at
+    // from a table read now, on the starting thread (docs/SAMPLER.md, "Symbolizer"), not at
     // the first one on the background thread, which under load gets a small share of a CPU and
     // would drain nothing for seconds. (Without a recording only a dump names frames, on the
     // thread that asks for it.)

@@ -14,49 +14,26 @@
 //      RuntimeHooks::events_start)
 //   7. the thread registry, armed with 3 and 4 (released: every thread disarmed)
 //   8. the background thread                   (released: woken and joined)
-// Each is a member that releases itself in its destructor, declared in that order, so C++
-// destroys them in reverse. A failure at any step returns its Status and the steps before it
-// are undone by the destructors: nothing keeps running, with no unwinding code of our own.
-// (Events in the buffer when a later step fails are dropped with it, and so are the object
-// references that live allocation records hold.)
+// Each is a member that releases itself in its destructor, declared in that order, so a failure
+// at any step returns its Status and the destructors undo the steps before it (records in the
+// buffer, and the object references of live allocation records, are dropped with it).
 //
-// Stop() is the orderly end, for a session that started: the background thread is joined
-// (8), every thread disarmed (7), the engines stopped (4, 3), the handler deactivated (2) and
-// the event sources turned off (6), so that no sample or event can still arrive; then the last
-// records are drained (into the recording, which hands them to the aggregator, or straight into
-// the aggregator without one) (5), and the recording is closed.
-// That order differs from destruction in one place, on purpose: the recording outlives the
-// engines and event sources so that it gets their last records. After Stop() the session's
+// Stop() is the orderly end of a started session: the background thread joined (8), threads
+// disarmed (7), engines stopped (4, 3), handler deactivated (2), event sources off (6), so no
+// sample or event can still arrive; then the last records are drained into the recording (or the
+// aggregator without one) and the recording is closed (5). Unlike destruction, the recording
+// outlives the engines and event sources so that it gets their last records. After Stop() the
 // stats and aggregator stay readable.
 //
-// The background thread (named "ctxprof-writer" for top -H and /proc) drains the buffer, rescans
-// threads and ticks the recording (symbolize, encode, flush, rotate), in that order, every
-// kDrainInterval and at once when the doorbell rings: the buffer passed its high-water mark
-// (sample_buffer.h), or the controller hands it a task or stops it. Each wake-up costs ~25 us
-// of CPU on this VM, so the interval trades idle overhead (~1.3 ms of CPU per second at 20 ms)
-// against buffer size: the default 2048 slots hold 100k samples/s for 20 ms, and ride out a
-// drain that the scheduler or a JVM safepoint holds back for a while (docs/RELIABILITY.md).
-// Under load the thread is one runnable thread among many and gets a fair share of a CPU (about
-// 1 % with 200 busy threads on 2 CPUs; an unprivileged thread cannot raise its priority), so
-// every millisecond of its work takes ~0.1 s: the cheap work that keeps samples and threads
-// from being lost comes first, and nothing slow and avoidable runs on it (see Start).
-//
-// Draining: with a recording a drain only copies each record into the recording's reorderer
-// (sample_reorderer.h); the aggregator gets it from the recording when it is written, in tick
-// order (Recording::Open). The thread drains at every wake-up, again after the thread rescan,
-// and between every Recording::kRecordsBetweenDrains records it writes and before the flush,
-// so that the buffer is emptied every few hundred microseconds of the thread's CPU, whatever
-// its share: when it had the whole drain and the aggregation up front and then the writing,
-// a tick of 2-5 ms of CPU took 100-500 ms at 1 % of a CPU and left the buffer to fill
-// (drops_bench, 32 interleaved pairs of runs: runs that dropped over 1 % went from 8 to 1, the
-// mean dropped share from 0.56 % to 0.09 %, the median of the most records one drain found from
-// 2,022 to 1,590 of 2,048 slots).
-// Bound: while the session runs, no drain starts while the recording holds buffer= records not
-// yet written (DrainUnlessBehind); the samples then wait in the buffer, whose fill the wall
-// engine's backpressure reads, and a drain adds at most buffer= records, so the recording holds
-// fewer than two buffers' worth (in the reorderer, each its header and frame_count frames).
-// The first write error of the recording is printed by the background thread when it happens
-// (one "ctxprof:" line on stderr, report.h); sampling and aggregation go on.
+// The background thread ("ctxprof-writer") drains the buffer, rescans threads and ticks the
+// recording (symbolize, encode, flush, rotate), in that order, every kDrainInterval and when the
+// doorbell rings (high-water mark, sample_buffer.h; a task; stop). Under load it gets only a fair
+// share of a CPU, so the cheap work that keeps samples and threads comes first and nothing slow
+// runs on it (see Start). Draining: with a recording a drain only copies records into its
+// reorderer (sample_reorderer.h), again after the rescan and every
+// Recording::kRecordsBetweenDrains records written; no drain starts while the recording holds
+// buffer= unwritten records (DrainUnlessBehind), so it holds fewer than two buffers' worth. Its
+// first write error is printed when it happens (notice.h). Measurements: docs/SAMPLER.md, "Drops".
 //
 // Thread safety: Start, Stop, Stats, OnThreadStart/OnThreadEnd are called by one controller at
 // a time (Profiler serialises them under its mutex); Stats may run while the background thread
@@ -138,7 +115,7 @@ struct SessionStats {
   std::string recording;              // the JFR file or repository ("" when samples stay in memory)
   uint64_t recorded_samples = 0;
   std::string recording_error;  // the recording's first I/O failure, if any
-  // The background thread printed recording_error when it happened (report.h); a failure in
+  // The background thread printed recording_error when it happened (notice.h); a failure in
   // the final drain at Stop() is not, and is left to the caller of Stop().
   bool recording_error_reported = false;
 };

@@ -12,8 +12,8 @@
 // with perf_event_paranoid <= 1, or CAP_SYSLOG); others read zeros. AddressesVisible() checks
 // this before a session asks for kernel frames, so frames without names are never recorded.
 //
-// Memory: ~12 bytes per symbol plus the names: 122,000 symbols and 4.5 MB on this machine's
-// 6.18 kernel, read in ~0.1 s. Shared() keeps one table per process while anyone holds it (the
+// Memory: ~12 bytes per symbol plus the names (sizes and load time: docs/SAMPLER.md,
+// "Symbolizer"). Shared() keeps one table per process while anyone holds it (the
 // aggregator's and the JFR writer's symbolizers share it, and a session whose CPU engine
 // records kernel frames into a recording holds it from its start: profiler/session/session.h),
 // loaded by the first holder, freed with the last. A module loaded after that is not in the table:
