@@ -84,9 +84,9 @@ jint AttachCommand::Run(JavaVM* vm, const char* options) {
   }
   std::string text;
   jint code = kOk;
-  std::string error;
-  if (!JvmAgent::Init(vm, /*live=*/true, &error)) {
-    text = error + "; the JVM runs without profiling";
+  const Status initialised = JvmAgent::Init(vm, /*live=*/true);
+  if (!initialised.ok()) {
+    text = initialised.message() + "; the JVM runs without profiling";
     code = kNoJvmti;
   } else if (command.empty()) {
     text = "loaded; no command given (start,<options>, stop, dump,file=<path> or status)";

@@ -7,17 +7,15 @@
 //
 // The answer reaches the attaching client two ways:
 //  * Agent_OnAttach's return value, which HotSpot puts into its reply to "load" as
-//    "return code: N" (JDK 17, 21, 25): 0 ok, 1 malformed command or option, 2 the command
+//    "return code: N": 0 ok, 1 malformed command or option, 2 the command
 //    does not fit the state (start while running, stop with no session), 3 I/O error, 4 the
 //    agent could not set up JVMTI, 5 the system refused what start asks for (perf events,
 //    timers, a signal another handler owns, memory, a thread).
 //  * the answer's text. With reply=<path> (the last option; the path runs to the end of the
 //    string), it is written to that file in the JVM's file system: created exclusively, mode
 //    0600, never through a symlink; the client reads and deletes it. Without reply= (e.g. jcmd)
-//    it is printed on the JVM's stderr as "ctxprof: <text>". Writing into the attach
-//    connection is not an option: HotSpot writes its status line and "return code: N" only
-//    after Agent_OnAttach returns and gives the agent no stream, so anything the agent wrote
-//    into the socket would precede the status line and break every other client (jcmd).
+//    it is printed on the JVM's stderr as "ctxprof: <text>". Why not the attach connection
+//    itself: docs/JAVA.md ("The JVM agent").
 //
 // Before answering, the library pins itself in memory (dlopen RTLD_NODELETE of its own file):
 // HotSpot dlcloses an agent whose Agent_OnAttach returned non-zero, and the JVMTI callbacks an

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "jni/java_frame_types.h"
 #include "jni/java_thread_env.h"
+#include "jni/vm_stack_walker.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
 
@@ -84,7 +84,7 @@ Difference g_details[kCheckDetails];
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
                         int asgct_count) {
   RawFrame vm[kCheckDepth];
-  const int vm_count = JavaFrameTypes::Walk(thread, ucontext, vm, kCheckDepth);
+  const int vm_count = VmStackWalker::Walk(thread, ucontext, vm, kCheckDepth);
   if (asgct_count == 0) {
     // Where neither walks (no Java frames), nothing changes; where only the VM walk does, the
     // stack is its alone.
@@ -125,17 +125,17 @@ void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame
 
 }  // namespace
 
-bool JavaStackWalker::Init(std::string* error) {
+Status JavaStackWalker::Init() {
   const char* check = getenv("CTXPROF_CHECK_JAVA_WALK");
   g_check.store(check != nullptr && strcmp(check, "1") == 0, std::memory_order_relaxed);
-  if (g_asgct.load(std::memory_order_acquire) != nullptr) return true;
+  if (g_asgct.load(std::memory_order_acquire) != nullptr) return Status();
   void* symbol = dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
   if (symbol == nullptr) {
-    *error = "AsyncGetCallTrace not found in the JVM (not HotSpot?); Java frames are unavailable";
-    return false;
+    return Status::Unavailable(
+        "AsyncGetCallTrace not found in the JVM (not HotSpot?); Java frames are unavailable", 0);
   }
   g_asgct.store(reinterpret_cast<AsgctFunction>(symbol), std::memory_order_release);
-  return true;
+  return Status();
 }
 
 void JavaStackWalker::SetCurrentThreadEnv(JNIEnv* env) { t_env = env; }
@@ -202,7 +202,7 @@ bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t
 
 int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   const uint64_t pc = MachineContext(ucontext).pc();
-  if (max_depth > 1 && JavaFrameTypes::InStub(pc)) {
+  if (max_depth > 1 && VmStackWalker::InStub(pc)) {
     const int java = WalkJava(ucontext, frames + 1, max_depth - 1);
     // No Java frames, or one frame saying they could not be walked (a whole stack): as is.
     if (java <= 0 || frames[1].kind == FrameKind::kJavaUnwalkable) {
@@ -223,7 +223,7 @@ int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
   const bool check = Checking();
   if (!check) {
     // The VM's own walk where it vouches for the whole stack; ASGCT for the others.
-    const int walked = JavaFrameTypes::Walk(thread, ucontext, frames, max_depth);
+    const int walked = VmStackWalker::Walk(thread, ucontext, frames, max_depth);
     if (walked > 0) return walked;
   }
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
@@ -237,9 +237,9 @@ int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
         continue;
       }
       if (!check) {
-        // The VM's walk names the call site itself (JavaFrameTypes::Start::kReturnAddress).
-        const int walked_up = JavaFrameTypes::Walk(thread, &caller, frames, max_depth,
-                                                   JavaFrameTypes::Start::kReturnAddress);
+        // The VM's walk names the call site itself (VmStackWalker::Start::kReturnAddress).
+        const int walked_up = VmStackWalker::Walk(thread, &caller, frames, max_depth,
+                                                  VmStackWalker::Start::kReturnAddress);
         if (walked_up > 0) return walked_up;
       }
       trace.num_frames = 0;
@@ -270,11 +270,11 @@ int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
       out.kind = FrameKind::kJavaNative;
     } else {
       out.bci = frame.lineno;
-      out.kind = FrameKind::kJavaJit;  // until JavaFrameTypes says what it is
+      out.kind = FrameKind::kJavaJit;  // until VmStackWalker says what it is
     }
   }
   // The VM says what the frames are; where it cannot, CompiledMethodLoad's record decides.
-  const int typed = JavaFrameTypes::Assign(thread, walked, frames, trace.num_frames);
+  const int typed = VmStackWalker::AssignKinds(thread, walked, frames, trace.num_frames);
   for (int i = typed; i < trace.num_frames; i++) {
     RawFrame& out = frames[i];
     if (out.kind != FrameKind::kJavaNative && !IsCompiled(out.id)) {

@@ -1,40 +1,30 @@
 // JavaStackWalker: Java frames of the interrupted thread, for the signal handler
 // (profiler/sampler/signal_handler.h, JavaStackWalk): from the VM's own structures
-// (JavaFrameTypes::Walk, jni/java_frame_types.h) wherever that walk vouches for the whole stack,
+// (VmStackWalker::Walk, jni/vm_stack_walker.h) wherever that walk vouches for the whole stack,
 // else from HotSpot's AsyncGetCallTrace (ASGCT). Both give the same frames, ids, bcis and kinds
 // (tests/java/io/ctxprof/agent/JavaWalkCheckTest.java compares them stack by stack), except one
 // frame up from a stub, where the VM walk names the call site and ASGCT the debug record after
-// it (JavaFrameTypes::Start; there the VM walk goes first); the VM walk
-// costs less (at cpu 1 ms, the workers' time in the handler's own code and libjvm: ~0.42 % of
-// the process's CPU against ~0.70 % with ASGCT, perf, three runs each). It declines interrupted
-// interpreted frames, prologues, mounted virtual threads and methods without a jmethodID, and
-// every stack on JDK 19-24 (java_frame_types.h): those stacks are ASGCT's as before.
+// it (VmStackWalker::Start; there the VM walk goes first). Why the VM walk goes first, what it
+// costs and which stacks it leaves to ASGCT: docs/JAVA.md ("The VM's own walk first").
 //
-// ASGCT is an unexported-in-headers but exported-from-libjvm function found with dlsym
-// (RTLD_DEFAULT). It needs the interrupted thread's JNIEnv, which the handler cannot ask the VM
-// for (JNI GetEnv is not async-signal-safe). Two sources, in this order:
-//  * fast path: an initial-exec TLS slot the JVM layer fills with SetCurrentThreadEnv() on the
-//    thread itself (JVMTI ThreadStart, VMInit, every JNI call into libctxprof);
-//  * every other Java thread (started before the library was loaded, e.g. after a dynamic
-//    attach, and never calling it): HotSpot's own current-thread key (jni/java_thread_env.h).
-// A thread found by neither (not a Java thread, or a VM where the key could not be resolved)
-// gets no Java frames.
-// ASGCT also needs a jmethodID for every method it reports; jvm_agent.cc creates them (class
-// preparation) and keeps CompiledMethodLoad enabled.
+// ASGCT (exported from libjvm, found with dlsym) needs the interrupted thread's JNIEnv, which the
+// handler cannot ask the VM for (JNI GetEnv is not async-signal-safe). Two sources, in order:
+//  * an initial-exec TLS slot the JVM layer fills with SetCurrentThreadEnv() on the thread itself
+//    (JVMTI ThreadStart, VMInit, every JNI call into libctxprof);
+//  * for every other Java thread, HotSpot's own current-thread key (jni/java_thread_env.h).
+// A thread found by neither gets no Java frames. ASGCT also needs a jmethodID for every method
+// it reports; jvm_agent.cc creates them (class preparation) and keeps CompiledMethodLoad enabled.
 //
-// A thread interrupted in a stub the VM generated (an intrinsic such as the SHA-256 compressor,
-// an adapter) gets the stub as its leaf frame, a native frame at the interrupted pc that
-// JvmStubs names (jni/jvm_stubs.h), above the Java frames walked from the stub's caller.
+// A thread interrupted in a stub the VM generated (an intrinsic, an adapter) gets the stub as its
+// leaf frame, a native frame at the interrupted pc that JvmStubs names (jni/jvm_stubs.h), above
+// the Java frames walked from the stub's caller.
 //
-// Frame kinds: ASGCT reports a native method with lineno -3 (kJavaNative) and does not say
-// whether a Java frame ran interpreted, compiled or inlined into a compiled caller.
-// JavaFrameTypes (jni/java_frame_types.h) reads that from the VM's structures along the same
-// stack. Frames it cannot type (a stack it cannot follow to the end; none in the tests on JDK 17
-// and 25, and on JDK 21 the carrier's frames below a virtual thread that has yielded) fall back
-// to what CompiledMethodLoad said (NoteCompiled): a method never compiled is Interpreted, any
-// other is reported JIT compiled.
+// Frame kinds: ASGCT marks a native method (lineno -3, kJavaNative) but not whether a frame ran
+// interpreted, compiled or inlined; VmStackWalker::AssignKinds reads that from the VM along the
+// same stack. Frames it cannot type fall back to what CompiledMethodLoad said (NoteCompiled): a
+// method never compiled is Interpreted, any other JIT compiled.
 //
-// Thread safety: Walk is async-signal-safe (no allocation, locks or lazy TLS; JavaFrameTypes
+// Thread safety: Walk is async-signal-safe (no allocation, locks or lazy TLS; VmStackWalker
 // guards its reads; the compiled set is a fixed lock-free table). NoteCompiled may be called from
 // any thread.
 #ifndef CTXPROF_JNI_JAVA_STACK_WALKER_H_
@@ -45,13 +35,14 @@
 #include <string>
 
 #include "profiler/sampler/sample.h"
+#include "profiler/status.h"
 
 namespace ctxprof {
 
 class JavaStackWalker {
  public:
-  // Finds AsyncGetCallTrace. False with *error when the JVM does not export it.
-  static bool Init(std::string* error);
+  // Finds AsyncGetCallTrace. Fails (kUnavailable) when the JVM does not export it.
+  static Status Init();
   // Stores (or, with nullptr, forgets) the calling thread's JNIEnv for the handler.
   static void SetCurrentThreadEnv(JNIEnv* env);
   static JNIEnv* CurrentThreadEnv();
@@ -63,7 +54,7 @@ class JavaStackWalker {
   // A JavaStackWalk: see profiler/sampler/signal_handler.h.
   static int Walk(void* ucontext, RawFrame* frames, int max_depth);
   // With CTXPROF_CHECK_JAVA_WALK=1 in the environment when Init ran (for tests), every walk is
-  // ASGCT's, and JavaFrameTypes::Walk runs beside it from the same context: the report counts
+  // ASGCT's, and VmStackWalker::Walk runs beside it from the same context: the report counts
   // the stacks where it agreed frame for frame (id, bci, kind), went on past ASGCT's same frames
   // (extended), walked where ASGCT could not, differed or declined, and describes the first
   // differences. "" without the variable.

@@ -19,16 +19,18 @@ std::atomic<int> g_key{-1};
 
 }  // namespace
 
-bool JavaThreadEnv::Resolve(JNIEnv* jni, std::string* error) {
-  if (g_key.load(std::memory_order_acquire) >= 0) return true;
-  VmStructs tables;
-  if (!VmStructs::Open(jni, &tables, error)) return false;
+Status JavaThreadEnv::Resolve(JNIEnv* jni) {
+  if (g_key.load(std::memory_order_acquire) >= 0) return Status();
+  StatusOr<VmStructs> opened = VmStructs::Open(jni);
+  if (!opened.ok()) return opened.status();
+  const VmStructs& tables = opened.value();
   const uint64_t thread_size = tables.TypeSize("Thread");
   const uint64_t java_thread_size = tables.TypeSize("JavaThread");
   if (thread_size == 0 || java_thread_size <= thread_size) {
-    *error = "the JVM's type table lacks Thread or JavaThread (sizes " +
-             std::to_string(thread_size) + ", " + std::to_string(java_thread_size) + ")";
-    return false;
+    return Status::Unavailable("the JVM's type table lacks Thread or JavaThread (sizes " +
+                                   std::to_string(thread_size) + ", " +
+                                   std::to_string(java_thread_size) + ")",
+                               0);
   }
   const auto env = reinterpret_cast<uintptr_t>(jni);
   int key = -1;
@@ -45,16 +47,17 @@ bool JavaThreadEnv::Resolve(JNIEnv* jni, std::string* error) {
     matches++;
   }
   if (matches != 1) {
-    *error = "found " + std::to_string(matches) +
-             " thread-local keys pointing at the JavaThread that holds this thread's JNIEnv "
-             "(want exactly 1; JavaThread is " +
-             std::to_string(java_thread_size) + " bytes)";
-    return false;
+    return Status::Unavailable(
+        "found " + std::to_string(matches) +
+            " thread-local keys pointing at the JavaThread that holds this thread's JNIEnv "
+            "(want exactly 1; JavaThread is " +
+            std::to_string(java_thread_size) + " bytes)",
+        0);
   }
   g_env_offset = offset;
   g_functions = jni->functions;
   g_key.store(key, std::memory_order_release);
-  return true;
+  return Status();
 }
 
 JNIEnv* JavaThreadEnv::Current() {

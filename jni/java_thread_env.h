@@ -2,31 +2,26 @@
 // of a HotSpot VM, whether or not it ever called into libctxprof (AsyncGetCallTrace needs the
 // JNIEnv; jni/java_stack_walker.h).
 //
-// HotSpot keeps the current Thread* in a pthread key created by ThreadLocalStorage::init() and
-// set by Thread::initialize_thread_current() on every thread attached to the VM (Java threads,
-// GC, compiler and VM threads); AsyncGetCallTrace and HotSpot's own signal handlers read the same
-// key. A JavaThread embeds its JNIEnv (the unexported member _jni_environment), so
-// JNIEnv* = Thread* + a per-build constant. Neither the key nor that member is exported, so
-// Resolve() finds both on a thread whose JNIEnv it has (JDK 17, 21, 25 alike):
+// HotSpot keeps the current Thread* in a pthread key set on every thread attached to the VM, and
+// a JavaThread embeds its JNIEnv, so JNIEnv* = Thread* + a per-build constant. Neither the key
+// nor that member is exported, so Resolve() finds both on a thread whose JNIEnv it has:
 //   1. sizeof(Thread) and sizeof(JavaThread) from the VM's type table (jni/vm_structs.h): the
 //      JNIEnv, a JavaThread member, lies at least sizeof(Thread) and at most
 //      sizeof(JavaThread) - sizeof(JNIEnv) bytes after the JavaThread's start;
 //   2. every pthread key 0..PTHREAD_KEYS_MAX-1 is read with pthread_getspecific; exactly one
 //      must hold a pointer P with JNIEnv - P in that range. That key is the VM's, and
-//      JNIEnv - P is the offset. (Measured on key 0: offset 688 with sizeof(Thread) 648 and
-//      sizeof(JavaThread) 1384 on OpenJDK 17.0.15; 1184, 1112 and 2216 on Temurin 25.0.3.)
+//      JNIEnv - P is the offset (values seen: docs/JAVA.md, "Java stacks");
 //   3. the JNI function table pointer (JNIEnv->functions, one table per VM) is kept to
 //      recognise a JavaThread later.
-// No private Java field (java.lang.Thread.eetop) is read, so Resolve also works on a virtual
-// thread (the key holds its carrier).
+// No private Java field is read, so Resolve also works on a virtual thread (the key holds its
+// carrier).
 //
-// In the handler, Current() reads the key (pthread_getspecific: glibc reads the thread's own
-// descriptor, no lock, no allocation; HotSpot relies on the same in its signal handlers) and
-// then the one word at P + offset through FaultGuard::SafeRead. It returns that address only if
-// the word is the JNI function table, i.e. P is a JavaThread with a live JNIEnv; a GC, compiler
-// or VM thread, a thread not attached to the VM, or a thread being torn down gives nullptr.
-// A JVMTI agent that later installs another function table with SetJNIFunctionTable only
-// changes the table's contents, not its address, so the check holds.
+// Why a reader cannot crash: Current() reads the key (pthread_getspecific: glibc reads the
+// thread's own descriptor, no lock, no allocation) and then the one word at P + offset through
+// FaultGuard::SafeRead. It returns that address only if the word is the JNI function table, i.e.
+// P is a JavaThread with a live JNIEnv; a GC, compiler or VM thread, a thread not attached to the
+// VM, or a thread being torn down gives nullptr. SetJNIFunctionTable changes the table's
+// contents, not its address, so the check holds.
 //
 // Thread safety: Resolve is called off the signal path (agent load, VMInit) and serialised by
 // the caller; it stores the offset and the table pointer before publishing the key with a
@@ -38,15 +33,15 @@
 
 #include <jni.h>
 
-#include <string>
+#include "profiler/status.h"
 
 namespace ctxprof {
 
 class JavaThreadEnv {
  public:
   // Finds the VM's current-thread key and the JNIEnv offset from `jni`, the calling thread's
-  // JNIEnv. Idempotent once it succeeded. False with *error when the VM is not HotSpot-like.
-  static bool Resolve(JNIEnv* jni, std::string* error);
+  // JNIEnv. Idempotent once it succeeded. Fails (kUnavailable) when the VM is not HotSpot-like.
+  static Status Resolve(JNIEnv* jni);
   // The calling thread's JNIEnv, or nullptr (not resolved, not a Java thread). Async-signal-safe.
   static JNIEnv* Current();
   // The JavaThread that embeds `env` (a JNIEnv of this VM), or nullptr before Resolve succeeded.

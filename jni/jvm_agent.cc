@@ -5,11 +5,11 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "context/context_map.h"
 #include "context/thread_context.h"
 #include "jni/attach_command.h"
-#include "jni/java_frame_types.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
 #include "jni/jvm_events.h"
@@ -17,6 +17,7 @@
 #include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
+#include "jni/vm_stack_walker.h"
 #include "profiler/notice.h"
 #include "profiler/options.h"
 #include "profiler/profiler.h"
@@ -80,21 +81,21 @@ void AdoptCurrentThread(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 }
 
 // Lets the signal handler find every Java thread's JNIEnv from HotSpot's own thread-local
-// (java_thread_env.h) and type Java frames from the VM's code cache (java_frame_types.h); `jni`
-// is the calling thread's. Needs an initialised VM (VMInit or later).
+// (java_thread_env.h) and walk Java frames through the VM's structures (vm_stack_walker.h);
+// `jni` is the calling thread's. Needs an initialised VM (VMInit or later).
 void ReadVmStructures(JNIEnv* jni) {
-  std::string error;
-  if (!JavaThreadEnv::Resolve(jni, &error)) {
-    PrintNotice("cannot find the JVM's current-thread key: " + error +
+  const Status thread_env = JavaThreadEnv::Resolve(jni);
+  if (!thread_env.ok()) {
+    PrintNotice("cannot find the JVM's current-thread key: " + thread_env.message() +
                 "; Java frames only on threads that called into libctxprof");
   }
-  std::string walk_error;
-  if (!JavaFrameTypes::Init(jni, &error, &walk_error)) {
-    PrintNotice("cannot read the JVM's code cache layout: " + error +
+  StatusOr<VmStackWalker::Capabilities> vm_walk = VmStackWalker::Init(jni);
+  if (!vm_walk.ok()) {
+    PrintNotice("cannot read the JVM's code cache layout: " + vm_walk.status().message() +
                 "; Java frame types come from CompiledMethodLoad events (no Inlined frames)");
-  } else if (!walk_error.empty() && JavaStackWalker::Checking()) {
+  } else if (!vm_walk.value().walk.ok() && JavaStackWalker::Checking()) {
     // Only the cost differs (every stack goes to AsyncGetCallTrace): said in check mode only.
-    PrintNotice("the VM's own Java walk is unavailable: " + walk_error);
+    PrintNotice("the VM's own Java walk is unavailable: " + vm_walk.value().walk.message());
   }
 }
 
@@ -217,12 +218,11 @@ bool HasSameBits(const jvmtiCapabilities& wanted, const jvmtiCapabilities& avail
   return true;
 }
 
-bool InitLocked(JavaVM* vm, bool live, std::string* error) {
-  if (g_jvmti != nullptr) return true;
+Status InitLocked(JavaVM* vm, bool live) {
+  if (g_jvmti != nullptr) return Status();
   jvmtiEnv* jvmti = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_1_2) != JNI_OK) {
-    *error = "cannot get a JVMTI environment (JVMTI 1.2) from the JVM";
-    return false;
+    return Status::Unavailable("cannot get a JVMTI environment (JVMTI 1.2) from the JVM", 0);
   }
   g_vm = vm;
   g_jvmti = jvmti;
@@ -257,8 +257,7 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   if (!Check(jvmti->SetEventCallbacks(
                  &callbacks.base, has_virtual_threads ? sizeof(callbacks) : sizeof(callbacks.base)),
              "SetEventCallbacks")) {
-    *error = "cannot install JVMTI callbacks";
-    return false;
+    return Status::Unavailable("cannot install JVMTI callbacks", 0);
   }
   for (jvmtiEvent event :
        {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
@@ -269,22 +268,22 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
   }
   bool virtual_thread_events = false;
   if (has_virtual_threads) {
-    std::string vt_error;
-    virtual_thread_events = VirtualThreads::Enable(jvmti, &vt_error);
+    const Status enabled = VirtualThreads::Enable(jvmti);
+    virtual_thread_events = enabled.ok();
     if (!virtual_thread_events) {
-      PrintNotice("virtual threads: " + vt_error +
+      PrintNotice("virtual threads: " + enabled.message() +
                   "; their context is not saved across unmounts and their samples belong to their "
                   "carriers");
     }
   }
 
   RuntimeHooks hooks;
-  std::string walker_error;
-  if (JavaStackWalker::Init(&walker_error)) {
+  const Status walker = JavaStackWalker::Init();
+  if (walker.ok()) {
     hooks.java_walk = JavaStackWalker::Walk;
-    hooks.java_code = JavaFrameTypes::InCodeCache;
+    hooks.java_code = VmStackWalker::InCodeCache;
   } else {
-    PrintNotice(walker_error);
+    PrintNotice(walker.message());
   }
   if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
@@ -311,14 +310,14 @@ bool InitLocked(JavaVM* vm, bool live, std::string* error) {
     Check(jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
     Check(jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents");
   }
-  return true;
+  return Status();
 }
 
 }  // namespace
 
-bool JvmAgent::Init(JavaVM* vm, bool live, std::string* error) {
+Status JvmAgent::Init(JavaVM* vm, bool live) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
-  return InitLocked(vm, live, error);
+  return InitLocked(vm, live);
 }
 
 jvmtiEnv* JvmAgent::jvmti() {
@@ -372,9 +371,9 @@ extern "C" {
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
   std::string start_options;
   const bool start = ParseAgentOptions(options, &start_options);
-  std::string error;
-  if (!JvmAgent::Init(vm, /*live=*/false, &error)) {
-    ctxprof::PrintNotice(error + "; the JVM runs without profiling");
+  const ctxprof::Status initialised = JvmAgent::Init(vm, /*live=*/false);
+  if (!initialised.ok()) {
+    ctxprof::PrintNotice(initialised.message() + "; the JVM runs without profiling");
     return 0;
   }
   if (!start) return 0;
@@ -388,8 +387,8 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
 }
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
-  std::string error;
-  if (!JvmAgent::Init(vm, /*live=*/true, &error)) ctxprof::PrintNotice(error);
+  const ctxprof::Status initialised = JvmAgent::Init(vm, /*live=*/true);
+  if (!initialised.ok()) ctxprof::PrintNotice(initialised.message());
   return JNI_VERSION_1_6;
 }
 

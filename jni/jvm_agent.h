@@ -29,15 +29,15 @@
 #include <jni.h>
 #include <jvmti.h>
 
-#include <string>
+#include "profiler/status.h"
 
 namespace ctxprof {
 
 class JvmAgent {
  public:
-  // Idempotent. `live`: the VM is already running (JNI_OnLoad, Agent_OnAttach). False (and
-  // *error) when no JVMTI environment could be had.
-  static bool Init(JavaVM* vm, bool live, std::string* error);
+  // Idempotent. `live`: the VM is already running (JNI_OnLoad, Agent_OnAttach). Fails
+  // (kUnavailable) when no JVMTI environment could be had or its callbacks not installed.
+  static Status Init(JavaVM* vm, bool live);
   // The JVMTI environment, or nullptr before a successful Init.
   static jvmtiEnv* jvmti();
   // A JNI entry point of libctxprof was called on this thread: records its JNIEnv and Java

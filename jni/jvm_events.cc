@@ -16,7 +16,7 @@ namespace {
 
 JavaVM* g_vm = nullptr;
 jvmtiEnv* g_jvmti = nullptr;        // our own environment; null when Init failed
-std::string g_init_error;           // why g_jvmti is null
+Status g_init_status;               // why g_jvmti is null (Init runs before any Start)
 jfieldID g_thread_id = nullptr;     // java.lang.Thread.tid (null: not found, ids not compared)
 jfieldID g_park_blocker = nullptr;  // java.lang.Thread.parkBlocker
 
@@ -169,30 +169,31 @@ void JNICALL UnsafeParkHook(JNIEnv* jni, jobject unsafe, jboolean absolute, jlon
   if (klass != nullptr) jni->DeleteLocalRef(klass);
 }
 
-bool Check(jvmtiError status, const char* what, std::string* error) {
-  if (status == JVMTI_ERROR_NONE) return true;
+// kUnavailable naming the JVMTI call `what` and its error when `error` is not JVMTI_ERROR_NONE.
+Status Check(jvmtiError error, const char* what) {
+  if (error == JVMTI_ERROR_NONE) return Status();
   char* name = nullptr;
-  g_jvmti->GetErrorName(status, &name);
-  *error = std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(status));
+  g_jvmti->GetErrorName(error, &name);
+  Status status = Status::Unavailable(
+      std::string(what) + " failed: " + (name != nullptr ? name : std::to_string(error)), 0);
   if (name != nullptr) g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(name));
-  return false;
+  return status;
 }
 
-bool SetEvents(jvmtiEventMode mode, std::initializer_list<jvmtiEvent> events, std::string* error) {
+Status SetEvents(jvmtiEventMode mode, std::initializer_list<jvmtiEvent> events) {
   for (jvmtiEvent event : events) {
-    if (!Check(g_jvmti->SetEventNotificationMode(mode, event, nullptr), "SetEventNotificationMode",
-               error)) {
-      return false;
-    }
+    Status set =
+        Check(g_jvmti->SetEventNotificationMode(mode, event, nullptr), "SetEventNotificationMode");
+    if (!set.ok()) return set;
   }
-  return true;
+  return Status();
 }
 
 // Binds the park hook once per process (and finds the Thread fields the callbacks read);
 // `jni` is the calling thread's.
-bool BindParkHook(JNIEnv* jni, std::string* error) {
+Status BindParkHook(JNIEnv* jni) {
   std::lock_guard<std::mutex> lock(g_park_mutex);
-  if (g_park_bound) return true;
+  if (g_park_bound) return Status();
   jclass thread_class = jni->FindClass("java/lang/Thread");
   if (thread_class != nullptr) {
     g_thread_id = jni->GetFieldID(thread_class, "tid", "J");
@@ -201,9 +202,10 @@ bool BindParkHook(JNIEnv* jni, std::string* error) {
     if (jni->ExceptionCheck()) jni->ExceptionClear();  // parkedClass is then null
     jni->DeleteLocalRef(thread_class);
   }
-  g_park_bound = RebindJdkNative(g_jvmti, jni, "jdk/internal/misc/Unsafe", "park", "(ZJ)V",
-                                 reinterpret_cast<void*>(UnsafeParkHook), &g_original_park, error);
-  return g_park_bound;
+  const Status bound = RebindJdkNative(g_jvmti, jni, "jdk/internal/misc/Unsafe", "park", "(ZJ)V",
+                                       reinterpret_cast<void*>(UnsafeParkHook), &g_original_park);
+  g_park_bound = bound.ok();
+  return bound;
 }
 
 Status StartLocks() {
@@ -213,15 +215,11 @@ Status StartLocks() {
         "option 'lock': the thread starting the profiler is not a Java thread; start it with "
         "-agentpath, ctxprof attach or io.ctxprof.Profiler");
   }
-  std::string error;
-  if (!BindParkHook(jni, &error)) {
-    return Status::Unavailable("option 'lock': cannot time LockSupport.park: " + error, 0);
-  }
-  if (!SetEvents(JVMTI_ENABLE,
-                 {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED},
-                 &error)) {
-    return Status::Unavailable("option 'lock': " + error, 0);
-  }
+  const Status bound = BindParkHook(jni);
+  if (!bound.ok()) return bound.Prefixed("option 'lock': cannot time LockSupport.park");
+  const Status enabled = SetEvents(
+      JVMTI_ENABLE, {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED});
+  if (!enabled.ok()) return enabled.Prefixed("option 'lock'");
   g_time_parks.store(true, std::memory_order_relaxed);
   return Status();
 }
@@ -229,13 +227,13 @@ Status StartLocks() {
 Status StartAllocations(const EventRules& rules) {
   g_track_objects.store(rules.live, std::memory_order_relaxed);
   const uint64_t interval = EventRecorder::SamplingInterval(rules);
-  std::string error;
-  if (!Check(g_jvmti->SetHeapSamplingInterval(
-                 static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
-             "SetHeapSamplingInterval", &error) ||
-      !SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC}, &error)) {
-    return Status::Unavailable("option 'alloc': " + error + " (allocation sampling needs JDK 11+)",
-                               0);
+  Status enabled = Check(
+      g_jvmti->SetHeapSamplingInterval(static_cast<jint>(interval < INT_MAX ? interval : INT_MAX)),
+      "SetHeapSamplingInterval");
+  if (enabled.ok()) enabled = SetEvents(JVMTI_ENABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC});
+  if (!enabled.ok()) {
+    return Status::Unavailable(
+        "option 'alloc': " + enabled.message() + " (allocation sampling needs JDK 11+)", 0);
   }
   return Status();
 }
@@ -250,7 +248,8 @@ void JvmEvents::Init(JavaVM* vm) {
   g_vm = vm;
   jvmtiEnv* jvmti = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&jvmti), JVMTI_VERSION_11) != JNI_OK) {
-    g_init_error = "the JVM offers no JVMTI 11 environment (allocation sampling needs JDK 11+)";
+    g_init_status = Status::Unavailable(
+        "the JVM offers no JVMTI 11 environment (allocation sampling needs JDK 11+)", 0);
     return;
   }
   jvmtiCapabilities capabilities;
@@ -263,9 +262,12 @@ void JvmEvents::Init(JavaVM* vm) {
   callbacks.MonitorContendedEnter = OnMonitorContendedEnter;
   callbacks.MonitorContendedEntered = OnMonitorContendedEntered;
   g_jvmti = jvmti;
-  if (!Check(jvmti->AddCapabilities(&capabilities), "JVMTI AddCapabilities", &g_init_error) ||
-      !Check(jvmti->SetEventCallbacks(&callbacks, sizeof(callbacks)), "JVMTI SetEventCallbacks",
-             &g_init_error)) {
+  g_init_status = Check(jvmti->AddCapabilities(&capabilities), "JVMTI AddCapabilities");
+  if (g_init_status.ok()) {
+    g_init_status =
+        Check(jvmti->SetEventCallbacks(&callbacks, sizeof(callbacks)), "JVMTI SetEventCallbacks");
+  }
+  if (!g_init_status.ok()) {
     g_jvmti = nullptr;
     jvmti->DisposeEnvironment();
   }
@@ -273,10 +275,8 @@ void JvmEvents::Init(JavaVM* vm) {
 
 Status JvmEvents::Start(const EventRules& rules) {
   if (g_jvmti == nullptr) {
-    return Status::Unavailable(std::string("option '") +
-                                   (rules.alloc_interval_bytes != 0 ? "alloc" : "lock") +
-                                   "': " + g_init_error,
-                               0);
+    return g_init_status.Prefixed(std::string("option '") +
+                                  (rules.alloc_interval_bytes != 0 ? "alloc" : "lock") + "'");
   }
   Status started;
   if (rules.lock_enabled) started = StartLocks();
@@ -289,11 +289,9 @@ void JvmEvents::Stop() {
   if (g_jvmti == nullptr) return;
   g_time_parks.store(false, std::memory_order_relaxed);
   g_track_objects.store(false, std::memory_order_relaxed);
-  std::string ignored;
-  SetEvents(JVMTI_DISABLE,
-            {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
-             JVMTI_EVENT_MONITOR_CONTENDED_ENTERED},
-            &ignored);
+  // Best effort: Stop cannot fail, and an event still posted finds no session to join.
+  SetEvents(JVMTI_DISABLE, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+                            JVMTI_EVENT_MONITOR_CONTENDED_ENTERED});
 }
 
 }  // namespace ctxprof

@@ -93,39 +93,41 @@ std::string TakeException(JNIEnv* jni) {
 }
 
 // Defines the helper class in the boot loader and binds its method, once per process.
-bool DefineHelper(JNIEnv* jni, std::string* error) {
-  if (g_helper != nullptr) return true;
+Status DefineHelper(JNIEnv* jni) {
+  if (g_helper != nullptr) return Status();
   const std::string bytes = NativeMethodClassFile(kHelperClass, kHelperMethod, "()V");
   jclass helper =
       jni->DefineClass(kHelperClass, nullptr, reinterpret_cast<const jbyte*>(bytes.data()),
                        static_cast<jsize>(bytes.size()));
   if (helper == nullptr) {
-    *error = "defining the boot helper class " + std::string(kHelperClass) + " failed (" +
-             TakeException(jni) + ")";
-    return false;
+    return Status::Unavailable("defining the boot helper class " + std::string(kHelperClass) +
+                                   " failed (" + TakeException(jni) + ")",
+                               0);
   }
   JNINativeMethod method{const_cast<char*>(kHelperMethod), const_cast<char*>("()V"),
                          reinterpret_cast<void*>(RunRegisterNatives)};
   if (jni->RegisterNatives(helper, &method, 1) != JNI_OK) {
-    *error = "binding the boot helper's native method failed (" + TakeException(jni) + ")";
-    return false;
+    return Status::Unavailable(
+        "binding the boot helper's native method failed (" + TakeException(jni) + ")", 0);
   }
   g_helper = static_cast<jclass>(jni->NewGlobalRef(helper));
   jni->DeleteLocalRef(helper);
-  return g_helper != nullptr;
+  if (g_helper == nullptr) {
+    return Status::Unavailable("keeping the boot helper class failed (out of memory)", 0);
+  }
+  return Status();
 }
 
 // Runs the helper with RegisterNatives intercepted.
-bool RunIntercepted(jvmtiEnv* jvmti, JNIEnv* jni, std::string* error) {
+Status RunIntercepted(jvmtiEnv* jvmti, JNIEnv* jni) {
   jniNativeInterface* table = nullptr;
   if (jvmti->GetJNIFunctionTable(&table) != JVMTI_ERROR_NONE) {
-    *error = "JVMTI GetJNIFunctionTable failed";
-    return false;
+    return Status::Unavailable("JVMTI GetJNIFunctionTable failed", 0);
   }
+  Status status;
   g_real_register.store(table->RegisterNatives, std::memory_order_release);
   table->RegisterNatives = InterceptRegisterNatives;
-  bool ok = jvmti->SetJNIFunctionTable(table) == JVMTI_ERROR_NONE;
-  if (ok) {
+  if (jvmti->SetJNIFunctionTable(table) == JVMTI_ERROR_NONE) {
     t_rebinding = true;
     jmethodID run = jni->GetStaticMethodID(g_helper, kHelperMethod, "()V");
     if (run != nullptr) jni->CallStaticVoidMethod(g_helper, run);
@@ -133,19 +135,19 @@ bool RunIntercepted(jvmtiEnv* jvmti, JNIEnv* jni, std::string* error) {
     table->RegisterNatives = g_real_register.load(std::memory_order_relaxed);
     if (jvmti->SetJNIFunctionTable(table) != JVMTI_ERROR_NONE) {
       // The interceptor stays in the table; it forwards every call unchanged.
-      *error = "JVMTI SetJNIFunctionTable failed restoring the JNI function table";
-      ok = false;
+      status = Status::Unavailable(
+          "JVMTI SetJNIFunctionTable failed restoring the JNI function table", 0);
     }
     if (jni->ExceptionCheck()) {
-      *error = std::string("running ") + g_rebind->class_name + ".registerNatives() failed (" +
-               TakeException(jni) + ")";
-      ok = false;
+      status = Status::Unavailable(std::string("running ") + g_rebind->class_name +
+                                       ".registerNatives() failed (" + TakeException(jni) + ")",
+                                   0);
     }
   } else {
-    *error = "JVMTI SetJNIFunctionTable failed";
+    status = Status::Unavailable("JVMTI SetJNIFunctionTable failed", 0);
   }
   jvmti->Deallocate(reinterpret_cast<unsigned char*>(table));
-  return ok;
+  return status;
 }
 
 }  // namespace
@@ -178,21 +180,21 @@ std::string NativeMethodClassFile(const std::string& class_name, const std::stri
   return out;
 }
 
-bool RebindJdkNative(jvmtiEnv* jvmti, JNIEnv* jni, const char* class_name, const char* method,
-                     const char* signature, void* replacement, std::atomic<void*>* original,
-                     std::string* error) {
+Status RebindJdkNative(jvmtiEnv* jvmti, JNIEnv* jni, const char* class_name, const char* method,
+                       const char* signature, void* replacement, std::atomic<void*>* original) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (!DefineHelper(jni, error)) return false;
+  const Status defined = DefineHelper(jni);
+  if (!defined.ok()) return defined;
   Rebind rebind{class_name, method, signature, replacement, original, false};
   g_rebind = &rebind;
-  const bool ran = RunIntercepted(jvmti, jni, error);
+  const Status ran = RunIntercepted(jvmti, jni);
   g_rebind = nullptr;
-  if (!ran) return false;
+  if (!ran.ok()) return ran;
   if (!rebind.found) {
-    *error = std::string(class_name) + ".registerNatives() did not register " + method + signature;
-    return false;
+    return Status::Unavailable(
+        std::string(class_name) + ".registerNatives() did not register " + method + signature, 0);
   }
-  return true;
+  return Status();
 }
 
 }  // namespace ctxprof

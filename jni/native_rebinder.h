@@ -1,14 +1,9 @@
 // RebindJdkNative: binds a native method of a JDK class to a function of ours and hands back the
-// JVM's own entry, so the replacement can wrap it (jni/jvm_events.cc times Unsafe.park this way).
+// JVM's own entry, so the replacement can wrap it (jni/jvm_events.cc times Unsafe.park this way)
+// without HotSpot logging a re-registration. Why plain RegisterNatives and JVMTI NativeMethodBind
+// do not do: docs/JAVA.md ("Allocation and lock events").
 //
-// Why not plain RegisterNatives: HotSpot logs "Re-registering of platform native method ... from
-// code in a different classloader" (on stdout) whenever a class of a named JDK module gets a
-// native bound by code whose caller is not of the class's own loader, and JNI has no way to read
-// the current binding. Why not JVMTI NativeMethodBind: HotSpot does not post it when a method is
-// bound again to the address it already has (Method::set_native_function returns early), so
-// re-running the class's registration never reports the current entry.
-//
-// How (the scheme async-profiler uses, written here from its description; see docs/SAMPLER.md):
+// How (the scheme async-profiler uses, written here from its description):
 //  1. A tiny class `io/ctxprof/boot/NativeRebinder` with one static native method is defined in
 //     the boot loader (JNI DefineClass with a null loader; class bytes built below) and its
 //     method bound to our function, which calls the JDK class's static `registerNatives()`.
@@ -37,15 +32,16 @@
 #include <atomic>
 #include <string>
 
+#include "profiler/status.h"
+
 namespace ctxprof {
 
 // Binds `class_name`.`method` (JVM signature `signature`) to `replacement`. The JVM's previous
 // entry is stored into *original (release) before the new binding can be used, so a replacement
-// that loads it with acquire always finds it. False + *error (naming the step) on failure;
-// nothing is left changed then.
-bool RebindJdkNative(jvmtiEnv* jvmti, JNIEnv* jni, const char* class_name, const char* method,
-                     const char* signature, void* replacement, std::atomic<void*>* original,
-                     std::string* error);
+// that loads it with acquire always finds it. Fails (kUnavailable naming the step) with nothing
+// left changed.
+Status RebindJdkNative(jvmtiEnv* jvmti, JNIEnv* jni, const char* class_name, const char* method,
+                       const char* signature, void* replacement, std::atomic<void*>* original);
 
 // The bytes of a class file (version 52) declaring `public final class <class_name>` with one
 // `public static native` method: `method` of `descriptor`, and nothing else.

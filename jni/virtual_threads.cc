@@ -114,13 +114,11 @@ void JNICALL OnUnmount(jvmtiEnv* jvmti, ...) {
   t_mounted = 0;
 }
 
-bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callback,
-                     std::string* error) {
+Status EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callback) {
   jint count = 0;
   jvmtiExtensionEventInfo* events = nullptr;
   if (jvmti->GetExtensionEvents(&count, &events) != JVMTI_ERROR_NONE) {
-    *error = "GetExtensionEvents failed";
-    return false;
+    return Status::Unavailable("GetExtensionEvents failed", 0);
   }
   jint index = -1;
   for (jint i = 0; i < count; i++) {
@@ -133,37 +131,33 @@ bool EnableExtension(jvmtiEnv* jvmti, const char* id, jvmtiExtensionEvent callba
     jvmti->Deallocate(reinterpret_cast<unsigned char*>(events[i].params));
   }
   jvmti->Deallocate(reinterpret_cast<unsigned char*>(events));
-  if (index < 0) {
-    *error = std::string("the JVM has no extension event ") + id;
-    return false;
-  }
+  if (index < 0) return Status::Unavailable(std::string("the JVM has no extension event ") + id, 0);
   // HotSpot posts an extension event only when it has a callback and is enabled.
   if (jvmti->SetExtensionEventCallback(index, callback) != JVMTI_ERROR_NONE ||
       jvmti->SetEventNotificationMode(JVMTI_ENABLE, static_cast<jvmtiEvent>(index), nullptr) !=
           JVMTI_ERROR_NONE) {
-    *error = std::string("cannot enable the extension event ") + id;
-    return false;
+    return Status::Unavailable(std::string("cannot enable the extension event ") + id, 0);
   }
-  return true;
+  return Status();
 }
 
 }  // namespace
 
-bool VirtualThreads::Enable(jvmtiEnv* jvmti, std::string* error) {
+Status VirtualThreads::Enable(jvmtiEnv* jvmti) {
   // JVMTI_EVENT_VIRTUAL_THREAD_START/END (JDK 21+; not in the JDK 17 headers we build with).
   constexpr auto kVirtualThreadStart = static_cast<jvmtiEvent>(87);
   constexpr auto kVirtualThreadEnd = static_cast<jvmtiEvent>(88);
-  if (!EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadMount", OnMount, error) ||
-      !EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount", OnUnmount, error)) {
-    return false;
+  Status enabled = EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadMount", OnMount);
+  if (enabled.ok()) {
+    enabled = EnableExtension(jvmti, "com.sun.hotspot.events.VirtualThreadUnmount", OnUnmount);
   }
+  if (!enabled.ok()) return enabled;
   for (jvmtiEvent event : {kVirtualThreadStart, kVirtualThreadEnd}) {
     if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr) != JVMTI_ERROR_NONE) {
-      *error = "cannot enable VirtualThreadStart/VirtualThreadEnd";
-      return false;
+      return Status::Unavailable("cannot enable VirtualThreadStart/VirtualThreadEnd", 0);
     }
   }
-  return true;
+  return Status();
 }
 
 void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv* jni, jthread thread) {

@@ -42,13 +42,15 @@
 #include <cstdint>
 #include <string>
 
+#include "profiler/status.h"
+
 namespace ctxprof {
 
 class VirtualThreads {
  public:
-  // Finds and enables the mount/unmount extension events and VirtualThreadEnd. False with
-  // *error naming what is missing.
-  static bool Enable(jvmtiEnv* jvmti, std::string* error);
+  // Finds and enables the mount/unmount extension events and VirtualThreadStart/End. Fails
+  // (kUnavailable) naming what is missing.
+  static Status Enable(jvmtiEnv* jvmti);
   // The VirtualThreadStart/End callbacks (installed by JvmAgent with its other callbacks).
   static void JNICALL OnStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static void JNICALL OnEnd(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);

@@ -9,25 +9,30 @@
 namespace ctxprof {
 namespace {
 
-// dlopen handle of the library that defines the running VM's JNI functions, or nullptr.
-void* OpenLibjvm(JNIEnv* jni, std::string* error) {
+// dlopen handle of the library that defines the running VM's JNI functions. dladdr and dlopen
+// report no errno (dlerror's text says it all).
+StatusOr<void*> OpenLibjvm(JNIEnv* jni) {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(jni->functions->GetVersion), &info) == 0 ||
       info.dli_fname == nullptr) {
-    *error = "cannot tell which library implements the JVM's JNI functions (dladdr failed)";
-    return nullptr;
+    return Status::Unavailable(
+        "cannot tell which library implements the JVM's JNI functions (dladdr failed)", 0);
   }
   void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) *error = std::string("cannot reopen ") + info.dli_fname + ": " + dlerror();
+  if (handle == nullptr) {
+    return Status::Unavailable(std::string("cannot reopen ") + info.dli_fname + ": " + dlerror(),
+                               0);
+  }
   return handle;
 }
 
-// The value of the uint64_t or pointer data symbol `name`; false when it is not exported.
+// The value of the uint64_t or pointer data symbol `name`; false, with *missing naming it (the
+// first one only), when it is not exported.
 template <typename T>
-bool ReadSymbol(void* handle, const char* name, T* out, std::string* error) {
+bool ReadSymbol(void* handle, const char* name, T* out, const char** missing) {
   const void* address = dlsym(handle, name);
   if (address == nullptr) {
-    *error = std::string("the JVM does not export ") + name + " (not HotSpot?)";
+    if (*missing == nullptr) *missing = name;
     return false;
   }
   memcpy(out, address, sizeof(T));
@@ -43,30 +48,36 @@ T Column(const char* entry, uint64_t offset) {
 
 }  // namespace
 
-bool VmStructs::Open(JNIEnv* jni, VmStructs* out, std::string* error) {
-  void* handle = OpenLibjvm(jni, error);
-  if (handle == nullptr) return false;
+StatusOr<VmStructs> VmStructs::Open(JNIEnv* jni) {
+  StatusOr<void*> opened = OpenLibjvm(jni);
+  if (!opened.ok()) return opened.status();
+  void* handle = opened.value();
   VmStructs t;
+  const char* missing = nullptr;
   const bool found =
-      ReadSymbol(handle, "gHotSpotVMTypes", &t.types_.first, error) &&
-      ReadSymbol(handle, "gHotSpotVMTypeEntryArrayStride", &t.types_.stride, error) &&
-      ReadSymbol(handle, "gHotSpotVMTypeEntryTypeNameOffset", &t.type_name_, error) &&
-      ReadSymbol(handle, "gHotSpotVMTypeEntrySizeOffset", &t.type_size_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructs", &t.fields_.first, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryArrayStride", &t.fields_.stride, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryTypeNameOffset", &t.field_type_name_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryFieldNameOffset", &t.field_name_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryTypeStringOffset", &t.field_type_string_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryIsStaticOffset", &t.field_is_static_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryOffsetOffset", &t.field_offset_, error) &&
-      ReadSymbol(handle, "gHotSpotVMStructEntryAddressOffset", &t.field_address_, error) &&
-      ReadSymbol(handle, "gHotSpotVMIntConstants", &t.int_constants_.first, error) &&
+      ReadSymbol(handle, "gHotSpotVMTypes", &t.types_.first, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMTypeEntryArrayStride", &t.types_.stride, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMTypeEntryTypeNameOffset", &t.type_name_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMTypeEntrySizeOffset", &t.type_size_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructs", &t.fields_.first, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryArrayStride", &t.fields_.stride, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryTypeNameOffset", &t.field_type_name_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryFieldNameOffset", &t.field_name_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryTypeStringOffset", &t.field_type_string_,
+                 &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryIsStaticOffset", &t.field_is_static_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryOffsetOffset", &t.field_offset_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMStructEntryAddressOffset", &t.field_address_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMIntConstants", &t.int_constants_.first, &missing) &&
       ReadSymbol(handle, "gHotSpotVMIntConstantEntryArrayStride", &t.int_constants_.stride,
-                 error) &&
-      ReadSymbol(handle, "gHotSpotVMIntConstantEntryNameOffset", &t.constant_name_, error) &&
-      ReadSymbol(handle, "gHotSpotVMIntConstantEntryValueOffset", &t.constant_value_, error);
+                 &missing) &&
+      ReadSymbol(handle, "gHotSpotVMIntConstantEntryNameOffset", &t.constant_name_, &missing) &&
+      ReadSymbol(handle, "gHotSpotVMIntConstantEntryValueOffset", &t.constant_value_, &missing);
   dlclose(handle);  // drops only the reference RTLD_NOLOAD took; libjvm stays loaded
-  if (!found) return false;
+  if (!found) {
+    return Status::Unavailable(
+        std::string("the JVM does not export ") + missing + " (not HotSpot?)", 0);
+  }
   auto end_of = [](std::initializer_list<uint64_t> columns, uint64_t width) {
     return std::max(columns) + width;
   };
@@ -76,13 +87,13 @@ bool VmStructs::Open(JNIEnv* jni, VmStructs* out, std::string* error) {
                               8)) ||
       !t.int_constants_.Valid(end_of({t.constant_name_}, 8)) ||
       !t.int_constants_.Valid(end_of({t.constant_value_}, 4))) {
-    *error = "the JVM's type and field tables have an unexpected layout (strides " +
-             std::to_string(t.types_.stride) + ", " + std::to_string(t.fields_.stride) + ", " +
-             std::to_string(t.int_constants_.stride) + ")";
-    return false;
+    return Status::Unavailable(
+        "the JVM's type and field tables have an unexpected layout (strides " +
+            std::to_string(t.types_.stride) + ", " + std::to_string(t.fields_.stride) + ", " +
+            std::to_string(t.int_constants_.stride) + ")",
+        0);
   }
-  *out = t;
-  return true;
+  return t;
 }
 
 uint64_t VmStructs::TypeSize(const std::string& type) const {

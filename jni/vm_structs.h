@@ -1,10 +1,9 @@
 // VmStructs: the layout of HotSpot's C++ types, from the tables libjvm.so exports for its
 // serviceability agent. Read off the signal path only (agent load, VMInit); the signal-path code
-// that uses the layout (java_frame_types.h) keeps the numbers it needs in its own variables.
+// that uses the layout keeps the numbers it needs in a VmLayout of its own (vm_layout.h).
 //
-// What is read (data symbols of libjvm.so, version SUNWprivate_1.1; exported by every HotSpot
-// since JDK 6, seen on OpenJDK 17.0.21 and Temurin 25.0.3, and declared in JDK 21's
-// vmStructs.cpp):
+// What is read (data symbols of libjvm.so, version SUNWprivate_1.1, exported by every HotSpot
+// since JDK 6; docs/JAVA.md "The VM walk's layout"):
 //   gHotSpotVMTypes          type entries: name, sizeof; ends with a NULL name
 //   gHotSpotVMStructs        field entries: type name, field name, type string, is-static,
 //                            offset (instance fields) or address (static fields); ends with a
@@ -14,18 +13,15 @@
 // how far apart entries are (gHotSpotVMTypeEntryArrayStride, ...EntryTypeNameOffset, ...). The
 // entry layout comes from those descriptors, never from constants here.
 //
-// How the reads are guarded: libjvm is the library that holds the JNI function table of the VM
+// Why a reader cannot crash: libjvm is the library that holds the JNI function table of the VM
 // that loaded us (dladdr of a JNIEnv function, then dlopen RTLD_NOLOAD of that file), so no other
 // JVM's table is read. Every symbol must exist; strides must be multiples of 8 and leave room for
 // the columns at their offsets; walks stop after kMaxEntries entries. The tables are the
 // library's own static data (written by its static initialisers, before any agent runs), so
 // once the symbols exist the reads cannot fault and no FaultGuard is needed.
 //
-// The field table does not list JavaThread's JNIEnv (_jni_environment) in JDK 17, 21 or 25, so
-// java_thread_env.h measures that offset and uses the type sizes here to check it.
-//
-// Thread safety: Open and the lookups may run on any thread; a VmStructs is immutable once
-// opened.
+// Thread safety: Open and the lookups may run on any thread but a signal handler; a VmStructs
+// is immutable once opened.
 #ifndef CTXPROF_JNI_VM_STRUCTS_H_
 #define CTXPROF_JNI_VM_STRUCTS_H_
 
@@ -33,6 +29,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -49,9 +47,9 @@ class VmStructs {
     const void* address = nullptr;  // static field: where it lives
   };
 
-  // Finds libjvm through `jni` (any JNIEnv of the running VM) and its tables. False with *error
-  // naming the missing piece (e.g. not a HotSpot VM).
-  static bool Open(JNIEnv* jni, VmStructs* out, std::string* error);
+  // Finds libjvm through `jni` (any JNIEnv of the running VM) and its tables. Fails with
+  // kUnavailable naming the missing piece (e.g. not a HotSpot VM).
+  static StatusOr<VmStructs> Open(JNIEnv* jni);
 
   // sizeof(`type`) in the running VM, or 0 when the table does not list it.
   uint64_t TypeSize(const std::string& type) const;

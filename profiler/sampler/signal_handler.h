@@ -66,7 +66,7 @@ using JavaStackWalk = int (*)(void* ucontext, RawFrame* frames, int max_depth);
 // handler on the interrupted thread; it must be async-signal-safe.
 using VirtualThreadProbe = uint64_t (*)();
 
-// The JVM layer's code-cache test (jni/java_frame_types.h): true when `pc` is in the VM's
+// The JVM layer's code-cache test (jni/vm_stack_walker.h): true when `pc` is in the VM's
 // generated code (interpreter, compiled methods, stubs). Async-signal-safe.
 using JavaCodeProbe = bool (*)(uint64_t pc);
 

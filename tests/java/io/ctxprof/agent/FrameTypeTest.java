@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Java frame types come from the VM (jni/java_frame_types.h): with -Xint every Java frame is
+ * Java frame types come from the VM (jni/vm_stack_walker.h): with -Xint every Java frame is
  * Interpreted; once warm, InliningWorkload.mix runs inlined into InliningWorkload.hot, which runs
  * JIT compiled. Every recording also keeps the invariant of physical frames: an Inlined frame's
  * caller belongs to the same compiled frame (Inlined or JIT compiled).

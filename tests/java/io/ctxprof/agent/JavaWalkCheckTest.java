@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The VM's own Java walk (jni/java_frame_types.h, JavaFrameTypes::Walk), which takes a stack
+ * The VM's own Java walk (jni/vm_stack_walker.h, VmStackWalker::Walk), which takes a stack
  * instead of AsyncGetCallTrace wherever it can vouch for every frame, against AsyncGetCallTrace
  * itself. With CTXPROF_CHECK_JAVA_WALK=1 every stack is ASGCT's and the VM walk runs beside it in
  * the same signal; the agent prints at exit how many stacks agreed frame for frame (method, bci,

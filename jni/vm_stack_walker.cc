@@ -1,0 +1,384 @@
+#include "jni/vm_stack_walker.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "jni/vm_layout.h"
+#include "jni/vm_views.h"
+#include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/machine_context.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr uintptr_t kMaxStackStep = 16u << 20;
+constexpr int kMaxNonJavaFrames = 64;  // stubs, adapters, C frames stepped over per walk
+
+VmLayout g_layout;  // written by Init before g_ready (release); read after it (acquire)
+std::atomic<bool> g_ready{false};
+
+// One physical frame: where it executes and where its stack begins.
+struct PhysicalFrame {
+  uintptr_t pc;
+  uintptr_t sp;
+  uintptr_t unextended_sp;  // the sp the frame's own size is counted from
+  uintptr_t fp;
+};
+
+// The Java physical frames of a thread's stack, innermost first, as both walks follow them:
+// stubs, adapters and the call stub's entry frames are stepped over by their frame size (an
+// entry frame continues at its JavaCallWrapper's anchor), C frames before the first Java frame
+// by their frame-pointer link, a virtual thread's return barrier to its continuation's entry.
+// Runs inside FaultGuard::Run (every accessor of the views reads VM or stack memory).
+class JavaFrameCursor {
+ public:
+  // Where a step from one Java frame to the next ended.
+  enum class Reached {
+    kJavaFrame,
+    kStackBottom,  // the thread's first entry frame: no Java frame below it
+    kLost,         // a frame this walk cannot follow
+  };
+
+  JavaFrameCursor(const VmLayout& layout, const char* thread, const void* ucontext,
+                  VmStackWalker::Start start)
+      : l_(layout),
+        thread_(layout, reinterpret_cast<uintptr_t>(thread)),
+        ucontext_(ucontext),
+        start_at_return_(start == VmStackWalker::Start::kReturnAddress),
+        code_cache_(layout),
+        blob_(layout, 0, CodeKind::kUnknown) {}
+
+  // Moves to the first Java frame; false when there is none this walk can follow. `vouching`
+  // (Walk) also refuses the starts Walk leaves to ASGCT: a mounted virtual thread, whose frames
+  // end at its continuation's entry, where ASGCT's walk differs between JDKs; code interrupted
+  // before its frame is complete (its prologue, or a stub whose frame never is, such as the
+  // safepoint handler blob saving the registers), whose return address may not be where its
+  // frame size says (ASGCT's frame::safe_for_sender does not trust such a frame either).
+  bool First(bool vouching) {
+    const FrameAnchorView anchor = thread_.anchor();
+    const uintptr_t anchor_sp = anchor.last_java_sp();
+    const uintptr_t anchor_pc = anchor.last_java_pc();
+    const int32_t state = thread_.state();
+    const bool at_anchor = anchor_sp != 0 && anchor_pc != 0;
+    if (at_anchor) {
+      frame_ = {anchor_pc, anchor_sp, anchor_sp, anchor.last_java_fp()};
+    } else {
+      if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) return false;
+      const MachineContext registers(ucontext_);
+      frame_ = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
+    }
+    // ASGCT trusts an initial interpreted frame as it is in these states only (forte.cpp,
+    // is_decipherable_interpreted_frame); in others it checks the frame in ways this walk does
+    // not.
+    state_known_valid_ = state == l_.java_thread.in_native || state == l_.java_thread.in_vm ||
+                         state == l_.java_thread.blocked;
+    if (vouching && l_.continuations && thread_.cont_entry() != 0) return false;
+    blob_ = code_cache_.FindBlob(frame_.pc);
+    while (blob_.kind() == CodeKind::kOutsideCodeCache) {
+      if (++steps_ > kMaxNonJavaFrames || !Step(NativeSender())) return false;
+      blob_ = code_cache_.FindBlob(frame_.pc);
+    }
+    if (vouching && !at_anchor && !start_at_return_ && steps_ == 0 &&
+        (blob_.kind() == CodeKind::kStub || blob_.kind() == CodeKind::kCompiled) &&
+        !blob_.FrameCompleteAt(frame_.pc)) {
+      return false;
+    }
+    if (ToJavaFrame() != Reached::kJavaFrame) return false;
+    // The first Java frame is stopped at a VM call when it is the anchor's frame itself
+    // (forte.cpp compares the frame's pc with the anchor's). One reached through a stub has a
+    // return address for pc too, but ASGCT looks it up as an interrupted pc; so do both walks.
+    pc_kind_ = at_anchor && anchor_pc == frame_.pc ? PcKind::kStoppedAtCall
+               : at_anchor || !start_at_return_    ? PcKind::kInterrupted
+                                                   : PcKind::kCallSite;
+    return true;
+  }
+
+  // Moves to the caller of the current Java frame, past stubs and entry frames.
+  Reached Next() {
+    pc_kind_ = PcKind::kCaller;
+    if (!Step(AcrossReturnBarrier(JavaSender()))) return Reached::kLost;
+    blob_ = code_cache_.FindBlob(frame_.pc);
+    return ToJavaFrame();
+  }
+
+  const VmLayout& layout() const { return l_; }
+  const PhysicalFrame& frame() const { return frame_; }
+  const CodeBlobView& blob() const { return blob_; }
+  PcKind pc_kind() const { return pc_kind_; }
+  // The thread's state lets ASGCT trust an initial interpreted frame as it is.
+  bool state_known_valid() const { return state_known_valid_; }
+
+ private:
+  // Moves to `next` if it is plausible: up the stack, by less than kMaxStackStep.
+  bool Step(const PhysicalFrame& next) {
+    if (next.pc == 0 || next.sp <= frame_.sp || next.sp - frame_.sp >= kMaxStackStep ||
+        next.sp % kWord != 0) {
+      return false;
+    }
+    frame_ = next;
+    return true;
+  }
+
+  // Steps over stubs and entry frames until the frame is a Java frame.
+  Reached ToJavaFrame() {
+    while (blob_.kind() == CodeKind::kStub) {
+      if (++steps_ > kMaxNonJavaFrames) return Reached::kLost;
+      PhysicalFrame next;
+      if (frame_.pc == l_.call_stub_return) {
+        // An entry frame: the Java frames before the VM call, if any, are at its anchor.
+        const FrameAnchorView anchor = EntryFrameView(l_, frame_.fp).call_wrapper_anchor();
+        next.sp = anchor.last_java_sp();
+        if (next.sp == 0) return Reached::kStackBottom;  // the thread's first entry
+        next.unextended_sp = next.sp;
+        next.fp = anchor.last_java_fp();
+        next.pc = anchor.last_java_pc();
+        if (next.pc == 0) next.pc = VmRead<uintptr_t>(next.sp - kWord);
+      } else {
+        next = CompiledSender();
+      }
+      if (!Step(next)) return Reached::kLost;
+      blob_ = code_cache_.FindBlob(frame_.pc);
+    }
+    return blob_.is_java() ? Reached::kJavaFrame : Reached::kLost;
+  }
+
+  // A virtual thread's frames are thawed onto the carrier's stack lazily: the lowest thawed
+  // frame returns to the continuation's return barrier stub, and the frames below it are still
+  // frozen in the heap. ASGCT does not walk those (HotSpot's continuation_bottom_sender): it
+  // continues at the continuation's entry frame (Continuation.enterSpecial), which sits in the
+  // ContinuationEntry on the carrier's stack. `sender` is the frame's sender by its frame size;
+  // when it returns into a stub at or below the innermost entry, the entry frame is returned
+  // instead.
+  PhysicalFrame AcrossReturnBarrier(const PhysicalFrame& sender) const {
+    if (!l_.continuations) return sender;
+    const uintptr_t entry = thread_.cont_entry();
+    if (entry == 0 || frame_.sp >= entry || sender.sp > entry + l_.cont_entry_size ||
+        code_cache_.FindBlob(sender.pc).kind() != CodeKind::kStub) {
+      return sender;
+    }
+    return {VmRead<uintptr_t>(l_.cont_entry_return_pc), entry, entry,
+            VmRead<uintptr_t>(entry + l_.cont_entry_size)};
+  }
+
+  PhysicalFrame NativeSender() const {
+    const uintptr_t sender_sp = frame_.fp + kSenderSpSlot * kWord;
+    return {VmRead<uintptr_t>(frame_.fp + kReturnAddressSlot * kWord), sender_sp, sender_sp,
+            VmRead<uintptr_t>(frame_.fp + kSavedFpSlot * kWord)};
+  }
+
+  PhysicalFrame CompiledSender() const {
+    const int32_t words = blob_.frame_words();
+    if (words <= 0) return {0, 0, 0, 0};
+    const uintptr_t sender_sp = frame_.unextended_sp + static_cast<uintptr_t>(words) * kWord;
+    return {VmRead<uintptr_t>(sender_sp - kWord), sender_sp, sender_sp,
+            VmRead<uintptr_t>(sender_sp - 2 * kWord)};
+  }
+
+  PhysicalFrame JavaSender() const {
+    if (blob_.kind() != CodeKind::kInterpreter) return CompiledSender();
+    PhysicalFrame sender = NativeSender();
+    sender.unextended_sp = InterpreterFrameView(l_, frame_.fp).sender_sp();
+    return sender;
+  }
+
+  const VmLayout& l_;
+  const JavaThreadView thread_;
+  const void* const ucontext_;
+  // The context's pc is a return address (VmStackWalker::Start::kReturnAddress); it matters
+  // only when the walk starts there, not at the thread's anchor.
+  const bool start_at_return_;
+  const CodeCacheView code_cache_;
+  PhysicalFrame frame_{};
+  CodeBlobView blob_;
+  PcKind pc_kind_ = PcKind::kInterrupted;
+  bool state_known_valid_ = false;
+  int steps_ = 0;  // non-Java frames stepped over
+};
+
+// Calls per_frame(cursor, k) for each Java physical frame, k being the index of the first of
+// `count` frames it accounts for; per_frame returns how many, or 0 to stop. *done counts the
+// frames accounted for so far (it survives a fault). True when the walk reached the stack's
+// bottom or `count` frames.
+template <typename PerFrame>
+bool ForEachJavaFrame(JavaFrameCursor* cursor, int count, int* done, PerFrame per_frame) {
+  int k = 0;
+  while (k < count) {
+    const int frames = per_frame(*cursor, k);
+    if (frames <= 0) return false;
+    k += frames;
+    *done = std::min(k, count);
+    if (k >= count) break;
+    const JavaFrameCursor::Reached reached = cursor->Next();
+    if (reached == JavaFrameCursor::Reached::kLost) return false;
+    if (reached == JavaFrameCursor::Reached::kStackBottom) break;
+  }
+  return true;
+}
+
+// The kinds of frames[k..) that the cursor's physical frame accounts for; returns how many, or 0
+// when its method is not the one ASGCT reported (the walks went apart). A compiled frame accounts
+// for one frame per scope of its PcDesc (the inner ones inlined), at least one.
+int AssignFrameKinds(const JavaFrameCursor& cursor, RawFrame* frames, int count, int k) {
+  const VmLayout& l = cursor.layout();
+  const CodeBlobView& blob = cursor.blob();
+  int scopes = 1;
+  uintptr_t method;
+  if (blob.kind() == CodeKind::kInterpreter) {
+    method = InterpreterFrameView(l, cursor.frame().fp).method();
+  } else {
+    const NmethodView nmethod(l, blob.start());
+    method = nmethod.method();
+    if (blob.kind() == CodeKind::kCompiled) {
+      const int limit = count - k + 1;
+      int found = 0;
+      for (ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
+           scope.exists() && found < limit; scope = scope.sender()) {
+        found++;
+      }
+      scopes = std::max(found, 1);
+    }
+  }
+  const int last = k + scopes - 1;
+  if (last < count && !MethodView(l, method).IsJmethodId(frames[last].id)) return 0;
+  for (int i = k; i <= last && i < count; i++) {
+    FrameKind& kind = frames[i].kind;
+    if (kind == FrameKind::kJavaNative) continue;  // ASGCT's native method mark stays
+    kind = blob.kind() == CodeKind::kInterpreter ? FrameKind::kJavaInterpreted
+           : i < last                            ? FrameKind::kJavaInlined
+                                                 : FrameKind::kJavaJit;
+  }
+  return scopes;
+}
+
+// Writes `method`'s frame as ASGCT's frame converted by JavaStackWalker: its jmethodID, and bci
+// and kind, or -1 and kJavaNative for a native method (ASGCT's line -3). False when `method` has
+// no jmethodID that leads back to it.
+bool Emit(const VmLayout& l, uintptr_t method, int32_t bci, FrameKind kind, RawFrame* out) {
+  const MethodView view(l, method);
+  uintptr_t id;
+  if (!view.FindJmethodId(&id)) return false;
+  *out = view.is_native() ? RawFrame{id, -1, FrameKind::kJavaNative} : RawFrame{id, bci, kind};
+  return true;
+}
+
+// Writes the frames of the cursor's physical frame from frames[k] as ASGCT would report them
+// (forte.cpp, vframeStreamForte); returns how many, or 0 when it cannot vouch for them.
+int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, int k) {
+  const VmLayout& l = cursor.layout();
+  const CodeBlobView& blob = cursor.blob();
+  RawFrame* out = frames + k;
+  if (blob.kind() == CodeKind::kInterpreter) {
+    if (cursor.pc_kind() != PcKind::kCaller && !cursor.state_known_valid()) return 0;
+    const InterpreterFrameView frame(l, cursor.frame().fp);
+    const MethodView method(l, frame.method());
+    if (!MethodView::Plausible(method.address())) return 0;
+    const int32_t bci = method.BciOf(frame.bcp());
+    return Emit(l, method.address(), bci, FrameKind::kJavaInterpreted, out) ? 1 : 0;
+  }
+  const NmethodView nmethod(l, blob.start());
+  const uintptr_t method = nmethod.method();
+  // A native method's wrapper: its pc may be imprecise, so the vframe stream uses no scope.
+  if (blob.kind() == CodeKind::kCompiledNative) {
+    return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+  }
+  ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
+  // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
+  if (!scope.exists()) return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+  const NmethodView::Metadata metadata = nmethod.metadata();
+  const int room = count - k;
+  int written = 0;
+  while (scope.exists() && written < room) {
+    const ScopeDescView::Record record = scope.Read();
+    if (record.method_index == 0) return 0;
+    const FrameKind kind = record.sender > 0 ? FrameKind::kJavaInlined : FrameKind::kJavaJit;
+    if (!Emit(l, metadata.MethodAt(record.method_index), record.bci, kind, out + written)) {
+      return 0;
+    }
+    written++;
+    scope = scope.At(record.sender);
+  }
+  return written;
+}
+
+// A walk's state, kept in memory its caller owns so that a fault leaves what it completed.
+struct WalkState {
+  const char* thread;
+  const void* ucontext;
+  VmStackWalker::Start start;
+  RawFrame* frames;
+  int count;
+  int done = 0;
+  bool complete = false;
+};
+
+}  // namespace
+
+StatusOr<VmStackWalker::Capabilities> VmStackWalker::Init(JNIEnv* jni) {
+  if (g_ready.load(std::memory_order_acquire)) return Capabilities{};
+  const Status guard = FaultGuard::Install();
+  if (!guard.ok()) return guard;
+  StatusOr<ResolvedVmLayout> resolved = ResolveVmLayout(jni);
+  if (!resolved.ok()) return resolved.status();
+  g_layout = resolved.value().layout;
+  g_ready.store(true, std::memory_order_release);
+  return Capabilities{resolved.value().walk};
+}
+
+bool VmStackWalker::InCodeCache(uint64_t pc) {
+  return g_ready.load(std::memory_order_acquire) && CodeCacheView(g_layout).Contains(pc);
+}
+
+bool VmStackWalker::InStub(uint64_t pc) {
+  if (!InCodeCache(pc)) return false;
+  struct Probe {
+    uint64_t pc;
+    bool stub;
+  } probe{pc, false};
+  FaultGuard::Run(
+      [](void* state) {
+        auto* probe = static_cast<Probe*>(state);
+        probe->stub = CodeCacheView(g_layout).FindBlob(probe->pc).kind() == CodeKind::kStub;
+      },
+      &probe);
+  return probe.stub;
+}
+
+int VmStackWalker::AssignKinds(const char* java_thread, const void* ucontext, RawFrame* frames,
+                               int count) {
+  if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;
+  WalkState walk{java_thread, ucontext, Start::kInterrupted, frames, count};
+  FaultGuard::Run(
+      [](void* state) {
+        WalkState& w = *static_cast<WalkState*>(state);
+        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start);
+        if (!cursor.First(/*vouching=*/false)) return;
+        ForEachJavaFrame(&cursor, w.count, &w.done, [&w](const JavaFrameCursor& at, int k) {
+          return AssignFrameKinds(at, w.frames, w.count, k);
+        });
+      },
+      &walk);
+  return walk.done;
+}
+
+int VmStackWalker::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
+                        int max_depth, Start start) {
+  if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
+      !g_layout.walks) {
+    return 0;
+  }
+  WalkState walk{java_thread, ucontext, start, frames, max_depth};
+  const bool finished = FaultGuard::Run(
+      [](void* state) {
+        WalkState& w = *static_cast<WalkState*>(state);
+        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start);
+        if (!cursor.First(/*vouching=*/true)) return;
+        w.complete =
+            ForEachJavaFrame(&cursor, w.count, &w.done, [&w](const JavaFrameCursor& at, int k) {
+              return ProduceFrames(at, w.frames, w.count, k);
+            });
+      },
+      &walk);
+  return finished && walk.complete ? walk.done : 0;
+}
+
+}  // namespace ctxprof

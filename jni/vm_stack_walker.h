@@ -1,0 +1,71 @@
+// VmStackWalker: the interrupted thread's Java frames read from the VM's own structures, in the
+// signal handler (JavaStackWalker, java_stack_walker.h, asks it first and falls back to ASGCT).
+// It follows the physical frames ASGCT would, from the same start (the thread's last-Java-frame
+// anchor when it is walkable, else the signal's registers), through the typed views of
+// vm_views.h, and either writes the frames ASGCT would report (Walk) or says which of ASGCT's
+// frames ran interpreted, JIT compiled or inlined (AssignKinds). How it follows the stack, and
+// what it declines: docs/JAVA.md ("The VM's own walk first", "Frame types").
+//
+// Nothing is trusted that the VM did not confirm: every physical frame's Method* must lead to
+// the jmethodID reported for it, and the first frame that does not ends the walk.
+//
+// Why a reader cannot crash: AssignKinds and Walk run every read of VM or stack memory inside
+// one FaultGuard::Run (a fault ends the walk where it is); they allocate nothing, take no lock
+// and loop a bounded number of times (every step must move the stack pointer up, by less than
+// 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
+// ready flag with a release store; readers load the flag with acquire before the layout.
+//
+// Thread safety: Init runs off the signal path, serialised by the caller (JVM agent
+// initialisation); the others may run on any thread at any time, signal handlers included.
+#ifndef CTXPROF_JNI_VM_STACK_WALKER_H_
+#define CTXPROF_JNI_VM_STACK_WALKER_H_
+
+#include <jni.h>
+
+#include <cstdint>
+
+#include "profiler/sampler/sample.h"
+#include "profiler/status.h"
+
+namespace ctxprof {
+
+class VmStackWalker {
+ public:
+  // What Init found the walks can do in this VM.
+  struct Capabilities {
+    Status walk;  // ok, or why Walk declines every stack (AssignKinds works either way)
+  };
+  // Resolves the layout (vm_layout.h); call once the VM is initialised (VMInit, or later for a
+  // dynamic attach); `jni` is any JNIEnv of the VM. Fails (kUnavailable, naming what the VM
+  // lacks) when it cannot: AssignKinds and Walk then do nothing. Idempotent once it succeeded.
+  static StatusOr<Capabilities> Init(JNIEnv* jni);
+
+  // Sets the kind of frames[0..count), ASGCT's frames already converted in place (id =
+  // jmethodID, bci = its lineno), as the VM says; `java_thread` is the interrupted thread's
+  // JavaThread (java_thread_env.h) and `ucontext` the context ASGCT was given. Returns how many
+  // leading frames it typed; the others are left as they were.
+  static int AssignKinds(const char* java_thread, const void* ucontext, RawFrame* frames,
+                         int count);
+
+  // Where Walk's `ucontext` points: the interrupted context, or one JavaStackWalker built one
+  // frame up from code ASGCT could not walk (a stub), whose pc is that call's return address.
+  // The initial compiled frame's scopes are then those of the call site.
+  enum class Start { kInterrupted, kReturnAddress };
+  // Writes the Java frames into frames[0..max_depth) as ASGCT's would be after JavaStackWalker's
+  // conversion, kinds included; returns their count, or 0 when it cannot vouch for every frame
+  // (the caller then asks ASGCT).
+  static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth,
+                  Start start = Start::kInterrupted);
+
+  // True when `pc` is in the VM's code cache (interpreter, compiled code, stubs, adapters), by
+  // the code heaps' reserved bounds only; false before Init succeeded. A JavaCodeProbe
+  // (profiler/sampler/signal_handler.h).
+  static bool InCodeCache(uint64_t pc);
+  // True when `pc` is in code the VM generated outside Java methods and the interpreter (a stub,
+  // an adapter); false before Init succeeded.
+  static bool InStub(uint64_t pc);
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_VM_STACK_WALKER_H_
