@@ -48,7 +48,8 @@ bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
   } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
              (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
     *kind = SampleKind::kWall;
-  } else if (type == "jdk.ObjectAllocationSample") {
+  } else if (type == "jdk.ObjectAllocationSample" || type == "jdk.ObjectAllocationInNewTLAB" ||
+             type == "jdk.ObjectAllocationOutsideTLAB") {
     *kind = SampleKind::kAllocation;
   } else if (type == "jdk.JavaMonitorEnter") {
     *kind = SampleKind::kMonitorEnter;
@@ -58,6 +59,16 @@ bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
     return false;
   }
   return true;
+}
+
+// The bytes an allocation event stands for: jdk.ObjectAllocationSample's weight; in
+// async-profiler's alloc layout (ctxprof's with upload=), jdk.ObjectAllocationInNewTLAB's
+// tlabSize and jdk.ObjectAllocationOutsideTLAB's allocationSize.
+int64_t AllocatedBytes(const JfrEvent& event) {
+  const char* field = event.type_name() == "jdk.ObjectAllocationSample"      ? "weight"
+                      : event.type_name() == "jdk.ObjectAllocationInNewTLAB" ? "tlabSize"
+                                                                             : "allocationSize";
+  return event.Field(field).integer();
 }
 
 // Whether samples of `kind` are loaded for `selection`.
@@ -357,10 +368,15 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
       if (inserted.second) stacks_.push_back(std::move(stack));
       sample.stack = inserted.first->second;
       sample.weight = sample.kind == SampleKind::kAllocation
-                          ? event.Field("weight").integer()
+                          ? AllocatedBytes(event)
                           : reader.NanosOf(event.Field("duration").integer());
     }
-    const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);
+    // A wait joins its context at its end: the context was read there, and its start may fall
+    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
+    const int64_t join_ticks = IsSample(kind) || kind == SampleKind::kAllocation
+                                   ? sample.ticks
+                                   : sample.ticks + event.Field("duration").integer();
+    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

@@ -28,6 +28,12 @@
 //             wait's [start, end] feeds ContextRuns, so it joins its context by its start (our
 //             reader) and by its end (JDK 25's `jfr print`).
 //  * context_id adds a trailing contextId to every sample and runtime event.
+//  * pyroscope (upload=) makes Pyroscope's parser (Grafana's jfr-parser) read what the other
+//    readers read: allocations are jdk.ObjectAllocationInNewTLAB (it reads their contextId, not
+//    jdk.ObjectAllocationSample's); a wall sample of weight N > 1 is written as two events, N - 1
+//    and then 1, because the parser weights every CPU, allocation, lock and live event by the
+//    `samples` of the last profiler.WallClockSample before it; and the clock must count
+//    nanoseconds, because it reads lock and park durations as nanoseconds (Open checks it).
 //  * live (inputs.objects): the writer owns the object reference of every allocation record it
 //    is given (LiveObjects); at Close each sampled object still alive becomes a
 //    profiler.LiveObject in the last chunk, dated when sampled (so it joins its context).
@@ -87,6 +93,7 @@ struct JfrWriterConfig {
   CpuSampleEvent cpu_samples = CpuSampleEvent::kJdk;
   WallSampleEvent wall_samples = WallSampleEvent::kProfiler;
   bool context_id = false;                     // sample events end with contextId (JfrEventLayout)
+  bool pyroscope = false;                      // upload=: see the file comment
   uint64_t chunk_size_bytes = 0;               // 0 = no size limit
   uint64_t chunk_time_nanos = 0;               // 0 = no time limit
   uint64_t flush_interval_nanos = 1000000000;  // 0 = flush only at chunk end
@@ -135,9 +142,10 @@ struct JfrWriterInputs {
 
 class JfrWriter {
  public:
-  // Validates `config`, creates the file (or the repository folder, 0700, and the first chunk
-  // file) and writes the first chunk's header and metadata. nullptr + *error on failure, and
-  // *os_error (when given) = the errno of the failed file or folder call, 0 for a bad config.
+  // Validates `config` (with pyroscope, the clock must tick in nanoseconds), creates the file (or
+  // the repository folder, 0700, and the first chunk file) and writes the first chunk's header and
+  // metadata. nullptr + *error on failure, and *os_error (when given) = the errno of the failed
+  // file or folder call, 0 for a bad config.
   static std::unique_ptr<JfrWriter> Open(const JfrWriterConfig& config,
                                          const JfrWriterInputs& inputs, std::string* error,
                                          int* os_error = nullptr);
