@@ -41,15 +41,17 @@ std::string DottedClassName(std::string name) {
 }
 
 // The kind of events of `type`; false for a type the tool does not read. jdk.NativeMethodSample
-// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not.
+// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not. Likewise
+// jdk.ObjectAllocationInNewTLAB is an allocation sample only in a ctxprof upload: the JDK's own
+// are TLAB refills that its jdk.ObjectAllocationSample events count already.
 bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
   if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
     *kind = SampleKind::kCpu;
   } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
              (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
     *kind = SampleKind::kWall;
-  } else if (type == "jdk.ObjectAllocationSample" || type == "jdk.ObjectAllocationInNewTLAB" ||
-             type == "jdk.ObjectAllocationOutsideTLAB") {
+  } else if (type == "jdk.ObjectAllocationSample" ||
+             (type == "jdk.ObjectAllocationInNewTLAB" && ctxprof_recording)) {
     *kind = SampleKind::kAllocation;
   } else if (type == "jdk.JavaMonitorEnter") {
     *kind = SampleKind::kMonitorEnter;
@@ -61,14 +63,11 @@ bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
   return true;
 }
 
-// The bytes an allocation event stands for: jdk.ObjectAllocationSample's weight; in
-// async-profiler's alloc layout (ctxprof's with upload=), jdk.ObjectAllocationInNewTLAB's
-// tlabSize and jdk.ObjectAllocationOutsideTLAB's allocationSize.
+// The bytes an allocation event stands for: jdk.ObjectAllocationSample's weight, or the tlabSize
+// of a ctxprof upload's jdk.ObjectAllocationInNewTLAB (docs/JFR.md, "Pyroscope").
 int64_t AllocatedBytes(const JfrEvent& event) {
-  const char* field = event.type_name() == "jdk.ObjectAllocationSample"      ? "weight"
-                      : event.type_name() == "jdk.ObjectAllocationInNewTLAB" ? "tlabSize"
-                                                                             : "allocationSize";
-  return event.Field(field).integer();
+  return event.Field(event.type_name() == "jdk.ObjectAllocationSample" ? "weight" : "tlabSize")
+      .integer();
 }
 
 // Whether samples of `kind` are loaded for `selection`.

@@ -321,17 +321,16 @@ void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, ui
   }
   const uint64_t context_id = runs_.Track(sample.tid, thread_key, sample.ticks, sample.ticks,
                                           sample.context, &pending_pool_bytes_);
-  SampleEventFields fields{type,      sample.ticks, thread_key,
-                           stack_key, state_key,    std::max<uint32_t>(sample.weight, 1),
-                           context_id};
-  if (config_.pyroscope && type == kJfrTypeWallClockSample && fields.weight > 1) {
+  const uint32_t weight = std::max<uint32_t>(sample.weight, 1);
+  SampleEventFields event{type, sample.ticks, thread_key, stack_key, state_key, weight, context_id};
+  if (config_.pyroscope && type == kJfrTypeWallClockSample && weight > 1) {
     // Pyroscope's parser gives the next CPU, allocation and lock events this event's `samples`
     // as their weight: end with a weight of 1 (the file comment).
-    fields.weight--;
-    encoder_.AppendSample(fields, &chunk_->out());
-    fields.weight = 1;
+    event.weight = weight - 1;
+    encoder_.AppendSample(event, &chunk_->out());
+    event.weight = 1;
   }
-  encoder_.AppendSample(fields, &chunk_->out());
+  encoder_.AppendSample(event, &chunk_->out());
   counters_.samples++;
   samples_in_chunk_++;
   (wall ? counters_.wall_samples : counters_.cpu_samples)++;
