@@ -370,6 +370,7 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
       *error = Problem(key, value, "is not a clock", "use clock=tsc or clock=monotonic");
       return false;
     }
+    options->clock_given = true;
     return true;
   }
   if (key == "signal" || key == "wallsignal") {
@@ -552,7 +553,17 @@ bool CheckUpload(Options* options, std::string* error) {
                      "1s, e.g. 10ms or 20ms");
     return false;
   }
+  // Pyroscope's parser reads a jdk.JavaMonitorEnter or jdk.ThreadPark duration as nanoseconds,
+  // whatever the chunk's ticksPerSecond: chunks that count nanoseconds make both readings agree.
+  if (options->clock_given && options->clock != ClockKind::kMonotonic) {
+    *error = Problem("clock", "tsc", "conflicts with upload=",
+                     "Pyroscope reads lock and park durations as nanoseconds, so uploaded chunks "
+                     "count time in nanoseconds: remove clock=tsc");
+    return false;
+  }
+  options->clock = ClockKind::kMonotonic;
   options->jfr.context_id = true;
+  options->jfr.pyroscope = true;
   if (options->jfr.chunk_time_ns == 0) options->jfr.chunk_time_ns = 10 * kNanosPerSecond;
   if (options->jfr.chunk_size_bytes == 0) options->jfr.chunk_size_bytes = 3ull << 20;
   return true;

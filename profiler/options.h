@@ -20,11 +20,11 @@
 //   JFR        chunksize=, maxsize=, chunktime=, maxage=, flush=, cpusamples=jdk|ctxprof,
 //              wallsamples=profiler|jdk, contextid=: validated here, consumed by the writer
 //              (docs/JFR.md)
-//   upload     upload=URL (repository= required; implies contextid=true; CPU and wall intervals
-//              equal and dividing 1s), uploadname=, uploadlabels=, uploadca=, and uploadtoken=,
-//              uploadbasic=, uploadtenant= as env:VARIABLE or file:PATH: only the reference is
-//              an option, so a secret is never in option strings, logs or the recording; it is
-//              read when the session starts.
+//   upload     upload=URL (repository= required; implies contextid=true, clock=monotonic and the
+//              Pyroscope layout; CPU and wall intervals equal and dividing 1s), uploadname=,
+//              uploadlabels=, uploadca=, and uploadtoken=, uploadbasic=, uploadtenant= as
+//              env:VARIABLE or file:PATH: only the reference is an option, so a secret is never in
+//              option strings, logs or the recording; it is read when the session starts.
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -60,6 +60,7 @@ struct JfrOptions {
   bool wall_samples_as_jdk = false;     // wallsamples=jdk
   bool context_id = false;              // contextid=true
   bool context_id_given = false;        // contextid= was present
+  bool pyroscope = false;               // upload=: the layout Pyroscope's parser reads right
 };
 
 // Where a secret comes from: an environment variable or a file (its text, one trailing newline
@@ -106,6 +107,7 @@ struct Options {
   CStackKind cstack = CStackKind::kMixed;
   bool kernel_frames = true;  // kernel=
   ClockKind clock = ClockKind::kTsc;
+  bool clock_given = false;  // clock= was present
   int signal = SIGPROF;
   int wall_signal = SIGVTALRM;
   uint32_t buffer_slots = 2048;

@@ -50,7 +50,8 @@ allocated (or waited-for) class is the leaf of each stack.
   --threads        one section per thread (name and OS thread id) instead
   --top N          rows per section (default 10)
   --events E       cpu, wall, all (cpu and wall samples; the default), alloc
-                   (jdk.ObjectAllocationSample) or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
+                   (jdk.ObjectAllocationSample; in ctxprof uploads jdk.ObjectAllocationInNewTLAB)
+                   or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
   --quiet          no progress on stderr
 )help";
 

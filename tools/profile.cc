@@ -41,14 +41,17 @@ std::string DottedClassName(std::string name) {
 }
 
 // The kind of events of `type`; false for a type the tool does not read. jdk.NativeMethodSample
-// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not.
+// is a wall sample only in a ctxprof recording (wallsamples=jdk); the JDK's own are not. Likewise
+// jdk.ObjectAllocationInNewTLAB is an allocation sample only in a ctxprof upload: the JDK's own
+// are TLAB refills that its jdk.ObjectAllocationSample events count already.
 bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
   if (type == "jdk.ExecutionSample" || type == "ctxprof.CpuSample") {
     *kind = SampleKind::kCpu;
   } else if (type == "profiler.WallClockSample" || type == "ctxprof.WallClockSample" ||
              (type == "jdk.NativeMethodSample" && ctxprof_recording)) {
     *kind = SampleKind::kWall;
-  } else if (type == "jdk.ObjectAllocationSample") {
+  } else if (type == "jdk.ObjectAllocationSample" ||
+             (type == "jdk.ObjectAllocationInNewTLAB" && ctxprof_recording)) {
     *kind = SampleKind::kAllocation;
   } else if (type == "jdk.JavaMonitorEnter") {
     *kind = SampleKind::kMonitorEnter;
@@ -58,6 +61,13 @@ bool KindOf(const std::string& type, bool ctxprof_recording, SampleKind* kind) {
     return false;
   }
   return true;
+}
+
+// The bytes an allocation event stands for: jdk.ObjectAllocationSample's weight, or the tlabSize
+// of a ctxprof upload's jdk.ObjectAllocationInNewTLAB (docs/JFR.md, "Pyroscope").
+int64_t AllocatedBytes(const JfrEvent& event) {
+  return event.Field(event.type_name() == "jdk.ObjectAllocationSample" ? "weight" : "tlabSize")
+      .integer();
 }
 
 // Whether samples of `kind` are loaded for `selection`.
@@ -357,10 +367,15 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
       if (inserted.second) stacks_.push_back(std::move(stack));
       sample.stack = inserted.first->second;
       sample.weight = sample.kind == SampleKind::kAllocation
-                          ? event.Field("weight").integer()
+                          ? AllocatedBytes(event)
                           : reader.NanosOf(event.Field("duration").integer());
     }
-    const JfrEvent* context = reader.ContextAt(thread_key, sample.ticks);
+    // A wait joins its context at its end: the context was read there, and its start may fall
+    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
+    const int64_t join_ticks = IsSample(kind) || kind == SampleKind::kAllocation
+                                   ? sample.ticks
+                                   : sample.ticks + event.Field("duration").integer();
+    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

@@ -233,14 +233,23 @@ void DeclareContextId(const JfrEventLayout& layout, ClassBuilder* event) {
 // each ending with contextId when the layout has it.
 void DeclareRuntimeEvents(MetadataTree* tree, const JfrEventLayout& layout) {
   const std::vector<std::string> categories = {"Java Application"};
+  const bool tlab = layout.tlab_allocations;
   ClassBuilder allocation =
-      tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
-                  "Object Allocation Sample", categories);
+      tlab ? tree->Event("jdk.ObjectAllocationInNewTLAB", kJfrTypeObjectAllocationInNewTLAB,
+                         "Allocation in new TLAB", categories)
+           : tree->Event("jdk.ObjectAllocationSample", kJfrTypeObjectAllocationSample,
+                         "Object Allocation Sample", categories);
   allocation.Field("eventThread", kJfrTypeThread, true, false, "Event Thread")
       .Field("stackTrace", kJfrTypeStackTrace, true, false, "Stack Trace")
-      .Field("objectClass", kJfrTypeClass, true, false, "Object Class")
-      .Field("weight", kJfrTypeLong, false, false, "Sample Weight")
-      .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+      .Field("objectClass", kJfrTypeClass, true, false, "Object Class");
+  if (tlab) {
+    allocation.Field("allocationSize", kJfrTypeLong, false, false, "Allocation Size")
+        .FieldAnnotate(kJfrTypeDataAmount, "BYTES")
+        .Field("tlabSize", kJfrTypeLong, false, false, "TLAB Size");
+  } else {
+    allocation.Field("weight", kJfrTypeLong, false, false, "Sample Weight");
+  }
+  allocation.FieldAnnotate(kJfrTypeDataAmount, "BYTES")
       .FieldAnnotate(kJfrTypeDescription,
                      "The bytes allocated that this sample stands for: the sum of the weights "
                      "estimates the bytes allocated");

@@ -6,7 +6,8 @@
 // "Event types" (keep that table in step with this file):
 //   samples         jdk.ExecutionSample, profiler.WallClockSample, jdk.NativeMethodSample,
 //                   ctxprof.CpuSample
-//   runtime events  jdk.ObjectAllocationSample, jdk.JavaMonitorEnter, jdk.ThreadPark,
+//   runtime events  jdk.ObjectAllocationSample (or jdk.ObjectAllocationInNewTLAB with
+//                   EventLayout::tlab_allocations), jdk.JavaMonitorEnter, jdk.ThreadPark,
 //                   profiler.LiveObject
 //   context         ctxprof.Context (startTime, duration, eventThread, contextId, traceId,
 //                   spanId, one field per attribute)
@@ -21,7 +22,10 @@
 // their own and async-profiler's converter reads them with --alloc and --lock;
 // profiler.LiveObject is async-profiler's layout (--live). The trailing contextId long is declared
 // only with EventLayout::context_id: Pyroscope's parser reads it by name, async-profiler's
-// converter loses its place on it.
+// converter loses its place on it. With EventLayout::tlab_allocations, allocations are declared as
+// jdk.ObjectAllocationInNewTLAB (the JDK's fields; tlabSize carries the sample's weight, as
+// async-profiler's alloc mode writes it), because Pyroscope's parser reads a contextId on that
+// event and not on jdk.ObjectAllocationSample.
 //
 // ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
 // `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
@@ -76,6 +80,7 @@ enum JfrTypeId : uint32_t {
   kJfrTypeJavaMonitorEnter = 108,
   kJfrTypeThreadPark = 109,
   kJfrTypeLiveObject = 110,
+  kJfrTypeObjectAllocationInNewTLAB = 111,
   kJfrTypeNativeMethodSample = 120,
   kJfrTypeActiveSetting = 121,
   kJfrTypeLabel = 200,
@@ -123,6 +128,9 @@ const char* JfrThreadStateName(int key);  // "STATE_RUNNABLE", "STATE_SLEEPING",
 // Variations of the event layout, fixed for a recording (see the file comment).
 struct JfrEventLayout {
   bool context_id = false;  // every sample and runtime event ends with `contextId` (long)
+  // Allocation samples are jdk.ObjectAllocationInNewTLAB {..., allocationSize, tlabSize = the
+  // weight} instead of jdk.ObjectAllocationSample {..., weight}.
+  bool tlab_allocations = false;
 };
 
 class JfrMetadata {

@@ -3,8 +3,8 @@
 // time.
 //
 // What a run covers: a sample is an instant; a runtime event with a duration (a lock wait) covers
-// [its start, its end], and must be joinable by either (readers such as ours and AgentTest join
-// by startTime; JDK 25's `jfr print` attaches contexts to an event at its end time). Records come
+// [its start, its end], and must be joinable by either (AgentTest joins by startTime; ours and
+// JDK 25's `jfr print` attach contexts to an event at its end time). Records come
 // in the order of their `ticks` (a wait's end).
 //
 // Per thread, a run of consecutive records with the same non-empty ContextSnapshot becomes one

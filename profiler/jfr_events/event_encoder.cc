@@ -69,10 +69,17 @@ void EventEncoder::AppendVarints(uint32_t type, std::initializer_list<uint64_t> 
 }
 
 void EventEncoder::AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out) {
-  AppendVarints(
-      kJfrTypeObjectAllocationSample,
-      {fields.ticks, fields.thread_key, fields.stack_key, fields.class_key, fields.weight},
-      fields.context_id, out);
+  if (layout_.tlab_allocations) {
+    AppendVarints(kJfrTypeObjectAllocationInNewTLAB,
+                  {fields.ticks, fields.thread_key, fields.stack_key, fields.class_key,
+                   fields.object_bytes, /*tlabSize=*/fields.weight},
+                  fields.context_id, out);
+  } else {
+    AppendVarints(
+        kJfrTypeObjectAllocationSample,
+        {fields.ticks, fields.thread_key, fields.stack_key, fields.class_key, fields.weight},
+        fields.context_id, out);
+  }
 }
 
 void EventEncoder::AppendWait(const WaitEventFields& fields, JfrBuffer* out) {

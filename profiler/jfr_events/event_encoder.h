@@ -6,6 +6,8 @@
 //              state, samples, timeSpan} or ctxprof.CpuSample {startTime, eventThread,
 //              stackTrace, state, weight}
 //   allocation jdk.ObjectAllocationSample {startTime, eventThread, stackTrace, objectClass, weight}
+//              or, with the layout's tlab_allocations, jdk.ObjectAllocationInNewTLAB {startTime,
+//              eventThread, stackTrace, objectClass, allocationSize, tlabSize = the weight}
 //   wait       jdk.JavaMonitorEnter {startTime, duration, eventThread, stackTrace, monitorClass,
 //              previousOwner, address} or jdk.ThreadPark {startTime, duration, eventThread,
 //              stackTrace, parkedClass, timeout, until, address}: the JDK's exact layouts
@@ -37,6 +39,7 @@
 
 #include "context/context_block.h"
 #include "profiler/jfr/jfr_buffer.h"
+#include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
 
@@ -55,9 +58,10 @@ struct AllocationEventFields {
   uint64_t ticks;
   uint32_t thread_key;
   uint32_t stack_key;
-  uint32_t class_key;   // 0 = null
-  uint64_t weight;      // bytes
-  uint64_t context_id;  // 0 = no context; written only when the layout has contextId
+  uint32_t class_key;     // 0 = null
+  uint64_t weight;        // bytes this sample stands for
+  uint64_t object_bytes;  // the sampled object's size (allocationSize of the TLAB layout)
+  uint64_t context_id;    // 0 = no context; written only when the layout has contextId
 };
 
 // jdk.JavaMonitorEnter (type kJfrTypeJavaMonitorEnter) or jdk.ThreadPark (kJfrTypeThreadPark).
@@ -138,8 +142,8 @@ struct CounterEventFields {
 
 class EventEncoder {
  public:
-  // `context_ids`: sample events end with contextId (JfrEventLayout::context_id).
-  explicit EventEncoder(bool context_ids) : context_ids_(context_ids) {}
+  // The recording's layout (jfr_metadata.h), as its metadata declares it.
+  explicit EventEncoder(const JfrEventLayout& layout) : layout_(layout) {}
 
   void AppendSample(const SampleEventFields& fields, JfrBuffer* out);
   void AppendAllocation(const AllocationEventFields& fields, JfrBuffer* out);
@@ -153,7 +157,7 @@ class EventEncoder {
   // The trailing contextId of an event whose type declares it (with the layout's context_id):
   // appends `context_id` when the layout has the field, nothing otherwise.
   void PutContextId(uint64_t context_id, JfrBuffer* out) const {
-    if (context_ids_) out->PutVarint(context_id);
+    if (layout_.context_id) out->PutVarint(context_id);
   }
 
  private:
@@ -162,7 +166,7 @@ class EventEncoder {
   void AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields,
                      std::optional<uint64_t> context_id, JfrBuffer* out);
 
-  const bool context_ids_;
+  const JfrEventLayout layout_;
   JfrBuffer scratch_;  // a record's body before its size is known
 };
 

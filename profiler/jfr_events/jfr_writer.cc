@@ -6,6 +6,16 @@
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
+namespace {
+
+JfrEventLayout LayoutOf(const JfrWriterConfig& config) {
+  JfrEventLayout layout;
+  layout.context_id = config.context_id;
+  layout.tlab_allocations = config.pyroscope;
+  return layout;
+}
+
+}  // namespace
 
 JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs,
                      std::unique_ptr<ChunkClock> chunk_clock, std::unique_ptr<JfrChunkWriter> chunk)
@@ -14,7 +24,7 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
       attribute_names_(inputs.attributes->names()),
       chunk_clock_(std::move(chunk_clock)),
       chunk_(std::move(chunk)),
-      encoder_(config.context_id),
+      encoder_(LayoutOf(config)),
       stacks_(inputs.frames, &methods_),
       threads_(inputs.threads),
       values_(inputs.dictionary),
@@ -39,6 +49,12 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
     *error =
         "JFR writer: clock, frame and thread resolvers, dictionary and attribute registry "
         "are all required";
+    return nullptr;
+  }
+  if (config.pyroscope && inputs.clock->TicksPerSecond() != kNanosPerSecond) {
+    *error = std::string("JFR writer: upload= needs a clock in nanoseconds, not '") +
+             inputs.clock->Name() +
+             "' (Pyroscope reads lock and park durations as nanoseconds): use clock=monotonic";
     return nullptr;
   }
   JfrChunkConfig chunk_config;
@@ -82,9 +98,8 @@ bool JfrWriter::StartChunk(std::string* error) {
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
   if (metadata_declarations_.size() == 0) {
-    JfrEventLayout layout;
-    layout.context_id = config_.context_id;
-    JfrMetadata::SerializeDeclarations(attribute_names_, layout, &metadata_declarations_);
+    JfrMetadata::SerializeDeclarations(attribute_names_, LayoutOf(config_),
+                                       &metadata_declarations_);
   }
   JfrMetadata::Write(metadata_declarations_, chunk_->chunk_start_ticks(), &chunk_->out());
   WriteActiveSettings();
@@ -125,7 +140,8 @@ void JfrWriter::WriteActiveSettings() {
     setting(kJfrTypeWallClockSample, "wall", std::to_string(config_.wall_interval_nanos));
   }
   if (config_.alloc_interval_bytes != 0) {
-    setting(kJfrTypeObjectAllocationSample, "alloc", std::to_string(config_.alloc_interval_bytes));
+    setting(config_.pyroscope ? kJfrTypeObjectAllocationInNewTLAB : kJfrTypeObjectAllocationSample,
+            "alloc", std::to_string(config_.alloc_interval_bytes));
   }
   if (config_.lock_threshold_nanos >= 0) {
     setting(kJfrTypeJavaMonitorEnter, "lock", std::to_string(config_.lock_threshold_nanos));
@@ -305,9 +321,16 @@ void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, ui
   }
   const uint64_t context_id = runs_.Track(sample.tid, thread_key, sample.ticks, sample.ticks,
                                           sample.context, &pending_pool_bytes_);
-  encoder_.AppendSample(SampleEventFields{type, sample.ticks, thread_key, stack_key, state_key,
-                                          std::max<uint32_t>(sample.weight, 1), context_id},
-                        &chunk_->out());
+  const uint32_t weight = std::max<uint32_t>(sample.weight, 1);
+  SampleEventFields event{type, sample.ticks, thread_key, stack_key, state_key, weight, context_id};
+  if (config_.pyroscope && type == kJfrTypeWallClockSample && weight > 1) {
+    // Pyroscope's parser gives the next CPU, allocation and lock events this event's `samples`
+    // as their weight: end with a weight of 1 (the file comment).
+    event.weight = weight - 1;
+    encoder_.AppendSample(event, &chunk_->out());
+    event.weight = 1;
+  }
+  encoder_.AppendSample(event, &chunk_->out());
   counters_.samples++;
   samples_in_chunk_++;
   (wall ? counters_.wall_samples : counters_.cpu_samples)++;
@@ -319,9 +342,10 @@ void JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_ke
   if (event.kind == SampleKind::kAllocation) {
     const uint64_t context_id = runs_.Track(event.tid, thread_key, event.ticks, event.ticks,
                                             event.context, &pending_pool_bytes_);
-    encoder_.AppendAllocation(AllocationEventFields{event.ticks, thread_key, stack_key, class_key,
-                                                    event.event.amount, context_id},
-                              &chunk_->out());
+    encoder_.AppendAllocation(
+        AllocationEventFields{event.ticks, thread_key, stack_key, class_key, event.event.amount,
+                              event.event.object_bytes, context_id},
+        &chunk_->out());
     counters_.allocation_samples++;
     if (event.event.object_ref != 0 && live_ != nullptr) {
       live_->Add(TrackedAllocation{event.event.object_ref, event.ticks, event.tid, stack_key,

@@ -6,8 +6,7 @@
 //   ThreadPool, StackPool,          the constant pools, keys stable for the whole recording
 //   MethodPool, AttributeValuePool  (readers cache entries across chunks by key); every chunk
 //                                   re-emits the entries its events use
-//   ContextRuns, ContextIds         ctxprof.Context intervals from runs of same-context samples,
-//                                   and the contextId of each context
+//   ContextRuns, ContextIds         ctxprof.Context intervals of same-context runs; contextIds
 //
 // A chunk, in file order: header, metadata (jfr_metadata.h; identical in every chunk),
 // jdk.ActiveSetting events and a ctxprof.ProfilerSettings event, then segments (sample and
@@ -25,16 +24,17 @@
 //  * kAllocation, kMonitorEnter, kThreadPark (profiler/sampler/event_recorder.h) ->
 //             jdk.ObjectAllocationSample, jdk.JavaMonitorEnter, jdk.ThreadPark, the JDK's layouts;
 //             class ids are names in inputs.class_names (null: every class written as null). A
-//             wait's [start, end] feeds ContextRuns, so it joins its context by its start (our
-//             reader) and by its end (JDK 25's `jfr print`).
+//             wait's [start, end] feeds ContextRuns: it joins its context by its start and its end.
 //  * context_id adds a trailing contextId to every sample and runtime event.
+//  * pyroscope (upload=): what Pyroscope's parser reads right (docs/JFR.md, "Pyroscope"):
+//    allocations as jdk.ObjectAllocationInNewTLAB, a wall sample of weight N > 1 as N - 1 then 1
+//    (the parser weighs the next events by it), a clock in nanoseconds (Open checks it).
 //  * live (inputs.objects): the writer owns the object reference of every allocation record it
 //    is given (LiveObjects); at Close each sampled object still alive becomes a
 //    profiler.LiveObject in the last chunk, dated when sampled (so it joins its context).
 //
-// Failure: the first I/O error stops the writer (every later call returns false with the same
-// message). The chunk being written keeps a header that says "unfinished", so no reader mistakes
-// it for a complete chunk; chunks finished before stay valid.
+// Failure: the first I/O error stops the writer (every later call fails with its message); the
+// chunk being written keeps its "unfinished" header, and chunks finished before stay valid.
 //
 // Thread safety: NOT thread-safe. One thread (the session's background thread) creates the
 // writer and makes every call. Resolvers are called from that thread.
@@ -87,6 +87,7 @@ struct JfrWriterConfig {
   CpuSampleEvent cpu_samples = CpuSampleEvent::kJdk;
   WallSampleEvent wall_samples = WallSampleEvent::kProfiler;
   bool context_id = false;                     // sample events end with contextId (JfrEventLayout)
+  bool pyroscope = false;                      // upload=: Pyroscope's layout (file comment)
   uint64_t chunk_size_bytes = 0;               // 0 = no size limit
   uint64_t chunk_time_nanos = 0;               // 0 = no time limit
   uint64_t flush_interval_nanos = 1000000000;  // 0 = flush only at chunk end
@@ -135,9 +136,10 @@ struct JfrWriterInputs {
 
 class JfrWriter {
  public:
-  // Validates `config`, creates the file (or the repository folder, 0700, and the first chunk
-  // file) and writes the first chunk's header and metadata. nullptr + *error on failure, and
-  // *os_error (when given) = the errno of the failed file or folder call, 0 for a bad config.
+  // Validates `config` (with pyroscope, the clock must tick in nanoseconds), creates the file (or
+  // the repository folder, 0700, and the first chunk file) and writes the first chunk's header and
+  // metadata. nullptr + *error on failure, and *os_error (when given) = the errno of the failed
+  // file or folder call, 0 for a bad config.
   static std::unique_ptr<JfrWriter> Open(const JfrWriterConfig& config,
                                          const JfrWriterInputs& inputs, std::string* error,
                                          int* os_error = nullptr);

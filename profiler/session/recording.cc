@@ -17,6 +17,7 @@ std::unique_ptr<Recording> Recording::Open(
   config.wall_samples =
       options.jfr.wall_samples_as_jdk ? WallSampleEvent::kJdk : WallSampleEvent::kProfiler;
   config.context_id = options.jfr.context_id;
+  config.pyroscope = options.jfr.pyroscope;
   config.chunk_size_bytes = options.jfr.chunk_size_bytes;
   config.chunk_time_nanos = options.jfr.chunk_time_ns;
   if (options.jfr.flush_interval_ns != 0)

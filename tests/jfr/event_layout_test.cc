@@ -18,7 +18,7 @@ namespace ctxprof {
 namespace {
 
 struct LayoutRecorder {
-  FakeClock clock;
+  FakeClock clock;  // 2.4 GHz unless the constructor is given a rate
   FakeFrameResolver frames;
   FakeThreadResolver threads;
   Workload workload = MakeWorkload(2, 6, clock.Now() + 1000, clock.TicksPerSecond() / 1000, 3);
@@ -26,7 +26,8 @@ struct LayoutRecorder {
   std::vector<FinishedChunk> finished;
   std::unique_ptr<JfrWriter> writer;
 
-  explicit LayoutRecorder(const std::string& name) {
+  explicit LayoutRecorder(const std::string& name, uint64_t ticks_per_second = 2400000000ULL)
+      : clock(ticks_per_second) {
     config.path = FreshPath(name);
     config.engine = "cpu+wall";
     config.interval_nanos = 10000000;
@@ -40,6 +41,50 @@ struct LayoutRecorder {
     std::string error;
     writer = JfrWriter::Open(config, inputs, &error);
     ASSERT_NE(writer, nullptr) << error;
+  }
+  // Opens the writer with a class-name dictionary for runtime events and `objects` (live).
+  void OpenWithClassNames(ObjectTracker* objects) {
+    std::string error;
+    workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+    ASSERT_NE(workload.class_names, nullptr) << error;
+    JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
+    inputs.class_names = workload.class_names.get();
+    inputs.objects = objects;
+    writer = JfrWriter::Open(config, inputs, &error);
+    ASSERT_NE(writer, nullptr) << error;
+  }
+  // Adds a record of the first workload thread, without frames, ending at `ticks`: with
+  // `context` = workload.contexts[context] (-1: none); `amount` as in EventFields (bytes, or
+  // ticks waited).
+  void AddRecord(SampleKind kind, uint64_t ticks, int context, uint32_t weight, uint64_t amount,
+                 uint64_t object_ref = 0) {
+    static SampleRecord record;  // large (kMaxStackDepth frames): not on the stack
+    record = SampleRecord{};
+    record.ticks = ticks;
+    record.tid = workload.samples.front().tid;
+    record.kind = kind;
+    record.engine = kind == SampleKind::kCpu    ? Engine::kPerfCpuClock
+                    : kind == SampleKind::kWall ? Engine::kWall
+                                                : Engine::kRuntime;
+    record.state = kind == SampleKind::kWall ? ThreadState::kSleeping : ThreadState::kRunning;
+    record.weight = weight;
+    record.context = context < 0 ? ContextSnapshot{} : workload.contexts[context];
+    record.event.amount = amount;
+    record.event.object_bytes = 24;
+    record.event.class_id = workload.class_names->Intern("[B");
+    record.event.park_time = kNoParkTimeout;
+    record.event.object_ref = object_ref;
+    record.frame_count = 0;
+    clock.Set(ticks);
+    std::string error;
+    EXPECT_TRUE(writer->Add(record, &error)) << error;
+  }
+  // The index of a workload context that is not empty.
+  int SomeContext() const {
+    for (size_t c = 0; c < workload.contexts.size(); c++) {
+      if (!workload.contexts[c].empty()) return static_cast<int>(c);
+    }
+    return -1;
   }
   // Adds workload sample `i` with its kind and weight replaced.
   void Add(size_t i, SampleKind kind, uint32_t weight) {
@@ -210,51 +255,19 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   recorder.config.path.clear();
   recorder.config.repository = FreshPath("runtime_context_ids");
   recorder.config.context_id = true;
+  KeepAliveTracker tracker;
+  recorder.OpenWithClassNames(&tracker);
   Workload& workload = recorder.workload;
   std::string error;
-  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_NE(workload.class_names, nullptr) << error;
-  KeepAliveTracker tracker;
-  JfrWriterInputs inputs = workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads);
-  inputs.class_names = workload.class_names.get();
-  inputs.objects = &tracker;
-  recorder.writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(recorder.writer, nullptr) << error;
-
-  const ExpectedSample& first = workload.samples.front();
   const uint64_t ms = recorder.clock.TicksPerSecond() / 1000;
   const uint64_t t0 = workload.samples.back().ticks + ms;
-  const int32_t tid = first.tid;
-  auto event = [&](SampleKind kind, uint64_t ticks, int context, uint64_t amount,
-                   uint64_t object_ref) {
-    static SampleRecord record;  // large (kMaxStackDepth frames): not on the stack
-    record = SampleRecord{};
-    record.ticks = ticks;
-    record.tid = tid;
-    record.kind = kind;
-    record.engine = Engine::kRuntime;
-    record.weight = 1;
-    record.context = context < 0 ? ContextSnapshot{} : workload.contexts[context];
-    record.event.amount = amount;
-    record.event.object_bytes = 24;
-    record.event.class_id = workload.class_names->Intern("[B");
-    record.event.park_time = kNoParkTimeout;
-    record.event.object_ref = object_ref;
-    record.frame_count = 0;
-    recorder.clock.Set(ticks);
-    std::string add_error;
-    EXPECT_TRUE(recorder.writer->Add(record, &add_error)) << add_error;
-  };
-  int context = -1;
-  for (size_t c = 0; c < workload.contexts.size(); c++) {
-    if (!workload.contexts[c].empty()) context = static_cast<int>(c);
-  }
+  const int context = recorder.SomeContext();
   ASSERT_GE(context, 0);
-  event(SampleKind::kAllocation, t0, context, 524288, /*object_ref=*/1);
-  event(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 5 * ms, 0);
-  event(SampleKind::kThreadPark, t0 + 20 * ms, -1, 2 * ms, 0);
+  recorder.AddRecord(SampleKind::kAllocation, t0, context, 1, 524288, /*object_ref=*/1);
+  recorder.AddRecord(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 1, 5 * ms);
+  recorder.AddRecord(SampleKind::kThreadPark, t0 + 20 * ms, -1, 1, 2 * ms);
   ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
-  event(SampleKind::kAllocation, t0 + 30 * ms, -1, 524288, /*object_ref=*/2);
+  recorder.AddRecord(SampleKind::kAllocation, t0 + 30 * ms, -1, 1, 524288, /*object_ref=*/2);
   JfrReader reader;
   recorder.Close(&reader);  // reads the first chunk file
   EXPECT_EQ(tracker.released, 2);
@@ -301,6 +314,93 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
                                                  {"jdk.ObjectAllocationSample", 2},
                                                  {"jdk.ThreadPark", 1},
                                                  {"profiler.LiveObject", 2}}));
+}
+
+// upload= (JfrWriterConfig::pyroscope): the layout that Grafana's jfr-parser, the code
+// Pyroscope's ingester runs, reads as the other readers do (docs/JFR.md, "Pyroscope"). Its rules,
+// read from its source: a CPU, allocation, lock or park event weighs the `samples` of the last
+// profiler.WallClockSample before it in the file; it reads a contextId on
+// jdk.ObjectAllocationInNewTLAB (bytes: tlabSize) and not on jdk.ObjectAllocationSample; it takes
+// a duration as nanoseconds whatever the chunk's ticksPerSecond.
+TEST(EventLayoutTest, UploadLayoutIsWhatPyroscopesParserReads) {
+  LayoutRecorder recorder("unused", kNanosPerSecond);
+  recorder.config.path.clear();
+  recorder.config.repository = FreshPath("pyroscope_layout");
+  recorder.config.context_id = true;
+  recorder.config.pyroscope = true;
+  recorder.config.alloc_interval_bytes = 524288;
+  recorder.config.lock_threshold_nanos = 0;
+  recorder.OpenWithClassNames(nullptr);
+  const uint64_t ms = kNanosPerMilli;
+  const uint64_t t0 = recorder.workload.samples.back().ticks + ms;
+  const int context = recorder.SomeContext();
+  ASSERT_GE(context, 0);
+  // Wall weights 5, 1 and 7 (an idle thread's batched samples), each followed by other kinds.
+  recorder.AddRecord(SampleKind::kWall, t0, context, 5, 0);
+  recorder.AddRecord(SampleKind::kCpu, t0 + 1 * ms, context, 1, 0);
+  recorder.AddRecord(SampleKind::kAllocation, t0 + 2 * ms, context, 1, 524288);
+  recorder.AddRecord(SampleKind::kWall, t0 + 3 * ms, -1, 1, 0);
+  recorder.AddRecord(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 1, 5 * ms);
+  recorder.AddRecord(SampleKind::kWall, t0 + 11 * ms, context, 7, 0);
+  recorder.AddRecord(SampleKind::kCpu, t0 + 12 * ms, context, 2, 0);
+  recorder.AddRecord(SampleKind::kThreadPark, t0 + 20 * ms, -1, 1, 2 * ms);
+  JfrReader reader;
+  recorder.Close(&reader);
+
+  ASSERT_EQ(reader.chunks().size(), 1u);
+  EXPECT_EQ(reader.chunks()[0].ticks_per_second, kNanosPerSecond);
+  // The parser's weight of each event, replayed in file order.
+  int64_t carried = 1;
+  int64_t wall_samples = 0;
+  std::map<std::string, int> weighed;
+  for (const JfrEvent& event : reader.events()) {
+    const std::string& type = event.type_name();
+    if (type == "profiler.WallClockSample") {
+      carried = event.Field("samples").integer();
+      wall_samples += carried;
+      weighed[type]++;
+    } else if (type == "jdk.ExecutionSample" || type == "jdk.ObjectAllocationInNewTLAB" ||
+               type == "jdk.JavaMonitorEnter" || type == "jdk.ThreadPark") {
+      EXPECT_EQ(carried, 1) << type << " at " << event.start_ticks();
+      weighed[type]++;
+    }
+    if (type == "jdk.ObjectAllocationInNewTLAB") {
+      EXPECT_EQ(event.Field("tlabSize").integer(), 524288);
+      EXPECT_EQ(event.Field("allocationSize").integer(), 24);
+      EXPECT_EQ(event.type->fields.back().name, "contextId");
+      const JfrEvent* covering =
+          reader.ContextAt(JfrReader::ThreadKey(event.thread()), event.start_ticks());
+      ASSERT_NE(covering, nullptr);
+      EXPECT_EQ(event.Field("contextId").integer(), covering->Field("contextId").integer());
+      EXPECT_NE(event.Field("contextId").integer(), 0);
+    }
+    if (type == "jdk.JavaMonitorEnter") {
+      EXPECT_EQ(event.Field("duration").integer(), static_cast<int64_t>(5 * ms));
+      EXPECT_EQ(reader.NanosOf(event.Field("duration").integer()), 5000000);
+    }
+  }
+  EXPECT_EQ(wall_samples, 13);  // the weights are kept, split as 4 + 1, 1, 6 + 1
+  EXPECT_EQ(weighed, (std::map<std::string, int>{{"jdk.ExecutionSample", 3},
+                                                 {"jdk.JavaMonitorEnter", 1},
+                                                 {"jdk.ObjectAllocationInNewTLAB", 1},
+                                                 {"jdk.ThreadPark", 1},
+                                                 {"profiler.WallClockSample", 5}}));
+  EXPECT_EQ(ActiveSettings(reader).at("alloc"), "524288");
+}
+
+// The upload layout with a clock that does not count nanoseconds is refused: Pyroscope would
+// read every lock and park duration wrong.
+TEST(EventLayoutTest, UploadLayoutNeedsANanosecondClock) {
+  LayoutRecorder recorder("tsc_upload.jfr");
+  recorder.config.context_id = true;
+  recorder.config.pyroscope = true;
+  std::string error;
+  EXPECT_EQ(
+      JfrWriter::Open(
+          recorder.config,
+          recorder.workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads), &error),
+      nullptr);
+  EXPECT_NE(error.find("clock=monotonic"), std::string::npos) << error;
 }
 
 // Readers that do not look inside the thread pool show its key as the thread id.

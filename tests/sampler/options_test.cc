@@ -112,8 +112,13 @@ TEST(OptionsTest, Upload) {
   EXPECT_EQ(upload.tenant.reference, "/run/tenant");
   EXPECT_EQ(upload.basic.kind, SecretSource::kNone);
   EXPECT_EQ(upload.ca_file, "/etc/ca.pem");
-  // Pyroscope reads contextId; chunks fit its default 4 MiB limit and its 10 s cadence.
+  // Pyroscope reads contextId; chunks fit its default 4 MiB limit and its 10 s cadence; its
+  // parser needs the Pyroscope layout and reads durations as nanoseconds (docs/JFR.md).
   EXPECT_TRUE(options.jfr.context_id);
+  EXPECT_TRUE(options.jfr.pyroscope);
+  EXPECT_EQ(options.clock, ClockKind::kMonotonic);
+  EXPECT_FALSE(ParseOk("repository=/r,contextid=true").jfr.pyroscope);
+  EXPECT_EQ(ParseOk("repository=/r,upload=http://h,clock=monotonic").clock, ClockKind::kMonotonic);
   EXPECT_EQ(options.jfr.chunk_time_ns, 10 * kNanosPerSecond);
   EXPECT_EQ(options.jfr.chunk_size_bytes, 3ull << 20);
 
@@ -135,6 +140,7 @@ TEST(OptionsTest, UploadErrors) {
   ExpectError("repository=/r,upload=http://h,contextid=false", "contextid");
   ExpectError("repository=/r,upload=http://h,cpusamples=ctxprof", "cpusamples", "ctxprof");
   ExpectError("repository=/r,upload=http://h,wallsamples=jdk", "wallsamples", "jdk");
+  ExpectError("repository=/r,clock=tsc,upload=http://h", "clock", "tsc");
   ExpectError("repository=/r,upload=http://h,interval=3ms", "interval", "3ms");
   ExpectError("repository=/r,upload=http://h,event=cpu+wall,interval=10ms,wall=50ms", "wall",
               "50ms");

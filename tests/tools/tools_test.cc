@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/jfr/jfr_reader.h"
 #include "tests/jfr/synthetic.h"
 #include "tests/tools/tools_workload.h"
 #include "tools/collapsed.h"
@@ -194,19 +195,25 @@ TEST_P(ToolsTest, ReportsPerThread) {
 INSTANTIATE_TEST_SUITE_P(CpuEvents, ToolsTest,
                          ::testing::Values(CpuSampleEvent::kJdk, CpuSampleEvent::kCtxprof));
 
-// The runtime events of MakeToolsEventWorkload (its table in tools_workload.h).
-class EventToolsTest : public ::testing::Test {
+// The runtime events of MakeToolsEventWorkload (its table in tools_workload.h), in the default
+// layout (a 2.4 GHz clock) and in upload='s (JfrWriterConfig::pyroscope: ticks in nanoseconds,
+// contextIds, allocations as jdk.ObjectAllocationInNewTLAB): the same profile.
+class EventToolsTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    path_ = std::string(getenv("TEST_TMPDIR")) + "/events.jfr";
-    FakeClock clock;
-    const uint64_t spacing = clock.TicksPerSecond() / 100;  // 10 ms
+    const bool upload_layout = GetParam();
+    path_ = std::string(getenv("TEST_TMPDIR")) + (upload_layout ? "/upload.jfr" : "/events.jfr");
+    FakeClock clock(upload_layout ? kNanosPerSecond : FakeClock().TicksPerSecond());
+    ticks_per_second_ = clock.TicksPerSecond();
+    const uint64_t spacing = ticks_per_second_ / 100;  // 10 ms
     first_ticks_ = clock.Now() + spacing;
-    Workload workload = MakeToolsEventWorkload(first_ticks_, spacing, clock.TicksPerSecond());
+    Workload workload = MakeToolsEventWorkload(first_ticks_, spacing, ticks_per_second_);
     JfrWriterConfig config;
     config.path = path_;
     config.engine = "perf_cpu_clock";
     config.interval_nanos = 10000000;
+    config.context_id = upload_layout;
+    config.pyroscope = upload_layout;
     std::string error;
     ASSERT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
   }
@@ -225,10 +232,11 @@ class EventToolsTest : public ::testing::Test {
     return names;
   }
   std::string path_;
+  uint64_t ticks_per_second_ = 0;
   uint64_t first_ticks_ = 0;
 };
 
-TEST_F(EventToolsTest, AllocationsWeighBytesWithTheClassAsTheLeaf) {
+TEST_P(EventToolsTest, AllocationsWeighBytesWithTheClassAsTheLeaf) {
   const Profile profile = Load(EventSelection::kAlloc);
   EXPECT_EQ(profile.unit(), WeightUnit::kBytes);
   ASSERT_EQ(profile.samples().size(), 4u);
@@ -255,7 +263,7 @@ TEST_F(EventToolsTest, AllocationsWeighBytesWithTheClassAsTheLeaf) {
   ASSERT_EQ(Load(EventSelection::kAll).samples().size(), 1u);
 }
 
-TEST_F(EventToolsTest, LockWaitsWeighNanosecondsAndJoinByTheirStart) {
+TEST_P(EventToolsTest, LockWaitsWeighNanosecondsAndJoinTheirContext) {
   const Profile profile = Load(EventSelection::kLock);
   EXPECT_EQ(profile.unit(), WeightUnit::kNanoseconds);
   ASSERT_EQ(profile.samples().size(), 2u);
@@ -266,8 +274,8 @@ TEST_F(EventToolsTest, LockWaitsWeighNanosecondsAndJoinByTheirStart) {
   EXPECT_EQ(monitor.weight, 2000000);
   EXPECT_EQ(park.weight, 5000000);
   // Events 4 and 5 end at their ticks; they start 2 and 5 ms earlier.
-  const uint64_t spacing = FakeClock().TicksPerSecond() / 100;
-  const uint64_t ms = FakeClock().TicksPerSecond() / 1000;
+  const uint64_t spacing = ticks_per_second_ / 100;
+  const uint64_t ms = ticks_per_second_ / 1000;
   EXPECT_EQ(monitor.ticks, static_cast<int64_t>(first_ticks_ + 3 * spacing - 2 * ms));
   EXPECT_EQ(park.ticks, static_cast<int64_t>(first_ticks_ + 4 * spacing - 5 * ms));
   EXPECT_EQ(profile.ValueOf(monitor, 0), "/search");
@@ -294,7 +302,7 @@ std::string WideRow(const char* self, const char* self_share, const char* self_a
   return Row(self, self_share, self_all, total, total_share, total_all, method, 12);
 }
 
-TEST_F(EventToolsTest, ReportsSayTimeBlockedAndBytesAllocated) {
+TEST_P(EventToolsTest, ReportsSayTimeBlockedAndBytesAllocated) {
   const std::string h = "com.example.svc.Handler";
   const std::string header = WideRow("self", "self%", "all%", "total", "total%", "all%", "method");
   std::string report;
@@ -327,6 +335,48 @@ TEST_F(EventToolsTest, ReportsSayTimeBlockedAndBytesAllocated) {
                 "\n== (no context): 6.84 KiB allocated (60.87% of all)\n" + header +
                 WideRow("6.84 KiB", "100.00%", "60.87%", "6.84 KiB", "100.00%", "60.87%",
                         "java.lang.String[]"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, EventToolsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Upload" : "Default";
+                         });
+
+// A wait joins the context read at its end, the one its contextId names (and Pyroscope shows):
+// its start can lie in the thread's previous interval, which an idle thread's repeat sample,
+// dated after the wait began, extends (docs/JFR.md, "Pyroscope").
+TEST(WaitJoinTest, AWaitJoinsTheContextOfItsEnd) {
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/wait_join.jfr";
+  FakeClock clock;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t = clock.Now() + 10 * ms;
+  Workload workload = MakeToolsEventWorkload(t, ms, clock.TicksPerSecond());
+  EventFields monitor = workload.samples[3].event;  // java/lang/Object
+  monitor.amount = 3 * ms;
+  workload.samples = {
+      {SampleKind::kWall, 101, t, 0, 0},                            // /checkout acme
+      {SampleKind::kWall, 101, t + 3 * ms, 0, 0},                   // the same, a repeat dated late
+      {SampleKind::kMonitorEnter, 101, t + 4 * ms, 3, 2, monitor},  // /search, from t + 1 ms
+  };
+  JfrWriterConfig config;
+  config.path = path;
+  config.engine = "wall";
+  config.interval_nanos = 1000000;
+  config.wall_interval_nanos = 1000000;
+  config.context_id = true;
+  std::string error;
+  ASSERT_TRUE(WriteWorkload(workload, &clock, ms, config, nullptr, &error)) << error;
+  Profile profile;
+  ASSERT_TRUE(profile.Load(path, EventSelection::kLock, &error)) << error;
+  ASSERT_EQ(profile.samples().size(), 1u);
+  EXPECT_EQ(profile.samples()[0].ticks, static_cast<int64_t>(t + 1 * ms));
+  EXPECT_EQ(profile.ValueOf(profile.samples()[0], 0), "/search");
+  // The start would have joined /checkout: the case this rule is for.
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(path, {}, &error)) << error;
+  const JfrEvent* at_start = reader.ContextAt(101, static_cast<int64_t>(t + 1 * ms));
+  ASSERT_NE(at_start, nullptr);
+  EXPECT_EQ(at_start->Field("endpoint").string(), "/checkout");
 }
 
 TEST(JavaClassNameTest, ArraysAndPrimitivesReadLikeJava) {

@@ -9,7 +9,13 @@ EXPECT_JSON: {"statuses": [..] (the statuses in order; "*200" = any number of 20
 For every accepted upload: the JFR part equals a chunk file of the repository, byte for byte;
 from/until are the chunk's time range in milliseconds (its header); and the labels snapshot
 (decoded by protoc with LABELS_PROTO) resolves every contextId the chunk's samples carry (JDK
-`jfr print --json`) to the labels of the chunk's ctxprof.Context events with that contextId.
+`jfr print --json`, which lists events in file order) to the labels of the chunk's ctxprof.Context
+events with that contextId.
+
+And what makes Pyroscope's parser (Grafana's jfr-parser, read from its source) count what we
+count (docs/JFR.md, "Pyroscope"): the chunk counts nanoseconds (header ticksPerSecond 1e9: the
+parser takes durations as nanoseconds), and no CPU, allocation, lock or park event comes after a
+profiler.WallClockSample whose `samples` is not 1 (the parser weighs those events by it).
 """
 import glob
 import json
@@ -33,6 +39,18 @@ def chunk_millis(path):
         header = f.read(68)
     start, duration = struct.unpack(">qQ", header[32:48])
     return start // 1000000, max((start + duration) // 1000000, start // 1000000 + 1)
+
+
+def ticks_per_second(path):
+    with open(path, "rb") as f:
+        header = f.read(68)
+    return struct.unpack(">Q", header[56:64])[0]
+
+
+# The events Pyroscope's parser weighs by the `samples` of the last profiler.WallClockSample.
+CARRIED_WEIGHT_TYPES = ("jdk.ExecutionSample", "jdk.ObjectAllocationInNewTLAB",
+                        "jdk.ObjectAllocationOutsideTLAB", "jdk.JavaMonitorEnter",
+                        "jdk.ThreadPark", "profiler.LiveObject")
 
 
 def labels_of(path, proto):
@@ -60,11 +78,23 @@ def events_of(path, jfr_tool):
     return json.loads(text)["recording"]["events"]
 
 
-def check_labels(number, jfr_path, labels_path, jfr_tool, proto):
+def check_chunk(number, jfr_path, labels_path, jfr_tool, proto, stats):
+    if ticks_per_second(jfr_path) != 1000000000:
+        fail("upload %d: ticksPerSecond %d, not nanoseconds" % (number, ticks_per_second(jfr_path)))
     snapshot = labels_of(labels_path, proto)
     context_labels, sample_ids = {}, set()
+    carried = 1  # the parser's weight before any wall sample
     for event in events_of(jfr_path, jfr_tool):
         values = event["values"]
+        if event["type"] == "profiler.WallClockSample":
+            carried = values["samples"]
+            stats["wall_events"] += 1
+            stats["wall_samples"] += carried
+        elif event["type"] in CARRIED_WEIGHT_TYPES:
+            stats["weighed"] += 1
+            if carried != 1:
+                fail("upload %d: %s after a wall sample of weight %d" % (
+                    number, event["type"], carried))
         if event["type"] == "ctxprof.Context":
             want = {}
             for field, name in (("traceId", "trace_id"), ("spanId", "span_id"),
@@ -105,6 +135,7 @@ def main():
     chunks = {open(p, "rb").read(): p for p in glob.glob(os.path.join(repository, "*.jfr"))}
     uploaded = set()
     contexts = 0
+    stats = {"wall_events": 0, "wall_samples": 0, "weighed": 0}
     for request in requests:
         if request["status"] != 200:
             continue
@@ -126,14 +157,20 @@ def main():
         got = (int(request["query"]["from"]), int(request["query"]["until"]))
         if got != millis:
             fail("request %d: from/until %r, the chunk header says %r" % (number, got, millis))
-        contexts += check_labels(number, jfr_path, os.path.join(out, "%03d.labels" % number),
-                                 jfr_tool, proto)
+        contexts += check_chunk(number, jfr_path, os.path.join(out, "%03d.labels" % number),
+                                jfr_tool, proto, stats)
     if expect.get("all_chunks") and len(uploaded) != len(chunks):
         fail("%d of %d chunk files uploaded" % (len(uploaded), len(chunks)))
     if uploaded and contexts == 0:
         fail("no uploaded sample carries a context")
-    print("ok: %d requests (statuses %r), %d chunks uploaded, %d contexts resolved" % (
-        len(requests), statuses, len(uploaded), contexts))
+    # The driver's main thread sleeps: its wall samples stand for several intervals each, so
+    # the weight rule above was exercised.
+    if uploaded and stats["wall_samples"] <= stats["wall_events"]:
+        fail("no wall sample of weight > 1 (%r): the carried-weight check checked nothing" % stats)
+    print("ok: %d requests (statuses %r), %d chunks uploaded, %d contexts resolved, %d events "
+          "after wall samples of weight 1 (%d wall samples in %d events)" % (
+              len(requests), statuses, len(uploaded), contexts, stats["weighed"],
+              stats["wall_samples"], stats["wall_events"]))
 
 
 if __name__ == "__main__":
