@@ -4,7 +4,8 @@
 // the same string here. Parsing is all-or-nothing: on the first bad key or value ParseOptions
 // returns false and *error names the key, the value and how to fix it; *out is left untouched.
 //
-// Keys (durations take a unit: ns, us, ms or s; sizes take an optional k, m or g suffix):
+// Keys (durations take a unit: ns, us, ms, s, m (minutes), h or d; sizes take an optional k, m
+// or g suffix, powers of 1024, either case):
 //   event=cpu|ctimer|itimer|wall|alloc|lock, or several joined by '+' (cpu+wall, cpu+alloc+lock;
 //                      at most one CPU engine). CPU engine: cpu = perf_events cpu-clock, falling
 //                      back to ctimer, itimer. alloc and lock turn on the runtime events below
@@ -186,7 +187,7 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error);
 
 // Pieces of the parser, exposed for tests and for callers with single values. Each returns
 // false and leaves its output untouched when the text is not a valid value.
-// "10ms" -> 10,000,000. A unit is required.
+// "10ms" -> 10,000,000; "2m" -> 120 s. A unit is required: ns, us, ms, s, m, h or d.
 bool ParseDuration(std::string_view text, uint64_t* nanos);
 // "64m" -> 67,108,864. Suffix k, m or g (powers of 1024, either case), or none for bytes.
 bool ParseBytes(std::string_view text, uint64_t* bytes);
