@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ctxprof_version.h"
 #include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
@@ -39,7 +40,8 @@ Commands:
   record   run a JVM with the ctxprof agent and write a JFR recording
   attach   start, stop, dump or ask the status of profiling in a running JVM
 
-Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
+Run "ctxprof COMMAND --help" for a command's options, "ctxprof --version" for the version.
+Documentation: docs/TOOLS.md.
 Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage error.
 )help";
 
@@ -440,6 +442,10 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "--help" || command == "-h" || command == "help") {
     fputs(kMainHelp, stdout);
+    return kOk;
+  }
+  if (command == "--version" || command == "version") {
+    printf("ctxprof %s\n", ctxprof::kCtxprofVersion);
     return kOk;
   }
   const std::map<std::string, const char*> helps = {{"report", kReportHelp},

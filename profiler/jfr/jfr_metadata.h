@@ -23,7 +23,7 @@
 //   jdk.ActiveSetting          startTime, id, name, value
 //   ctxprof.ProfilerSettings   startTime, engine, interval, fallbacks, clock, ticksPerSecond,
 //                              cpuSamples, stackDepth, attributes, allocInterval, lockThreshold,
-//                              select
+//                              select, version
 //   ctxprof.ProfilerCounters   startTime, samples, cpuSamples, wallSamples, droppedSamples,
 //                              contextBusy, contextTorn, truncatedStacks, dictionaryOverflows,
 //                              truncatedValues, uploadedChunks, droppedUploads,
