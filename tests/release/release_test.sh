@@ -7,13 +7,18 @@
 # -Dctxprof.library: the jar's own copy of the library is loaded and its temporary copy removed
 # at exit). Every recording must have samples of the workload's own method.
 #
+# The Debian package is not installed (a shared test machine); it is unpacked with dpkg-deb -x
+# and its /usr/bin/ctxprof must record with /usr/lib/ctxprof/libctxprof.so, unasked.
+#
 # Usage: release_test.sh <ctxprof-VERSION-linux-x64.tar.gz> <VERSION> <Spin.java> <JarAlone.java>
+#                        <ctxprof_VERSION_amd64.deb>
 set -euo pipefail
 
 archive=$1
 version=$2
 spin_java=$3
 jar_alone_java=$4
+deb=$5
 source "$(dirname "$0")/../jdks.sh"
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 target_pid=
@@ -133,4 +138,30 @@ jdks=$(ctxprof_jdks)
 for home in $jdks; do
   check_jdk "$home"
 done
+
+# The Debian package: its files, its version, and its ctxprof recording with its own library.
+echo "== $(basename "$deb")"
+[[ $(dpkg-deb --field "$deb" Package Version Architecture) == "Package: ctxprof
+Version: $version
+Architecture: amd64" ]] || fail "deb control: $(dpkg-deb --field "$deb")"
+dpkg-deb --field "$deb" Depends | grep -q "libc6" || fail "deb: no Depends on libc6"
+want_deb="./usr/bin/ctxprof
+./usr/lib/ctxprof/libctxprof.so
+./usr/share/doc/ctxprof/README.md
+./usr/share/doc/ctxprof/copyright
+./usr/share/java/ctxprof.jar"
+got_deb=$(dpkg-deb --contents "$deb" | awk '$1 !~ /^d/ { print $6 }')
+[[ $got_deb == "$want_deb" ]] || fail "deb holds:
+$got_deb
+want:
+$want_deb"
+installed=$tmp/deb-root
+rm -rf "$installed" && mkdir "$installed"
+dpkg-deb --extract "$deb" "$installed"
+[[ $("$installed/usr/bin/ctxprof" --version) == "ctxprof $version" ]] || fail "deb: --version"
+home=$(echo "$jdks" | head -1)
+recording=$tmp/deb.jfr
+timeout 120 "$installed/usr/bin/ctxprof" record --interval 10ms -o "$recording" -- \
+  "$home/bin/java" "$spin_java" 2000 > "$tmp/deb.out" 2>&1 || fail "deb: record: $(cat "$tmp/deb.out")"
+expect_samples "deb record" "$recording" "Spin.spin"
 echo "PASS: $(echo "$jdks" | wc -l) JDK(s)"
