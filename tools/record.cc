@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "profiler/options.h"
@@ -197,13 +197,16 @@ bool FindAgentLibrary(const std::string& command, const std::string& explicit_pa
   }
   // The release layouts first (bin/ctxprof with lib/libctxprof.so; the Debian package's
   // /usr/bin/ctxprof with /usr/lib/ctxprof/), then the build tree's.
+  const std::string self = SelfFolder();
+  const std::string named = FolderOf(executable);
+  char resolved[PATH_MAX];
+  const bool same = realpath(named.c_str(), resolved) != nullptr && self == resolved;
   std::vector<std::string> tried;
-  for (const std::string& folder : {SelfFolder(), FolderOf(executable)}) {
+  for (const std::string& folder : {self, same ? std::string() : named}) {
     if (folder.empty()) continue;
     for (const char* relative : {"/../lib/libctxprof.so", "/../lib/ctxprof/libctxprof.so",
                                  "/libctxprof.so", "/../jni/libctxprof.so"}) {
       const std::string candidate = folder + relative;
-      if (std::find(tried.begin(), tried.end(), candidate) != tried.end()) continue;
       if (IsFile(candidate)) {
         *out = candidate;
         return true;
@@ -213,8 +216,8 @@ bool FindAgentLibrary(const std::string& command, const std::string& explicit_pa
   }
   std::string list;
   for (const std::string& candidate : tried) list += (list.empty() ? "" : ", ") + candidate;
-  *error = command + ": found no libctxprof.so near the ctxprof binary (/proc/self/exe, then " +
-           executable + "); tried " + list +
+  *error = command + ": found no libctxprof.so near the ctxprof binary (from /proc/self/exe" +
+           (same ? "" : ", then from " + executable) + "); tried " + list +
            "; pass --lib PATH (bazel build -c opt //jni:libctxprof.so)";
   return false;
 }
