@@ -75,7 +75,7 @@ final class LibraryLoader {
     throw failure(String.join("; ", tried), fix, null);
   }
 
-  /** "linux-x64", "linux-arm64", "mac os x-aarch64"...: the folder name under /native/. */
+  /** "linux-x64", "linux-arm64", "mac os x-arm64"...: the folder name under /native/. */
   static String platform() {
     String os = System.getProperty("os.name", "unknown").toLowerCase(Locale.ROOT);
     String arch = System.getProperty("os.arch", "unknown").toLowerCase(Locale.ROOT);
