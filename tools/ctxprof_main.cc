@@ -110,7 +110,7 @@ Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exit
 The options are checked with the agent's own parser first (a refusal exits 2, no JVM runs); if
 the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
-  --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --lib PATH           libctxprof.so (default: ../lib/ from ctxprof, or next to it; docs/TOOLS.md)
   --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
   --interval D         CPU interval, e.g. 10ms (interval)
   --wall D             wall-clock interval, e.g. 20ms (wall)
@@ -140,7 +140,7 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed
   status    the session's state, engine, sample and drop counts, recording
-  --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --lib PATH      libctxprof.so (default: ../lib/ from ctxprof, or next to it; docs/TOOLS.md)
   --timeout S     seconds to wait for the JVM's attach listener (default 10)
 Relative paths are taken from the current directory. A JVM in a container (another mount or
 pid namespace) is reached through /proc/PID/root; OUT, FILE and the library are then paths
