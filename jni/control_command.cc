@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ctxprof_version.h"
+
 namespace ctxprof {
 namespace {
 
@@ -96,7 +98,7 @@ Status RunControlCommand(const std::string& command, std::string* answer) {
   } else if (verb == "stop") {
     status = Stop(profiler, answer);
   } else {
-    *answer = StatusText(profiler->Stats());
+    *answer = StatusText(profiler->Stats()) + "; version=" + kCtxprofVersion;
   }
   return status.ok() ? status : status.Prefixed(verb);
 }

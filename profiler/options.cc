@@ -19,6 +19,20 @@ bool ParseUnsigned(std::string_view text, uint64_t* value) {
   return true;
 }
 
+// Duration units, largest first. "m" is minutes, as in the JDK's jcmd JFR.start maxage=; "ms"
+// never collides with it because units are compared whole.
+struct DurationUnit {
+  const char* name;
+  uint64_t nanos;
+};
+constexpr DurationUnit kDurationUnits[] = {{"d", 24 * 3600 * kNanosPerSecond},
+                                           {"h", 3600 * kNanosPerSecond},
+                                           {"m", 60 * kNanosPerSecond},
+                                           {"s", kNanosPerSecond},
+                                           {"ms", kNanosPerMilli},
+                                           {"us", kNanosPerMicro},
+                                           {"ns", 1}};
+
 // Splits "123ms" into "123" and "ms".
 void SplitNumberAndSuffix(std::string_view text, std::string_view* number,
                           std::string_view* suffix) {
@@ -49,10 +63,13 @@ std::string Problem(std::string_view key, std::string_view value, std::string_vi
   return message;
 }
 
+// The largest unit that divides the duration exactly, so that messages read like the input.
 std::string FormatNanos(uint64_t nanos) {
-  if (nanos % kNanosPerSecond == 0) return std::to_string(nanos / kNanosPerSecond) + "s";
-  if (nanos % kNanosPerMilli == 0) return std::to_string(nanos / kNanosPerMilli) + "ms";
-  if (nanos % kNanosPerMicro == 0) return std::to_string(nanos / kNanosPerMicro) + "us";
+  for (const DurationUnit& unit : kDurationUnits) {  // largest first
+    if (nanos != 0 && nanos % unit.nanos == 0) {
+      return std::to_string(nanos / unit.nanos) + unit.name;
+    }
+  }
   return std::to_string(nanos) + "ns";
 }
 
@@ -60,9 +77,11 @@ bool ParseDurationOption(std::string_view key, std::string_view value, uint64_t 
                          uint64_t max_ns, uint64_t* out, std::string* error) {
   uint64_t nanos = 0;
   if (!ParseDuration(value, &nanos)) {
-    *error = Problem(key, value, "is not a duration",
-                     "write a positive whole number with a unit ns, us, ms or s, e.g. " +
-                         std::string(key) + "=10ms");
+    *error =
+        Problem(key, value, "is not a duration",
+                "write a whole number with a unit ns, us, ms, s, m (minutes), h or d, e.g. " +
+                    std::string(key) + "=" + FormatNanos(min_ns == 0 ? kNanosPerMilli : min_ns) +
+                    " or " + std::string(key) + "=" + FormatNanos(max_ns));
     return false;
   }
   if (nanos < min_ns || nanos > max_ns) {
@@ -78,8 +97,8 @@ bool ParseBytesOption(std::string_view key, std::string_view value, uint64_t* ou
                       std::string* error) {
   if (!ParseBytes(value, out) || *out == 0) {
     *error = Problem(key, value, "is not a size",
-                     "write a positive whole number of bytes with an optional k, m or g suffix, "
-                     "e.g. " +
+                     "write a positive whole number of bytes with an optional suffix k, m or g "
+                     "(KiB, MiB, GiB; either case), e.g. " +
                          std::string(key) + "=64m");
     return false;
   }
@@ -577,19 +596,10 @@ bool ParseDuration(std::string_view text, uint64_t* nanos) {
   SplitNumberAndSuffix(text, &number_text, &unit);
   uint64_t number = 0;
   if (!ParseUnsigned(number_text, &number)) return false;
-  uint64_t factor = 0;
-  if (unit == "ns") {
-    factor = 1;
-  } else if (unit == "us") {
-    factor = kNanosPerMicro;
-  } else if (unit == "ms") {
-    factor = kNanosPerMilli;
-  } else if (unit == "s") {
-    factor = kNanosPerSecond;
-  } else {
-    return false;
+  for (const DurationUnit& known : kDurationUnits) {
+    if (unit == known.name) return MultiplyChecked(number, known.nanos, nanos);
   }
-  return MultiplyChecked(number, factor, nanos);
+  return false;
 }
 
 bool ParseBytes(std::string_view text, uint64_t* bytes) {

@@ -3,10 +3,10 @@
 // The C API (ctxprof_start), the JVM agent (-agentpath:...=options) and the Java API all pass
 // the same string here. Parsing is all-or-nothing: on the first bad key or value ParseOptions
 // returns false and *error names the key, the value and how to fix it; *out is left untouched.
-// Durations need a unit (ns, us, ms, s); sizes take an optional k, m or g suffix.
 //
 // The keys, their ranges and defaults are listed in docs/SAMPLER.md, "Options" (keep that table
-// in step with the parser). By group:
+// in step with the parser). Durations take a unit: ns, us, ms, s, m (minutes), h or d; sizes an
+// optional k, m or g suffix (powers of 1024, either case). By group:
 //   sampling   event= (cpu|ctimer|itimer|wall|alloc|lock joined by '+', at most one CPU engine;
 //              cpu falls back to ctimer, then itimer), interval=, wall=, filter=context,
 //              threads=, depth=, unwind=dwarf|libunwind|fp, cstack=dwarf|fp|no|native
@@ -129,7 +129,7 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error);
 
 // Pieces of the parser, exposed for tests and for callers with single values. Each returns
 // false and leaves its output untouched when the text is not a valid value.
-// "10ms" -> 10,000,000. A unit is required.
+// "10ms" -> 10,000,000; "2m" -> 120 s. A unit is required: ns, us, ms, s, m, h or d.
 bool ParseDuration(std::string_view text, uint64_t* nanos);
 // "64m" -> 67,108,864. Suffix k, m or g (powers of 1024, either case), or none for bytes.
 bool ParseBytes(std::string_view text, uint64_t* bytes);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ctxprof_version.h"
 #include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
@@ -32,7 +33,8 @@ constexpr int kUsage = 2;
 // `ctxprof --help` is kMainUsage, one line per entry of kCommands, then kMainNotes.
 constexpr const char* kMainUsage = "usage: ctxprof COMMAND [options]\n\nCommands:\n";
 constexpr const char* kMainNotes = R"help(
-Run "ctxprof COMMAND --help" for a command's options. Documentation: docs/TOOLS.md.
+Run "ctxprof COMMAND --help" for a command's options, "ctxprof --version" for the version.
+Documentation: docs/TOOLS.md.
 Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage error.
 )help";
 
@@ -102,7 +104,7 @@ Runs the JVM with -agentpath:<libctxprof.so>=start,<options>,file=<OUT> and exit
 The options are checked with the agent's own parser first (a refusal exits 2, no JVM runs); if
 the JVM exits 0 but its agent wrote no recording (it refused to start), record exits 1.
   -o OUT               recording to write (default ctxprof.jfr)
-  --lib PATH           libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --lib PATH           libctxprof.so (default: ../lib/ from ctxprof, or next to it; docs/TOOLS.md)
   --event E            cpu, ctimer, itimer, wall, alloc, lock, joined by + (agent key event)
   --interval D         CPU interval, e.g. 10ms (interval)
   --wall D             wall-clock interval, e.g. 20ms (wall)
@@ -132,7 +134,7 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed
   status    the session's state, engine, sample and drop counts, recording
-  --lib PATH      libctxprof.so (default: next to ctxprof, or ../jni/ from there)
+  --lib PATH      libctxprof.so (default: ../lib/ from ctxprof, or next to it; docs/TOOLS.md)
   --timeout S     seconds to wait for the JVM's attach listener (default 10)
 Relative paths are taken from the current directory. A JVM in a container (another mount or
 pid namespace) is reached through /proc/PID/root; OUT, FILE and the library are then paths
@@ -481,6 +483,10 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (name == "--help" || name == "-h" || name == "help") {
     fputs(MainHelp().c_str(), stdout);
+    return kOk;
+  }
+  if (name == "--version" || name == "version") {
+    printf("ctxprof %s\n", ctxprof::kCtxprofVersion);
     return kOk;
   }
   const Command* command = FindCommand(name);

@@ -14,6 +14,7 @@ packages=(
   golang-github-google-pprof-dev                     # the pprof schema (profile.proto) that decode test reads
   libssl-dev openssl                                 # upload=https:// (TLS); the upload test's certificate
   libc6-dbg                                          # libc's debug file: the symbolizer tests name clone3, start_thread
+  dpkg-dev unzip                                     # //:deb's Depends (dpkg-shlibdeps); the release test reads the jar
 )
 
 missing=()

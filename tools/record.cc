@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "profiler/options.h"
@@ -31,6 +33,21 @@ constexpr FlagKey kFlagKeys[] = {
 bool IsFile(const std::string& path) {
   struct stat info;
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+std::string FolderOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The folder of the running binary with every symbolic link resolved (the kernel's
+// /proc/self/exe): found even when the binary was run through PATH or a link. "" when the link
+// cannot be read (no /proc); the caller still has argv[0]'s folder.
+std::string SelfFolder() {
+  char path[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) return "";
+  return FolderOf(std::string(path, static_cast<size_t>(length)));
 }
 
 }  // namespace
@@ -178,16 +195,29 @@ bool FindAgentLibrary(const std::string& command, const std::string& explicit_pa
     *out = explicit_path;
     return true;
   }
-  const size_t slash = executable.rfind('/');
-  const std::string folder = slash == std::string::npos ? "." : executable.substr(0, slash);
-  const std::string candidates[] = {folder + "/libctxprof.so", folder + "/../jni/libctxprof.so"};
-  for (const std::string& candidate : candidates) {
-    if (IsFile(candidate)) {
-      *out = candidate;
-      return true;
+  // The release layouts first (bin/ctxprof with lib/libctxprof.so; the Debian package's
+  // /usr/bin/ctxprof with /usr/lib/ctxprof/), then the build tree's.
+  const std::string self = SelfFolder();
+  const std::string named = FolderOf(executable);
+  char resolved[PATH_MAX];
+  const bool same = realpath(named.c_str(), resolved) != nullptr && self == resolved;
+  std::vector<std::string> tried;
+  for (const std::string& folder : {self, same ? std::string() : named}) {
+    if (folder.empty()) continue;
+    for (const char* relative : {"/../lib/libctxprof.so", "/../lib/ctxprof/libctxprof.so",
+                                 "/libctxprof.so", "/../jni/libctxprof.so"}) {
+      const std::string candidate = folder + relative;
+      if (IsFile(candidate)) {
+        *out = candidate;
+        return true;
+      }
+      tried.push_back(candidate);
     }
   }
-  *error = command + ": libctxprof.so is not in " + candidates[0] + " nor " + candidates[1] +
+  std::string list;
+  for (const std::string& candidate : tried) list += (list.empty() ? "" : ", ") + candidate;
+  *error = command + ": found no libctxprof.so near the ctxprof binary (from /proc/self/exe" +
+           (same ? "" : ", then from " + executable) + "); tried " + list +
            "; pass --lib PATH (bazel build -c opt //jni:libctxprof.so)";
   return false;
 }

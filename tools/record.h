@@ -20,7 +20,7 @@ namespace ctxprof::tools {
 
 // The flags of `record` (and of `attach PID start`, which takes the same agent flags).
 struct RecordOptions {
-  std::string library;                 // --lib; "" = look next to the ctxprof binary
+  std::string library;                 // --lib; "" = look near the ctxprof binary
   std::string output = "ctxprof.jfr";  // -o
   // Agent keys in the order given (--event -> event, --option key=value -> key, ...).
   std::vector<std::pair<std::string, std::string>> agent_options;
@@ -69,9 +69,11 @@ bool JvmCommand(const RecordOptions& options, const std::string& library,
                 const std::string& agent_options, std::vector<std::string>* out,
                 std::string* error);
 
-// The agent library: `explicit_path` if given (it must exist), else libctxprof.so in the
-// folder of `executable` or, for Bazel's output tree, in ../jni/ from there. False + *error
-// ("<command>: ...") naming the places searched and the --lib fix.
+// The agent library: `explicit_path` if given (it must exist), else the first libctxprof.so in
+// ../lib/ (the release archive), ../lib/ctxprof/ (the Debian package), the same folder, or
+// ../jni/ (Bazel's output tree), each from the folder of the running binary (/proc/self/exe,
+// links resolved) and then from the folder of `executable` (argv[0]). False + *error
+// ("<command>: ...") naming every place searched and the --lib fix.
 bool FindAgentLibrary(const std::string& command, const std::string& explicit_path,
                       const std::string& executable, std::string* out, std::string* error);
 

@@ -369,7 +369,8 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .FieldAnnotate(kJfrTypeDescription, "alloc=: 0 when allocations are not sampled")
       .Field("lockThreshold", kJfrTypeLong, false, false, "Lock Threshold (ns)")
       .FieldAnnotate(kJfrTypeDescription, "lock= in nanoseconds: -1 when lock events are off")
-      .Field("select", kJfrTypeString, false, false, "Event Selection");
+      .Field("select", kJfrTypeString, false, false, "Event Selection")
+      .Field("version", kJfrTypeString, false, false, "ctxprof Version");
   ClassBuilder counters = tree->Event("ctxprof.ProfilerCounters", kJfrTypeProfilerCounters,
                                       "Profiler Counters", categories);
   counters.Annotate(kJfrTypeDescription, "Totals since the recording started");

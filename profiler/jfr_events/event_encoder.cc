@@ -159,6 +159,7 @@ void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* 
   scratch_.PutVarint(fields.alloc_interval_bytes);
   scratch_.PutVarint(static_cast<uint64_t>(fields.lock_threshold_nanos));
   scratch_.PutString(fields.select);
+  scratch_.PutString(fields.version);
   out->PutRecord(scratch_);
 }
 

@@ -117,6 +117,7 @@ struct SettingsEventFields {
   uint64_t alloc_interval_bytes;  // 0 = no allocation sampling
   int64_t lock_threshold_nanos;   // -1 = no lock events
   std::string select;             // "all" or "if-context"
+  std::string version;            // the ctxprof release that wrote the recording
 };
 
 // ctxprof.ProfilerCounters' fields after startTime, in order.

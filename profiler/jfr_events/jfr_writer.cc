@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ctxprof_version.h"
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
@@ -115,6 +116,7 @@ bool JfrWriter::StartChunk(std::string* error) {
   settings.alloc_interval_bytes = config_.alloc_interval_bytes;
   settings.lock_threshold_nanos = config_.lock_threshold_nanos;
   settings.select = config_.select_if_context ? "if-context" : "all";
+  settings.version = kCtxprofVersion;
   for (const std::string& name : attribute_names_) {
     if (!settings.attributes.empty()) settings.attributes += ',';
     settings.attributes += name;

@@ -132,7 +132,10 @@ void CheckValueParsers(std::string_view text) {
         (text.size() > 2 && text.substr(text.size() - 2) == "ns") ||
         (text.size() > 2 && text.substr(text.size() - 2) == "us") ||
         (text.size() > 2 && text.substr(text.size() - 2) == "ms" && nanos % kNanosPerMilli == 0) ||
-        (text.back() == 's' && nanos % kNanosPerSecond == 0);
+        (text.back() == 's' && nanos % kNanosPerSecond == 0) ||
+        (text.back() == 'm' && nanos % (60 * kNanosPerSecond) == 0) ||
+        (text.back() == 'h' && nanos % (3600 * kNanosPerSecond) == 0) ||
+        (text.back() == 'd' && nanos % (24 * 3600 * kNanosPerSecond) == 0);
     Check(unit_ok, "a duration ends with its unit and is a multiple of it", text);
   } else {
     Check(nanos == kUntouched, "a failed ParseDuration leaves the output untouched", text);

@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 
+#include "ctxprof_version.h"
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/jfr_writer.h"
@@ -288,6 +289,7 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
       EXPECT_EQ(event.Field("clock").string(), "fake-tsc");
       EXPECT_EQ(event.Field("ticksPerSecond").integer(), 2400000000LL);
       EXPECT_EQ(event.Field("attributes").string(), "http.route,tenant-id,region");
+      EXPECT_EQ(event.Field("version").string(), kCtxprofVersion);
       EXPECT_EQ(event.Field("fallbacks").string(), recorder.config.fallbacks);
     } else if (event.type_name() == "ctxprof.ProfilerCounters") {
       last_counters = &event;

@@ -232,6 +232,64 @@ TEST(OptionsTest, DurationsAndSizes) {
   EXPECT_FALSE(ParseBytes("99999999999999999g", &value));
 }
 
+// Units as users write them for the JDK's recorder (maxage=1d) and async-profiler (loop=1h).
+TEST(OptionsTest, DurationsInMinutesHoursAndDays) {
+  uint64_t value = 0;
+  EXPECT_TRUE(ParseDuration("2m", &value));
+  EXPECT_EQ(value, 120 * kNanosPerSecond);
+  EXPECT_TRUE(ParseDuration("3h", &value));
+  EXPECT_EQ(value, 3 * 3600 * kNanosPerSecond);
+  EXPECT_TRUE(ParseDuration("1d", &value));
+  EXPECT_EQ(value, 24 * 3600 * kNanosPerSecond);
+  EXPECT_TRUE(ParseDuration("2ms", &value));  // "ms" is still milliseconds, not 2 minutes + "s"
+  EXPECT_EQ(value, 2 * kNanosPerMilli);
+  EXPECT_FALSE(ParseDuration("2M", &value));  // units are lower case
+  EXPECT_FALSE(ParseDuration("1w", &value));
+  EXPECT_FALSE(ParseDuration("1h30m", &value));          // one number, one unit
+  EXPECT_FALSE(ParseDuration("999999999999d", &value));  // overflows 64 bits
+
+  const Options options = ParseOk("interval=1h,maxage=1d,chunktime=2m,flush=90s,lock=1m,file=x");
+  EXPECT_EQ(options.cpu_interval_ns, 3600 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.max_age_ns, 24 * 3600 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.chunk_time_ns, 120 * kNanosPerSecond);
+  EXPECT_EQ(options.jfr.flush_interval_ns, 90 * kNanosPerSecond);
+  EXPECT_EQ(options.lock_threshold_ns, 60 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("maxage=365d").jfr.max_age_ns, 365 * 24 * 3600 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("wall=1m").wall_interval_ns, 60 * kNanosPerSecond);
+}
+
+TEST(OptionsTest, SizesInEitherCase) {
+  uint64_t value = 0;
+  EXPECT_TRUE(ParseBytes("4K", &value));
+  EXPECT_EQ(value, 4096u);
+  EXPECT_TRUE(ParseBytes("3m", &value));
+  EXPECT_EQ(value, 3ull << 20);
+  EXPECT_TRUE(ParseBytes("3M", &value));
+  EXPECT_EQ(value, 3ull << 20);
+  EXPECT_TRUE(ParseBytes("2G", &value));
+  EXPECT_EQ(value, 2ull << 30);
+  const Options options = ParseOk("chunksize=8M,maxsize=1G,alloc=512K,file=x");
+  EXPECT_EQ(options.jfr.chunk_size_bytes, 8ull << 20);
+  EXPECT_EQ(options.jfr.max_size_bytes, 1ull << 30);
+  EXPECT_EQ(options.alloc_interval_bytes, 512ull << 10);
+}
+
+// A rejected value gets a message that names the option and every unit it accepts.
+TEST(OptionsTest, UnitErrorsNameTheOptionAndTheUnits) {
+  Options options;
+  std::string error;
+  EXPECT_FALSE(ParseOptions("maxage=2w", &options, &error));
+  EXPECT_NE(error.find("'maxage'"), std::string::npos) << error;
+  EXPECT_NE(error.find("ns, us, ms, s, m (minutes), h or d"), std::string::npos) << error;
+  EXPECT_NE(error.find("maxage=365d"), std::string::npos) << error;  // the largest value
+  EXPECT_FALSE(ParseOptions("interval=2h", &options, &error));
+  EXPECT_NE(error.find("'interval'"), std::string::npos) << error;
+  EXPECT_NE(error.find("from 100us to 1h"), std::string::npos) << error;
+  EXPECT_FALSE(ParseOptions("chunksize=8mb", &options, &error));
+  EXPECT_NE(error.find("'chunksize'"), std::string::npos) << error;
+  EXPECT_NE(error.find("k, m or g"), std::string::npos) << error;
+}
+
 // Found by the options fuzzer: an overflowing value used to store the wrapped product.
 TEST(OptionsTest, OverflowingValueLeavesOutputUntouched) {
   uint64_t value = 42;
@@ -265,7 +323,8 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
   ExpectError("interval=0ms", "interval", "0ms");
   ExpectError("interval=-1ms", "interval", "-1ms");
   ExpectError("interval=50us", "interval", "50us");    // below 100us
-  ExpectError("interval=2h", "interval", "2h");        // not a unit we accept
+  ExpectError("interval=2h", "interval", "2h");        // above 1 hour
+  ExpectError("interval=1y", "interval", "1y");        // not a unit we accept
   ExpectError("interval=3601s", "interval", "3601s");  // above 1 hour
   ExpectError("interval=10", "interval", "10");        // no unit
   ExpectError("wall=500us", "wall", "500us");

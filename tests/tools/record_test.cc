@@ -130,6 +130,31 @@ TEST(RecordTest, FindsTheLibraryNextToTheBinaryOrInBazelsJniFolder) {
   EXPECT_NE(error.find(root + "/missing.so: no such file"), std::string::npos) << error;
 }
 
+// The release archive (bin/ctxprof, lib/libctxprof.so) and the Debian package (/usr/bin/ctxprof,
+// /usr/lib/ctxprof/libctxprof.so); a miss names every place tried.
+TEST(RecordTest, FindsTheLibraryOfTheReleaseLayouts) {
+  const std::string root = std::string(getenv("TEST_TMPDIR")) + "/layouts";
+  ASSERT_EQ(system(("rm -rf " + root + " && mkdir -p " + root + "/release/bin " + root +
+                    "/release/lib " + root + "/usr/bin " + root + "/usr/lib/ctxprof")
+                       .c_str()),
+            0);
+  std::string library, error;
+  EXPECT_FALSE(FindAgentLibrary("attach", "", root + "/release/bin/ctxprof", &library, &error));
+  for (const char* tried :
+       {"/release/bin/../lib/libctxprof.so", "/release/bin/../lib/ctxprof/libctxprof.so",
+        "/release/bin/libctxprof.so", "/release/bin/../jni/libctxprof.so"}) {
+    EXPECT_NE(error.find(root + tried), std::string::npos) << tried << ": " << error;
+  }
+  EXPECT_NE(error.find("/proc/self/exe"), std::string::npos) << error;
+  std::ofstream(root + "/release/lib/libctxprof.so") << "x";
+  ASSERT_TRUE(FindAgentLibrary("attach", "", root + "/release/bin/ctxprof", &library, &error))
+      << error;
+  EXPECT_EQ(library, root + "/release/bin/../lib/libctxprof.so");
+  std::ofstream(root + "/usr/lib/ctxprof/libctxprof.so") << "x";
+  ASSERT_TRUE(FindAgentLibrary("record", "", root + "/usr/bin/ctxprof", &library, &error)) << error;
+  EXPECT_EQ(library, root + "/usr/bin/../lib/ctxprof/libctxprof.so");
+}
+
 TEST(RecordTest, PropagatesTheChildsExitStatus) {
   std::string error;
   EXPECT_EQ(RunCommand({"/bin/sh", "-c", "exit 0"}, &error), 0);

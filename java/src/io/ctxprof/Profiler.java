@@ -6,8 +6,9 @@ package io.ctxprof;
  * <p>{@link #getInstance()} binds to libctxprof: if the JVM was started with
  * {@code -agentpath:/path/libctxprof.so=...} the agent's library already provides the natives;
  * otherwise the library is loaded from the system property {@code ctxprof.library} (an absolute
- * path) or, when that is unset, as {@code ctxprof} from {@code java.library.path}. Nothing is
- * loaded from paths taken from the environment.
+ * path) or, when that is unset, from the copy bundled in the jar (linux-x64), from
+ * {@code libctxprof.so} next to the jar, or as {@code ctxprof} from {@code java.library.path}
+ * (LibraryLoader). Nothing is loaded from paths taken from the environment.
  *
  * <p>Thread safety: all methods may be called from any thread; start, stop and dump are
  * serialized natively.
@@ -47,28 +48,7 @@ public final class Profiler {
     } catch (UnsatisfiedLinkError notYetLoaded) {
       // fall through and load it
     }
-    String path = System.getProperty("ctxprof.library");
-    try {
-      if (path != null && !path.isEmpty()) {
-        System.load(path);
-      } else {
-        System.loadLibrary("ctxprof");
-      }
-    } catch (UnsatisfiedLinkError e) {
-      String where =
-          path != null && !path.isEmpty()
-              ? "ctxprof.library=" + path
-              : "java.library.path=" + System.getProperty("java.library.path");
-      UnsatisfiedLinkError error =
-          new UnsatisfiedLinkError(
-              "cannot load libctxprof ("
-                  + where
-                  + "): "
-                  + e.getMessage()
-                  + "; set -Dctxprof.library=/absolute/path/libctxprof.so");
-      error.initCause(e);
-      throw error;
-    }
+    LibraryLoader.load();
   }
 
   /**
