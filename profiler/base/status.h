@@ -10,8 +10,8 @@
 // StatusOr<T>: a value or the Status that says why there is none.
 //
 // Thread safety: plain values; a const Status may be read from any thread.
-#ifndef CTXPROF_PROFILER_STATUS_H_
-#define CTXPROF_PROFILER_STATUS_H_
+#ifndef CTXPROF_PROFILER_BASE_STATUS_H_
+#define CTXPROF_PROFILER_BASE_STATUS_H_
 
 #include <cstdint>
 #include <optional>
@@ -86,4 +86,4 @@ class StatusOr {
 
 }  // namespace ctxprof
 
-#endif  // CTXPROF_PROFILER_STATUS_H_
+#endif  // CTXPROF_PROFILER_BASE_STATUS_H_
