@@ -78,6 +78,7 @@ class StatusOr {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
   T& value() { return *value_; }
+  const T& value() const { return *value_; }
 
  private:
   Status status_;

@@ -13,6 +13,7 @@
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/jfr_events/thread_pool.h"
 #include "tests/jfr/synthetic.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -37,9 +38,9 @@ struct LayoutRecorder {
     inputs.on_chunk_finished = [this](FinishedChunk&& chunk) {
       finished.push_back(std::move(chunk));
     };
-    std::string error;
-    writer = JfrWriter::Open(config, inputs, &error);
-    ASSERT_NE(writer, nullptr) << error;
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+    ASSERT_TRUE(IsOk(opened));
+    writer = std::move(opened.value());
   }
   // Adds workload sample `i` with its kind and weight replaced.
   void Add(size_t i, SampleKind kind, uint32_t weight) {
@@ -49,16 +50,14 @@ struct LayoutRecorder {
     sample.state = kind == SampleKind::kWall ? ThreadState::kSleeping : ThreadState::kRunning;
     sample.weight = weight;
     clock.Set(sample.ticks);
-    std::string error;
-    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
   void Close(JfrReader* reader) {
     clock.Advance(clock.TicksPerSecond());
-    std::string error;
-    ASSERT_TRUE(writer->Close(&error)) << error;
+    ASSERT_TRUE(IsOk(writer->Close()));
     const std::string path =
         config.path.empty() ? ListFolder(config.repository).front() : config.path;
-    ASSERT_TRUE(reader->Read(path, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(reader->Read(path, {})));
   }
 };
 
@@ -123,8 +122,7 @@ TEST(EventLayoutTest, ContextIdsResolveWithinEachChunk) {
   const size_t count = recorder.workload.samples.size();
   for (size_t i = 0; i < count; i++) {
     if (i == count / 2) {
-      std::string error;
-      ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+      ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
     }
     recorder.Add(i, i % 2 == 0 ? SampleKind::kCpu : SampleKind::kWall, 1);
   }
@@ -218,8 +216,9 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   JfrWriterInputs inputs = workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads);
   inputs.class_names = workload.class_names.get();
   inputs.objects = &tracker;
-  recorder.writer = JfrWriter::Open(recorder.config, inputs, &error);
-  ASSERT_NE(recorder.writer, nullptr) << error;
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(recorder.config, inputs);
+  ASSERT_TRUE(IsOk(opened));
+  recorder.writer = std::move(opened.value());
 
   const ExpectedSample& first = workload.samples.front();
   const uint64_t ms = recorder.clock.TicksPerSecond() / 1000;
@@ -242,8 +241,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
     record.event.object_ref = object_ref;
     record.frame_count = 0;
     recorder.clock.Set(ticks);
-    std::string add_error;
-    EXPECT_TRUE(recorder.writer->Add(record, &add_error)) << add_error;
+    EXPECT_TRUE(IsOk(recorder.writer->Add(record)));
   };
   int context = -1;
   for (size_t c = 0; c < workload.contexts.size(); c++) {
@@ -253,7 +251,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   event(SampleKind::kAllocation, t0, context, 524288, /*object_ref=*/1);
   event(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 5 * ms, 0);
   event(SampleKind::kThreadPark, t0 + 20 * ms, -1, 2 * ms, 0);
-  ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
   event(SampleKind::kAllocation, t0 + 30 * ms, -1, 524288, /*object_ref=*/2);
   JfrReader reader;
   recorder.Close(&reader);  // reads the first chunk file
@@ -266,7 +264,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   std::map<std::string, int> checked;
   for (const std::string& file : files) {
     JfrReader chunk;
-    ASSERT_TRUE(chunk.Read(file, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(chunk.Read(file, {})));
     for (const JfrEvent& e : chunk.events()) {
       const std::string& type = e.type_name();
       if (type != "jdk.ObjectAllocationSample" && type != "jdk.JavaMonitorEnter" &&

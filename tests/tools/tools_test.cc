@@ -28,8 +28,8 @@ std::string WriteRecording(CpuSampleEvent cpu_samples, const std::string& name) 
   config.cpu_samples = cpu_samples;
   config.engine = "perf_cpu_clock";
   config.interval_nanos = 10000000;
-  std::string error;
-  EXPECT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+  const Status written = WriteWorkload(workload, &clock, spacing, config, nullptr);
+  EXPECT_TRUE(written.ok()) << written.message();
   return path;
 }
 
@@ -207,8 +207,8 @@ class EventToolsTest : public ::testing::Test {
     config.path = path_;
     config.engine = "perf_cpu_clock";
     config.interval_nanos = 10000000;
-    std::string error;
-    ASSERT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+    const Status written = WriteWorkload(workload, &clock, spacing, config, nullptr);
+    ASSERT_TRUE(written.ok()) << written.message();
   }
   Profile Load(EventSelection selection) {
     Profile profile;
