@@ -33,9 +33,8 @@ enum class DumpFormat : uint8_t {
 };
 
 // `name` "jfr" or "collapsed"; "" = by `path`'s extension: ".txt" and ".collapsed" are collapsed,
-// anything else JFR. False + *error naming the value for any other name.
-bool ParseDumpFormat(const std::string& name, const std::string& path, DumpFormat* out,
-                     std::string* error);
+// anything else JFR. kInvalidArgument naming the value for any other name.
+StatusOr<DumpFormat> ParseDumpFormat(const std::string& name, const std::string& path);
 
 class Profiler {
  public:

@@ -57,12 +57,13 @@ int Run(int samples) {
   const char* tmpdir = getenv("TMPDIR");
   const std::string path = std::string(tmpdir != nullptr ? tmpdir : "/tmp") +
                            "/consumer_cost_bench." + std::to_string(getpid()) + ".jfr";
-  Options options;
-  std::string error;
-  if (!ParseOptions("event=cpu,interval=1ms,file=" + path, &options, &error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  StatusOr<Options> parsed = ParseOptions("event=cpu,interval=1ms,file=" + path);
+  if (!parsed.ok()) {
+    fprintf(stderr, "%s\n", parsed.status().message().c_str());
     return 1;
   }
+  const Options& options = parsed.value();
+  std::string error;
   std::unique_ptr<Dictionary> dictionary = Dictionary::Create(Dictionary::Options(), &error);
   AttributeRegistry attributes;
   if (dictionary == nullptr || !attributes.Register({"endpoint"}, &error)) {

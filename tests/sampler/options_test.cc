@@ -8,24 +8,22 @@ namespace ctxprof {
 namespace {
 
 Options ParseOk(const std::string& text) {
-  Options options;
-  std::string error;
-  EXPECT_TRUE(ParseOptions(text, &options, &error)) << text << ": " << error;
-  return options;
+  StatusOr<Options> parsed = ParseOptions(text);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.status().message();
+  return parsed.ok() ? parsed.value() : Options();
 }
 
-// Parsing fails, the message names `key` (and the offending value, when given), and the output
-// is untouched.
+// Parsing fails with kInvalidArgument, and the message names `key` (and the offending value,
+// when given).
 void ExpectError(const std::string& text, const std::string& key, const std::string& value = "") {
-  Options options;
-  options.depth = 7;  // sentinel: a failed parse must not write *out
-  std::string error;
-  EXPECT_FALSE(ParseOptions(text, &options, &error)) << text;
+  const StatusOr<Options> parsed = ParseOptions(text);
+  ASSERT_FALSE(parsed.ok()) << text;
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << text;
+  const std::string& error = parsed.status().message();
   EXPECT_NE(error.find("'" + key + "'"), std::string::npos) << text << " -> " << error;
   if (!value.empty()) {
     EXPECT_NE(error.find("'" + value + "'"), std::string::npos) << text << " -> " << error;
   }
-  EXPECT_EQ(options.depth, 7) << text;
 }
 
 TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
@@ -145,16 +143,15 @@ TEST(OptionsTest, UploadErrors) {
   ExpectError("uploadca=", "uploadca");
   // Secrets: only references are accepted, and a rejected value is never repeated.
   for (const char* key : {"uploadtoken", "uploadbasic", "uploadtenant"}) {
-    Options options;
-    std::string error;
-    EXPECT_FALSE(ParseOptions(std::string(key) + "=s3cr3t-value", &options, &error));
+    const StatusOr<Options> parsed = ParseOptions(std::string(key) + "=s3cr3t-value");
+    ASSERT_FALSE(parsed.ok());
+    const std::string& error = parsed.status().message();
     EXPECT_NE(error.find("'" + std::string(key) + "'"), std::string::npos) << error;
     EXPECT_EQ(error.find("s3cr3t"), std::string::npos) << error;
   }
-  Options options;
-  std::string error;
-  EXPECT_FALSE(ParseOptions("repository=/r,upload=http://me:pa55@h", &options, &error));
-  EXPECT_EQ(error.find("pa55"), std::string::npos) << error;
+  const StatusOr<Options> parsed = ParseOptions("repository=/r,upload=http://me:pa55@h");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().find("pa55"), std::string::npos) << parsed.status().message();
 }
 
 TEST(OptionsTest, EventSelectsEngines) {
@@ -295,12 +292,14 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
 }
 
 TEST(OptionsTest, MalformedListsAreRejected) {
-  Options options;
-  std::string error;
-  EXPECT_FALSE(ParseOptions("event=cpu,,depth=3", &options, &error));
-  EXPECT_NE(error.find("empty option"), std::string::npos) << error;
-  EXPECT_FALSE(ParseOptions("event=cpu,", &options, &error));
-  EXPECT_NE(error.find("ends with a comma"), std::string::npos) << error;
+  const StatusOr<Options> empty = ParseOptions("event=cpu,,depth=3");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty option"), std::string::npos)
+      << empty.status().message();
+  const StatusOr<Options> trailing = ParseOptions("event=cpu,");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_NE(trailing.status().message().find("ends with a comma"), std::string::npos)
+      << trailing.status().message();
 }
 
 }  // namespace
