@@ -1,6 +1,8 @@
 // Status: the outcome of a profiler call that can fail (start, stop, dump, attribute
-// registration, and the start steps below them): a code that says what kind of failure it is,
-// the OS error number when a system call failed, and a message that names the input and the fix.
+// registration, the start steps below them, the JFR files' I/O and reading): a code that says
+// what kind of failure it is, the OS error number when a system call failed, and a message that
+// names the input and the fix. A leaf: it depends on nothing of ours, so every layer, the JFR
+// format leaf included, returns it.
 //
 // Messages are neutral to the front end: they speak of options ("option 'file': ..."), paths
 // and commands, never of one API's function names. Each front end (the C API, the Java API, the
@@ -24,7 +26,7 @@ enum class StatusCode : uint8_t {
   kOk,
   kInvalidArgument,  // a bad option, value or argument: the caller must change it
   kWrongState,       // the call does not fit the profiler's state (already running, not running)
-  kIo,               // a file or folder could not be created, written or closed
+  kIo,               // a file or folder could not be created, read, written or closed
   kUnavailable,      // the system refused a resource: perf events, timers, signals, memory,
                      // threads; another engine, signal or limit may work
 };

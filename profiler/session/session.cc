@@ -253,9 +253,10 @@ StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
                                                          std::string* notes) {
   // Kernel frames only with names for them: the cpu engine records none when /proc/kallsyms
   // hides its addresses from us.
-  std::string kallsyms_hidden;
-  const bool kernel_frames = kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf &&
-                             KernelSymbols::AddressesVisible(&kallsyms_hidden);
+  const bool perf_kernel_frames =
+      kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf;
+  const Status kallsyms = perf_kernel_frames ? KernelSymbols::CheckAddressesVisible() : Status();
+  const bool kernel_frames = perf_kernel_frames && kallsyms.ok();
   std::string reasons;
   int last_error = 0;
   for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
@@ -268,8 +269,8 @@ StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
         *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
       }
       std::string kernel_off = engine->kernel_frames_off();
-      if (kernel_off.empty() && !kallsyms_hidden.empty() && kind == CpuEngineKind::kPerf) {
-        kernel_off = "kernel frames off: " + kallsyms_hidden;
+      if (kernel_off.empty() && !kallsyms.ok() && kind == CpuEngineKind::kPerf) {
+        kernel_off = "kernel frames off: " + kallsyms.message();
       }
       if (!kernel_off.empty()) *notes += kernel_off + ". ";
       return engine;
@@ -354,11 +355,10 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     // the first one on the background thread, which under load gets a small share of a CPU and
     // would drain nothing for seconds. (Without a recording only a dump names frames, on the
     // thread that asks for it.)
-    std::string hidden;
     if (kernel_frames && !session->recording_path().empty() &&
         session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
         session->cpu_engine_->kernel_frames_off().empty() &&
-        KernelSymbols::AddressesVisible(&hidden)) {
+        KernelSymbols::CheckAddressesVisible().ok()) {
       session->kernel_symbols_ = KernelSymbols::Shared();
     }
   }
