@@ -55,14 +55,15 @@ Status Dump(Profiler* profiler, const std::string& args, std::string* answer) {
   if (path.empty()) {
     return Status::InvalidArgument("'" + args + "' names no file; use dump,file=/path/profile.jfr");
   }
-  DumpFormat format;
-  std::string error;
-  if (!ParseDumpFormat(has_format ? format_name : "", path, &format, &error) ||
-      (has_format && format_name.empty())) {
-    return Status::InvalidArgument(has_format && format_name.empty()
-                                       ? "format= needs jfr or collapsed"
-                                       : error + "; use format=jfr or format=collapsed");
+  if (has_format && format_name.empty()) {
+    return Status::InvalidArgument("format= needs jfr or collapsed");
   }
+  const StatusOr<DumpFormat> parsed = ParseDumpFormat(has_format ? format_name : "", path);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument(parsed.status().message() +
+                                   "; use format=jfr or format=collapsed");
+  }
+  const DumpFormat format = parsed.value();
   const Status status = profiler->Dump(path, format);
   if (status.ok()) {
     *answer =

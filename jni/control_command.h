@@ -13,7 +13,7 @@
 //   status              the status text: "running; engine=...; samples=N; drops=N;
 //                       recording=<path>; recorded=N" (and the recording's error, if any)
 //
-// A failure returns the profiler's Status (profiler/status.h) with the command in front of its
+// A failure returns the profiler's Status (profiler/base/status.h) with the command in front of its
 // message ("start: option 'file': cannot create recording file /x/y.jfr: No such file or
 // directory (create the folder first)"): kInvalidArgument for a malformed command or option,
 // kWrongState for a command that does not fit the state (start while running, stop or dump
@@ -26,8 +26,8 @@
 
 #include <string>
 
+#include "profiler/base/status.h"
 #include "profiler/profiler.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

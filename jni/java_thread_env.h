@@ -33,7 +33,7 @@
 
 #include <jni.h>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 

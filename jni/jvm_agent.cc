@@ -355,10 +355,9 @@ bool ParseAgentOptions(const char* text, std::string* start_options) {
     return false;
   }
   *start_options = command.size() < options.size() ? options.substr(command.size() + 1) : "";
-  ctxprof::Options parsed;
-  std::string error;
-  if (!ctxprof::ParseOptions(*start_options, &parsed, &error)) {
-    ctxprof::PrintNotice(error + "; the JVM runs without profiling");
+  const ctxprof::StatusOr<ctxprof::Options> parsed = ctxprof::ParseOptions(*start_options);
+  if (!parsed.ok()) {
+    ctxprof::PrintNotice(parsed.status().message() + "; the JVM runs without profiling");
     return false;
   }
   return true;

@@ -29,7 +29,7 @@
 #include <jni.h>
 #include <jvmti.h>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 

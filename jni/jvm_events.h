@@ -36,9 +36,9 @@
 
 #include <memory>
 
+#include "profiler/base/status.h"
 #include "profiler/jfr_events/object_tracker.h"
 #include "profiler/sampler/event_recorder.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

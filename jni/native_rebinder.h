@@ -32,7 +32,7 @@
 #include <atomic>
 #include <string>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 

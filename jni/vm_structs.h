@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 

@@ -76,9 +76,8 @@ int ctxprof_stop(void) {
 int ctxprof_dump(const char* path) {
   if (path == nullptr || path[0] == '\0') return CTXPROF_EINVAL;
   try {
-    ctxprof::DumpFormat format;
-    std::string error;
-    ctxprof::ParseDumpFormat("", path, &format, &error);  // by extension: cannot fail
+    // By the extension: cannot fail.
+    const ctxprof::DumpFormat format = ctxprof::ParseDumpFormat("", path).value();
     return ToCode(ctxprof::Profiler::Global()->Dump(path, format));
   } catch (const std::exception&) {
     return CTXPROF_EUNAVAIL;

@@ -73,52 +73,50 @@ std::string FormatNanos(uint64_t nanos) {
   return std::to_string(nanos) + "ns";
 }
 
-bool ParseDurationOption(std::string_view key, std::string_view value, uint64_t min_ns,
-                         uint64_t max_ns, uint64_t* out, std::string* error) {
+Status ParseDurationOption(std::string_view key, std::string_view value, uint64_t min_ns,
+                           uint64_t max_ns, uint64_t* out) {
   uint64_t nanos = 0;
   if (!ParseDuration(value, &nanos)) {
-    *error =
+    return Status::InvalidArgument(
         Problem(key, value, "is not a duration",
                 "write a whole number with a unit ns, us, ms, s, m (minutes), h or d, e.g. " +
                     std::string(key) + "=" + FormatNanos(min_ns == 0 ? kNanosPerMilli : min_ns) +
-                    " or " + std::string(key) + "=" + FormatNanos(max_ns));
-    return false;
+                    " or " + std::string(key) + "=" + FormatNanos(max_ns)));
   }
   if (nanos < min_ns || nanos > max_ns) {
-    *error = Problem(key, value, "is out of range",
-                     "use a duration from " + FormatNanos(min_ns) + " to " + FormatNanos(max_ns));
-    return false;
+    return Status::InvalidArgument(
+        Problem(key, value, "is out of range",
+                "use a duration from " + FormatNanos(min_ns) + " to " + FormatNanos(max_ns)));
   }
   *out = nanos;
-  return true;
+  return Status();
 }
 
-bool ParseBytesOption(std::string_view key, std::string_view value, uint64_t* out,
-                      std::string* error) {
+Status ParseBytesOption(std::string_view key, std::string_view value, uint64_t* out) {
   if (!ParseBytes(value, out) || *out == 0) {
-    *error = Problem(key, value, "is not a size",
-                     "write a positive whole number of bytes with an optional suffix k, m or g "
-                     "(KiB, MiB, GiB; either case), e.g. " +
-                         std::string(key) + "=64m");
-    return false;
+    return Status::InvalidArgument(
+        Problem(key, value, "is not a size",
+                "write a positive whole number of bytes with an optional "
+                "suffix k, m or g (KiB, MiB, GiB; either case), e.g. " +
+                    std::string(key) + "=64m"));
   }
-  return true;
+  return Status();
 }
 
-bool ParseIntInRange(std::string_view key, std::string_view value, int64_t min, int64_t max,
-                     int64_t* out, std::string* error) {
+Status ParseIntInRange(std::string_view key, std::string_view value, int64_t min, int64_t max,
+                       int64_t* out) {
   uint64_t number = 0;
   if (!ParseUnsigned(value, &number) || number < static_cast<uint64_t>(min) ||
       number > static_cast<uint64_t>(max)) {
-    *error = Problem(key, value, "is not a whole number in range",
-                     "use a number from " + std::to_string(min) + " to " + std::to_string(max));
-    return false;
+    return Status::InvalidArgument(
+        Problem(key, value, "is not a whole number in range",
+                "use a number from " + std::to_string(min) + " to " + std::to_string(max)));
   }
   *out = static_cast<int64_t>(number);
-  return true;
+  return Status();
 }
 
-bool ParseEvent(std::string_view value, Options* options, std::string* error) {
+Status ParseEvent(std::string_view value, Options* options) {
   CpuEngineKind cpu = CpuEngineKind::kNone;
   bool wall = false;
   bool alloc = false;
@@ -141,16 +139,16 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
     } else if (part == "lock" && !lock) {
       lock = true;
     } else {
-      *error = Problem("event", value, "is not an event",
-                       "use cpu, ctimer, itimer, wall, alloc or lock, or several joined by '+' "
-                       "(at most one CPU engine), e.g. event=cpu+wall or event=cpu+alloc");
-      return false;
+      return Status::InvalidArgument(
+          Problem("event", value, "is not an event",
+                  "use cpu, ctimer, itimer, wall, alloc or lock, or several joined by '+' "
+                  "(at most one CPU engine), e.g. event=cpu+wall or event=cpu+alloc"));
     }
     if (part_cpu != CpuEngineKind::kNone) {
       if (cpu != CpuEngineKind::kNone) {
-        *error = Problem("event", value, "names two CPU engines",
-                         "pick one of cpu, ctimer or itimer (optionally +wall, +alloc, +lock)");
-        return false;
+        return Status::InvalidArgument(
+            Problem("event", value, "names two CPU engines",
+                    "pick one of cpu, ctimer or itimer (optionally +wall, +alloc, +lock)"));
       }
       cpu = part_cpu;
     }
@@ -164,61 +162,60 @@ bool ParseEvent(std::string_view value, Options* options, std::string* error) {
     options->alloc_interval_bytes = Options::kDefaultAllocIntervalBytes;
   }
   options->lock_enabled = options->lock_enabled || lock;
-  return true;
+  return Status();
 }
 
-bool ParseAttributes(std::string_view value, Options* options, std::string* error) {
+Status ParseAttributes(std::string_view value, Options* options) {
   std::vector<std::string> names;
   std::string_view rest = value;
   while (!rest.empty()) {
     const size_t semicolon = rest.find(';');
     const std::string_view name = rest.substr(0, semicolon);
     if (name.empty()) {
-      *error = Problem("attributes", value, "has an empty name",
-                       "separate names with single semicolons, e.g. attributes=endpoint;tenant");
-      return false;
+      return Status::InvalidArgument(
+          Problem("attributes", value, "has an empty name",
+                  "separate names with single semicolons, e.g. attributes=endpoint;tenant"));
     }
     names.emplace_back(name);
     if (semicolon == std::string_view::npos) break;
     rest = rest.substr(semicolon + 1);
     if (rest.empty()) {
-      *error = Problem("attributes", value, "ends with a semicolon",
-                       "remove the trailing ';', e.g. attributes=endpoint;tenant");
-      return false;
+      return Status::InvalidArgument(
+          Problem("attributes", value, "ends with a semicolon",
+                  "remove the trailing ';', e.g. attributes=endpoint;tenant"));
     }
   }
   if (names.size() > static_cast<size_t>(kAttributeSlots)) {
-    *error = Problem("attributes", value, "has too many names",
-                     "register at most " + std::to_string(kAttributeSlots) + " attributes");
-    return false;
+    return Status::InvalidArgument(
+        Problem("attributes", value, "has too many names",
+                "register at most " + std::to_string(kAttributeSlots) + " attributes"));
   }
   // Names are validated (characters, length, duplicates) by AttributeRegistry at start.
   options->attributes_given = true;
   options->attributes = std::move(names);
-  return true;
+  return Status();
 }
 
 // "env:NAME" or "file:PATH".
-bool ParseSecretSource(std::string_view key, std::string_view value, SecretSource* out,
-                       std::string* error) {
+Status ParseSecretSource(std::string_view key, std::string_view value, SecretSource* out) {
   const std::string_view env = "env:", file = "file:";
   if (value.substr(0, env.size()) == env && value.size() > env.size()) {
     *out = SecretSource{SecretSource::kEnvironment, std::string(value.substr(env.size()))};
-    return true;
+    return Status();
   }
   if (value.substr(0, file.size()) == file && value.size() > file.size()) {
     *out = SecretSource{SecretSource::kFile, std::string(value.substr(file.size()))};
-    return true;
+    return Status();
   }
   // The value may be the secret itself: the message must not repeat it.
-  *error = "option " + Quote(key) +
-           ": the value must say where the secret is, not be the secret: write " +
-           std::string(key) + "=env:VARIABLE or " + std::string(key) + "=file:PATH";
-  return false;
+  return Status::InvalidArgument(
+      "option " + Quote(key) +
+      ": the value must say where the secret is, not be the secret: write " + std::string(key) +
+      "=env:VARIABLE or " + std::string(key) + "=file:PATH");
 }
 
 // http://host[:port][/prefix] or https://...
-bool ParseUploadUrl(std::string_view value, UploadOptions* upload, std::string* error) {
+Status ParseUploadUrl(std::string_view value, UploadOptions* upload) {
   std::string_view rest = value;
   bool https;
   if (rest.substr(0, 7) == "http://") {
@@ -228,24 +225,23 @@ bool ParseUploadUrl(std::string_view value, UploadOptions* upload, std::string* 
     https = true;
     rest = rest.substr(8);
   } else {
-    *error = Problem("upload", value, "is not an http:// or https:// URL",
-                     "give the server's base URL, e.g. upload=http://pyroscope:4040");
-    return false;
+    return Status::InvalidArgument(
+        Problem("upload", value, "is not an http:// or https:// URL",
+                "give the server's base URL, e.g. upload=http://pyroscope:4040"));
   }
   const size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
   if (authority.find('@') != std::string_view::npos) {
     // Never echo it: the part before '@' is a password.
-    *error =
+    return Status::InvalidArgument(
         "option 'upload': the URL carries credentials (user@host); remove them and use "
-        "uploadbasic=env:VARIABLE or uploadbasic=file:PATH";
-    return false;
+        "uploadbasic=env:VARIABLE or uploadbasic=file:PATH");
   }
   if (path.find_first_of("?#") != std::string_view::npos) {
-    *error = Problem("upload", value, "has a query or fragment",
-                     "give the base URL only; ctxprof adds /ingest and its parameters");
-    return false;
+    return Status::InvalidArgument(
+        Problem("upload", value, "has a query or fragment",
+                "give the base URL only; ctxprof adds /ingest and its parameters"));
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   std::string_view host = authority;
@@ -254,28 +250,28 @@ bool ParseUploadUrl(std::string_view value, UploadOptions* upload, std::string* 
   if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
     host = authority.substr(0, colon);
     if (!ParseUnsigned(authority.substr(colon + 1), &port) || port == 0 || port > 65535) {
-      *error = Problem("upload", value, "has a bad port", "use a port from 1 to 65535");
-      return false;
+      return Status::InvalidArgument(
+          Problem("upload", value, "has a bad port", "use a port from 1 to 65535"));
     }
   }
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);  // an IPv6 literal
   }
   if (host.empty()) {
-    *error = Problem("upload", value, "has no host", "e.g. upload=http://pyroscope:4040");
-    return false;
+    return Status::InvalidArgument(
+        Problem("upload", value, "has no host", "e.g. upload=http://pyroscope:4040"));
   }
   upload->url = std::string(value);
   upload->https = https;
   upload->host = std::string(host);
   upload->port = static_cast<uint16_t>(port);
   upload->path_prefix = std::string(path);
-  return true;
+  return Status();
 }
 
 // Pyroscope label names: [A-Za-z0-9_.]; values without the characters of its name{k=v,...}
 // syntax.
-bool ParseUploadLabels(std::string_view value, UploadOptions* upload, std::string* error) {
+Status ParseUploadLabels(std::string_view value, UploadOptions* upload) {
   std::vector<std::pair<std::string, std::string>> labels;
   std::string_view rest = value;
   while (!rest.empty()) {
@@ -292,53 +288,53 @@ bool ParseUploadLabels(std::string_view value, UploadOptions* upload, std::strin
                         (c >= '0' && c <= '9') || c == '_' || c == '.');
     }
     if (!valid) {
-      *error = Problem("uploadlabels", value, "is not a list of name=value labels",
-                       "write uploadlabels=env=prod;region=eu (names of letters, digits, '_' and "
-                       "'.'; values without , { } = or \")");
-      return false;
+      return Status::InvalidArgument(
+          Problem("uploadlabels", value, "is not a list of name=value labels",
+                  "write uploadlabels=env=prod;region=eu (names of letters, digits, '_' and "
+                  "'.'; values without , { } = or \")"));
     }
     labels.emplace_back(name, label_value);
     if (semicolon == std::string_view::npos) break;
     rest = rest.substr(semicolon + 1);
   }
   upload->labels = std::move(labels);
-  return true;
+  return Status();
 }
 
-bool ApplyOption(std::string_view key, std::string_view value, Options* options,
-                 bool* interval_given, bool* wall_given, std::string* error) {
+Status ApplyOption(std::string_view key, std::string_view value, Options* options,
+                   bool* interval_given, bool* wall_given) {
   int64_t number = 0;
-  if (key == "event") return ParseEvent(value, options, error);
+  if (key == "event") return ParseEvent(value, options);
   if (key == "interval") {
     *interval_given = true;
     return ParseDurationOption(key, value, Options::kMinCpuIntervalNs, Options::kMaxIntervalNs,
-                               &options->cpu_interval_ns, error);
+                               &options->cpu_interval_ns);
   }
   if (key == "wall") {
     *wall_given = true;
     options->wall_enabled = true;
     return ParseDurationOption(key, value, Options::kMinWallIntervalNs, Options::kMaxIntervalNs,
-                               &options->wall_interval_ns, error);
+                               &options->wall_interval_ns);
   }
   if (key == "filter") {
     if (value != "context") {
-      *error = Problem(key, value, "is not a filter", "the only filter is filter=context");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a filter", "the only filter is filter=context"));
     }
     options->filter_context = true;
-    return true;
+    return Status();
   }
   if (key == "threads") {
-    if (!ParseIntInRange(key, value, 1, Options::kMaxWallThreadsPerTick, &number, error)) {
-      return false;
-    }
+    Status parsed = ParseIntInRange(key, value, 1, Options::kMaxWallThreadsPerTick, &number);
+    if (!parsed.ok()) return parsed;
     options->wall_threads_per_tick = static_cast<int>(number);
-    return true;
+    return Status();
   }
   if (key == "depth") {
-    if (!ParseIntInRange(key, value, 1, kMaxStackDepth, &number, error)) return false;
+    Status parsed = ParseIntInRange(key, value, 1, kMaxStackDepth, &number);
+    if (!parsed.ok()) return parsed;
     options->depth = static_cast<int>(number);
-    return true;
+    return Status();
   }
   if (key == "unwind") {
     if (value == "dwarf") {
@@ -348,11 +344,10 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     } else if (value == "fp") {
       options->unwind = UnwindKind::kFramePointer;
     } else {
-      *error = Problem(key, value, "is not a stack walking method",
-                       "use unwind=dwarf, unwind=libunwind or unwind=fp");
-      return false;
+      return Status::InvalidArgument(Problem(key, value, "is not a stack walking method",
+                                             "use unwind=dwarf, unwind=libunwind or unwind=fp"));
     }
-    return true;
+    return Status();
   }
   if (key == "cstack") {
     if (value == "no") {
@@ -365,20 +360,20 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     } else if (value == "java+native") {
       options->cstack = CStackKind::kMixed;
     } else {
-      *error = Problem(key, value, "is not a native stack mode",
-                       "use cstack=dwarf (the default), cstack=fp, cstack=no or cstack=native");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a native stack mode",
+                  "use cstack=dwarf (the default), cstack=fp, cstack=no or cstack=native"));
     }
-    return true;
+    return Status();
   }
   if (key == "kernel") {
     if (value != "true" && value != "false") {
-      *error = Problem(key, value, "is not true or false",
-                       "use kernel=false to leave kernel frames out of CPU samples");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not true or false",
+                  "use kernel=false to leave kernel frames out of CPU samples"));
     }
     options->kernel_frames = value == "true";
-    return true;
+    return Status();
   }
   if (key == "clock") {
     if (value == "tsc") {
@@ -386,55 +381,53 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     } else if (value == "monotonic") {
       options->clock = ClockKind::kMonotonic;
     } else {
-      *error = Problem(key, value, "is not a clock", "use clock=tsc or clock=monotonic");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a clock", "use clock=tsc or clock=monotonic"));
     }
     options->clock_given = true;
-    return true;
+    return Status();
   }
   if (key == "signal" || key == "wallsignal") {
     if (!ParseSignal(value, key == "signal" ? &options->signal : &options->wall_signal)) {
-      *error = Problem(key, value, "is not a usable signal",
-                       "use a signal name or number such as SIGPROF, 27 or SIGRTMIN+2 (not "
-                       "SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT)");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a usable signal",
+                  "use a signal name or number such as SIGPROF, 27 or SIGRTMIN+2 (not "
+                  "SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT)"));
     }
-    return true;
+    return Status();
   }
   if (key == "buffer") {
-    if (!ParseIntInRange(key, value, Options::kMinBufferSlots, Options::kMaxBufferSlots, &number,
-                         error)) {
-      return false;
-    }
+    Status parsed =
+        ParseIntInRange(key, value, Options::kMinBufferSlots, Options::kMaxBufferSlots, &number);
+    if (!parsed.ok()) return parsed;
     options->buffer_slots = static_cast<uint32_t>(number);
-    return true;
+    return Status();
   }
   if (key == "file" || key == "repository") {
     if (value.empty()) {
-      *error = Problem(key, value, "is empty",
-                       key == "file" ? "give a path, e.g. file=/tmp/profile.jfr"
-                                     : "give a folder, e.g. repository=/var/tmp/ctxprof");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is empty",
+                  key == "file" ? "give a path, e.g. file=/tmp/profile.jfr"
+                                : "give a folder, e.g. repository=/var/tmp/ctxprof"));
     }
     (key == "file" ? options->file : options->repository) = std::string(value);
-    return true;
+    return Status();
   }
-  if (key == "attributes") return ParseAttributes(value, options, error);
+  if (key == "attributes") return ParseAttributes(value, options);
   if (key == "alloc") {
     uint64_t bytes = 0;
     if (!ParseBytes(value, &bytes) || bytes == 0 || bytes > Options::kMaxAllocIntervalBytes) {
-      *error = Problem(key, value, "is not an allocation sampling interval",
-                       "write a size from 1 byte to 1g with an optional k, m or g suffix, e.g. "
-                       "alloc=512k (about one sample per 512 KiB a thread allocates)");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not an allocation sampling interval",
+                  "write a size from 1 byte to 1g with an optional k, m or g suffix, e.g. "
+                  "alloc=512k (about one sample per 512 KiB a thread allocates)"));
     }
     options->alloc_interval_bytes = bytes;
-    return true;
+    return Status();
   }
   if (key == "lock") {
     options->lock_enabled = true;
-    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs, &options->lock_threshold_ns,
-                               error);
+    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs, &options->lock_threshold_ns);
   }
   if (key == "select") {
     if (value == "all") {
@@ -442,58 +435,56 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     } else if (value == "if-context") {
       options->select = EventSelect::kIfContext;
     } else {
-      *error = Problem(key, value, "is not an event selection",
-                       "use select=all (the alloc=/lock= rules for every thread) or "
-                       "select=if-context (every lock wait and finer allocation sampling on "
-                       "threads with a context)");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not an event selection",
+                  "use select=all (the alloc=/lock= rules for every thread) or "
+                  "select=if-context (every lock wait and finer allocation sampling on "
+                  "threads with a context)"));
     }
-    return true;
+    return Status();
   }
   if (key == "live") {
-    *error = "option 'live' takes no value (got " + Quote(value) +
-             "); write it alone, e.g. alloc=512k,live";
-    return false;
+    return Status::InvalidArgument("option 'live' takes no value (got " + Quote(value) +
+                                   "); write it alone, e.g. alloc=512k,live");
   }
-  if (key == "chunksize")
-    return ParseBytesOption(key, value, &options->jfr.chunk_size_bytes, error);
-  if (key == "maxsize") return ParseBytesOption(key, value, &options->jfr.max_size_bytes, error);
+  if (key == "chunksize") return ParseBytesOption(key, value, &options->jfr.chunk_size_bytes);
+  if (key == "maxsize") return ParseBytesOption(key, value, &options->jfr.max_size_bytes);
   if (key == "chunktime" || key == "maxage" || key == "flush") {
     uint64_t* target = key == "chunktime" ? &options->jfr.chunk_time_ns
                        : key == "maxage"  ? &options->jfr.max_age_ns
                                           : &options->jfr.flush_interval_ns;
     return ParseDurationOption(key, value, kNanosPerMilli, 365ull * 24 * 3600 * kNanosPerSecond,
-                               target, error);
+                               target);
   }
   if (key == "cpusamples") {
     if (value != "jdk" && value != "ctxprof") {
-      *error = Problem(key, value, "is not a CPU sample event",
-                       "use cpusamples=jdk (jdk.ExecutionSample) or cpusamples=ctxprof");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a CPU sample event",
+                  "use cpusamples=jdk (jdk.ExecutionSample) or cpusamples=ctxprof"));
     }
     options->jfr.cpu_samples_as_ctxprof = value == "ctxprof";
-    return true;
+    return Status();
   }
   if (key == "wallsamples") {
     if (value != "profiler" && value != "jdk") {
-      *error = Problem(key, value, "is not a wall sample event",
-                       "use wallsamples=profiler (profiler.WallClockSample) or wallsamples=jdk "
-                       "(jdk.NativeMethodSample)");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a wall sample event",
+                  "use wallsamples=profiler (profiler.WallClockSample) or wallsamples=jdk "
+                  "(jdk.NativeMethodSample)"));
     }
     options->jfr.wall_samples_as_jdk = value == "jdk";
-    return true;
+    return Status();
   }
   if (key == "contextid") {
     if (value != "true" && value != "false") {
-      *error = Problem(key, value, "is not true or false", "use contextid=true or contextid=false");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not true or false", "use contextid=true or contextid=false"));
     }
     options->jfr.context_id = value == "true";
     options->jfr.context_id_given = true;
-    return true;
+    return Status();
   }
-  if (key == "upload") return ParseUploadUrl(value, &options->upload, error);
+  if (key == "upload") return ParseUploadUrl(value, &options->upload);
   if (key == "uploadname") {
     bool valid = !value.empty();
     for (char c : value) {
@@ -501,91 +492,90 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
                         (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-');
     }
     if (!valid) {
-      *error = Problem(key, value, "is not an application name",
-                       "use letters, digits and _ . / - (Pyroscope's rule), e.g. "
-                       "uploadname=checkout-service");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is not an application name",
+                  "use letters, digits and _ . / - (Pyroscope's rule), e.g. "
+                  "uploadname=checkout-service"));
     }
     options->upload.name = std::string(value);
-    return true;
+    return Status();
   }
-  if (key == "uploadlabels") return ParseUploadLabels(value, &options->upload, error);
-  if (key == "uploadtoken") return ParseSecretSource(key, value, &options->upload.token, error);
-  if (key == "uploadbasic") return ParseSecretSource(key, value, &options->upload.basic, error);
-  if (key == "uploadtenant") return ParseSecretSource(key, value, &options->upload.tenant, error);
+  if (key == "uploadlabels") return ParseUploadLabels(value, &options->upload);
+  if (key == "uploadtoken") return ParseSecretSource(key, value, &options->upload.token);
+  if (key == "uploadbasic") return ParseSecretSource(key, value, &options->upload.basic);
+  if (key == "uploadtenant") return ParseSecretSource(key, value, &options->upload.tenant);
   if (key == "uploadca") {
     if (value.empty()) {
-      *error = Problem(key, value, "is empty", "give a PEM file, e.g. uploadca=/etc/ssl/my-ca.pem");
-      return false;
+      return Status::InvalidArgument(
+          Problem(key, value, "is empty", "give a PEM file, e.g. uploadca=/etc/ssl/my-ca.pem"));
     }
     options->upload.ca_file = std::string(value);
-    return true;
+    return Status();
   }
-  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
-           "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
-           "clock, "
-           "signal, wallsignal, "
-           "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
-           "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
-           "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
-  return false;
+  return Status::InvalidArgument(
+      "unknown option " + Quote(key) + " (value " + Quote(value) +
+      "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
+      "clock, "
+      "signal, wallsignal, "
+      "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
+      "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
+      "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca");
 }
 
 // upload= and what it needs from the other options; fills the upload defaults.
-bool CheckUpload(Options* options, std::string* error) {
+Status CheckUpload(Options* options) {
   const std::string& url = options->upload.url;
   if (options->repository.empty()) {
-    *error = Problem("upload", url, "needs repository=",
-                     "upload= sends each finished chunk file of a repository: add "
-                     "repository=DIR (file= keeps every chunk in one file)");
-    return false;
+    return Status::InvalidArgument(
+        Problem("upload", url, "needs repository=",
+                "upload= sends each finished chunk file of a repository: add "
+                "repository=DIR (file= keeps every chunk in one file)"));
   }
   if (options->jfr.context_id_given && !options->jfr.context_id) {
-    *error = Problem("contextid", "false", "conflicts with upload=",
-                     "Pyroscope takes each sample's context from its contextId; remove "
-                     "contextid=false");
-    return false;
+    return Status::InvalidArgument(
+        Problem("contextid", "false", "conflicts with upload=",
+                "Pyroscope takes each sample's context from its contextId; remove "
+                "contextid=false"));
   }
   if (options->jfr.cpu_samples_as_ctxprof || options->jfr.wall_samples_as_jdk) {
-    *error =
+    return Status::InvalidArgument(
         Problem(options->jfr.cpu_samples_as_ctxprof ? "cpusamples" : "wallsamples",
                 options->jfr.cpu_samples_as_ctxprof ? "ctxprof" : "jdk", "conflicts with upload=",
                 "Pyroscope reads CPU samples as jdk.ExecutionSample and wall samples as "
-                "profiler.WallClockSample: remove the option");
-    return false;
+                "profiler.WallClockSample: remove the option"));
   }
   // Pyroscope scales every CPU and wall sample of an upload by one sampleRate (Hz).
   const bool cpu = options->cpu_engine != CpuEngineKind::kNone;
   const uint64_t interval = cpu ? options->cpu_interval_ns : options->wall_interval_ns;
   if (cpu && options->wall_enabled && options->wall_interval_ns != interval) {
-    *error = Problem("wall", FormatNanos(options->wall_interval_ns),
-                     "differs from interval=" + FormatNanos(interval) + " with upload=",
-                     "Pyroscope takes one sample rate per upload: give both the same interval, "
-                     "e.g. interval=" +
-                         FormatNanos(interval) + ",wall=" + FormatNanos(interval));
-    return false;
+    return Status::InvalidArgument(
+        Problem("wall", FormatNanos(options->wall_interval_ns),
+                "differs from interval=" + FormatNanos(interval) + " with upload=",
+                "Pyroscope takes one sample rate per upload: give both the same interval, "
+                "e.g. interval=" +
+                    FormatNanos(interval) + ",wall=" + FormatNanos(interval)));
   }
   if (kNanosPerSecond % interval != 0) {
-    *error = Problem(cpu ? "interval" : "wall", FormatNanos(interval),
-                     "is not a whole number of samples per second, as upload= needs",
-                     "Pyroscope takes the sample rate in whole Hz: use an interval that divides "
-                     "1s, e.g. 10ms or 20ms");
-    return false;
+    return Status::InvalidArgument(
+        Problem(cpu ? "interval" : "wall", FormatNanos(interval),
+                "is not a whole number of samples per second, as upload= needs",
+                "Pyroscope takes the sample rate in whole Hz: use an interval that divides "
+                "1s, e.g. 10ms or 20ms"));
   }
   // Pyroscope's parser reads a jdk.JavaMonitorEnter or jdk.ThreadPark duration as nanoseconds,
   // whatever the chunk's ticksPerSecond: chunks that count nanoseconds make both readings agree.
   if (options->clock_given && options->clock != ClockKind::kMonotonic) {
-    *error = Problem("clock", "tsc", "conflicts with upload=",
-                     "Pyroscope reads lock and park durations as nanoseconds, so uploaded chunks "
-                     "count time in nanoseconds: remove clock=tsc");
-    return false;
+    return Status::InvalidArgument(
+        Problem("clock", "tsc", "conflicts with upload=",
+                "Pyroscope reads lock and park durations as nanoseconds, so uploaded chunks "
+                "count time in nanoseconds: remove clock=tsc"));
   }
   options->clock = ClockKind::kMonotonic;
   options->jfr.context_id = true;
   options->jfr.pyroscope = true;
   if (options->jfr.chunk_time_ns == 0) options->jfr.chunk_time_ns = 10 * kNanosPerSecond;
   if (options->jfr.chunk_size_bytes == 0) options->jfr.chunk_size_bytes = 3ull << 20;
-  return true;
+  return Status();
 }
 
 }  // namespace
@@ -660,7 +650,7 @@ bool ParseSignal(std::string_view text, int* signal) {
   return true;
 }
 
-bool ParseOptions(std::string_view text, Options* out, std::string* error) {
+StatusOr<Options> ParseOptions(std::string_view text) {
   Options options;
   bool interval_given = false;
   bool wall_given = false;
@@ -670,73 +660,73 @@ bool ParseOptions(std::string_view text, Options* out, std::string* error) {
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (item.empty()) {
-      *error = "empty option in " + Quote(text) + "; separate key=value pairs with single commas";
-      return false;
+      return Status::InvalidArgument("empty option in " + Quote(text) +
+                                     "; separate key=value pairs with single commas");
     }
     const size_t equals = item.find('=');
     if (item == "live") {  // async-profiler's spelling: a flag without a value
       options.live = true;
     } else if (equals == std::string_view::npos) {
-      *error = "option " + Quote(item) + " has no value; write it as key=value, e.g. interval=10ms";
-      return false;
-    } else if (!ApplyOption(item.substr(0, equals), item.substr(equals + 1), &options,
-                            &interval_given, &wall_given, error)) {
-      return false;
+      return Status::InvalidArgument("option " + Quote(item) +
+                                     " has no value; write it as key=value, e.g. interval=10ms");
+    } else if (Status applied = ApplyOption(item.substr(0, equals), item.substr(equals + 1),
+                                            &options, &interval_given, &wall_given);
+               !applied.ok()) {
+      return applied;
     }
     if (comma != std::string_view::npos && rest.empty()) {
-      *error = "option string " + Quote(text) + " ends with a comma; remove it";
-      return false;
+      return Status::InvalidArgument("option string " + Quote(text) +
+                                     " ends with a comma; remove it");
     }
   }
   // event=wall alone: interval= sets the wall interval unless wall= did.
   if (options.cpu_engine == CpuEngineKind::kNone && interval_given && !wall_given) {
     if (options.cpu_interval_ns < Options::kMinWallIntervalNs) {
-      *error =
+      return Status::InvalidArgument(
           Problem("interval", FormatNanos(options.cpu_interval_ns), "is too small for event=wall",
-                  "use a wall interval of at least " + FormatNanos(Options::kMinWallIntervalNs));
-      return false;
+                  "use a wall interval of at least " + FormatNanos(Options::kMinWallIntervalNs)));
     }
     options.wall_interval_ns = options.cpu_interval_ns;
   }
   if (options.cpu_engine != CpuEngineKind::kNone && options.wall_enabled &&
       options.signal == options.wall_signal) {
-    *error = Problem("wallsignal", std::to_string(options.wall_signal),
-                     "is also the CPU engine's signal",
-                     "give cpu and wall sampling different signals (defaults: signal=SIGPROF, "
-                     "wallsignal=SIGVTALRM)");
-    return false;
+    return Status::InvalidArgument(Problem(
+        "wallsignal", std::to_string(options.wall_signal), "is also the CPU engine's signal",
+        "give cpu and wall sampling different signals (defaults: signal=SIGPROF, "
+        "wallsignal=SIGVTALRM)"));
   }
   if (!options.file.empty() && !options.repository.empty()) {
-    *error = Problem("repository", options.repository, "conflicts with file=" + options.file,
-                     "write one recording file (file=) or a chunk repository (repository=), "
-                     "not both");
-    return false;
+    return Status::InvalidArgument(
+        Problem("repository", options.repository, "conflicts with file=" + options.file,
+                "write one recording file (file=) or a chunk repository (repository=), "
+                "not both"));
   }
-  if (!options.upload.url.empty() && !CheckUpload(&options, error)) return false;
+  if (!options.upload.url.empty()) {
+    if (Status checked = CheckUpload(&options); !checked.ok()) return checked;
+  }
   if (options.filter_context && !options.wall_enabled) {
-    *error = Problem("filter", "context", "applies only to wall sampling",
-                     "add wall to the events, e.g. event=cpu+wall or wall=20ms");
-    return false;
+    return Status::InvalidArgument(
+        Problem("filter", "context", "applies only to wall sampling",
+                "add wall to the events, e.g. event=cpu+wall or wall=20ms"));
   }
   if (options.live && options.alloc_interval_bytes == 0) {
-    *error = "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live";
-    return false;
+    return Status::InvalidArgument(
+        "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live");
   }
   if (options.select == EventSelect::kIfContext && options.alloc_interval_bytes == 0 &&
       !options.lock_enabled) {
-    *error = Problem("select", "if-context", "applies only to allocation and lock events",
-                     "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context");
-    return false;
+    return Status::InvalidArgument(
+        Problem("select", "if-context", "applies only to allocation and lock events",
+                "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context"));
   }
   if ((options.alloc_interval_bytes != 0 || options.lock_enabled) && options.file.empty() &&
       options.repository.empty()) {
-    *error = std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
-             "': allocation and lock events are written to the JFR recording only; add "
-             "file=PATH.jfr or repository=DIR";
-    return false;
+    return Status::InvalidArgument(
+        std::string("option '") + (options.alloc_interval_bytes != 0 ? "alloc" : "lock") +
+        "': allocation and lock events are written to the JFR recording only; add "
+        "file=PATH.jfr or repository=DIR");
   }
-  *out = std::move(options);
-  return true;
+  return options;
 }
 
 }  // namespace ctxprof

@@ -2,7 +2,7 @@
 //
 // The C API (ctxprof_start), the JVM agent (-agentpath:...=options) and the Java API all pass
 // the same string here. Parsing is all-or-nothing: on the first bad key or value ParseOptions
-// returns false and *error names the key, the value and how to fix it; *out is left untouched.
+// returns kInvalidArgument whose message names the key, the value and how to fix it.
 //
 // The keys, their ranges and defaults are listed in docs/SAMPLER.md, "Options" (keep that table
 // in step with the parser). Durations take a unit: ns, us, ms, s, m (minutes), h or d; sizes an
@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/base/status.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/stack_depth.h"
 
@@ -125,7 +126,7 @@ struct Options {
   UploadOptions upload;
 };
 
-bool ParseOptions(std::string_view text, Options* out, std::string* error);
+StatusOr<Options> ParseOptions(std::string_view text);
 
 // Pieces of the parser, exposed for tests and for callers with single values. Each returns
 // false and leaves its output untouched when the text is not a valid value.

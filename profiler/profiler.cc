@@ -17,9 +17,9 @@ Profiler* Profiler::Global() {
 
 Status Profiler::Start(const std::string& options_text, std::string* notes) {
   notes->clear();
-  Options options;
-  std::string error;
-  if (!ParseOptions(options_text, &options, &error)) return Status::InvalidArgument(error);
+  StatusOr<Options> parsed = ParseOptions(options_text);
+  if (!parsed.ok()) return parsed.status();
+  const Options& options = parsed.value();
   std::lock_guard<std::mutex> lock(control_mutex_);
   if (session_ != nullptr) {
     return Status::WrongState(
@@ -44,21 +44,16 @@ Status Profiler::Stop() {
   return stopped;
 }
 
-bool ParseDumpFormat(const std::string& name, const std::string& path, DumpFormat* out,
-                     std::string* error) {
+StatusOr<DumpFormat> ParseDumpFormat(const std::string& name, const std::string& path) {
   auto ends_with = [&path](const std::string& suffix) {
     return path.size() >= suffix.size() &&
            path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (name == "jfr" || (name.empty() && !ends_with(".txt") && !ends_with(".collapsed"))) {
-    *out = DumpFormat::kJfr;
-  } else if (name == "collapsed" || name.empty()) {
-    *out = DumpFormat::kCollapsed;
-  } else {
-    *error = "format '" + name + "' is not jfr or collapsed";
-    return false;
+    return DumpFormat::kJfr;
   }
-  return true;
+  if (name == "collapsed" || name.empty()) return DumpFormat::kCollapsed;
+  return Status::InvalidArgument("format '" + name + "' is not jfr or collapsed");
 }
 
 Status Profiler::Dump(const std::string& path, DumpFormat format) {

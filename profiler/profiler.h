@@ -5,7 +5,7 @@
 // It only samples and records; the calling thread's context is written through
 // context/thread_context.h.
 //
-// Errors are Status values (profiler/status.h) whose messages are neutral to the front end:
+// Errors are Status values (profiler/base/status.h) whose messages are neutral to the front end:
 // they name options, paths and commands, and each front end adds its own verb and form.
 //
 // Thread safety: every method is serialised by one mutex and may be called from any thread
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "profiler/base/status.h"
 #include "profiler/session/aggregator.h"
 #include "profiler/session/session.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 
@@ -33,9 +33,8 @@ enum class DumpFormat : uint8_t {
 };
 
 // `name` "jfr" or "collapsed"; "" = by `path`'s extension: ".txt" and ".collapsed" are collapsed,
-// anything else JFR. False + *error naming the value for any other name.
-bool ParseDumpFormat(const std::string& name, const std::string& path, DumpFormat* out,
-                     std::string* error);
+// anything else JFR. kInvalidArgument naming the value for any other name.
+StatusOr<DumpFormat> ParseDumpFormat(const std::string& name, const std::string& path);
 
 class Profiler {
  public:

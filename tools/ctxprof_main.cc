@@ -380,9 +380,13 @@ int Convert(const std::vector<std::string>& args, const std::string& /*executabl
     WriteCollapsed(profile, &bytes);
   } else if (arguments.to == "otlp") {
     bytes = EncodeOtlp(profile, labels);
-  } else if (!Gzip(EncodePprof(profile, labels), /*level=*/9, &bytes, &error)) {
-    fprintf(stderr, "ctxprof: %s\n", error.c_str());
-    return kBadInput;
+  } else {
+    StatusOr<std::string> gzipped = Gzip(EncodePprof(profile, labels), /*level=*/9);
+    if (!gzipped.ok()) {
+      fprintf(stderr, "ctxprof: %s\n", gzipped.status().message().c_str());
+      return kBadInput;
+    }
+    bytes = std::move(gzipped.value());
   }
   return WriteOutput(arguments.output, bytes, arguments.quiet) ? kOk : kBadInput;
 }

@@ -183,11 +183,11 @@ namespace {
 // writer publishing a chunk right now) is read again after a moment, for up to ~1 s like the
 // JDK's readers. A chunk still locked after that (its writer was killed while appending it) ends
 // the file with the chunks before it.
-bool ReadRecording(const std::string& path, JfrReader* reader, std::string* error) {
+Status ReadRecording(const std::string& path, JfrReader* reader) {
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   for (int attempt = 0;; attempt++) {
-    const bool read = reader->Read(path, options, error);
+    Status read = reader->Read(path, options);
     if (!reader->met_locked_header() || attempt == 500) return read;
     usleep(2000);
   }
@@ -197,7 +197,10 @@ bool ReadRecording(const std::string& path, JfrReader* reader, std::string* erro
 
 bool Profile::Load(const std::string& path, EventSelection selection, std::string* error) {
   JfrReader reader;
-  if (!ReadRecording(path, &reader, error)) return false;
+  if (Status read = ReadRecording(path, &reader); !read.ok()) {
+    *error = read.message();
+    return false;
+  }
   chunk_count_ += reader.chunks().size();
   const JfrChunkInfo& last = reader.chunks().back();
   // Only the newest file's last chunk says whether the recording was finished: the chunk files

@@ -144,10 +144,9 @@ bool CheckAgentOptions(const std::string& command, const std::string& agent_opti
   const std::string prefix = "start,";
   const std::string options =
       agent_options.rfind(prefix, 0) == 0 ? agent_options.substr(prefix.size()) : "";
-  Options parsed;
-  std::string problem;
-  if (ParseOptions(options, &parsed, &problem)) return true;
-  *error = command + ": " + problem;
+  const StatusOr<Options> parsed = ParseOptions(options);
+  if (parsed.ok()) return true;
+  *error = command + ": " + parsed.status().message();
   return false;
 }
 

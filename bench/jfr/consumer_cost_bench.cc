@@ -57,12 +57,13 @@ int Run(int samples) {
   const char* tmpdir = getenv("TMPDIR");
   const std::string path = std::string(tmpdir != nullptr ? tmpdir : "/tmp") +
                            "/consumer_cost_bench." + std::to_string(getpid()) + ".jfr";
-  Options options;
-  std::string error;
-  if (!ParseOptions("event=cpu,interval=1ms,file=" + path, &options, &error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  StatusOr<Options> parsed = ParseOptions("event=cpu,interval=1ms,file=" + path);
+  if (!parsed.ok()) {
+    fprintf(stderr, "%s\n", parsed.status().message().c_str());
     return 1;
   }
+  const Options& options = parsed.value();
+  std::string error;
   std::unique_ptr<Dictionary> dictionary = Dictionary::Create(Dictionary::Options(), &error);
   AttributeRegistry attributes;
   if (dictionary == nullptr || !attributes.Register({"endpoint"}, &error)) {
@@ -75,14 +76,21 @@ int Run(int samples) {
   settings.engine = "cpu";
   settings.interval_nanos = 1000000;
   Aggregator aggregator(attributes.names(), dictionary.get());
-  std::unique_ptr<Recording> recording = Recording::Open(
-      options, settings, &clock, dictionary.get(), &attributes, [] { return uint64_t{0}; },
-      std::make_unique<FakeFrameResolver>(), std::make_unique<FakeThreadResolver>(), nullptr,
-      nullptr, &aggregator, nullptr, &error, nullptr);
-  if (recording == nullptr) {
-    fprintf(stderr, "%s\n", error.c_str());
+  RecordingInputs inputs;
+  inputs.settings = settings;
+  inputs.clock = &clock;
+  inputs.dictionary = dictionary.get();
+  inputs.attributes = &attributes;
+  inputs.dropped_samples = [] { return uint64_t{0}; };
+  inputs.frames = std::make_unique<FakeFrameResolver>();
+  inputs.threads = std::make_unique<FakeThreadResolver>();
+  inputs.downstream = &aggregator;
+  StatusOr<std::unique_ptr<Recording>> opened = Recording::Open(options, std::move(inputs));
+  if (!opened.ok()) {
+    fprintf(stderr, "%s\n", opened.status().message().c_str());
     return 1;
   }
+  Recording* recording = opened.value().get();
   uint64_t random = 88172645463325252ULL;
   std::vector<std::vector<RawFrame>> stacks(kHotStacks, std::vector<RawFrame>(kDepth));
   for (std::vector<RawFrame>& stack : stacks) {
@@ -127,8 +135,8 @@ int Run(int samples) {
   const double cpu = CpuSeconds() - cpu_start;
   const long faults = MinorFaults() - faults_start;
   const int measured = (ticks - warmup_ticks) * kSamplesPerTick;
-  if (!recording->Close(&error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  if (const Status closed = recording->Close(); !closed.ok()) {
+    fprintf(stderr, "%s\n", closed.message().c_str());
     return 1;
   }
   unlink(path.c_str());

@@ -61,11 +61,12 @@ void BM_WriterSteadyState(benchmark::State& state) {
   inputs.threads = &threads;
   inputs.dictionary = dictionary.get();
   inputs.attributes = &attributes;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
-  if (writer == nullptr) {
-    state.SkipWithError(error.c_str());
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  if (!opened.ok()) {
+    state.SkipWithError(opened.status().message().c_str());
     return;
   }
+  JfrWriter* writer = opened.value().get();
 
   uint64_t random = 88172645463325252ULL;
   // Stacks seen so far, as frame arrays; repeated samples pick one of them.
@@ -116,14 +117,14 @@ void BM_WriterSteadyState(benchmark::State& state) {
     sample.ticks = ticks;
     sample.tid = 1000 + thread;
     sample.context = context;
-    if (!writer->Add(sample, &error)) {
-      state.SkipWithError(error.c_str());
+    if (const Status added = writer->Add(sample); !added.ok()) {
+      state.SkipWithError(added.message().c_str());
       return;
     }
   }
   clock.Set(ticks + spacing);
-  if (!writer->Close(&error)) {
-    state.SkipWithError(error.c_str());
+  if (const Status closed = writer->Close(); !closed.ok()) {
+    state.SkipWithError(closed.message().c_str());
     return;
   }
   struct stat st;

@@ -120,9 +120,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const ctxprof::SessionStats stats = ctxprof::Profiler::Global()->Stats();
-  ctxprof::Options parsed;
-  std::string parse_error;
-  ctxprof::ParseOptions(options, &parsed, &parse_error);
+  // Started above, so the options parse.
+  const ctxprof::Options parsed = ctxprof::ParseOptions(options).value();
   uint64_t cpu_weight = 0, wall_weight = 0;
   for (const ctxprof::AggregatedStack& stack : ctxprof::Profiler::Global()->Stacks()) {
     (stack.kind == ctxprof::SampleKind::kWall ? wall_weight : cpu_weight) += stack.weight;

@@ -94,12 +94,12 @@ int main(int argc, char** argv) {
     }
     ctxprof::g_samples_wanted = static_cast<uint32_t>(wanted);
   }
-  std::string reason;
-  auto tsc = ctxprof::TscClock::Create(&reason);
-  if (tsc == nullptr) {
-    fprintf(stderr, "needs an invariant TSC: %s\n", reason.c_str());
+  auto created = ctxprof::TscClock::Create();
+  if (!created.ok()) {
+    fprintf(stderr, "needs an invariant TSC: %s\n", created.status().message().c_str());
     return 1;
   }
+  const ctxprof::TscClock* tsc = created.value().get();
   const double ticks_per_ns = static_cast<double>(tsc->TicksPerSecond()) / 1e9;
   printf("%-9s %-5s %-9s %8s %8s %8s %8s %8s %8s\n", "unwind", "chain", "recursion", "frames",
          "samples", "p50_ns", "p90_ns", "p99_ns", "mean_ns");

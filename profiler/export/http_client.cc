@@ -58,7 +58,7 @@ class HttpClient::Connection {
     if (fd_ >= 0) close(fd_);
   }
 
-  bool Open(const Deadline& deadline, std::string* error) {
+  Status Open(const Deadline& deadline) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -66,21 +66,22 @@ class HttpClient::Connection {
     const std::string port = std::to_string(server_.port);
     const int resolved = getaddrinfo(server_.host.c_str(), port.c_str(), &hints, &addresses);
     if (resolved != 0) {
-      *error = "cannot resolve " + server_.host + ": " + gai_strerror(resolved);
-      return false;
+      return Status::Unavailable("cannot resolve " + server_.host + ": " + gai_strerror(resolved),
+                                 0);
     }
-    std::string last_error = "no address";
+    Status last_error = Status::Unavailable("no address", 0);
     for (addrinfo* address = addresses; address != nullptr; address = address->ai_next) {
       fd_ = socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
                    address->ai_protocol);
       if (fd_ < 0) {
-        last_error = std::string("socket: ") + strerror(errno);
+        const int os_error = errno;
+        last_error = Status::Unavailable(std::string("socket: ") + strerror(os_error), os_error);
         continue;
       }
       if (connect(fd_, address->ai_addr, address->ai_addrlen) == 0) break;
-      if (errno != EINPROGRESS) {
-        last_error = strerror(errno);
-      } else if (Connected(deadline, &last_error)) {
+      if (const int os_error = errno; os_error != EINPROGRESS) {
+        last_error = Status::Unavailable(strerror(os_error), os_error);
+      } else if ((last_error = Connected(deadline)).ok()) {
         break;
       }
       close(fd_);
@@ -88,13 +89,14 @@ class HttpClient::Connection {
     }
     freeaddrinfo(addresses);
     if (fd_ < 0) {
-      *error = "cannot connect to " + server_.host + ":" + port + ": " + last_error;
-      return false;
+      return Status::Unavailable(
+          "cannot connect to " + server_.host + ":" + port + ": " + last_error.message(),
+          last_error.os_error());
     }
-    return !server_.https || Handshake(deadline, error);
+    return server_.https ? Handshake(deadline) : Status();
   }
 
-  bool Send(const std::string& bytes, const Deadline& deadline, std::string* error) {
+  Status Send(const std::string& bytes, const Deadline& deadline) {
     size_t sent = 0;
     while (sent < bytes.size()) {
       const size_t chunk = std::min<size_t>(bytes.size() - sent, 1 << 20);
@@ -102,7 +104,7 @@ class HttpClient::Connection {
       if (tls_ != nullptr) {
         const int result = SSL_write(tls_, bytes.data() + sent, static_cast<int>(chunk));
         if (result <= 0) {
-          if (!WaitForTls(result, deadline, "send", error)) return false;
+          if (Status ready = WaitForTls(result, deadline, "send"); !ready.ok()) return ready;
           continue;
         }
         written = result;
@@ -111,20 +113,20 @@ class HttpClient::Connection {
         if (written < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN && Wait(fd_, POLLOUT, deadline)) continue;
-          *error = errno == EAGAIN ? "timed out sending to " + Where()
-                                   : "cannot send to " + Where() + ": " + strerror(errno);
-          return false;
+          const int os_error = errno;
+          if (os_error == EAGAIN) return Status::Unavailable("timed out sending to " + Where(), 0);
+          return Status::Unavailable("cannot send to " + Where() + ": " + strerror(os_error),
+                                     os_error);
         }
       }
       sent += static_cast<size_t>(written);
     }
-    return true;
+    return Status();
   }
 
   // Reads into *out until the peer closes, *out holds `limit` bytes, or `done` says so.
   template <typename Done>
-  bool Receive(std::string* out, size_t limit, const Deadline& deadline, Done done,
-               std::string* error) {
+  Status Receive(std::string* out, size_t limit, const Deadline& deadline, Done done) {
     char buffer[4096];
     while (out->size() < limit && !done(*out)) {
       ssize_t got;
@@ -132,8 +134,8 @@ class HttpClient::Connection {
         const int result = SSL_read(tls_, buffer, sizeof(buffer));
         if (result <= 0) {
           const int reason = SSL_get_error(tls_, result);
-          if (reason == SSL_ERROR_ZERO_RETURN) return true;
-          if (!WaitForTls(result, deadline, "receive", error)) return false;
+          if (reason == SSL_ERROR_ZERO_RETURN) return Status();
+          if (Status ready = WaitForTls(result, deadline, "receive"); !ready.ok()) return ready;
           continue;
         }
         got = result;
@@ -142,61 +144,59 @@ class HttpClient::Connection {
         if (got < 0) {
           if (errno == EINTR) continue;
           if (errno == EAGAIN && Wait(fd_, POLLIN, deadline)) continue;
-          *error = errno == EAGAIN ? "timed out waiting for " + Where()
-                                   : "cannot receive from " + Where() + ": " + strerror(errno);
-          return false;
+          const int os_error = errno;
+          if (os_error == EAGAIN) return Status::Unavailable("timed out waiting for " + Where(), 0);
+          return Status::Unavailable("cannot receive from " + Where() + ": " + strerror(os_error),
+                                     os_error);
         }
-        if (got == 0) return true;
+        if (got == 0) return Status();
       }
       out->append(buffer, static_cast<size_t>(got));
     }
-    return true;
+    return Status();
   }
 
  private:
   std::string Where() const { return server_.host + ":" + std::to_string(server_.port); }
 
-  bool Connected(const Deadline& deadline, std::string* error) {
-    if (!Wait(fd_, POLLOUT, deadline)) {
-      *error = "timed out";
-      return false;
-    }
+  Status Connected(const Deadline& deadline) {
+    if (!Wait(fd_, POLLOUT, deadline)) return Status::Unavailable("timed out", 0);
     int status = 0;
     socklen_t length = sizeof(status);
     if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &status, &length) != 0 || status != 0) {
-      *error = strerror(status != 0 ? status : errno);
-      return false;
+      const int os_error = status != 0 ? status : errno;
+      return Status::Unavailable(strerror(os_error), os_error);
     }
-    return true;
+    return Status();
   }
 
   // After a failed SSL_* call: waits for what OpenSSL needs and returns true to retry, or
   // describes the failure of `step`.
-  bool WaitForTls(int result, const Deadline& deadline, const char* step, std::string* error) {
+  Status WaitForTls(int result, const Deadline& deadline, const char* step) {
+    const int os_error = errno;  // of the failed SSL_* call's socket call, if any
     const int reason = SSL_get_error(tls_, result);
+    const std::string what = std::string("TLS ") + step + " with " + Where() + ": ";
     if (reason == SSL_ERROR_WANT_READ || reason == SSL_ERROR_WANT_WRITE) {
-      if (Wait(fd_, reason == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) return true;
-      *error = std::string("TLS ") + step + " with " + Where() + ": timed out";
-      return false;
+      if (Wait(fd_, reason == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) return Status();
+      return Status::Unavailable(what + "timed out", 0);
     }
     const long verify = SSL_get_verify_result(tls_);
     if (verify != X509_V_OK) {
-      *error = std::string("TLS ") + step + " with " + Where() +
-               ": certificate verify failed: " + X509_verify_cert_error_string(verify) +
-               " (uploadca=PATH names the CA that signed the server's certificate)";
-    } else if (reason == SSL_ERROR_SYSCALL && errno != 0) {
-      *error = std::string("TLS ") + step + " with " + Where() + ": " + strerror(errno);
-    } else {
-      *error = std::string("TLS ") + step + " with " + Where() + ": " + TlsError();
+      return Status::Unavailable(
+          what + "certificate verify failed: " + X509_verify_cert_error_string(verify) +
+              " (uploadca=PATH names the CA that signed the server's certificate)",
+          0);
     }
-    return false;
+    if (reason == SSL_ERROR_SYSCALL && os_error != 0) {
+      return Status::Unavailable(what + strerror(os_error), os_error);
+    }
+    return Status::Unavailable(what + TlsError(), 0);
   }
 
-  bool Handshake(const Deadline& deadline, std::string* error) {
+  Status Handshake(const Deadline& deadline) {
     tls_ = SSL_new(tls_context_);
     if (tls_ == nullptr || SSL_set_fd(tls_, fd_) != 1) {
-      *error = "TLS setup for " + Where() + ": " + TlsError();
-      return false;
+      return Status::Unavailable("TLS setup for " + Where() + ": " + TlsError(), 0);
     }
     in6_addr ip6;
     in_addr ip4;
@@ -206,14 +206,11 @@ class HttpClient::Connection {
     const bool named = ip_literal ? X509_VERIFY_PARAM_set1_ip_asc(verify, server_.host.c_str()) == 1
                                   : SSL_set_tlsext_host_name(tls_, server_.host.c_str()) == 1 &&
                                         SSL_set1_host(tls_, server_.host.c_str()) == 1;
-    if (!named) {
-      *error = "TLS setup for " + Where() + ": " + TlsError();
-      return false;
-    }
+    if (!named) return Status::Unavailable("TLS setup for " + Where() + ": " + TlsError(), 0);
     while (true) {
       const int result = SSL_connect(tls_);
-      if (result == 1) return true;
-      if (!WaitForTls(result, deadline, "handshake", error)) return false;
+      if (result == 1) return Status();
+      if (Status ready = WaitForTls(result, deadline, "handshake"); !ready.ok()) return ready;
     }
   }
 
@@ -223,16 +220,15 @@ class HttpClient::Connection {
   SSL* tls_ = nullptr;
 };
 
-std::unique_ptr<HttpClient> HttpClient::Create(const HttpServer& server, std::string* error) {
+StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& server) {
   std::unique_ptr<HttpClient> client(new HttpClient(server));
-  if (!server.https) return client;
+  if (!server.https) return std::move(client);
   // No atexit cleanup: OpenSSL must not be torn down under an uploader thread that is still
   // running when the process exits (uploader.h).
   OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr);
   SSL_CTX* context = SSL_CTX_new(TLS_client_method());
   if (context == nullptr) {
-    *error = "TLS: cannot create a context: " + TlsError();
-    return nullptr;
+    return Status::Unavailable("TLS: cannot create a context: " + TlsError(), 0);
   }
   client->tls_context_ = context;
   SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nullptr);
@@ -240,25 +236,25 @@ std::unique_ptr<HttpClient> HttpClient::Create(const HttpServer& server, std::st
   const bool loaded = server.ca_file.empty() ? SSL_CTX_set_default_verify_paths(context) == 1
                                              : SSL_CTX_load_verify_locations(
                                                    context, server.ca_file.c_str(), nullptr) == 1;
-  if (!loaded) {
-    *error = server.ca_file.empty()
-                 ? "TLS: cannot load the system's CA certificates: " + TlsError()
-                 : "uploadca=" + server.ca_file + ": cannot load CA certificates: " + TlsError();
-    return nullptr;
+  if (!loaded && server.ca_file.empty()) {
+    return Status::Unavailable("TLS: cannot load the system's CA certificates: " + TlsError(), 0);
   }
-  return client;
+  if (!loaded) {
+    return Status::InvalidArgument("uploadca=" + server.ca_file +
+                                   ": cannot load CA certificates: " + TlsError());
+  }
+  return std::move(client);
 }
 
 HttpClient::~HttpClient() {
   if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
 }
 
-bool HttpClient::Post(const std::string& target,
-                      const std::vector<std::pair<std::string, std::string>>& headers,
-                      const std::string& body, const Deadline& deadline, HttpResponse* response,
-                      std::string* error) {
+StatusOr<HttpResponse> HttpClient::Post(
+    const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers,
+    const std::string& body, const Deadline& deadline) {
   Connection connection(server_, static_cast<SSL_CTX*>(tls_context_));
-  if (!connection.Open(deadline, error)) return false;
+  if (Status opened = connection.Open(deadline); !opened.ok()) return opened;
   const bool default_port = server_.port == (server_.https ? 443 : 80);
   const bool ipv6 = server_.host.find(':') != std::string::npos;
   std::string request =
@@ -267,32 +263,34 @@ bool HttpClient::Post(const std::string& target,
       "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n";
   for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
   request += "\r\n";
-  if (!connection.Send(request, deadline, error) || !connection.Send(body, deadline, error)) {
-    return false;
-  }
+  Status sent = connection.Send(request, deadline);
+  if (sent.ok()) sent = connection.Send(body, deadline);
+  if (!sent.ok()) return sent;
   // The status line, the headers, then at most kMaxBodyStart bytes of body.
   std::string received;
   auto headers_done = [](const std::string& text) {
     return text.find("\r\n\r\n") != std::string::npos;
   };
-  if (!connection.Receive(&received, 64 * 1024, deadline, headers_done, error)) return false;
+  if (Status got = connection.Receive(&received, 64 * 1024, deadline, headers_done); !got.ok()) {
+    return got;
+  }
   const size_t end_of_headers = received.find("\r\n\r\n");
   int status = 0;
   if (received.compare(0, 7, "HTTP/1.") != 0 || received.size() < 12 ||
       (status = atoi(received.c_str() + 9)) < 100 || status > 599) {
-    *error = "malformed HTTP response from " + server_.host + ":" + std::to_string(server_.port);
-    return false;
+    return Status::Unavailable(
+        "malformed HTTP response from " + server_.host + ":" + std::to_string(server_.port), 0);
   }
-  response->status = status;
+  HttpResponse response;
+  response.status = status;
   if (end_of_headers != std::string::npos) {
     std::string body_start = received.substr(end_of_headers + 4);
-    std::string more_error;
     auto enough = [](const std::string& text) { return text.size() >= kMaxBodyStart; };
     // The body only explains an error; a failure to read it does not undo the status.
-    connection.Receive(&body_start, kMaxBodyStart, deadline, enough, &more_error);
-    response->body_start = body_start.substr(0, kMaxBodyStart);
+    connection.Receive(&body_start, kMaxBodyStart, deadline, enough);
+    response.body_start = body_start.substr(0, kMaxBodyStart);
   }
-  return true;
+  return response;
 }
 
 }  // namespace ctxprof

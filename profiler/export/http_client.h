@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/base/status.h"
+
 namespace ctxprof {
 
 struct HttpServer {
@@ -49,20 +51,20 @@ class HttpClient {
   // When the request must be over; called again during the waits.
   using Deadline = std::function<std::chrono::steady_clock::time_point()>;
 
-  // Prepares the TLS context for https (CA file or the system's store). nullptr + *error if
-  // TLS cannot be set up.
-  static std::unique_ptr<HttpClient> Create(const HttpServer& server, std::string* error);
+  // Prepares the TLS context for https (CA file or the system's store). Fails with
+  // kInvalidArgument when the uploadca= file cannot be loaded, kUnavailable when TLS cannot be
+  // set up otherwise.
+  static StatusOr<std::unique_ptr<HttpClient>> Create(const HttpServer& server);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
   // POSTs `body` to `target` (path and query) with `headers` (besides Host, Content-Length and
-  // Connection, which it writes). True when a response status line was read, whatever the
-  // status; false + *error otherwise.
-  bool Post(const std::string& target,
-            const std::vector<std::pair<std::string, std::string>>& headers,
-            const std::string& body, const Deadline& deadline, HttpResponse* response,
-            std::string* error);
+  // Connection, which it writes). The response when a status line was read, whatever the
+  // status; otherwise kUnavailable saying why (with the errno when a socket call failed).
+  StatusOr<HttpResponse> Post(const std::string& target,
+                              const std::vector<std::pair<std::string, std::string>>& headers,
+                              const std::string& body, const Deadline& deadline);
 
  private:
   class Connection;

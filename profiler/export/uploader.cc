@@ -32,35 +32,32 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 
 // `option`=env:NAME|file:PATH -> the secret. Messages name the reference, never the value.
-bool ReadSecret(const char* option, const SecretSource& source, std::string* value,
-                std::string* error) {
+StatusOr<std::string> ReadSecret(const char* option, const SecretSource& source) {
   const std::string where = std::string(option) + "=" +
                             (source.kind == SecretSource::kEnvironment ? "env:" : "file:") +
                             source.reference;
+  std::string value;
   if (source.kind == SecretSource::kEnvironment) {
     const char* text = getenv(source.reference.c_str());
     if (text == nullptr || *text == '\0') {
-      *error = where + ": the environment variable is not set or empty";
-      return false;
+      return Status::InvalidArgument(where + ": the environment variable is not set or empty");
     }
-    *value = text;
+    value = text;
   } else {
     std::ifstream file(source.reference, std::ios::binary);
     if (!file.is_open()) {
-      *error = where + ": cannot read the file: " + strerror(errno);
-      return false;
+      return Status::InvalidArgument(where + ": cannot read the file: " + strerror(errno));
     }
     std::stringstream text;
     text << file.rdbuf();
-    *value = text.str();
-    if (!value->empty() && value->back() == '\n') value->pop_back();
-    if (!value->empty() && value->back() == '\r') value->pop_back();
+    value = text.str();
+    if (!value.empty() && value.back() == '\n') value.pop_back();
+    if (!value.empty() && value.back() == '\r') value.pop_back();
   }
-  if (value->empty() || value->find_first_of("\r\n") != std::string::npos) {
-    *error = where + ": the secret is empty or spans several lines";
-    return false;
+  if (value.empty() || value.find_first_of("\r\n") != std::string::npos) {
+    return Status::InvalidArgument(where + ": the secret is empty or spans several lines");
   }
-  return true;
+  return value;
 }
 
 std::string Base64(const std::string& text) {
@@ -84,37 +81,39 @@ std::string Excerpt(const std::string& body) {
 
 }  // namespace
 
-bool UploaderConfigFromOptions(const Options& options, UploaderConfig* config, std::string* error) {
+StatusOr<UploaderConfig> UploaderConfigFromOptions(const Options& options) {
   const UploadOptions& upload = options.upload;
-  config->server = HttpServer{upload.https, upload.host, upload.port, upload.ca_file};
-  config->path_prefix = upload.path_prefix;
-  config->name = PyroscopeName(upload.name, upload.labels);
+  UploaderConfig config;
+  config.server = HttpServer{upload.https, upload.host, upload.port, upload.ca_file};
+  config.path_prefix = upload.path_prefix;
+  config.name = PyroscopeName(upload.name, upload.labels);
   const uint64_t interval = options.cpu_engine != CpuEngineKind::kNone ? options.cpu_interval_ns
                                                                        : options.wall_interval_ns;
-  config->sample_rate_hz = kNanosPerSecond / interval;  // the parser checked it divides
-  std::string secret;
+  config.sample_rate_hz = kNanosPerSecond / interval;  // the parser checked it divides
   if (upload.token.kind != SecretSource::kNone && upload.basic.kind != SecretSource::kNone) {
-    *error = "uploadtoken= and uploadbasic= both give an Authorization header: keep one";
-    return false;
+    return Status::InvalidArgument(
+        "uploadtoken= and uploadbasic= both give an Authorization header: keep one");
   }
   if (upload.token.kind != SecretSource::kNone) {
-    if (!ReadSecret("uploadtoken", upload.token, &secret, error)) return false;
-    config->headers.emplace_back("Authorization", "Bearer " + secret);
+    StatusOr<std::string> token = ReadSecret("uploadtoken", upload.token);
+    if (!token.ok()) return token.status();
+    config.headers.emplace_back("Authorization", "Bearer " + token.value());
   }
   if (upload.basic.kind != SecretSource::kNone) {
-    if (!ReadSecret("uploadbasic", upload.basic, &secret, error)) return false;
-    if (secret.find(':') == std::string::npos) {
-      *error = "uploadbasic=" + upload.basic.reference +
-               ": the secret must read user:password (no ':' found)";
-      return false;
+    StatusOr<std::string> basic = ReadSecret("uploadbasic", upload.basic);
+    if (!basic.ok()) return basic.status();
+    if (basic.value().find(':') == std::string::npos) {
+      return Status::InvalidArgument("uploadbasic=" + upload.basic.reference +
+                                     ": the secret must read user:password (no ':' found)");
     }
-    config->headers.emplace_back("Authorization", "Basic " + Base64(secret));
+    config.headers.emplace_back("Authorization", "Basic " + Base64(basic.value()));
   }
   if (upload.tenant.kind != SecretSource::kNone) {
-    if (!ReadSecret("uploadtenant", upload.tenant, &secret, error)) return false;
-    config->headers.emplace_back("X-Scope-OrgID", secret);
+    StatusOr<std::string> tenant = ReadSecret("uploadtenant", upload.tenant);
+    if (!tenant.ok()) return tenant.status();
+    config.headers.emplace_back("X-Scope-OrgID", tenant.value());
   }
-  return true;
+  return config;
 }
 
 struct Uploader::State {
@@ -157,12 +156,13 @@ struct Uploader::State {
     };
   }
 
-  bool Body(const Job& job, std::string* body, std::string* content_type, std::string* error) {
+  // The request body for `job` and its content type (*body, *content_type).
+  Status Body(const Job& job, std::string* body, std::string* content_type) {
     std::string file;
     struct stat info;
     if (fstat(job.fd, &info) != 0) {
-      *error = std::string("cannot read the chunk file: ") + strerror(errno);
-      return false;
+      const int os_error = errno;
+      return Status::Io(std::string("cannot read the chunk file: ") + strerror(os_error), os_error);
     }
     file.resize(static_cast<size_t>(info.st_size));
     size_t got = 0;
@@ -170,16 +170,21 @@ struct Uploader::State {
       const ssize_t n = pread(job.fd, &file[got], file.size() - got, static_cast<off_t>(got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        *error =
-            std::string("cannot read the chunk file: ") + (n < 0 ? strerror(errno) : "it shrank");
-        return false;
+        const int os_error = n < 0 ? errno : 0;
+        return Status::Io(std::string("cannot read the chunk file: ") +
+                              (n < 0 ? strerror(os_error) : "it shrank"),
+                          os_error);
       }
       got += static_cast<size_t>(n);
     }
-    std::string jfr, labels;
+    StatusOr<std::string> jfr = Gzip(file, 6);
+    if (!jfr.ok()) return jfr.status();
+    std::string labels;
     const std::string snapshot = PyroscopeLabelsSnapshot(job.chunk.contexts);
-    if (!Gzip(file, 6, &jfr, error) || (!snapshot.empty() && !Gzip(snapshot, 6, &labels, error))) {
-      return false;
+    if (!snapshot.empty()) {
+      StatusOr<std::string> gzipped = Gzip(snapshot, 6);
+      if (!gzipped.ok()) return gzipped.status();
+      labels = std::move(gzipped.value());
     }
     std::string boundary;
     std::random_device random;
@@ -187,17 +192,18 @@ struct Uploader::State {
       char text[40];
       snprintf(text, sizeof(text), "ctxprof-%08x%08x%08x", random(), random(), random());
       boundary = text;
-    } while (jfr.find(boundary) != std::string::npos || labels.find(boundary) != std::string::npos);
-    *body = PyroscopeMultipartBody(boundary, jfr, labels);
+    } while (jfr.value().find(boundary) != std::string::npos ||
+             labels.find(boundary) != std::string::npos);
+    *body = PyroscopeMultipartBody(boundary, jfr.value(), labels);
     *content_type = "multipart/form-data; boundary=" + boundary;
-    return true;
+    return Status();
   }
 
   void Send(const Job& job) {
     const std::string what = job.chunk.path;
-    std::string body, content_type, error;
-    if (!Body(job, &body, &content_type, &error)) {
-      Drop(what, error);
+    std::string body, content_type;
+    if (Status made = Body(job, &body, &content_type); !made.ok()) {
+      Drop(what, made.message());
       return;
     }
     std::vector<std::pair<std::string, std::string>> headers = config.headers;
@@ -206,15 +212,18 @@ struct Uploader::State {
         PyroscopeIngestTarget(config.path_prefix, config.name, job.chunk.start_epoch_nanos,
                               job.chunk.end_epoch_nanos, config.sample_rate_hz);
     std::chrono::milliseconds backoff = config.first_backoff;
+    std::string error;  // why the last attempt failed
     for (int attempt = 1;; attempt++) {
-      HttpResponse response;
-      const bool answered = client->Post(target, headers, body, DeadlineIn(config.request_timeout),
-                                         &response, &error);
-      if (answered && response.status >= 200 && response.status < 300) {
+      StatusOr<HttpResponse> answer =
+          client->Post(target, headers, body, DeadlineIn(config.request_timeout));
+      const bool answered = answer.ok();
+      if (!answered) error = answer.status().message();
+      if (answered && answer.value().status >= 200 && answer.value().status < 300) {
         uploaded.fetch_add(1, std::memory_order_relaxed);
         return;
       }
       if (answered) {
+        const HttpResponse& response = answer.value();
         error = "HTTP " + std::to_string(response.status) + " " + Excerpt(response.body_start);
         if (response.status == 401 || response.status == 403) {
           error += " (check uploadtoken=, uploadbasic= and uploadtenant=)";
@@ -276,10 +285,11 @@ struct Uploader::State {
   }
 };
 
-std::unique_ptr<Uploader> Uploader::Start(const UploaderConfig& config, std::string* error) {
+StatusOr<std::unique_ptr<Uploader>> Uploader::Start(const UploaderConfig& config) {
   auto state = std::make_shared<State>(config);
-  state->client = HttpClient::Create(config.server, error);
-  if (state->client == nullptr) return nullptr;
+  StatusOr<std::unique_ptr<HttpClient>> client = HttpClient::Create(config.server);
+  if (!client.ok()) return client.status();
+  state->client = std::move(client.value());
   // The thread starts with every asynchronous signal blocked: it inherits this mask.
   sigset_t all, previous;
   sigfillset(&all);
@@ -292,7 +302,7 @@ std::unique_ptr<Uploader> Uploader::Start(const UploaderConfig& config, std::str
   std::unique_lock<std::mutex> lock(state->mutex);
   state->wake.wait(lock, [&state] { return state->tid != 0; });
   uploader->tid_ = state->tid;
-  return uploader;
+  return std::move(uploader);
 }
 
 Uploader::~Uploader() {

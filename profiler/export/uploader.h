@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/base/status.h"
 #include "profiler/export/finished_chunk.h"
 #include "profiler/export/http_client.h"
 #include "profiler/options.h"
@@ -55,14 +56,14 @@ struct UploaderConfig {
 };
 
 // The configuration `options` asks for (options.upload.url set): reads the secrets it names
-// (environment variables or files) and computes the sample rate. False + *error naming the
+// (environment variables or files) and computes the sample rate. kInvalidArgument naming the
 // option and the variable or file, never its content.
-bool UploaderConfigFromOptions(const Options& options, UploaderConfig* config, std::string* error);
+StatusOr<UploaderConfig> UploaderConfigFromOptions(const Options& options);
 
 class Uploader {
  public:
-  // Starts the thread. nullptr + *error if TLS cannot be set up (https).
-  static std::unique_ptr<Uploader> Start(const UploaderConfig& config, std::string* error);
+  // Starts the thread. Fails as HttpClient::Create does when TLS cannot be set up (https).
+  static StatusOr<std::unique_ptr<Uploader>> Start(const UploaderConfig& config);
   // Stop(kDefaultBound) unless Stop was called.
   ~Uploader();
   Uploader(const Uploader&) = delete;

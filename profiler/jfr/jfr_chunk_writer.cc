@@ -57,45 +57,41 @@ struct ChunkHeader {
 JfrChunkWriter::JfrChunkWriter(const JfrChunkConfig& config, const JfrClock* clock)
     : config_(config), clock_(clock) {}
 
-std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& config,
-                                                     const JfrClock* clock, std::string* error,
-                                                     int* os_error) {
-  int unused_os_error;
-  if (os_error == nullptr) os_error = &unused_os_error;
-  *os_error = 0;
+StatusOr<std::unique_ptr<JfrChunkWriter>> JfrChunkWriter::Open(const JfrChunkConfig& config,
+                                                               const JfrClock* clock) {
   if (config.path.empty() == config.repository.empty()) {
-    *error = "JFR writer: set exactly one of path (one file) and repository (a folder)";
-    return nullptr;
+    return Status::InvalidArgument(
+        "JFR writer: set exactly one of path (one file) and repository (a folder)");
   }
   if (clock->TicksPerSecond() == 0) {
-    *error = "JFR writer: the clock reports 0 ticks/s";
-    return nullptr;
+    return Status::InvalidArgument("JFR writer: the clock reports 0 ticks/s");
   }
   std::unique_ptr<JfrChunkWriter> writer(new JfrChunkWriter(config, clock));
   if (!config.repository.empty()) {
     if (::mkdir(config.repository.c_str(), 0700) != 0 && errno != EEXIST) {
-      *os_error = errno;
-      *error = "cannot create repository folder " + config.repository + ": " + strerror(errno);
-      return nullptr;
+      const int os_error = errno;
+      return Status::Io(
+          "cannot create repository folder " + config.repository + ": " + strerror(os_error),
+          os_error);
     }
     struct stat st;
     if (::stat(config.repository.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      *os_error = ENOTDIR;
-      *error = "repository " + config.repository + " is not a folder: choose another path";
-      return nullptr;
+      return Status::Io("repository " + config.repository + " is not a folder: choose another path",
+                        ENOTDIR);
     }
     if (::chmod(config.repository.c_str(), 0700) != 0) {
-      *os_error = errno;
-      *error =
-          "cannot set mode 0700 on repository folder " + config.repository + ": " + strerror(errno);
-      return nullptr;
+      const int os_error = errno;
+      return Status::Io("cannot set mode 0700 on repository folder " + config.repository + ": " +
+                            strerror(os_error),
+                        os_error);
     }
     // Continue after the chunk files an earlier session left, never overwriting them.
     DIR* dir = ::opendir(config.repository.c_str());
     if (dir == nullptr) {
-      *os_error = errno;
-      *error = "cannot list repository folder " + config.repository + ": " + strerror(errno);
-      return nullptr;
+      const int os_error = errno;
+      return Status::Io(
+          "cannot list repository folder " + config.repository + ": " + strerror(os_error),
+          os_error);
     }
     while (const dirent* entry = ::readdir(dir)) {
       unsigned sequence;
@@ -115,18 +111,18 @@ std::unique_ptr<JfrChunkWriter> JfrChunkWriter::Open(const JfrChunkConfig& confi
   writer->flush_interval_ticks_ = nanos_to_ticks(config.flush_interval_nanos);
   writer->chunk_time_ticks_ = nanos_to_ticks(config.chunk_time_nanos);
   writer->out_.Reserve(config.write_buffer_bytes + 4096);
-  return writer;
+  return std::move(writer);
 }
 
-bool JfrChunkWriter::BeginChunk(std::string* error) {
+Status JfrChunkWriter::BeginChunk() {
   chunk_number_++;
   if (!config_.repository.empty()) {
     char name[32];
     snprintf(name, sizeof(name), "/ctxprof-%06u.jfr", ++repository_sequence_);
-    if (!file_.Open(config_.repository + name, error)) return false;
+    if (Status opened = file_.Open(config_.repository + name); !opened.ok()) return opened;
     chunk_offset_ = 0;
   } else if (chunk_number_ == 1) {
-    if (!file_.Open(config_.path, error)) return false;
+    if (Status opened = file_.Open(config_.path); !opened.ok()) return opened;
     chunk_offset_ = 0;
   } else {
     chunk_offset_ = file_.size();
@@ -158,14 +154,14 @@ bool JfrChunkWriter::BeginChunk(std::string* error) {
   header.Encode(bytes);
   out_.clear();
   out_.PutBytes(bytes, kChunkHeaderSize);
-  return true;
+  return Status();
 }
 
-bool JfrChunkWriter::Write(std::string* error) {
-  if (publishes_whole_chunks() || out_.size() == 0) return true;
-  if (!file_.Append(out_.data(), out_.size(), error)) return false;
-  out_.clear();
-  return true;
+Status JfrChunkWriter::Write() {
+  if (publishes_whole_chunks() || out_.size() == 0) return Status();
+  Status appended = file_.Append(out_.data(), out_.size());
+  if (appended.ok()) out_.clear();
+  return appended;
 }
 
 JfrChunkWriter::Checkpoint JfrChunkWriter::BeginCheckpoint() {
@@ -207,66 +203,68 @@ void JfrChunkWriter::EncodeHeader(uint64_t size, uint8_t generation, bool final_
   header.Encode(out);
 }
 
-bool JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk, std::string* error) {
+Status JfrChunkWriter::PatchHeader(uint8_t generation, bool final_chunk) {
   uint8_t bytes[kChunkHeaderSize];
   EncodeHeader(file_.size() - chunk_offset_, generation, final_chunk, bytes);
   // HotSpot's order: lock (255), rewrite the fields, then publish the new generation. The
   // chunk bytes the new size covers were appended before this.
   const uint8_t locked = kChunkGenerationLocked;
-  return file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &locked, 1, error) &&
-         file_.WriteAt(chunk_offset_ + kChunkSizeOffset, bytes + kChunkSizeOffset,
-                       kChunkGenerationOffset - kChunkSizeOffset, error) &&
-         file_.WriteAt(chunk_offset_ + 66, bytes + 66, 2, error) &&
-         file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &generation, 1, error);
+  Status written = file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &locked, 1);
+  if (written.ok()) {
+    written = file_.WriteAt(chunk_offset_ + kChunkSizeOffset, bytes + kChunkSizeOffset,
+                            kChunkGenerationOffset - kChunkSizeOffset);
+  }
+  if (written.ok()) written = file_.WriteAt(chunk_offset_ + 66, bytes + 66, 2);
+  if (written.ok()) written = file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &generation, 1);
+  return written;
 }
 
-bool JfrChunkWriter::AppendWholeChunk(bool final_chunk, std::string* error) {
+Status JfrChunkWriter::AppendWholeChunk(bool final_chunk) {
   // Locked until every byte is in the file: a reader that sees the file grow waits for
   // generation 0 instead of reading a chunk that is still being copied in.
   EncodeHeader(out_.size(), kChunkGenerationLocked, final_chunk, out_.mutable_data());
   const uint64_t previous_end = file_.size();
   const uint8_t finished = 0;
-  if (!file_.Append(out_.data(), out_.size(), error) ||
-      !file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &finished, 1, error)) {
-    std::string ignored;  // the append's error is the one to report
-    file_.Truncate(previous_end, &ignored);
-    return false;
+  Status appended = file_.Append(out_.data(), out_.size());
+  if (appended.ok()) appended = file_.WriteAt(chunk_offset_ + kChunkGenerationOffset, &finished, 1);
+  if (!appended.ok()) {
+    file_.Truncate(previous_end);  // best effort: the append's error is the one to report
+    return appended;
   }
   out_.clear();
-  return true;
+  return Status();
 }
 
-bool JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk, std::string* error) {
+Status JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk) {
   if (publishes_whole_chunks()) {
     if (!chunk_end) {
-      *error = "JFR writer: in file mode only whole chunks are published";
-      return false;
+      return Status::InvalidArgument("JFR writer: in file mode only whole chunks are published");
     }
-    if (!AppendWholeChunk(final_chunk, error)) return false;
+    if (Status appended = AppendWholeChunk(final_chunk); !appended.ok()) return appended;
   } else {
-    if (!Write(error)) return false;
+    if (Status written = Write(); !written.ok()) return written;
     uint8_t generation = 0;
     if (!chunk_end) {
       generation_ = static_cast<uint8_t>(generation_ % 254 + 1);  // 1..254: never 0 or 255
       generation = generation_;
     }
-    if (!PatchHeader(generation, final_chunk, error)) return false;
-    if (!chunk_end) return true;
+    if (Status patched = PatchHeader(generation, final_chunk); !patched.ok()) return patched;
+    if (!chunk_end) return Status();
   }
   chunks_finished_++;
   last_finished_ = FinishedChunk{file_.path(), chunk_start_nanos_, previous_chunk_end_nanos_};
-  return publishes_whole_chunks() || FinishChunkFile(error);
+  return publishes_whole_chunks() ? Status() : FinishChunkFile();
 }
 
-bool JfrChunkWriter::FinishChunkFile(std::string* error) {
+Status JfrChunkWriter::FinishChunkFile() {
   ChunkFile finished{file_.path(), file_.size(), clock_->EpochNanosAt(max_ticks_)};
-  if (!file_.Close(error)) return false;
+  if (Status closed = file_.Close(); !closed.ok()) return closed;
   finished_files_bytes_ += finished.bytes;
   finished_files_.push_back(std::move(finished));
-  return ApplyRetention(error);
+  return ApplyRetention();
 }
 
-bool JfrChunkWriter::ApplyRetention(std::string* error) {
+Status JfrChunkWriter::ApplyRetention() {
   const int64_t now_nanos = clock_->EpochNanosAt(clock_->Now());
   while (!finished_files_.empty()) {
     const ChunkFile& oldest = finished_files_.front();
@@ -277,13 +275,15 @@ bool JfrChunkWriter::ApplyRetention(std::string* error) {
         oldest.end_epoch_nanos + static_cast<int64_t>(config_.max_age_nanos) < now_nanos;
     if (!too_big && !too_old) break;
     if (::unlink(oldest.path.c_str()) != 0 && errno != ENOENT) {
-      *error = "cannot delete old chunk file " + oldest.path + " (retention): " + strerror(errno);
-      return false;
+      const int os_error = errno;
+      return Status::Io(
+          "cannot delete old chunk file " + oldest.path + " (retention): " + strerror(os_error),
+          os_error);
     }
     finished_files_bytes_ -= oldest.bytes;
     finished_files_.pop_front();
   }
-  return true;
+  return Status();
 }
 
 JfrChunkWriter::Due JfrChunkWriter::DueAt(uint64_t now_ticks) {
@@ -306,7 +306,7 @@ bool JfrChunkWriter::Full(uint64_t pending_bytes) const {
          (publishes_whole_chunks() && out_.size() + pending_bytes >= config_.write_buffer_bytes);
 }
 
-bool JfrChunkWriter::Close(std::string* error) { return !file_.is_open() || file_.Close(error); }
+Status JfrChunkWriter::Close() { return file_.is_open() ? file_.Close() : Status(); }
 
 std::vector<JfrChunkWriter::Published> JfrChunkWriter::published() const {
   if (publishes_whole_chunks()) return {Published{config_.path, file_.size()}};

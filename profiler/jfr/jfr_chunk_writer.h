@@ -33,8 +33,8 @@
 // after the previous chunk's start: the JDK's repository stream looks for the next chunk at or
 // after start + duration of the current one, and JMC drops chunks with equal start times.
 //
-// Failure: every method that writes returns false with *error naming the file and the OS error;
-// the caller stops using the writer after the first failure (the chunk being written keeps a
+// Failure: every method that writes returns a Status naming the file, with the OS error; the
+// caller stops using the writer after the first failure (the chunk being written keeps a
 // header that says "unfinished"; chunks finished before stay valid).
 //
 // Thread safety: NOT thread-safe. One thread creates the writer and makes every call.
@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/base/status.h"
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_file.h"
 
@@ -82,15 +83,15 @@ class JfrChunkWriter {
   enum class Due { kNothing, kFlush, kRotate };
 
   // Validates `config` and creates the repository folder (0700) if needed; the first chunk is
-  // opened by BeginChunk. `clock` must outlive the writer. nullptr + *error on failure, and
-  // *os_error (when given) = the errno of the failed folder call, 0 for a bad config.
-  static std::unique_ptr<JfrChunkWriter> Open(const JfrChunkConfig& config, const JfrClock* clock,
-                                              std::string* error, int* os_error = nullptr);
+  // opened by BeginChunk. `clock` must outlive the writer. Fails with kInvalidArgument for a bad
+  // config, kIo with the errno of the failed folder call.
+  static StatusOr<std::unique_ptr<JfrChunkWriter>> Open(const JfrChunkConfig& config,
+                                                        const JfrClock* clock);
   JfrChunkWriter(const JfrChunkWriter&) = delete;
   JfrChunkWriter& operator=(const JfrChunkWriter&) = delete;
 
   // Opens the next chunk (a new file in repository mode) and puts its header into out().
-  bool BeginChunk(std::string* error);
+  Status BeginChunk();
   // The chunk-relative offset of the next byte appended to out() becomes the metadata offset.
   void MarkMetadata() { metadata_offset_ = position(); }
   // Where records go: bytes not yet in the file, which continue the current chunk.
@@ -99,10 +100,8 @@ class JfrChunkWriter {
   bool publishes_whole_chunks() const { return config_.repository.empty(); }
   // Repository mode: appends out() to the file now, or once it holds write_buffer_bytes or more.
   // File mode: nothing (the chunk is appended when it ends).
-  bool Write(std::string* error);
-  bool WriteIfFull(std::string* error) {
-    return out_.size() < config_.write_buffer_bytes || Write(error);
-  }
+  Status Write();
+  Status WriteIfFull() { return out_.size() < config_.write_buffer_bytes ? Status() : Write(); }
   // Extends the chunk's duration to cover an event at `ticks`.
   void NoteEventTicks(uint64_t ticks) {
     if (ticks > max_ticks_) max_ticks_ = ticks;
@@ -126,7 +125,7 @@ class JfrChunkWriter {
   // mode: appends out() to the file and republishes the header; `chunk_end` finishes the chunk
   // (generation 0; `final_chunk` sets the final flag), closes its file and applies retention.
   // File mode: `chunk_end` must be true; the whole chunk is appended, finished.
-  bool CommitSegment(bool chunk_end, bool final_chunk, std::string* error);
+  Status CommitSegment(bool chunk_end, bool final_chunk);
 
   // Rotation and flush deadlines, from chunk_time_nanos and flush_interval_nanos. kFlush also
   // schedules the next flush one interval after `now_ticks`.
@@ -137,13 +136,10 @@ class JfrChunkWriter {
   // chunk_size_bytes, or, in file mode, write_buffer_bytes (what is held in memory).
   bool Full(uint64_t pending_bytes) const;
   // Repository mode: deletes finished chunk files beyond max_size_bytes / max_age_nanos.
-  bool ApplyRetention(std::string* error);
+  Status ApplyRetention();
   // Closes the current file (after a failure too); reports a close() error.
-  bool Close(std::string* error);
+  Status Close();
 
-  // The errno of the chunk file's last failed call (0 before any), e.g. ENOENT when BeginChunk
-  // could not create the file.
-  int os_error() const { return file_.os_error(); }
   uint32_t chunk_number() const { return chunk_number_; }  // 1, 2, ... (0 before the first)
   uint64_t chunk_start_ticks() const { return chunk_start_ticks_; }
   uint64_t max_ticks() const { return max_ticks_; }
@@ -188,9 +184,9 @@ class JfrChunkWriter {
   // Encodes the chunk's header as of now for a chunk of `size` bytes, and notes its end as the
   // earliest start of the next chunk.
   void EncodeHeader(uint64_t size, uint8_t generation, bool final_chunk, uint8_t* out);
-  bool PatchHeader(uint8_t generation, bool final_chunk, std::string* error);
-  bool AppendWholeChunk(bool final_chunk, std::string* error);
-  bool FinishChunkFile(std::string* error);
+  Status PatchHeader(uint8_t generation, bool final_chunk);
+  Status AppendWholeChunk(bool final_chunk);
+  Status FinishChunkFile();
 
   const JfrChunkConfig config_;
   const JfrClock* const clock_;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/base/status.h"
+
 namespace ctxprof {
 
 struct JfrCopySource {
@@ -24,11 +26,10 @@ struct JfrCopySource {
 };
 
 // Writes the chunks of `sources`, in order, to a new file `path` (mode 0600, truncated if it
-// exists). False + *error naming the path (write errors, with the OS error) or the source and
-// offset (a range that is not whole finished chunks). No sources, or only empty ones, is an
-// error too: a JFR file holds at least one chunk.
-bool CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& path,
-                std::string* error);
+// exists). Fails with Status::Io naming the path (write errors, with the OS error) or the source
+// and offset (a read error, or a range that is not whole finished chunks). No sources, or only
+// empty ones, is an error too: a JFR file holds at least one chunk.
+Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& path);
 
 }  // namespace ctxprof
 

@@ -12,8 +12,7 @@ JfrFile::~JfrFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string JfrFile::Fail(const char* operation, uint64_t offset, int error_number) {
-  os_error_ = error_number;
+Status JfrFile::Fail(const char* operation, uint64_t offset, int error_number) const {
   std::string message = std::string("cannot ") + operation + " recording file " + path_;
   if (offset != UINT64_MAX) message += " at offset " + std::to_string(offset);
   message += ": ";
@@ -25,69 +24,55 @@ std::string JfrFile::Fail(const char* operation, uint64_t offset, int error_numb
   } else if (error_number == EACCES || error_number == EROFS) {
     message += " (choose a writable location)";
   }
-  return message;
+  return Status::Io(std::move(message), error_number);
 }
 
-bool JfrFile::Open(const std::string& path, std::string* error) {
+Status JfrFile::Open(const std::string& path) {
   path_ = path;
   size_ = 0;
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd_ < 0) {
-    *error = Fail("create", UINT64_MAX, errno);
-    return false;
-  }
+  if (fd_ < 0) return Fail("create", UINT64_MAX, errno);
   // O_CREAT's mode is filtered by the umask and does not apply to an existing file.
-  if (::fchmod(fd_, 0600) != 0) {
-    *error = Fail("set mode 0600 on", UINT64_MAX, errno);
-    return false;
-  }
-  return true;
+  if (::fchmod(fd_, 0600) != 0) return Fail("set mode 0600 on", UINT64_MAX, errno);
+  return Status();
 }
 
-bool JfrFile::Append(const void* data, size_t length, std::string* error) {
-  if (!WriteAt(size_, data, length, error)) return false;
-  size_ += length;
-  return true;
+Status JfrFile::Append(const void* data, size_t length) {
+  Status written = WriteAt(size_, data, length);
+  if (written.ok()) size_ += length;
+  return written;
 }
 
-bool JfrFile::WriteAt(uint64_t offset, const void* data, size_t length, std::string* error) {
+Status JfrFile::WriteAt(uint64_t offset, const void* data, size_t length) {
   const char* bytes = static_cast<const char*>(data);
   size_t done = 0;
   while (done < length) {
     const ssize_t n = ::pwrite(fd_, bytes + done, length - done, offset + done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      *error = Fail("write", offset + done, errno);
-      return false;
+      return Fail("write", offset + done, errno);
     }
-    if (n == 0) {
-      *error = Fail("write", offset + done, EIO);
-      return false;
-    }
+    if (n == 0) return Fail("write", offset + done, EIO);
     done += static_cast<size_t>(n);
   }
-  return true;
+  return Status();
 }
 
-bool JfrFile::Truncate(uint64_t size, std::string* error) {
+Status JfrFile::Truncate(uint64_t size) {
   while (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
     if (errno == EINTR) continue;
-    *error = Fail("truncate", size, errno);
-    return false;
+    return Fail("truncate", size, errno);
   }
   size_ = size;
-  return true;
+  return Status();
 }
 
-bool JfrFile::Close(std::string* error) {
-  if (fd_ < 0) return true;
+Status JfrFile::Close() {
+  if (fd_ < 0) return Status();
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) {
-    *error = Fail("close", UINT64_MAX, errno);
-    return false;
-  }
-  return true;
+  if (::close(fd) != 0) return Fail("close", UINT64_MAX, errno);
+  return Status();
 }
 
 }  // namespace ctxprof

@@ -5,6 +5,8 @@
 // A process that writes with RLIMIT_FSIZE set must ignore SIGXFSZ to get EFBIG as an error
 // instead of being killed; the writer does not change signal dispositions.
 //
+// Failure: Status::Io naming the path, with the failed call's errno as os_error().
+//
 // Thread safety: none; used by the writer thread only.
 #ifndef CTXPROF_PROFILER_JFR_JFR_FILE_H_
 #define CTXPROF_PROFILER_JFR_JFR_FILE_H_
@@ -12,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 
@@ -23,28 +27,25 @@ class JfrFile {
   JfrFile& operator=(const JfrFile&) = delete;
 
   // Creates (or truncates) `path`, mode 0600.
-  bool Open(const std::string& path, std::string* error);
+  Status Open(const std::string& path);
   bool is_open() const { return fd_ >= 0; }
   const std::string& path() const { return path_; }
-  // The errno of the last failed call (0 before any failure); its *error says it in words.
-  int os_error() const { return os_error_; }
   // Bytes appended so far (the file's size).
   uint64_t size() const { return size_; }
 
-  bool Append(const void* data, size_t length, std::string* error);
+  Status Append(const void* data, size_t length);
   // Overwrites bytes that were already appended.
-  bool WriteAt(uint64_t offset, const void* data, size_t length, std::string* error);
+  Status WriteAt(uint64_t offset, const void* data, size_t length);
   // Cuts the file back to `size` bytes (<= size()), e.g. to take back a partial append.
-  bool Truncate(uint64_t size, std::string* error);
+  Status Truncate(uint64_t size);
   // Closes the descriptor; reports a close() error.
-  bool Close(std::string* error);
+  Status Close();
 
  private:
-  // Records `error_number` as os_error() and returns the message naming the path.
-  std::string Fail(const char* operation, uint64_t offset, int error_number);
+  // The failure of `operation` at `offset` (UINT64_MAX: none), with a hint for the usual causes.
+  Status Fail(const char* operation, uint64_t offset, int error_number) const;
 
   int fd_ = -1;
-  int os_error_ = 0;
   std::string path_;
   uint64_t size_ = 0;
 };

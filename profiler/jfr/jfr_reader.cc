@@ -35,12 +35,13 @@ int64_t JavaLongOf(double value) {
 // Parses one chunk: header, metadata, checkpoint chain, then the event records.
 class JfrReader::ChunkParser {
  public:
-  ChunkParser(JfrReader* reader, const std::string& name, const Options& options,
-              std::string* error)
-      : reader_(reader), name_(name), options_(options), error_(error) {}
+  ChunkParser(JfrReader* reader, const std::string& name, const Options& options)
+      : reader_(reader), name_(name), options_(options) {}
 
-  // Parses the chunk at `start`; *next = where the next chunk starts (0 = stop).
+  // Parses the chunk at `start`; *next = where the next chunk starts (0 = stop). False when the
+  // chunk cannot be read; error() names the file and the offset.
   bool Parse(uint64_t start, uint64_t* next);
+  const std::string& error() const { return error_; }
 
  private:
   struct Element {
@@ -55,7 +56,7 @@ class JfrReader::ChunkParser {
   };
 
   bool Fail(uint64_t offset, const std::string& what) {
-    *error_ = name_ + ": offset " + std::to_string(offset) + ": " + what;
+    error_ = name_ + ": offset " + std::to_string(offset) + ": " + what;
     return false;
   }
   uint64_t remaining() const { return end_ - pos_; }
@@ -77,7 +78,7 @@ class JfrReader::ChunkParser {
   JfrReader* const reader_;
   const std::string& name_;
   const Options& options_;
-  std::string* const error_;
+  std::string error_;
 
   const uint8_t* data_ = nullptr;
   uint64_t pos_ = 0;
@@ -627,11 +628,11 @@ bool JfrReader::ChunkParser::Parse(uint64_t start, uint64_t* next) {
   return true;
 }
 
-bool JfrReader::Read(const std::string& path, const Options& options, std::string* error) {
+Status JfrReader::Read(const std::string& path, const Options& options) {
   FILE* file = fopen(path.c_str(), "rb");
   if (file == nullptr) {
-    *error = "cannot open " + path + ": " + strerror(errno);
-    return false;
+    const int os_error = errno;
+    return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
   }
   std::vector<uint8_t> bytes;
   uint8_t block[1 << 16];
@@ -639,35 +640,29 @@ bool JfrReader::Read(const std::string& path, const Options& options, std::strin
   while ((n = fread(block, 1, sizeof(block), file)) > 0)
     bytes.insert(bytes.end(), block, block + n);
   const bool failed = ferror(file) != 0;
+  const int os_error = errno;
   fclose(file);
-  if (failed) {
-    *error = "cannot read " + path + ": " + strerror(errno);
-    return false;
-  }
-  return Parse(path, std::move(bytes), options, error);
+  if (failed) return Status::Io("cannot read " + path + ": " + strerror(os_error), os_error);
+  return Parse(path, std::move(bytes), options);
 }
 
-bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options,
-                      std::string* error) {
+Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
+                        const Options& options) {
   bytes_ = std::move(bytes);
   chunks_.clear();
   metadata_.clear();
   events_.clear();
   unknown_records_ = 0;
   met_locked_header_ = false;
-  if (bytes_.empty()) {
-    *error = name + ": offset 0: empty file";
-    return false;
-  }
+  if (bytes_.empty()) return Status::InvalidArgument(name + ": offset 0: empty file");
   uint64_t start = 0;
   do {
-    ChunkParser parser(this, name, options, error);
+    ChunkParser parser(this, name, options);
     if (!parser.Parse(start, &start)) {
       // A chunk being appended (file mode) or updated right now: what came before it stands.
       if (!(met_locked_header_ && options.allow_unfinished_chunks && !chunks_.empty())) {
-        return false;
+        return Status::InvalidArgument(parser.error());
       }
-      error->clear();
       break;
     }
   } while (start != 0);
@@ -690,7 +685,7 @@ bool JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes, const
                        return a.start_ticks < b.start_ticks;
                      });
   }
-  return true;
+  return Status();
 }
 
 int64_t JfrReader::ThreadKey(const JfrValue& thread) {

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/base/status.h"
 #include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_value.h"
 
@@ -73,16 +74,16 @@ class JfrReader {
     bool allow_unfinished_chunks = false;
   };
 
-  // Reads and parses `path`. On failure returns false and *error names the path and offset.
-  bool Read(const std::string& path, const Options& options, std::string* error);
+  // Reads and parses `path`. Fails with kIo (and the errno) when the file cannot be read, and
+  // kInvalidArgument naming the path and offset when it is not a readable recording.
+  Status Read(const std::string& path, const Options& options);
   // A chunk header was locked (generation 255: being rewritten, or a chunk being appended) at
   // that very moment, so reading again a little later can give more. Without
   // allow_unfinished_chunks the read failed there; with it, a locked chunk after at least one
   // readable chunk ends the read successfully with the chunks before it.
   bool met_locked_header() const { return met_locked_header_; }
   // Parses bytes in memory; `name` is used in error messages.
-  bool Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options,
-             std::string* error);
+  Status Parse(const std::string& name, std::vector<uint8_t> bytes, const Options& options);
 
   const std::vector<JfrChunkInfo>& chunks() const { return chunks_; }
   const std::vector<JfrEvent>& events() const { return events_; }

@@ -34,29 +34,21 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
                 ? std::make_unique<LiveObjects>(inputs.objects, LiveObjects::kDefaultCapacity)
                 : nullptr) {}
 
-JfrWriter::~JfrWriter() {
-  std::string ignored;
-  Close(&ignored);
-}
+JfrWriter::~JfrWriter() { Close(); }
 
-std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
-                                           const JfrWriterInputs& inputs, std::string* error,
-                                           int* os_error) {
-  int unused_os_error;
-  if (os_error == nullptr) os_error = &unused_os_error;
-  *os_error = 0;
+StatusOr<std::unique_ptr<JfrWriter>> JfrWriter::Open(const JfrWriterConfig& config,
+                                                     const JfrWriterInputs& inputs) {
   if (inputs.clock == nullptr || inputs.frames == nullptr || inputs.threads == nullptr ||
       inputs.dictionary == nullptr || inputs.attributes == nullptr) {
-    *error =
+    return Status::InvalidArgument(
         "JFR writer: clock, frame and thread resolvers, dictionary and attribute registry "
-        "are all required";
-    return nullptr;
+        "are all required");
   }
   if (config.pyroscope && inputs.clock->TicksPerSecond() != kNanosPerSecond) {
-    *error = std::string("JFR writer: upload= needs a clock in nanoseconds, not '") +
-             inputs.clock->Name() +
-             "' (Pyroscope reads lock and park durations as nanoseconds): use clock=monotonic";
-    return nullptr;
+    return Status::InvalidArgument(
+        std::string("JFR writer: upload= needs a clock in nanoseconds, not '") +
+        inputs.clock->Name() +
+        "' (Pyroscope reads lock and park durations as nanoseconds): use clock=monotonic");
   }
   JfrChunkConfig chunk_config;
   chunk_config.path = config.path;
@@ -68,33 +60,28 @@ std::unique_ptr<JfrWriter> JfrWriter::Open(const JfrWriterConfig& config,
   chunk_config.max_age_nanos = config.max_age_nanos;
   chunk_config.write_buffer_bytes = config.write_buffer_bytes;
   auto chunk_clock = std::make_unique<ChunkClock>(inputs.clock);
-  std::unique_ptr<JfrChunkWriter> chunk =
-      JfrChunkWriter::Open(chunk_config, chunk_clock.get(), error, os_error);
-  if (chunk == nullptr) return nullptr;
+  StatusOr<std::unique_ptr<JfrChunkWriter>> chunk =
+      JfrChunkWriter::Open(chunk_config, chunk_clock.get());
+  if (!chunk.ok()) return chunk.status();
   std::unique_ptr<JfrWriter> writer(
-      new JfrWriter(config, inputs, std::move(chunk_clock), std::move(chunk)));
-  if (!writer->StartChunk(error)) {
-    *os_error = writer->chunk_->os_error();
+      new JfrWriter(config, inputs, std::move(chunk_clock), std::move(chunk.value())));
+  if (Status started = writer->StartChunk(); !started.ok()) {
     writer->closed_ = true;  // nothing to finish: the header says "unfinished"
-    return nullptr;
+    return started;
   }
-  return writer;
+  return std::move(writer);
 }
 
-bool JfrWriter::Fail(const std::string& message, std::string* error) {
-  if (!failed_) {
-    failed_ = true;
-    failure_ = message;
-  }
-  *error = failure_;
-  return false;
+Status JfrWriter::Fail(Status status) {
+  if (failure_.ok()) failure_ = std::move(status);
+  return failure_;
 }
 
-bool JfrWriter::StartChunk(std::string* error) {
+Status JfrWriter::StartChunk() {
   if (chunk_->chunk_number() > 0 && stacks_.cached_frame_bytes() > config_.stack_cache_bytes) {
     stacks_.DropUnused(chunk_->chunk_number());
   }
-  if (!chunk_->BeginChunk(error)) return Fail(*error, error);
+  if (Status begun = chunk_->BeginChunk(); !begun.ok()) return Fail(std::move(begun));
   samples_in_chunk_ = 0;
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
@@ -122,7 +109,8 @@ bool JfrWriter::StartChunk(std::string* error) {
     settings.attributes += name;
   }
   encoder_.AppendSettings(settings, &chunk_->out());
-  return chunk_->Write(error) || Fail(*error, error);
+  Status written = chunk_->Write();
+  return written.ok() ? written : Fail(std::move(written));
 }
 
 void JfrWriter::WriteActiveSettings() {
@@ -180,7 +168,7 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
   inputs_.on_chunk_finished(std::move(report));
 }
 
-bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* error) {
+Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.
@@ -200,11 +188,13 @@ bool JfrWriter::WriteSegment(bool chunk_end, bool final_chunk, std::string* erro
   }
   WriteCheckpoint();
   const uint32_t chunk = chunk_->chunk_number();  // the one CommitSegment may finish
-  if (!chunk_->CommitSegment(chunk_end, final_chunk, error)) return Fail(*error, error);
+  if (Status committed = chunk_->CommitSegment(chunk_end, final_chunk); !committed.ok()) {
+    return Fail(std::move(committed));
+  }
   if (chunk_end && !config_.repository.empty() && inputs_.on_chunk_finished) {
     ReportFinishedChunk(chunk);
   }
-  return true;
+  return Status();
 }
 
 void JfrWriter::WriteCheckpoint() {
@@ -223,58 +213,63 @@ void JfrWriter::WriteCheckpoint() {
   chunk_->EndCheckpoint(checkpoint);
 }
 
-bool JfrWriter::Flush(std::string* error) {
-  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
-  if (chunk_->publishes_whole_chunks()) return samples_in_chunk_ == 0 || Rotate(error);
-  return WriteSegment(/*chunk_end=*/false, /*final_chunk=*/false, error);
+// After a failure or Close, every call returns the first failure, or else that it is closed.
+Status JfrWriter::Flush() {
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (chunk_->publishes_whole_chunks()) return samples_in_chunk_ == 0 ? Status() : Rotate();
+  return WriteSegment(/*chunk_end=*/false, /*final_chunk=*/false);
 }
 
-bool JfrWriter::Publish(std::string* error) {
-  if (chunk_->publishes_whole_chunks()) return Flush(error);
-  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
-  return samples_in_chunk_ == 0 || Rotate(error);
+Status JfrWriter::Publish() {
+  if (chunk_->publishes_whole_chunks()) return Flush();
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  return samples_in_chunk_ == 0 ? Status() : Rotate();
 }
 
-bool JfrWriter::Rotate(std::string* error) {
-  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
-  return WriteSegment(/*chunk_end=*/true, /*final_chunk=*/false, error) && StartChunk(error);
+Status JfrWriter::Rotate() {
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  Status ended = WriteSegment(/*chunk_end=*/true, /*final_chunk=*/false);
+  return ended.ok() ? StartChunk() : ended;
 }
 
-bool JfrWriter::Close(std::string* error) {
-  if (closed_) return !failed_ || Fail(failure_, error);
+Status JfrWriter::Close() {
+  if (closed_) return failure_;
   closed_ = true;
-  if (failed_) {
-    std::string ignored;
-    chunk_->Close(&ignored);
-    return Fail(failure_, error);
+  if (!failure_.ok()) {
+    chunk_->Close();  // the first failure is the one to report
+    return failure_;
   }
   WriteLiveObjects();
-  if (!WriteSegment(/*chunk_end=*/true, /*final_chunk=*/true, error)) return false;
-  return chunk_->Close(error) || Fail(*error, error);
+  if (Status ended = WriteSegment(/*chunk_end=*/true, /*final_chunk=*/true); !ended.ok()) {
+    return ended;
+  }
+  Status closed = chunk_->Close();
+  return closed.ok() ? closed : Fail(std::move(closed));
 }
 
-bool JfrWriter::DoWhatIsDue(uint64_t now_ticks, std::string* error) {
+Status JfrWriter::DoWhatIsDue(uint64_t now_ticks) {
   const JfrChunkWriter::Due due = chunk_->DueAt(now_ticks);
   if (due != JfrChunkWriter::Due::kNothing && chunk_->publishes_whole_chunks() &&
       samples_in_chunk_ == 0) {
     chunk_->RestartDeadlines(now_ticks);  // nothing to publish: no empty chunk in the file
-    return true;
+    return Status();
   }
   switch (due) {
     case JfrChunkWriter::Due::kRotate:
-      return Rotate(error);
+      return Rotate();
     case JfrChunkWriter::Due::kFlush:
-      return Flush(error);
+      return Flush();
     case JfrChunkWriter::Due::kNothing:
       break;
   }
-  return true;
+  return Status();
 }
 
-bool JfrWriter::Tick(std::string* error) {
-  if (failed_ || closed_) return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
-  if (!DoWhatIsDue(inputs_.clock->Now(), error)) return false;
-  return chunk_->ApplyRetention(error) || Fail(*error, error);
+Status JfrWriter::Tick() {
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (Status done = DoWhatIsDue(inputs_.clock->Now()); !done.ok()) return done;
+  Status retained = chunk_->ApplyRetention();
+  return retained.ok() ? retained : Fail(std::move(retained));
 }
 
 uint32_t JfrWriter::ClassKeyOf(uint32_t class_id) {
@@ -379,12 +374,12 @@ void JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_ke
   encoder_.AppendWait(fields, &chunk_->out());
 }
 
-bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
-  if (failed_ || closed_) {
+Status JfrWriter::Add(const SampleRecord& sample) {
+  if (!failure_.ok() || closed_) {
     if (sample.event.object_ref != 0 && inputs_.objects != nullptr) {
       inputs_.objects->Release(sample.event.object_ref);
     }
-    return Fail(closed_ ? "JFR writer: already closed" : failure_, error);
+    return Fail(Status::WrongState("JFR writer: already closed"));
   }
   const uint32_t chunk = chunk_->chunk_number();
   const uint32_t thread_key =
@@ -401,10 +396,10 @@ bool JfrWriter::Add(const SampleRecord& sample, std::string* error) {
   if (sample.flags & kSampleTruncated) counters_.truncated_stacks++;
   chunk_->NoteEventTicks(sample.ticks);
 
-  if (!chunk_->WriteIfFull(error)) return Fail(*error, error);
-  if (chunk_->Full(pending_pool_bytes_)) return Rotate(error);
+  if (Status written = chunk_->WriteIfFull(); !written.ok()) return Fail(std::move(written));
+  if (chunk_->Full(pending_pool_bytes_)) return Rotate();
   // A record's ticks are a clock reading taken moments ago: deadlines cost no clock call.
-  return DoWhatIsDue(sample.ticks, error);
+  return DoWhatIsDue(sample.ticks);
 }
 
 }  // namespace ctxprof

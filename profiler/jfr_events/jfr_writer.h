@@ -36,8 +36,12 @@
 // Failure: the first I/O error stops the writer (every later call fails with its message); the
 // chunk being written keeps its "unfinished" header, and chunks finished before stay valid.
 //
-// Thread safety: NOT thread-safe. One thread (the session's background thread) creates the
-// writer and makes every call. Resolvers are called from that thread.
+// Failure: the first I/O error stops the writer (every later call returns the same Status). The
+// chunk being written then keeps a header that says "unfinished", so no reader mistakes it for a
+// complete chunk; chunks finished before stay valid.
+//
+// Thread safety: NOT thread-safe. One thread (the session's background thread) creates
+// the writer and makes every call. Resolvers are called from that thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
 #define CTXPROF_PROFILER_JFR_EVENTS_JFR_WRITER_H_
 
@@ -50,6 +54,7 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
+#include "profiler/base/status.h"
 #include "profiler/export/finished_chunk.h"
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_writer.h"
@@ -138,34 +143,33 @@ class JfrWriter {
  public:
   // Validates `config` (with pyroscope, the clock must tick in nanoseconds), creates the file (or
   // the repository folder, 0700, and the first chunk file) and writes the first chunk's header and
-  // metadata. nullptr + *error on failure, and *os_error (when given) = the errno of the failed
-  // file or folder call, 0 for a bad config.
-  static std::unique_ptr<JfrWriter> Open(const JfrWriterConfig& config,
-                                         const JfrWriterInputs& inputs, std::string* error,
-                                         int* os_error = nullptr);
+  // metadata. Fails with kInvalidArgument for a bad config, kIo with the errno of the failed file
+  // or folder call.
+  static StatusOr<std::unique_ptr<JfrWriter>> Open(const JfrWriterConfig& config,
+                                                   const JfrWriterInputs& inputs);
   ~JfrWriter();
   JfrWriter(const JfrWriter&) = delete;
   JfrWriter& operator=(const JfrWriter&) = delete;
 
   // Adds one sample or runtime event (and takes its object reference, if any, even when it
   // fails). Records of one thread should arrive in tick order. May flush or rotate.
-  bool Add(const SampleRecord& sample, std::string* error);
+  Status Add(const SampleRecord& sample);
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
-  bool Tick(std::string* error);
-  // Publishes everything added so far: after it returns true, a reader sees every sample. In
+  Status Tick();
+  // Publishes everything added so far: after it returns ok, a reader sees every sample. In
   // file mode this ends the chunk (when it holds a sample).
-  bool Flush(std::string* error);
+  Status Flush();
   // Like Flush, and in repository mode also finishes the chunk file (when it holds a sample):
   // afterwards published() covers every sample added so far.
-  bool Publish(std::string* error);
+  Status Publish();
   // What readers can read now (JfrChunkWriter::published).
   std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
   // Ends the current chunk and starts the next one.
-  bool Rotate(std::string* error);
+  Status Rotate();
   // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
   // destructor calls it, so a writer never leaves a chunk unfinished on a normal shutdown.
-  bool Close(std::string* error);
+  Status Close();
 
   // Totals, for tests and for the counters event.
   uint64_t samples_written() const { return counters_.samples; }
@@ -205,18 +209,19 @@ class JfrWriter {
 
   JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& inputs,
             std::unique_ptr<ChunkClock> chunk_clock, std::unique_ptr<JfrChunkWriter> chunk);
-  bool Fail(const std::string& message, std::string* error);
-  bool StartChunk(std::string* error);
+  // Keeps the first failure, which every later call returns.
+  Status Fail(Status status);
+  Status StartChunk();
   void WriteActiveSettings();
   // Hands chunk number `chunk`, just finished, to inputs_.on_chunk_finished with the contexts
   // its events used (none when no event of it had a context).
   void ReportFinishedChunk(uint32_t chunk);
   // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
   // then the chunk writer publishes it.
-  bool WriteSegment(bool chunk_end, bool final_chunk, std::string* error);
+  Status WriteSegment(bool chunk_end, bool final_chunk);
   void WriteCheckpoint();
   // Acts on what the chunk writer says is due at `now_ticks`.
-  bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
+  Status DoWhatIsDue(uint64_t now_ticks);
   // Encode a CPU or wall sample / a runtime event, after following its context.
   void AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key);
   void AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
@@ -231,9 +236,8 @@ class JfrWriter {
   // The metadata's declarations (JfrMetadata::SerializeDeclarations), made for the first chunk
   // and repeated in every later one: they depend only on config_ and attribute_names_.
   JfrBuffer metadata_declarations_;
-  bool failed_ = false;
   bool closed_ = false;
-  std::string failure_;
+  Status failure_;  // the first failure; ok while there is none
 
   const std::unique_ptr<ChunkClock> chunk_clock_;  // the time base of chunk_
   const std::unique_ptr<JfrChunkWriter> chunk_;

@@ -88,12 +88,12 @@ int ScanObject(dl_phdr_info* info, size_t, void* data) {
   if (known != scan.previous->end()) {
     table = known->second;
   } else {
-    std::string error;
-    table = CfiTable::Build(bias, eh_frame_hdr, readable, &error);
-    if (table == nullptr) {
+    StatusOr<std::unique_ptr<CfiTable>> built = CfiTable::Build(bias, eh_frame_hdr, readable);
+    if (!built.ok()) {
       ++scan.failed_objects;
       return 0;
     }
+    table = std::move(built.value());
   }
   for (const AddressRange& range : executable) {
     scan.snapshot->ranges.push_back({range.start, range.end, table->lookup()});

@@ -672,14 +672,12 @@ bool CompileFde(const ObjectMemory& memory, uintptr_t address,
 
 }  // namespace
 
-std::unique_ptr<CfiTable> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr,
-                                          const std::vector<AddressRange>& readable,
-                                          std::string* error) {
+StatusOr<std::unique_ptr<CfiTable>> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr,
+                                                    const std::vector<AddressRange>& readable) {
   const ObjectMemory memory(readable);
   const uintptr_t limit = memory.ReadableEnd(eh_frame_hdr);
   if (limit == 0) {
-    *error = ".eh_frame_hdr is not in a readable segment";
-    return nullptr;
+    return Status::InvalidArgument(".eh_frame_hdr is not in a readable segment");
   }
   ByteCursor header(eh_frame_hdr, limit);
   const uint8_t version = header.Fixed<uint8_t>();
@@ -687,19 +685,17 @@ std::unique_ptr<CfiTable> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr
   const uint8_t count_encoding = header.Fixed<uint8_t>();
   const uint8_t table_encoding = header.Fixed<uint8_t>();
   if (!header.ok() || version != 1) {
-    *error = ".eh_frame_hdr version " + std::to_string(version) + " (expected 1)";
-    return nullptr;
+    return Status::InvalidArgument(".eh_frame_hdr version " + std::to_string(version) +
+                                   " (expected 1)");
   }
   if (eh_frame_encoding == kEncodingOmit || count_encoding == kEncodingOmit ||
       table_encoding == kEncodingOmit) {
-    *error = ".eh_frame_hdr has no binary search table";
-    return nullptr;
+    return Status::InvalidArgument(".eh_frame_hdr has no binary search table");
   }
   header.Encoded(eh_frame_encoding, eh_frame_hdr);
   const uintptr_t count = header.Encoded(count_encoding, eh_frame_hdr);
   if (!header.ok()) {
-    *error = ".eh_frame_hdr: unsupported encoding or truncated header";
-    return nullptr;
+    return Status::InvalidArgument(".eh_frame_hdr: unsupported encoding or truncated header");
   }
   std::unique_ptr<CfiTable> table(new CfiTable(bias));
   RowWriter writer(bias, &table->rows_);
@@ -708,25 +704,24 @@ std::unique_ptr<CfiTable> CfiTable::Build(uintptr_t bias, uintptr_t eh_frame_hdr
     header.Encoded(table_encoding, eh_frame_hdr);  // the function's start, also in its FDE
     const uintptr_t fde = header.Encoded(table_encoding, eh_frame_hdr);
     if (!header.ok()) {
-      *error = ".eh_frame_hdr: the search table ends after " + std::to_string(i) + " of " +
-               std::to_string(count) + " entries";
-      return nullptr;
+      return Status::InvalidArgument(".eh_frame_hdr: the search table ends after " +
+                                     std::to_string(i) + " of " + std::to_string(count) +
+                                     " entries");
     }
     CompileFde(memory, fde, &cies, &writer);
   }
   if (table->rows_.empty()) {
-    *error = "no FDE could be read";
-    return nullptr;
+    return Status::InvalidArgument("no FDE could be read");
   }
   // The index costs 4 bytes per 128 bytes of the span its FDEs cover: a corrupt FDE claiming
   // gigabytes must not cost a huge allocation. Real objects stay far below (libjvm.so: 14 MiB).
   if (table->rows_.back().pc - table->rows_.front().pc > kMaxCodeSpan) {
-    *error = "its FDEs span more than " + std::to_string(kMaxCodeSpan >> 20) + " MiB of code";
-    return nullptr;
+    return Status::InvalidArgument("its FDEs span more than " + std::to_string(kMaxCodeSpan >> 20) +
+                                   " MiB of code");
   }
   table->rows_.shrink_to_fit();
   table->BuildIndex();
-  return table;
+  return std::move(table);
 }
 
 CfiLookup CfiTable::lookup() const {

@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/base/status.h"
+
 namespace ctxprof {
 
 // How a row finds the caller's frame.
@@ -91,12 +93,11 @@ class CfiTable {
   // Compiles the CFI that `eh_frame_hdr` indexes. `bias` is the object's load bias (dl_phdr_info
   // dlpi_addr); `readable` lists the object's mapped readable ranges: no byte outside them is
   // ever read, so a corrupt table cannot make Build fault. FDEs that cannot be compiled become
-  // kUnsupported rows; Build fails (nullptr, *error) only when the index itself is unusable
-  // (unknown version or encoding, no binary search table, out of bounds), has no FDE, or its
-  // FDEs span more than 512 MiB of code.
-  static std::unique_ptr<CfiTable> Build(uintptr_t bias, uintptr_t eh_frame_hdr,
-                                         const std::vector<AddressRange>& readable,
-                                         std::string* error);
+  // kUnsupported rows; Build fails (kInvalidArgument saying why) only when the index itself is
+  // unusable (unknown version or encoding, no binary search table, out of bounds), has no FDE,
+  // or its FDEs span more than 512 MiB of code.
+  static StatusOr<std::unique_ptr<CfiTable>> Build(uintptr_t bias, uintptr_t eh_frame_hdr,
+                                                   const std::vector<AddressRange>& readable);
 
   // Valid as long as the table lives.
   CfiLookup lookup() const;

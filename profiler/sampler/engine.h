@@ -13,8 +13,8 @@
 
 #include <string>
 
+#include "profiler/base/status.h"
 #include "profiler/sampler/sample.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

@@ -31,7 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "profiler/status.h"
+#include "profiler/base/status.h"
 
 // Marks a function that reads memory we do not own, only ever under FaultGuard. The sanitizers'
 // checks of such reads mean nothing (the memory is foreign by design), and for a wild address

@@ -44,9 +44,9 @@
 #include <memory>
 #include <string>
 
+#include "profiler/base/status.h"
 #include "profiler/sampler/doorbell.h"
 #include "profiler/sampler/sample.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

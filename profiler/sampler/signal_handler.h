@@ -45,11 +45,11 @@
 #include <string>
 
 #include "context/context_map.h"
+#include "profiler/base/status.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/sampler/sample_buffer.h"
 #include "profiler/sampler/stack_walker.h"
 #include "profiler/sampler/wall_witness.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

@@ -34,8 +34,8 @@
 
 #include <cstdint>
 
+#include "profiler/base/status.h"
 #include "profiler/sampler/sample.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

@@ -45,10 +45,10 @@ bool TscClock::CpuHasInvariantTsc() {
   return (edx & (1u << 8)) != 0;
 }
 
-std::unique_ptr<TscClock> TscClock::Create(std::string* reason) {
+StatusOr<std::unique_ptr<TscClock>> TscClock::Create() {
   if (!CpuHasInvariantTsc()) {
-    *reason = "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)";
-    return nullptr;
+    return Status::Unavailable(
+        "the CPU does not report an invariant TSC (CPUID 0x80000007 EDX bit 8)", 0);
   }
   uint64_t tsc_start = 0, tsc_end = 0;
   int64_t mono_start = 0, mono_end = 0;
@@ -57,16 +57,15 @@ std::unique_ptr<TscClock> TscClock::Create(std::string* reason) {
   nanosleep(&window, nullptr);
   ReadTogether(CLOCK_MONOTONIC, &tsc_end, &mono_end);
   if (tsc_end <= tsc_start || mono_end <= mono_start) {
-    *reason = "the TSC did not advance during calibration";
-    return nullptr;
+    return Status::Unavailable("the TSC did not advance during calibration", 0);
   }
   const long double rate = static_cast<long double>(tsc_end - tsc_start) * kNanosPerSecond /
                            static_cast<long double>(mono_end - mono_start);
   // Below 100 MHz is not a real TSC (a hypervisor emulating one badly, or a broken calibration).
   if (rate < 1e8L) {
-    *reason = "the calibrated TSC rate is implausible (" +
-              std::to_string(static_cast<uint64_t>(rate)) + " Hz)";
-    return nullptr;
+    return Status::Unavailable("the calibrated TSC rate is implausible (" +
+                                   std::to_string(static_cast<uint64_t>(rate)) + " Hz)",
+                               0);
   }
   uint64_t anchor_ticks = 0;
   int64_t anchor_epoch_nanos = 0;
@@ -80,10 +79,9 @@ uint64_t TscClock::Now() const { return __rdtsc(); }
 std::unique_ptr<Clock> CreateClock(ClockKind kind, std::string* note) {
   note->clear();
   if (kind == ClockKind::kTsc) {
-    std::string reason;
-    std::unique_ptr<TscClock> tsc = TscClock::Create(&reason);
-    if (tsc != nullptr) return tsc;
-    *note = "clock=tsc: " + reason + "; using clock=monotonic instead";
+    StatusOr<std::unique_ptr<TscClock>> tsc = TscClock::Create();
+    if (tsc.ok()) return std::move(tsc.value());
+    *note = "clock=tsc: " + tsc.status().message() + "; using clock=monotonic instead";
   }
   return std::make_unique<MonotonicClock>();
 }

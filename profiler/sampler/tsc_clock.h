@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "profiler/base/status.h"
 #include "profiler/sampler/clock.h"
 
 namespace ctxprof {
@@ -41,8 +42,8 @@ class TscClock : public Clock {
 
   // True when this CPU reports an invariant TSC (CPUID leaf 0x80000007, EDX bit 8).
   static bool CpuHasInvariantTsc();
-  // Returns nullptr and sets *reason when the TSC is not safe to use as a clock.
-  static std::unique_ptr<TscClock> Create(std::string* reason);
+  // Fails with kUnavailable saying why when the TSC is not safe to use as a clock.
+  static StatusOr<std::unique_ptr<TscClock>> Create();
 
   uint64_t Now() const override;
   uint64_t TicksPerSecond() const override { return ticks_per_second_; }

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "context/dictionary.h"
+#include "profiler/base/status.h"
 #include "profiler/jfr_events/flat_index.h"
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/session/sample_sink.h"
-#include "profiler/status.h"
 #include "profiler/symbols/symbolizer.h"
 
 namespace ctxprof {

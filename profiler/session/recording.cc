@@ -2,13 +2,9 @@
 
 namespace ctxprof {
 
-std::unique_ptr<Recording> Recording::Open(
-    const Options& options, const RecordingSettings& settings, const Clock* clock,
-    const Dictionary* dictionary, const AttributeRegistry* attributes,
-    std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-    std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
-    std::unique_ptr<ObjectTracker> objects, SampleSink* downstream, const UploaderConfig* upload,
-    std::string* error, int* os_error) {
+StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
+                                                     RecordingInputs inputs) {
+  const RecordingSettings& settings = inputs.settings;
   JfrWriterConfig config;
   config.path = options.file;
   config.repository = options.repository;
@@ -36,45 +32,43 @@ std::unique_ptr<Recording> Recording::Open(
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
-      frames != nullptr ? std::move(frames) : std::make_unique<NativeFrameResolver>();
+      inputs.frames != nullptr ? std::move(inputs.frames) : std::make_unique<NativeFrameResolver>();
   recording->frames_->Preload();
-  recording->threads_ =
-      threads != nullptr ? std::move(threads) : std::make_unique<NativeThreadResolver>();
-  JfrWriterInputs inputs;
-  inputs.clock = clock;
-  inputs.frames = recording->frames_.get();
-  inputs.threads = recording->threads_.get();
-  inputs.dictionary = dictionary;
-  inputs.attributes = attributes;
-  inputs.dropped_samples = std::move(dropped_samples);
-  inputs.class_names = class_names;
-  recording->objects_ = std::move(objects);
-  recording->downstream_ = downstream;
-  inputs.objects = recording->objects_.get();
-  if (upload != nullptr) {
-    recording->uploader_ = Uploader::Start(*upload, error);
-    if (recording->uploader_ == nullptr) {
-      if (os_error != nullptr) *os_error = 0;
-      return nullptr;
-    }
-    Uploader* uploader = recording->uploader_.get();
-    inputs.on_chunk_finished = [uploader](FinishedChunk&& chunk) {
-      uploader->Enqueue(std::move(chunk));
+  recording->threads_ = inputs.threads != nullptr ? std::move(inputs.threads)
+                                                  : std::make_unique<NativeThreadResolver>();
+  JfrWriterInputs writer_inputs;
+  writer_inputs.clock = inputs.clock;
+  writer_inputs.frames = recording->frames_.get();
+  writer_inputs.threads = recording->threads_.get();
+  writer_inputs.dictionary = inputs.dictionary;
+  writer_inputs.attributes = inputs.attributes;
+  writer_inputs.dropped_samples = std::move(inputs.dropped_samples);
+  writer_inputs.class_names = inputs.class_names;
+  recording->objects_ = std::move(inputs.objects);
+  recording->downstream_ = inputs.downstream;
+  writer_inputs.objects = recording->objects_.get();
+  if (inputs.upload != nullptr) {
+    StatusOr<std::unique_ptr<Uploader>> uploader = Uploader::Start(*inputs.upload);
+    if (!uploader.ok()) return uploader.status();
+    recording->uploader_ = std::move(uploader.value());
+    Uploader* started = recording->uploader_.get();
+    writer_inputs.on_chunk_finished = [started](FinishedChunk&& chunk) {
+      started->Enqueue(std::move(chunk));
     };
-    inputs.upload_counts = [uploader] {
-      return std::make_pair(uploader->uploaded(), uploader->dropped());
+    writer_inputs.upload_counts = [started] {
+      return std::make_pair(started->uploaded(), started->dropped());
     };
   }
-  recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
-  if (recording->writer_ == nullptr) {
-    *error =
-        "option '" + std::string(options.file.empty() ? "repository" : "file") + "': " + *error;
-    return nullptr;
+  StatusOr<std::unique_ptr<JfrWriter>> writer = JfrWriter::Open(config, writer_inputs);
+  if (!writer.ok()) {
+    return writer.status().Prefixed(
+        "option '" + std::string(options.file.empty() ? "repository" : "file") + "'");
   }
-  recording->clock_ = clock;
+  recording->writer_ = std::move(writer.value());
+  recording->clock_ = inputs.clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(
-      static_cast<long double>(kReorderWindowNanos) * clock->TicksPerSecond() / 1e9L);
-  return recording;
+      static_cast<long double>(kReorderWindowNanos) * inputs.clock->TicksPerSecond() / 1e9L);
+  return std::move(recording);
 }
 
 void Recording::PublishProgress() {
@@ -89,15 +83,15 @@ void Recording::ReleaseWriter() {
   writer_.reset();
 }
 
-std::string Recording::error() const {
+Status Recording::error() const {
   std::lock_guard<std::mutex> lock(error_mutex_);
   return error_;
 }
 
-void Recording::Fail(const std::string& error) {
+void Recording::Fail(const Status& error) {
   {
     std::lock_guard<std::mutex> lock(error_mutex_);
-    if (error_.empty()) error_ = error;
+    if (error_.ok()) error_ = error;
   }
   failed_.store(true, std::memory_order_release);
   ReleaseWriter();  // the writer already stopped itself; nothing more is written
@@ -125,11 +119,10 @@ void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) 
       (*drain)();
     }
     if (downstream_ != nullptr) downstream_->Consume(record);
-    std::string error;
     if (writer_ == nullptr) {
       Discard(record);
-    } else if (!writer_->Add(record, &error)) {
-      Fail(error);
+    } else if (Status added = writer_->Add(record); !added.ok()) {
+      Fail(added);
     }
   });
 }
@@ -143,22 +136,22 @@ void Recording::Tick(const std::function<void()>& drain) {
   const uint64_t now = clock_->Now();
   if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_, &drain);
   drain();
-  std::string error;
-  if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
+  if (writer_ != nullptr) {
+    if (Status ticked = writer_->Tick(); !ticked.ok()) Fail(ticked);
+  }
   PublishProgress();
 }
 
-bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
+StatusOr<std::vector<JfrChunkWriter::Published>> Recording::Publish() {
   WriteUpTo(UINT64_MAX, nullptr);
-  std::string publish_error;
-  if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
+  if (writer_ != nullptr) {
+    if (Status published = writer_->Publish(); !published.ok()) Fail(published);
+  }
   if (writer_ == nullptr) {
-    *error = failed() ? this->error() : "the recording is closed";
-    return false;
+    return failed() ? error() : Status::WrongState("the recording is closed");
   }
   PublishProgress();
-  *published = writer_->published();
-  return true;
+  return writer_->published();
 }
 
 std::vector<pid_t> Recording::own_threads() const {
@@ -166,20 +159,17 @@ std::vector<pid_t> Recording::own_threads() const {
   return {uploader_->tid()};
 }
 
-bool Recording::Close(std::string* error) {
+Status Recording::Close() {
   WriteUpTo(UINT64_MAX, nullptr);
   if (writer_ != nullptr) {
-    std::string close_error;
-    if (writer_->Close(&close_error)) {
+    if (Status closed = writer_->Close(); closed.ok()) {
       ReleaseWriter();
     } else {
-      Fail(close_error);
+      Fail(closed);
     }
   }
   if (uploader_ != nullptr) uploader_->Stop(Uploader::kDefaultBound);
-  if (!failed()) return true;
-  *error = this->error();
-  return false;
+  return failed() ? error() : Status();
 }
 
 }  // namespace ctxprof

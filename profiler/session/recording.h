@@ -28,6 +28,7 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
+#include "profiler/base/status.h"
 #include "profiler/export/uploader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "profiler/jfr_events/live_objects.h"
@@ -46,28 +47,39 @@ struct RecordingSettings {
   std::string fallbacks;        // notes about engine fallbacks; may be empty
 };
 
+// What a recording is made of besides its options (Recording::Open).
+struct RecordingInputs {
+  RecordingSettings settings;
+  const Clock* clock = nullptr;                   // required; outlives the recording
+  const Dictionary* dictionary = nullptr;         // required; context values
+  const AttributeRegistry* attributes = nullptr;  // required; attribute names
+  std::function<uint64_t()> dropped_samples;      // the sampler's drops so far; may be empty
+  // Name frames and threads (the JVM layer's resolvers); null means the native resolvers.
+  std::unique_ptr<FrameResolver> frames;
+  std::unique_ptr<ThreadResolver> threads;
+  // Names the classes of runtime events (profiler/sampler/event_recorder.h); may be null when
+  // there are none.
+  const Dictionary* class_names = nullptr;
+  // The live option's (else null): owns the object references allocation records carry. The
+  // writer reports the live ones at the end, and references of records never written (after a
+  // failure) are released here.
+  std::unique_ptr<ObjectTracker> objects;
+  // The session's aggregator (may be null; must outlive the recording): gets every consumed
+  // record too. When the writer takes it, in tick order, which keeps Consume a copy into the
+  // reorderer (see Tick); after a failure, at once (and what the reorderer still held, at the
+  // next Tick).
+  SampleSink* downstream = nullptr;
+  // upload=: UploaderConfigFromOptions' result; null = none.
+  const UploaderConfig* upload = nullptr;
+};
+
 class Recording : public SampleSink {
  public:
   // Opens the JFR file or repository named by `options` (one of them must be set), and with
-  // `upload` (upload=: UploaderConfigFromOptions' result; null = none) starts the uploader.
-  // nullptr and *error (naming the option and the path or file at fault) on failure, and
-  // *os_error (when given) = the failed file or folder call's errno (0 when no call failed).
-  // `frames`/`threads` name frames and threads (the JVM layer's resolvers); null means the
-  // native resolvers. `class_names` names the classes of runtime events
-  // (profiler/sampler/event_recorder.h); may be null when there are none. `objects` (the live
-  // option; else null) owns the object references allocation records carry: the writer reports
-  // the live ones at the end, and references of records never written (after a failure) are
-  // released here. `downstream` (the session's aggregator; may be null, must outlive the
-  // recording) gets every consumed record too: when the writer takes it, in tick order, which
-  // keeps Consume a copy into the reorderer (see Tick); after a failure, at once (and what the
-  // reorderer still held, at the next Tick).
-  static std::unique_ptr<Recording> Open(
-      const Options& options, const RecordingSettings& settings, const Clock* clock,
-      const Dictionary* dictionary, const AttributeRegistry* attributes,
-      std::function<uint64_t()> dropped_samples, std::unique_ptr<FrameResolver> frames,
-      std::unique_ptr<ThreadResolver> threads, const Dictionary* class_names,
-      std::unique_ptr<ObjectTracker> objects, SampleSink* downstream, const UploaderConfig* upload,
-      std::string* error, int* os_error);
+  // inputs.upload starts the uploader. Fails with a Status naming the option and the path or
+  // file at fault: kIo with the errno of the failed file or folder call; the uploader's own
+  // failure (Uploader::Start) as it is.
+  static StatusOr<std::unique_ptr<Recording>> Open(const Options& options, RecordingInputs inputs);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
   // (sample_reorderer.h).
@@ -83,20 +95,19 @@ class Recording : public SampleSink {
   // A fraction of the shortest scheduler slice of the writer's CPU (docs/SAMPLER.md, "The
   // background thread's profile").
   static constexpr uint32_t kRecordsBetweenDrains = 128;
-  // Finishes the recording. Returns false when the recording failed at any point; *error says
-  // how (the first failure).
-  bool Close(std::string* error);
+  // Finishes the recording. Fails with the first failure when the recording failed at any point.
+  Status Close();
   // For a dump: writes every sample consumed so far, held ones included, and publishes them
-  // (JfrWriter::Publish); then *published lists what readers can read. False (and the
-  // recording failed) on a write error, or when it had failed before.
-  bool Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error);
+  // (JfrWriter::Publish); returns what readers can read. Fails (and the recording failed) on a
+  // write error, or with the first failure when it had failed before.
+  StatusOr<std::vector<JfrChunkWriter::Published>> Publish();
 
   // Records consumed and not written yet (the reorderer's).
   size_t backlog() const { return reorderer_.held(); }
 
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  // The first failure ("" while none).
-  std::string error() const;
+  // The first failure (ok while none).
+  Status error() const;
   // Samples and runtime events written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
   // Threads of the recording's own (the uploader's), which the session must never sample.
@@ -104,7 +115,7 @@ class Recording : public SampleSink {
 
  private:
   Recording() = default;
-  void Fail(const std::string& error);
+  void Fail(const Status& error);
   void ReleaseWriter();
   void PublishProgress();
   // Writes the held samples with ticks <= horizon; calls `drain` (when not null) every
@@ -125,7 +136,7 @@ class Recording : public SampleSink {
   std::unique_ptr<JfrWriter> writer_;   // null after a failure or Close()
   // What other threads may read.
   mutable std::mutex error_mutex_;
-  std::string error_;  // the first failure; guarded by error_mutex_
+  Status error_;  // the first failure; guarded by error_mutex_
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> samples_written_{0};
 };

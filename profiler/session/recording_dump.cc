@@ -51,9 +51,7 @@ Status CopyRecording(const PublishedFiles& files, const std::string& path) {
   for (const PublishedFiles::File& file : files.files_) {
     sources.push_back(JfrCopySource{file.path, file.fd, file.bytes});
   }
-  std::string error;
-  if (!CopyChunks(sources, path, &error)) return Status::Io(error, 0);
-  return Status();
+  return CopyChunks(sources, path);
 }
 
 Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inputs,
@@ -76,10 +74,9 @@ Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inpu
   writer_inputs.threads = &threads;
   writer_inputs.dictionary = inputs.dictionary;
   writer_inputs.attributes = inputs.attributes;
-  std::string error;
-  int os_error = 0;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, writer_inputs, &error, &os_error);
-  if (writer == nullptr) return Status::Io(error, os_error);
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, writer_inputs);
+  if (!opened.ok()) return opened.status();
+  JfrWriter* writer = opened.value().get();
 
   const uint64_t spacing =
       std::max<uint64_t>(1, inputs.clock->TicksPerSecond() / (1000000000 / kAggregateSpacingNanos));
@@ -104,11 +101,10 @@ Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inpu
       record->ticks = ticks;
       record->weight =
           wall ? static_cast<uint32_t>(std::min<uint64_t>(stack.weight, UINT32_MAX)) : 1;
-      if (!writer->Add(*record, &error)) return Status::Io(error, 0);
+      if (Status added = writer->Add(*record); !added.ok()) return added;
     }
   }
-  if (!writer->Close(&error)) return Status::Io(error, 0);
-  return Status();
+  return writer->Close();
 }
 
 }  // namespace ctxprof

@@ -24,11 +24,11 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
+#include "profiler/base/status.h"
 #include "profiler/jfr/jfr_chunk_writer.h"
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/sampler/clock.h"
 #include "profiler/session/aggregator.h"
-#include "profiler/status.h"
 
 namespace ctxprof {
 

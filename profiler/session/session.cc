@@ -253,9 +253,10 @@ StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
                                                          std::string* notes) {
   // Kernel frames only with names for them: the cpu engine records none when /proc/kallsyms
   // hides its addresses from us.
-  std::string kallsyms_hidden;
-  const bool kernel_frames = kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf &&
-                             KernelSymbols::AddressesVisible(&kallsyms_hidden);
+  const bool perf_kernel_frames =
+      kernel_frames_wanted && options.cpu_engine == CpuEngineKind::kPerf;
+  const Status kallsyms = perf_kernel_frames ? KernelSymbols::CheckAddressesVisible() : Status();
+  const bool kernel_frames = perf_kernel_frames && kallsyms.ok();
   std::string reasons;
   int last_error = 0;
   for (CpuEngineKind kind = options.cpu_engine; kind != CpuEngineKind::kNone;
@@ -268,8 +269,8 @@ StatusOr<std::unique_ptr<SamplingEngine>> StartCpuEngine(const Options& options,
         *notes += "event: " + reasons + "; sampling CPU with " + engine->name() + " instead. ";
       }
       std::string kernel_off = engine->kernel_frames_off();
-      if (kernel_off.empty() && !kallsyms_hidden.empty() && kind == CpuEngineKind::kPerf) {
-        kernel_off = "kernel frames off: " + kallsyms_hidden;
+      if (kernel_off.empty() && !kallsyms.ok() && kind == CpuEngineKind::kPerf) {
+        kernel_off = "kernel frames off: " + kallsyms.message();
       }
       if (!kernel_off.empty()) *notes += kernel_off + ". ";
       return engine;
@@ -354,11 +355,10 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     // the first one on the background thread, which under load gets a small share of a CPU and
     // would drain nothing for seconds. (Without a recording only a dump names frames, on the
     // thread that asks for it.)
-    std::string hidden;
     if (kernel_frames && !session->recording_path().empty() &&
         session->cpu_engine_->kind() == Engine::kPerfCpuClock &&
         session->cpu_engine_->kernel_frames_off().empty() &&
-        KernelSymbols::AddressesVisible(&hidden)) {
+        KernelSymbols::CheckAddressesVisible().ok()) {
       session->kernel_symbols_ = KernelSymbols::Shared();
     }
   }
@@ -385,20 +385,27 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     settings.fallbacks = *notes;
     // upload=: the credentials it names are read now; a missing one is a bad option.
     UploaderConfig upload;
-    if (!options.upload.url.empty() && !UploaderConfigFromOptions(options, &upload, &error)) {
-      return Status::InvalidArgument(error);
+    if (!options.upload.url.empty()) {
+      StatusOr<UploaderConfig> read = UploaderConfigFromOptions(options);
+      if (!read.ok()) return read.status();
+      upload = std::move(read.value());
     }
     SampleBuffer* raw_buffer = session->buffer_.get();
-    int os_error = 0;
-    session->recording_ = Recording::Open(
-        options, settings, session->clock_.get(), &store->dictionary(), &store->attributes(),
-        [raw_buffer] { return raw_buffer->dropped(); },
-        hooks.frame_resolver ? hooks.frame_resolver() : nullptr,
-        hooks.thread_resolver ? hooks.thread_resolver() : nullptr,
-        WantsEvents(options) ? EventRecorder::class_names() : nullptr,
-        options.live ? hooks.object_tracker() : nullptr, session->aggregator_.get(),
-        options.upload.url.empty() ? nullptr : &upload, &error, &os_error);
-    if (session->recording_ == nullptr) return Status::Io(error, os_error);  // names the option
+    RecordingInputs inputs;
+    inputs.settings = settings;
+    inputs.clock = session->clock_.get();
+    inputs.dictionary = &store->dictionary();
+    inputs.attributes = &store->attributes();
+    inputs.dropped_samples = [raw_buffer] { return raw_buffer->dropped(); };
+    if (hooks.frame_resolver) inputs.frames = hooks.frame_resolver();
+    if (hooks.thread_resolver) inputs.threads = hooks.thread_resolver();
+    if (WantsEvents(options)) inputs.class_names = EventRecorder::class_names();
+    if (options.live) inputs.objects = hooks.object_tracker();
+    inputs.downstream = session->aggregator_.get();
+    if (!options.upload.url.empty()) inputs.upload = &upload;
+    StatusOr<std::unique_ptr<Recording>> recording = Recording::Open(options, std::move(inputs));
+    if (!recording.ok()) return recording.status();  // names the option
+    session->recording_ = std::move(recording.value());
   }
 
   // The option parser made alloc= and lock= require a recording: their events go only there.
@@ -438,11 +445,10 @@ Status Session::Stop() {
   events_.reset();
   DrainSamples();
   stopped_ = true;
-  std::string error;
-  if (recording_ != nullptr && !recording_->Close(&error)) {
-    return Status::Io(RecordingFailure(recording_path(), error), 0);
-  }
-  return Status();
+  if (recording_ == nullptr) return Status();
+  const Status closed = recording_->Close();
+  if (closed.ok()) return closed;
+  return Status::Io(RecordingFailure(recording_path(), closed.message()), closed.os_error());
 }
 
 Status Session::PublishRecording(PublishedFiles* files) {
@@ -452,13 +458,13 @@ Status Session::PublishRecording(PublishedFiles* files) {
   Status status;
   background_->RunTask([this, files, &status] {
     DrainSamples();
-    std::vector<JfrChunkWriter::Published> published;
-    std::string error;
-    if (!recording_->Publish(&published, &error)) {
-      status = Status::Io(RecordingFailure(recording_path(), error), 0);
+    StatusOr<std::vector<JfrChunkWriter::Published>> published = recording_->Publish();
+    if (!published.ok()) {
+      status = Status::Io(RecordingFailure(recording_path(), published.status().message()),
+                          published.status().os_error());
       return;
     }
-    status = files->Open(published);  // here: retention runs on this thread only
+    status = files->Open(published.value());  // here: retention runs on this thread only
   });
   return status;
 }
@@ -508,7 +514,7 @@ void Session::DrainUnlessBehind() {
 
 void Session::ReportRecordingFailure() {
   if (recording_error_reported_.load(std::memory_order_relaxed) || !recording_->failed()) return;
-  PrintNotice(RecordingFailure(recording_path(), recording_->error()) +
+  PrintNotice(RecordingFailure(recording_path(), recording_->error().message()) +
               "; sampling goes on, but nothing more is written to this recording");
   recording_error_reported_.store(true, std::memory_order_relaxed);
 }
@@ -535,7 +541,7 @@ SessionStats Session::Stats() const {
   stats.recording = recording_path();
   if (recording_ != nullptr) {
     stats.recorded_samples = recording_->samples_written();
-    stats.recording_error = recording_->error();
+    stats.recording_error = recording_->error().message();
   }
   stats.recording_error_reported = recording_error_reported_.load();
   return stats;

@@ -49,6 +49,7 @@
 #include <memory>
 #include <string>
 
+#include "profiler/base/status.h"
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/options.h"
@@ -64,7 +65,6 @@
 #include "profiler/session/recording.h"
 #include "profiler/session/recording_dump.h"
 #include "profiler/session/wall_repeats.h"
-#include "profiler/status.h"
 #include "profiler/symbols/kernel_symbols.h"
 
 namespace ctxprof {

@@ -102,11 +102,12 @@ std::shared_ptr<const KernelSymbols> KernelSymbols::Shared() {
   return symbols;
 }
 
-bool KernelSymbols::AddressesVisible(std::string* why) {
+Status KernelSymbols::CheckAddressesVisible() {
   FILE* file = fopen(kKallsymsPath, "re");
   if (file == nullptr) {
-    *why = std::string("cannot read ") + kKallsymsPath + ": " + strerror(errno);
-    return false;
+    const int os_error = errno;
+    return Status::Unavailable(
+        std::string("cannot read ") + kKallsymsPath + ": " + strerror(os_error), os_error);
   }
   char line[512];
   bool visible = false;
@@ -120,14 +121,13 @@ bool KernelSymbols::AddressesVisible(std::string* why) {
     visible = address != 0;
   }
   fclose(file);
-  if (!visible) {
-    *why = std::string(kKallsymsPath) +
-           " shows no addresses to this process (kernel.kptr_restrict=" +
-           ReadSetting("/proc/sys/kernel/kptr_restrict") +
-           ", kernel.perf_event_paranoid=" + ReadSetting("/proc/sys/kernel/perf_event_paranoid") +
-           "; it needs kptr_restrict 0 with perf_event_paranoid <= 1, or CAP_SYSLOG)";
-  }
-  return visible;
+  if (visible) return Status();
+  return Status::Unavailable(
+      std::string(kKallsymsPath) + " shows no addresses to this process (kernel.kptr_restrict=" +
+          ReadSetting("/proc/sys/kernel/kptr_restrict") +
+          ", kernel.perf_event_paranoid=" + ReadSetting("/proc/sys/kernel/perf_event_paranoid") +
+          "; it needs kptr_restrict 0 with perf_event_paranoid <= 1, or CAP_SYSLOG)",
+      0);
 }
 
 std::string KernelSymbols::Resolve(uint64_t address) const {

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/base/status.h"
+
 namespace ctxprof {
 
 inline constexpr char kKallsymsPath[] = "/proc/kallsyms";
@@ -39,8 +41,9 @@ class KernelSymbols {
   static std::unique_ptr<KernelSymbols> Load(const std::string& path);
   // The process's table of /proc/kallsyms, loaded when no one holds it.
   static std::shared_ptr<const KernelSymbols> Shared();
-  // True when /proc/kallsyms shows this process non-zero addresses; *why says otherwise.
-  static bool AddressesVisible(std::string* why);
+  // Ok when /proc/kallsyms shows this process non-zero addresses; otherwise kUnavailable saying
+  // why (with the errno when the file cannot be read).
+  static Status CheckAddressesVisible();
 
   // The function containing `address` ("do_syscall_64"), or "[kernel]" below the first symbol.
   std::string Resolve(uint64_t address) const;

@@ -7,10 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "profiler/base/status.h"
+
 namespace ctxprof {
 
-// The gzip of `data` at zlib `level` (1 fastest .. 9 smallest). False + *error if zlib fails.
-bool Gzip(std::string_view data, int level, std::string* out, std::string* error);
+// The gzip of `data` at zlib `level` (1 fastest .. 9 smallest); kUnavailable if zlib fails (it
+// could not allocate its state).
+StatusOr<std::string> Gzip(std::string_view data, int level);
 
 }  // namespace ctxprof
 

@@ -53,13 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   memcpy(image.get(), data, size);
   const uintptr_t start = reinterpret_cast<uintptr_t>(image.get());
   const uintptr_t bias = start > (uintptr_t{1} << 31) ? start - (uintptr_t{1} << 31) : 0;
-  std::string error;
-  std::unique_ptr<ctxprof::CfiTable> table =
-      ctxprof::CfiTable::Build(bias, start, {{start, start + size}}, &error);
-  if (table == nullptr) {
-    ctxprof::Check(!error.empty(), "a refused image says why");
+  const ctxprof::StatusOr<std::unique_ptr<ctxprof::CfiTable>> table =
+      ctxprof::CfiTable::Build(bias, start, {{start, start + size}});
+  if (!table.ok()) {
+    ctxprof::Check(!table.status().message().empty(), "a refused image says why");
   } else {
-    ctxprof::CheckTable(*table);
+    ctxprof::CheckTable(*table.value());
   }
   return 0;
 }

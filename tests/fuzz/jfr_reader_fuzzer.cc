@@ -55,9 +55,9 @@ void QueryEvents(const JfrReader& reader) {
 bool ParseOnce(const uint8_t* data, size_t size, bool allow_unfinished_chunks, JfrReader* reader) {
   JfrReader::Options options;
   options.allow_unfinished_chunks = allow_unfinished_chunks;
-  std::string error;
-  if (!reader->Parse(kInputName, std::vector<uint8_t>(data, data + size), options, &error)) {
-    Check(error.rfind(std::string(kInputName) + ": offset ", 0) == 0,
+  const Status read = reader->Parse(kInputName, std::vector<uint8_t>(data, data + size), options);
+  if (!read.ok()) {
+    Check(read.message().rfind(std::string(kInputName) + ": offset ", 0) == 0,
           "an error names the input and the offset");
     return false;
   }

@@ -13,6 +13,7 @@
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/jfr_events/thread_pool.h"
 #include "tests/jfr/synthetic.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -38,9 +39,9 @@ struct LayoutRecorder {
     inputs.on_chunk_finished = [this](FinishedChunk&& chunk) {
       finished.push_back(std::move(chunk));
     };
-    std::string error;
-    writer = JfrWriter::Open(config, inputs, &error);
-    ASSERT_NE(writer, nullptr) << error;
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+    ASSERT_TRUE(IsOk(opened));
+    writer = std::move(opened.value());
   }
   // Opens the writer with a class-name dictionary for runtime events and `objects` (live).
   void OpenWithClassNames(ObjectTracker* objects) {
@@ -50,8 +51,9 @@ struct LayoutRecorder {
     JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
     inputs.class_names = workload.class_names.get();
     inputs.objects = objects;
-    writer = JfrWriter::Open(config, inputs, &error);
-    ASSERT_NE(writer, nullptr) << error;
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+    ASSERT_TRUE(IsOk(opened));
+    writer = std::move(opened.value());
   }
   // Adds a record of the first workload thread, without frames, ending at `ticks`: with
   // `context` = workload.contexts[context] (-1: none); `amount` as in EventFields (bytes, or
@@ -76,8 +78,7 @@ struct LayoutRecorder {
     record.event.object_ref = object_ref;
     record.frame_count = 0;
     clock.Set(ticks);
-    std::string error;
-    EXPECT_TRUE(writer->Add(record, &error)) << error;
+    EXPECT_TRUE(IsOk(writer->Add(record)));
   }
   // The index of a workload context that is not empty.
   int SomeContext() const {
@@ -94,16 +95,14 @@ struct LayoutRecorder {
     sample.state = kind == SampleKind::kWall ? ThreadState::kSleeping : ThreadState::kRunning;
     sample.weight = weight;
     clock.Set(sample.ticks);
-    std::string error;
-    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
   void Close(JfrReader* reader) {
     clock.Advance(clock.TicksPerSecond());
-    std::string error;
-    ASSERT_TRUE(writer->Close(&error)) << error;
+    ASSERT_TRUE(IsOk(writer->Close()));
     const std::string path =
         config.path.empty() ? ListFolder(config.repository).front() : config.path;
-    ASSERT_TRUE(reader->Read(path, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(reader->Read(path, {})));
   }
 };
 
@@ -168,8 +167,7 @@ TEST(EventLayoutTest, ContextIdsResolveWithinEachChunk) {
   const size_t count = recorder.workload.samples.size();
   for (size_t i = 0; i < count; i++) {
     if (i == count / 2) {
-      std::string error;
-      ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+      ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
     }
     recorder.Add(i, i % 2 == 0 ? SampleKind::kCpu : SampleKind::kWall, 1);
   }
@@ -266,7 +264,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   recorder.AddRecord(SampleKind::kAllocation, t0, context, 1, 524288, /*object_ref=*/1);
   recorder.AddRecord(SampleKind::kMonitorEnter, t0 + 10 * ms, context, 1, 5 * ms);
   recorder.AddRecord(SampleKind::kThreadPark, t0 + 20 * ms, -1, 1, 2 * ms);
-  ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
   recorder.AddRecord(SampleKind::kAllocation, t0 + 30 * ms, -1, 1, 524288, /*object_ref=*/2);
   JfrReader reader;
   recorder.Close(&reader);  // reads the first chunk file
@@ -279,7 +277,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
   std::map<std::string, int> checked;
   for (const std::string& file : files) {
     JfrReader chunk;
-    ASSERT_TRUE(chunk.Read(file, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(chunk.Read(file, {})));
     for (const JfrEvent& e : chunk.events()) {
       const std::string& type = e.type_name();
       if (type != "jdk.ObjectAllocationSample" && type != "jdk.JavaMonitorEnter" &&
@@ -394,13 +392,13 @@ TEST(EventLayoutTest, UploadLayoutNeedsANanosecondClock) {
   LayoutRecorder recorder("tsc_upload.jfr");
   recorder.config.context_id = true;
   recorder.config.pyroscope = true;
-  std::string error;
-  EXPECT_EQ(
-      JfrWriter::Open(
-          recorder.config,
-          recorder.workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads), &error),
-      nullptr);
-  EXPECT_NE(error.find("clock=monotonic"), std::string::npos) << error;
+  const StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(
+      recorder.config,
+      recorder.workload.Inputs(&recorder.clock, &recorder.frames, &recorder.threads));
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(opened.status().message().find("clock=monotonic"), std::string::npos)
+      << opened.status().message();
 }
 
 // Readers that do not look inside the thread pool show its key as the thread id.

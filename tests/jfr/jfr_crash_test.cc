@@ -15,6 +15,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -57,9 +58,8 @@ int RunJfr(const std::string& tool, const std::string& command, const std::strin
   inputs.threads = &threads;
   inputs.dictionary = workload.dictionary.get();
   inputs.attributes = workload.attributes.get();
-  std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
-  if (writer == nullptr) _exit(3);
+  StatusOr<std::unique_ptr<JfrWriter>> writer = JfrWriter::Open(config, inputs);
+  if (!writer.ok()) _exit(3);
   const char opened = 'o';
   if (write(report_fd, &opened, 1) != 1) _exit(6);
   static SampleRecord sample;
@@ -69,9 +69,9 @@ int RunJfr(const std::string& tool, const std::string& command, const std::strin
       workload.Fill(i, &sample);
       sample.ticks += round * period;
       clock.Set(sample.ticks);
-      if (!writer->Add(sample, &error)) _exit(4);
+      if (!writer.value()->Add(sample).ok()) _exit(4);
       if (i % 100 == 99) {
-        if (!writer->Flush(&error)) _exit(5);
+        if (!writer.value()->Flush().ok()) _exit(5);
         const char flushed = 'f';
         if (write(report_fd, &flushed, 1) != 1) _exit(6);
       }
@@ -113,10 +113,9 @@ TEST_P(CrashTest, KilledWriterLeavesReadableChunks) {
   for (size_t f = 0; f < files.size(); f++) {
     const bool in_progress = f + 1 == files.size();
     JfrReader reader;
-    std::string error;
     if (!in_progress) {
-      ASSERT_TRUE(reader.Read(files[f], {}, &error)) << error;
-    } else if (reader.Read(files[f], {}, &error)) {
+      ASSERT_TRUE(IsOk(reader.Read(files[f], {})));
+    } else if (reader.Read(files[f], {}).ok()) {
       // The last file is a finished chunk (generation 0) only when the kill came between a
       // chunk's end and the creation of the next file (JfrWriter::Rotate); it then reads whole.
       // The reader's refusal of an unfinished chunk is checked deterministically in
@@ -125,9 +124,10 @@ TEST_P(CrashTest, KilledWriterLeavesReadableChunks) {
     } else {
       JfrReader::Options options;
       options.allow_unfinished_chunks = true;
-      if (!reader.Read(files[f], options, &error)) {
+      if (const Status read = reader.Read(files[f], options); !read.ok()) {
         // Only a chunk with nothing published yet may be unreadable: killed between creating
         // the file and writing its header (empty), or before its first flush.
+        const std::string& error = read.message();
         EXPECT_TRUE(error.find("published no data yet") != std::string::npos ||
                     error.find("offset 0: empty file") != std::string::npos)
             << error;
@@ -184,19 +184,25 @@ TEST(WriteErrorTest, FullDiskIsAnErrorAndTheFileKeepsItsWholeChunks) {
     config.write_buffer_bytes = 4096;
     JfrWriterInputs inputs{
         &clock, &frames, &threads, workload.dictionary.get(), workload.attributes.get(), {}};
-    std::string error;
-    std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+    Status result = opened.status();
+    JfrWriter* writer = opened.ok() ? opened.value().get() : nullptr;
     static SampleRecord sample;
-    bool failed = writer == nullptr;
-    for (size_t i = 0; !failed && i < workload.samples.size(); i++) {
+    for (size_t i = 0; result.ok() && i < workload.samples.size(); i++) {
       workload.Fill(i, &sample);
       clock.Set(sample.ticks);
-      failed = !writer->Add(sample, &error);
+      result = writer->Add(sample);
     }
-    if (!failed) failed = !writer->Close(&error);
-    // Later calls keep failing with the first error.
-    std::string again;
-    if (failed && writer != nullptr && (writer->Close(&again) || again != error)) _exit(7);
+    if (result.ok()) result = writer->Close();
+    const bool failed = !result.ok();
+    // Later calls keep failing with the first error, and its errno.
+    if (failed && writer != nullptr) {
+      const Status again = writer->Close();
+      if (again.ok() || again.message() != result.message() || again.os_error() != EFBIG) {
+        _exit(7);
+      }
+    }
+    const std::string& error = result.message();
     if (write(report[1], error.data(), error.size()) < 0) _exit(8);
     _exit(failed ? 0 : 1);
   }
@@ -216,8 +222,7 @@ TEST(WriteErrorTest, FullDiskIsAnErrorAndTheFileKeepsItsWholeChunks) {
   // File mode appends whole chunks and cuts off the one that did not fit: the file is a
   // finished recording of everything published before the error, for every reader.
   JfrReader reader;
-  std::string read_error;
-  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
+  ASSERT_TRUE(IsOk(reader.Read(path, {})));
   EXPECT_GT(reader.chunks().size(), 0u);
   size_t samples = 0;
   for (const JfrEvent& event : reader.events()) {
@@ -238,15 +243,21 @@ TEST(WriteErrorTest, UnwritablePathNamesThePath) {
   config.path = "/proc/version/recording.jfr";  // a file, not a folder: fails even for root
   JfrWriterInputs inputs{
       &clock, &frames, &threads, workload.dictionary.get(), workload.attributes.get(), {}};
-  std::string error;
-  EXPECT_EQ(JfrWriter::Open(config, inputs, &error), nullptr);
-  EXPECT_NE(error.find("cannot create recording file /proc/version/recording.jfr"),
-            std::string::npos)
-      << error;
+  const StatusOr<std::unique_ptr<JfrWriter>> file = JfrWriter::Open(config, inputs);
+  ASSERT_FALSE(file.ok());
+  EXPECT_NE(
+      file.status().message().find("cannot create recording file /proc/version/recording.jfr"),
+      std::string::npos)
+      << file.status().message();
+  EXPECT_EQ(file.status().code(), StatusCode::kIo);
+  EXPECT_NE(file.status().os_error(), 0);
   config.path.clear();
   config.repository = "/proc/version/repository";
-  EXPECT_EQ(JfrWriter::Open(config, inputs, &error), nullptr);
-  EXPECT_NE(error.find("/proc/version/repository"), std::string::npos) << error;
+  const StatusOr<std::unique_ptr<JfrWriter>> repository = JfrWriter::Open(config, inputs);
+  ASSERT_FALSE(repository.ok());
+  EXPECT_NE(repository.status().message().find("/proc/version/repository"), std::string::npos)
+      << repository.status().message();
+  EXPECT_NE(repository.status().os_error(), 0);
 }
 
 }  // namespace

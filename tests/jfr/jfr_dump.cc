@@ -32,11 +32,11 @@ int Mutate(int rounds, const char* path) {
     const int changes = 1 + static_cast<int>(random() % 4);
     for (int c = 0; c < changes; c++) mutated[random() % mutated.size()] = random();
     ctxprof::JfrReader reader;
-    std::string error;
-    if (!reader.Parse("mutated", std::move(mutated), {}, &error)) {
+    const ctxprof::Status read = reader.Parse("mutated", std::move(mutated), {});
+    if (!read.ok()) {
       errors++;
-      if (error.rfind("mutated: offset ", 0) != 0) {
-        fprintf(stderr, "round %d: error without an offset: %s\n", round, error.c_str());
+      if (read.message().rfind("mutated: offset ", 0) != 0) {
+        fprintf(stderr, "round %d: error without an offset: %s\n", round, read.message().c_str());
         return 1;
       }
     }
@@ -55,9 +55,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   ctxprof::JfrReader reader;
-  std::string error;
-  if (!reader.Read(argv[1], {}, &error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  if (const ctxprof::Status read = reader.Read(argv[1], {}); !read.ok()) {
+    fprintf(stderr, "%s\n", read.message().c_str());
     return 1;
   }
   std::map<std::string, size_t> counts;

@@ -9,6 +9,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -34,18 +35,18 @@ class RepositoryTest : public ::testing::Test {
   }
   // Writes the workload; returns the number of samples written.
   size_t WriteAll() {
-    std::string error;
-    std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config_, Inputs(), &error);
-    EXPECT_NE(writer, nullptr) << error;
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config_, Inputs());
+    EXPECT_TRUE(IsOk(opened));
+    std::unique_ptr<JfrWriter> writer = opened.ok() ? std::move(opened.value()) : nullptr;
     if (writer == nullptr) return 0;
     static SampleRecord sample;
     for (size_t i = 0; i < workload_.samples.size(); i++) {
       workload_.Fill(i, &sample);
       clock_.Set(sample.ticks);
-      EXPECT_TRUE(writer->Add(sample, &error)) << error;
+      EXPECT_TRUE(IsOk(writer->Add(sample)));
     }
     clock_.Advance(kMilli);
-    EXPECT_TRUE(writer->Close(&error)) << error;
+    EXPECT_TRUE(IsOk(writer->Close()));
     chunks_finished_ = writer->chunks_finished();
     finished_files_ = writer->finished_chunk_files();
     return workload_.samples.size();
@@ -53,8 +54,7 @@ class RepositoryTest : public ::testing::Test {
   // Reads one chunk file on its own; returns its sample count.
   static size_t SamplesIn(const std::string& path) {
     JfrReader reader;
-    std::string error;
-    EXPECT_TRUE(reader.Read(path, {}, &error)) << error;
+    EXPECT_TRUE(IsOk(reader.Read(path, {})));
     EXPECT_EQ(reader.chunks().size(), 1u) << path;
     size_t samples = 0;
     for (const JfrEvent& event : reader.events()) {
@@ -114,8 +114,7 @@ TEST_F(RepositoryTest, ChunkTimeRotation) {
   EXPECT_EQ(files.size(), 4u);
   for (const std::string& file : files) {
     JfrReader reader;
-    std::string error;
-    ASSERT_TRUE(reader.Read(file, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(reader.Read(file, {})));
     // A chunk ends with the first sample at or after its deadline.
     EXPECT_LE(reader.chunks()[0].duration_nanos, 300000000u + 1000000u) << file;
   }
@@ -151,28 +150,28 @@ TEST_F(RepositoryTest, MaxAgeDeletesChunksThatEndedTooLongAgo) {
   config_.repository = FreshPath("repo-maxage");
   config_.chunk_time_nanos = 200000000;
   config_.max_age_nanos = 500000000;
-  std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config_, Inputs(), &error);
-  ASSERT_NE(writer, nullptr) << error;
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config_, Inputs());
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   static SampleRecord sample;
   for (size_t i = 0; i < workload_.samples.size(); i++) {
     workload_.Fill(i, &sample);
     clock_.Set(sample.ticks);
-    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
-  ASSERT_TRUE(writer->Rotate(&error)) << error;
+  ASSERT_TRUE(IsOk(writer->Rotate()));
   const size_t before = ListFolder(config_.repository).size();
   // 0.6 s later only chunks that ended after now - 0.5 s survive. The Tick itself ends the
   // chunk opened by Rotate (its chunk_time passed): that one ends now and stays, beside the new
   // chunk in progress.
   clock_.Advance(600000 * kMilli / 1000);
-  ASSERT_TRUE(writer->Tick(&error)) << error;
+  ASSERT_TRUE(IsOk(writer->Tick()));
   const std::vector<std::string> files = ListFolder(config_.repository);
   EXPECT_LT(files.size(), before);
   ASSERT_EQ(writer->finished_chunk_files().size(), 1u);
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0], writer->finished_chunk_files()[0]);
-  ASSERT_TRUE(writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(writer->Close()));
   for (const std::string& file : files) SamplesIn(file);
 }
 
@@ -192,9 +191,11 @@ TEST_F(RepositoryTest, SecondSessionContinuesTheSequence) {
 TEST_F(RepositoryTest, RepositoryThatIsAFileIsAnError) {
   config_.repository = FreshPath("repo-file");
   ASSERT_EQ(system(("touch '" + config_.repository + "'").c_str()), 0);
-  std::string error;
-  EXPECT_EQ(JfrWriter::Open(config_, Inputs(), &error), nullptr);
+  const StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config_, Inputs());
+  ASSERT_FALSE(opened.ok());
+  const std::string& error = opened.status().message();
   EXPECT_NE(error.find(config_.repository + " is not a folder"), std::string::npos) << error;
+  EXPECT_EQ(opened.status().os_error(), ENOTDIR);
 }
 
 }  // namespace

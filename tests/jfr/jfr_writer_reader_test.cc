@@ -16,6 +16,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -61,25 +62,23 @@ struct Recorder {
   void Open(ThreadResolver* thread_names = nullptr) {
     JfrWriterInputs inputs = Inputs();
     if (thread_names != nullptr) inputs.threads = thread_names;
-    std::string error;
-    writer = JfrWriter::Open(config, inputs, &error);
-    ASSERT_NE(writer, nullptr) << error;
+    StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+    ASSERT_TRUE(IsOk(opened));
+    writer = std::move(opened.value());
   }
   void Add(size_t begin, size_t end) {
     static SampleRecord sample;
-    std::string error;
     for (size_t i = begin; i < end; i++) {
       workload.Fill(i, &sample);
       clock.Set(sample.ticks);
-      ASSERT_TRUE(writer->Add(sample, &error)) << error;
+      ASSERT_TRUE(IsOk(writer->Add(sample)));
     }
   }
   void WriteAll() {
     Open();
     Add(0, workload.samples.size());
     clock.Advance(clock.TicksPerSecond() / 1000);
-    std::string error;
-    ASSERT_TRUE(writer->Close(&error)) << error;
+    ASSERT_TRUE(IsOk(writer->Close()));
   }
 };
 
@@ -231,8 +230,7 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
   ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
 
   JfrReader reader;
-  std::string error;
-  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
   EXPECT_EQ(reader.unknown_records(), 0u);
   ExpectSamplesMatch(recorder, reader, recorder.workload.samples.size());
 
@@ -362,10 +360,10 @@ TEST(JfrWriterTest, RuntimeEventsKeepTheJdkLayoutsAndJoinTheirContextByStartAndE
   config.engine = "perf_cpu_clock";
   config.alloc_interval_bytes = 524288;
   config.lock_threshold_nanos = 1000000;
-  ASSERT_TRUE(WriteWorkload(workload, &clock, ms, config, nullptr, &error)) << error;
+  ASSERT_TRUE(IsOk(WriteWorkload(workload, &clock, ms, config, nullptr)));
 
   JfrReader reader;
-  ASSERT_TRUE(reader.Read(config.path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
   std::map<std::string, std::vector<const JfrEvent*>> by_type;
   for (const JfrEvent& event : reader.events()) by_type[event.type_name()].push_back(&event);
   auto field_names = [](const JfrEvent* event) {
@@ -442,17 +440,24 @@ TEST(JfrWriterTest, RecordingFileHasMode0600) {
 TEST(JfrWriterTest, MissingFolderIsAnErrorNamingThePath) {
   Recorder recorder(1, 1);
   recorder.config.path = TempPath("no/such/folder/x.jfr");
-  std::string error;
-  EXPECT_EQ(JfrWriter::Open(recorder.config, recorder.Inputs(), &error), nullptr);
+  const StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(recorder.config, recorder.Inputs());
+  ASSERT_FALSE(opened.ok());
+  const std::string& error = opened.status().message();
   EXPECT_NE(error.find(recorder.config.path), std::string::npos) << error;
   EXPECT_NE(error.find("No such file or directory"), std::string::npos) << error;
+  EXPECT_EQ(opened.status().code(), StatusCode::kIo);
+  EXPECT_EQ(opened.status().os_error(), ENOENT);
 }
 
 TEST(JfrWriterTest, PathAndRepositoryAreExclusive) {
   Recorder recorder(1, 1);
-  std::string error;
-  EXPECT_EQ(JfrWriter::Open(recorder.config, recorder.Inputs(), &error), nullptr);
+  const StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(recorder.config, recorder.Inputs());
+  ASSERT_FALSE(opened.ok());
+  const std::string& error = opened.status().message();
   EXPECT_NE(error.find("exactly one of path"), std::string::npos) << error;
+  EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
 }
 
 // Pool keys denote one value for the whole file (readers cache entries across chunks by key):
@@ -466,21 +471,20 @@ TEST(JfrWriterTest, RenamedThreadGetsANewKeyInTheNextChunk) {
   recorder.config.path = TempPath("rename.jfr");
   ASSERT_NO_FATAL_FAILURE(recorder.Open(&renaming));
   JfrWriter* writer = recorder.writer.get();
-  std::string error;
   static SampleRecord sample;
   for (size_t i = 0; i < 4; i++) {
     if (i == 2) {
       renaming.name = "after";
-      ASSERT_TRUE(writer->Rotate(&error)) << error;
+      ASSERT_TRUE(IsOk(writer->Rotate()));
     }
     recorder.workload.Fill(i, &sample);
     recorder.clock.Set(sample.ticks);
-    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
-  ASSERT_TRUE(writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(writer->Close()));
 
   JfrReader reader;
-  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
   std::vector<std::pair<uint32_t, std::string>> names;  // (chunk, thread name) per sample
   int events_after = 0;                                 // events of any type on "after"
   for (const JfrEvent& event : reader.events()) {
@@ -519,7 +523,6 @@ TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
   recorder.config.path = TempPath("virtual.jfr");
   ASSERT_NO_FATAL_FAILURE(recorder.Open(&naming));
   JfrWriter* writer = recorder.writer.get();
-  std::string error;
   // One carrier: its own work, then virtual threads 7 and 8 in turns, each under the context
   // the workload gives sample i.
   const uint64_t runs[] = {0, 7, 7, 8, 7, 8};
@@ -528,13 +531,13 @@ TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
     recorder.workload.Fill(i, &sample);
     sample.virtual_thread_id = runs[i];
     recorder.clock.Set(sample.ticks);
-    ASSERT_TRUE(writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
   recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
-  ASSERT_TRUE(writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(writer->Close()));
 
   JfrReader reader;
-  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
   size_t index = 0;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "jdk.ExecutionSample" &&
@@ -581,12 +584,11 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
   static SampleRecord sample;
   recorder.workload.Fill(0, &sample);
   sample.kind = SampleKind::kCpu;
-  std::string error;
   // Chunks: A | B | A. Starting chunk 3, A was not used by chunk 2 and is gone.
   const std::vector<const std::vector<RawFrame>*> order = {&a, &b, &a};
   for (size_t c = 0; c < order.size(); c++) {
     if (c > 0) {
-      ASSERT_TRUE(recorder.writer->Rotate(&error)) << error;
+      ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
     }
     if (c == 2) {
       EXPECT_EQ(recorder.writer->cached_stack_frames(), b.size());
@@ -596,12 +598,12 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
     sample.flags = 0;
     sample.ticks += recorder.clock.TicksPerSecond() / 100;
     recorder.clock.Set(sample.ticks);
-    ASSERT_TRUE(recorder.writer->Add(sample, &error)) << error;
+    ASSERT_TRUE(IsOk(recorder.writer->Add(sample)));
   }
-  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
 
   JfrReader reader;
-  ASSERT_TRUE(reader.Read(recorder.config.path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
   std::vector<size_t> depths;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "jdk.ExecutionSample") {
@@ -637,22 +639,23 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   recorder.config.flush_interval_nanos = 0;
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
   ASSERT_NO_FATAL_FAILURE(recorder.Add(0, 120));
-  std::string error;
-  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
   ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
   const std::vector<uint8_t> snapshot =
       ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr");
 
   JfrReader strict;
-  EXPECT_FALSE(strict.Parse("snapshot", snapshot, {}, &error));
-  EXPECT_NE(error.find("offset 64: chunk is unfinished"), std::string::npos) << error;
+  const Status strict_read = strict.Parse("snapshot", snapshot, {});
+  EXPECT_FALSE(strict_read.ok());
+  EXPECT_NE(strict_read.message().find("offset 64: chunk is unfinished"), std::string::npos)
+      << strict_read.message();
 
   JfrReader lenient;
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
-  ASSERT_TRUE(lenient.Parse("snapshot", snapshot, options, &error)) << error;
+  ASSERT_TRUE(IsOk(lenient.Parse("snapshot", snapshot, options)));
   ExpectSamplesMatch(recorder, lenient, 120);
-  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
 }
 
 // File mode publishes whole chunks: at every moment the file is a finished recording of every
@@ -663,23 +666,22 @@ TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
   recorder.config.flush_interval_nanos = 0;
   ASSERT_NO_FATAL_FAILURE(recorder.Open());
   EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "nothing published before a flush";
-  std::string error;
-  ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
   EXPECT_TRUE(ReadBytes(recorder.config.path).empty()) << "a flush without samples publishes";
   // Flushed: samples [0, 120); then one more sample held in memory; then flushed up to 200.
   for (const size_t flushed : {120, 200}) {
     ASSERT_NO_FATAL_FAILURE(recorder.Add(flushed == 120 ? 0 : 121, flushed));
-    ASSERT_TRUE(recorder.writer->Flush(&error)) << error;
+    ASSERT_TRUE(IsOk(recorder.writer->Flush()));
     if (flushed == 120) {
       ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 121));
     }
     JfrReader reader;
-    ASSERT_TRUE(reader.Parse("growing", ReadBytes(recorder.config.path), {}, &error)) << error;
+    ASSERT_TRUE(IsOk(reader.Parse("growing", ReadBytes(recorder.config.path), {})));
     EXPECT_EQ(reader.chunks().size(), flushed == 120 ? 1u : 2u);
     for (const JfrChunkInfo& chunk : reader.chunks()) EXPECT_EQ(chunk.generation, 0);
     ExpectSamplesMatch(recorder, reader, flushed);
   }
-  ASSERT_TRUE(recorder.writer->Close(&error)) << error;
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
 }
 
 TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {
@@ -689,10 +691,11 @@ TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {
   JfrReader reader;
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
-  std::string error;
-  EXPECT_FALSE(reader.Parse("fresh", ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr"),
-                            options, &error));
-  EXPECT_NE(error.find("unfinished chunk published no data yet"), std::string::npos) << error;
+  const Status read =
+      reader.Parse("fresh", ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr"), options);
+  EXPECT_FALSE(read.ok());
+  EXPECT_NE(read.message().find("unfinished chunk published no data yet"), std::string::npos)
+      << read.message();
 }
 
 // Truncated and corrupt input: an error naming an offset, never a crash or a hang.
@@ -704,14 +707,13 @@ class CorruptInputTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(recorder.WriteAll());
     bytes_ = ReadBytes(recorder.config.path);
     JfrReader reader;
-    std::string error;
-    ASSERT_TRUE(reader.Parse("small", bytes_, {}, &error)) << error;
+    ASSERT_TRUE(IsOk(reader.Parse("small", bytes_, {})));
   }
   static void ExpectErrorOrSuccess(const std::vector<uint8_t>& bytes, const char* what) {
     JfrReader reader;
-    std::string error;
-    if (!reader.Parse("input", bytes, {}, &error)) {
-      EXPECT_EQ(error.rfind("input: offset ", 0), 0u) << what << ": " << error;
+    const Status read = reader.Parse("input", bytes, {});
+    if (!read.ok()) {
+      EXPECT_EQ(read.message().rfind("input: offset ", 0), 0u) << what << ": " << read.message();
     }
   }
   std::vector<uint8_t> bytes_;
@@ -720,10 +722,10 @@ class CorruptInputTest : public ::testing::Test {
 TEST_F(CorruptInputTest, EveryTruncationIsAnError) {
   for (size_t length = 0; length < bytes_.size(); length++) {
     JfrReader reader;
-    std::string error;
     std::vector<uint8_t> prefix(bytes_.begin(), bytes_.begin() + length);
-    ASSERT_FALSE(reader.Parse("input", prefix, {}, &error)) << "prefix " << length;
-    ASSERT_EQ(error.rfind("input: offset ", 0), 0u) << error;
+    const Status read = reader.Parse("input", prefix, {});
+    ASSERT_FALSE(read.ok()) << "prefix " << length;
+    ASSERT_EQ(read.message().rfind("input: offset ", 0), 0u) << read.message();
   }
 }
 
@@ -754,9 +756,10 @@ TEST_F(CorruptInputTest, RandomDataAfterAValidHeaderIsAnError) {
   std::vector<uint8_t> trailing = bytes_;
   trailing.resize(trailing.size() + 16, 0);
   JfrReader reader;
-  std::string error;
-  EXPECT_FALSE(reader.Parse("input", trailing, {}, &error));
-  EXPECT_NE(error.find("offset " + std::to_string(bytes_.size())), std::string::npos) << error;
+  const Status read = reader.Parse("input", trailing, {});
+  EXPECT_FALSE(read.ok());
+  EXPECT_NE(read.message().find("offset " + std::to_string(bytes_.size())), std::string::npos)
+      << read.message();
 }
 
 // Inputs of tests/fuzz/regressions/jfr_reader/ (runfiles), crafted from a chunk of our writer.
@@ -769,17 +772,16 @@ std::vector<uint8_t> RegressionInput(const std::string& name) {
 // A checkpoint delta of INT64_MAX: offset + delta used to overflow (undefined behaviour).
 TEST(JfrReaderRegressionTest, CheckpointDeltaBeyondTheChunkIsAnError) {
   JfrReader reader;
-  std::string error;
-  EXPECT_FALSE(reader.Parse("input", RegressionInput("checkpoint_delta_overflow"), {}, &error));
-  EXPECT_EQ(error, "input: offset 4224: checkpoint delta points outside the chunk");
+  const Status read = reader.Parse("input", RegressionInput("checkpoint_delta_overflow"), {});
+  EXPECT_FALSE(read.ok());
+  EXPECT_EQ(read.message(), "input: offset 4224: checkpoint delta points outside the chunk");
+  EXPECT_EQ(read.code(), StatusCode::kInvalidArgument);
 }
 
 // A ctxprof.Context whose start + duration exceeds int64 (it used to overflow): open-ended.
 TEST(JfrReaderRegressionTest, ContextEndBeyondInt64IsOpenEnded) {
   JfrReader reader;
-  std::string error;
-  ASSERT_TRUE(reader.Parse("input", RegressionInput("context_duration_overflow"), {}, &error))
-      << error;
+  ASSERT_TRUE(IsOk(reader.Parse("input", RegressionInput("context_duration_overflow"), {})));
   const JfrEvent* context = nullptr;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.Context") context = &event;
@@ -796,10 +798,10 @@ TEST(JfrReaderRegressionTest, ContextEndBeyondInt64IsOpenEnded) {
 // over 600 MB under ASan). Now children are allocated as read; the input is an error.
 TEST(JfrReaderRegressionTest, MetadataChildCountsDoNotAllocateUpFront) {
   JfrReader reader;
-  std::string error;
-  EXPECT_FALSE(
-      reader.Parse("input", RegressionInput("metadata_children_claim_the_data"), {}, &error));
-  EXPECT_EQ(error.rfind("input: offset ", 0), 0u) << error;
+  const Status read =
+      reader.Parse("input", RegressionInput("metadata_children_claim_the_data"), {});
+  EXPECT_FALSE(read.ok());
+  EXPECT_EQ(read.message().rfind("input: offset ", 0), 0u) << read.message();
 }
 
 // An event class that declares 9344 fields, the first of its own type: values used to be
@@ -807,19 +809,17 @@ TEST(JfrReaderRegressionTest, MetadataChildCountsDoNotAllocateUpFront) {
 // took 250 MB under ASan). Now they are allocated as read; the input is an error.
 TEST(JfrReaderRegressionTest, FieldCountsDoNotAllocateUpFront) {
   JfrReader reader;
-  std::string error;
-  EXPECT_FALSE(
-      reader.Parse("input", RegressionInput("self_nesting_class_with_many_fields"), {}, &error));
-  EXPECT_NE(error.find("values nested too deeply"), std::string::npos) << error;
+  const Status read =
+      reader.Parse("input", RegressionInput("self_nesting_class_with_many_fields"), {});
+  EXPECT_FALSE(read.ok());
+  EXPECT_NE(read.message().find("values nested too deeply"), std::string::npos) << read.message();
 }
 
 // Tick conversions follow the JDK's Java long arithmetic: differences wrap, and quotients
 // beyond the range saturate (in C++ both used to be undefined behaviour).
 TEST(JfrReaderRegressionTest, TickConversionsUseJavaLongArithmetic) {
   JfrReader reader;
-  std::string error;
-  ASSERT_TRUE(reader.Parse("input", RegressionInput("context_start_ticks_min"), {}, &error))
-      << error;
+  ASSERT_TRUE(IsOk(reader.Parse("input", RegressionInput("context_start_ticks_min"), {})));
   const JfrChunkInfo& chunk = reader.chunks()[0];
   EXPECT_EQ(reader.EpochNanosOf(static_cast<int64_t>(chunk.start_ticks)), chunk.start_nanos);
   // INT64_MIN - start_ticks wraps to INT64_MAX - start_ticks + 1: far after the start.
@@ -830,7 +830,7 @@ TEST(JfrReaderRegressionTest, TickConversionsUseJavaLongArithmetic) {
   const size_t ticks_per_second_at = 56;  // big-endian u8 in the chunk header
   std::fill(slow_clock.begin() + ticks_per_second_at, slow_clock.begin() + 64, 0);
   slow_clock[63] = 1;
-  ASSERT_TRUE(reader.Parse("input", slow_clock, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Parse("input", slow_clock, {})));
   EXPECT_EQ(reader.NanosOf(3), 3000000000);
   EXPECT_EQ(reader.NanosOf(INT64_MAX), INT64_MAX);
   EXPECT_EQ(reader.NanosOf(INT64_MIN), INT64_MIN);

@@ -48,28 +48,28 @@ int main(int argc, char** argv) {
   inputs.threads = &threads;
   inputs.dictionary = workload.dictionary.get();
   inputs.attributes = workload.attributes.get();
-  std::string error;
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
-  if (writer == nullptr) {
-    fprintf(stderr, "%s\n", error.c_str());
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  if (!opened.ok()) {
+    fprintf(stderr, "%s\n", opened.status().message().c_str());
     return 1;
   }
+  JfrWriter* writer = opened.value().get();
   static SampleRecord sample;
   size_t next = 0;
   for (int batch = 1; batch <= batches; batch++) {
     for (int i = 0; i < per_batch && next < workload.samples.size(); i++, next++) {
       workload.Fill(next, &sample);
       clock.Set(sample.ticks);
-      if (!writer->Add(sample, &error)) {
-        fprintf(stderr, "%s\n", error.c_str());
+      if (const Status added = writer->Add(sample); !added.ok()) {
+        fprintf(stderr, "%s\n", added.message().c_str());
         return 1;
       }
     }
     // The periodic flush: the flush interval passes without samples, and the writer thread's
     // idle call publishes the batch.
     clock.Advance(clock.TicksPerSecond() / 10);
-    if (!writer->Tick(&error)) {
-      fprintf(stderr, "%s\n", error.c_str());
+    if (const Status ticked = writer->Tick(); !ticked.ok()) {
+      fprintf(stderr, "%s\n", ticked.message().c_str());
       return 1;
     }
     printf("published %zu\n", next);
@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   clock.Advance(spacing);
-  if (!writer->Close(&error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  if (const Status closed = writer->Close(); !closed.ok()) {
+    fprintf(stderr, "%s\n", closed.message().c_str());
     return 1;
   }
   return 0;

@@ -279,24 +279,24 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
   return workload;
 }
 
-bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
-                   const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
-                   std::string* error) {
+Status WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
+                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
   JfrWriterInputs inputs = workload.Inputs(clock, &frames, &threads);
   inputs.dropped_samples = std::move(dropped_samples);
   inputs.class_names = workload.class_names.get();
-  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, error);
-  if (writer == nullptr) return false;
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  if (!opened.ok()) return opened.status();
+  JfrWriter* writer = opened.value().get();
   static SampleRecord sample;  // large (kMaxStackDepth frames): not on the stack
   for (size_t i = 0; i < workload.samples.size(); i++) {
     workload.Fill(i, &sample);
     clock->Set(sample.ticks);
-    if (!writer->Add(sample, error)) return false;
+    if (Status added = writer->Add(sample); !added.ok()) return added;
   }
   clock->Advance(spacing_ticks);
-  return writer->Close(error);
+  return writer->Close();
 }
 
 }  // namespace ctxprof

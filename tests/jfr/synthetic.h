@@ -106,10 +106,9 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
 
 // Writes every sample of `workload` in order with a JfrWriter (fake resolvers, `clock` set to
 // each sample's ticks, then one `spacing_ticks` past the last before Close). `config` gives the
-// output; `inputs` fields other than dropped_samples are filled here. False + *error on failure.
-bool WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
-                   const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
-                   std::string* error);
+// output; `inputs` fields other than dropped_samples are filled here.
+Status WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
+                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples);
 
 }  // namespace ctxprof
 

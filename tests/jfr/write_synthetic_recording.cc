@@ -41,10 +41,10 @@ int main(int argc, char** argv) {
   config.engine = "cpu+wall";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";
-  std::string error;
-  if (!WriteWorkload(
-          workload, &clock, spacing, config, [] { return uint64_t{7}; }, &error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  const Status written =
+      WriteWorkload(workload, &clock, spacing, config, [] { return uint64_t{7}; });
+  if (!written.ok()) {
+    fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   std::ofstream expected(argv[2]);

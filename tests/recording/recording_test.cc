@@ -14,6 +14,7 @@
 #include "profiler/ctxprof.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
+#include "tests/status_testing.h"
 
 namespace {
 
@@ -89,8 +90,7 @@ TEST(RecordingTest, SamplesStacksAndContextsReachTheJfrFile) {
   EXPECT_EQ(info.st_mode & 0777, 0600u) << "recordings are private to the user";
 
   ctxprof::JfrReader reader;
-  std::string read_error;
-  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
+  ASSERT_TRUE(IsOk(reader.Read(path, {})));
   int samples = 0, in_work = 0, matched = 0, mismatched = 0, settings = 0;
   for (const ctxprof::JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.ProfilerSettings") {

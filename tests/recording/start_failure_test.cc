@@ -30,6 +30,7 @@
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/signal_handler.h"
 #include "tests/sampler/queued_signal.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -195,8 +196,7 @@ TEST(StartFailureTest, RefusedEventSourcesAreUnavailableAndUndoEverything) {
   Profiler::Global()->SetRuntimeHooks(RuntimeHooks{});
   EXPECT_EQ(Leftovers(), "");
   JfrReader reader;
-  std::string error;
-  ASSERT_TRUE(reader.Read(path, {}, &error)) << error;
+  ASSERT_TRUE(IsOk(reader.Read(path, {})));
   int waits = 0;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "jdk.JavaMonitorEnter") continue;

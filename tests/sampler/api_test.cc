@@ -11,6 +11,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
 #include "tests/sampler/sampler_test_util.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -142,8 +143,7 @@ struct DumpedRecording {
 DumpedRecording ReadDump(const std::string& path) {
   DumpedRecording result;
   JfrReader reader;
-  std::string error;
-  EXPECT_TRUE(reader.Read(path, {}, &error)) << error;  // every chunk finished
+  EXPECT_TRUE(IsOk(reader.Read(path, {})));  // every chunk finished
   if (reader.chunks().empty()) return result;
   result.final = (reader.chunks().back().flags & kChunkFlagFinal) != 0;
   for (const JfrEvent& event : reader.events()) {

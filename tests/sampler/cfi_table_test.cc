@@ -88,9 +88,8 @@ class EhFrameImage {
   uintptr_t end() const { return header() + image_.size(); }
   size_t frames_offset() const { return frames_offset_; }
 
-  std::unique_ptr<CfiTable> Build(std::string* error, uintptr_t readable_end = 0) const {
-    return CfiTable::Build(kBias, header(), {{header(), readable_end ? readable_end : end()}},
-                           error);
+  StatusOr<std::unique_ptr<CfiTable>> Build(uintptr_t readable_end = 0) const {
+    return CfiTable::Build(kBias, header(), {{header(), readable_end ? readable_end : end()}});
   }
 
  private:
@@ -143,19 +142,19 @@ TEST(CfiTableTest, CompilesAPrologueBodyAndEpilogue) {
                {kAdvance | 1, kDefCfaOffset, 16, kOffsetRbp, 2, kAdvance | 3, kDefCfaRegister, 6,
                 kAdvance | 0x30, kDefCfa, 7, 8});
   image.Finish();
-  std::string error;
-  auto table = image.Build(&error);
-  ASSERT_NE(table, nullptr) << error;
-  EXPECT_EQ(At(*table, 0x0fff), "none");
-  EXPECT_EQ(At(*table, 0x1000), "sp+8 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x1001), "sp+16 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x1003), "sp+16 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x1004), "fp+16 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x1033), "fp+16 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x1034), "sp+8 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x103f), "sp+8 ra@-8 fp@-16");
-  EXPECT_EQ(At(*table, 0x1040), "no info");
-  EXPECT_EQ(At(*table, 0x7fffffff), "no info");
+  const StatusOr<std::unique_ptr<CfiTable>> built = image.Build();
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const CfiTable& table = *built.value();
+  EXPECT_EQ(At(table, 0x0fff), "none");
+  EXPECT_EQ(At(table, 0x1000), "sp+8 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x1001), "sp+16 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x1003), "sp+16 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x1004), "fp+16 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x1033), "fp+16 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x1034), "sp+8 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x103f), "sp+8 ra@-8 fp@-16");
+  EXPECT_EQ(At(table, 0x1040), "no info");
+  EXPECT_EQ(At(table, 0x7fffffff), "no info");
 }
 
 TEST(CfiTableTest, RememberAndRestoreStateAndAdjacentFunctions) {
@@ -167,17 +166,17 @@ TEST(CfiTableTest, RememberAndRestoreStateAndAdjacentFunctions) {
                 kAdvance | 2, kRestoreState, kAdvanceLoc2, 0x00, 0x01 /* 256 */, kDefCfaOffset,
                 0x80, 0x80, 0x04 /* 65536 */});
   image.Finish();
-  std::string error;
-  auto table = image.Build(&error);
-  ASSERT_NE(table, nullptr) << error;
-  EXPECT_EQ(At(*table, 0x100f), "sp+16 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x1010), "sp+8 ra@-8 fp@0");  // the next function starts right there
-  EXPECT_EQ(At(*table, 0x1011), "sp+16 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x1015), "sp+8 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x1017), "sp+16 ra@-8 fp@0");
+  const StatusOr<std::unique_ptr<CfiTable>> built = image.Build();
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const CfiTable& table = *built.value();
+  EXPECT_EQ(At(table, 0x100f), "sp+16 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x1010), "sp+8 ra@-8 fp@0");  // the next function starts right there
+  EXPECT_EQ(At(table, 0x1011), "sp+16 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x1015), "sp+8 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x1017), "sp+16 ra@-8 fp@0");
   // The last advance (256 bytes) leaves the function's range: no row for the big offset.
-  EXPECT_EQ(At(*table, 0x102f), "sp+16 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x1030), "no info");
+  EXPECT_EQ(At(table, 0x102f), "sp+16 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x1030), "no info");
 }
 
 TEST(CfiTableTest, GapsRootsPltStubsAndWhatEndsAWalk) {
@@ -197,53 +196,55 @@ TEST(CfiTableTest, GapsRootsPltStubsAndWhatEndsAWalk) {
   // ... and the next one is not affected.
   image.AddFde(0x6010, 0x10, {kAdvance | 1, kDefCfaOffset, 32});
   image.Finish();
-  std::string error;
-  auto table = image.Build(&error);
-  ASSERT_NE(table, nullptr) << error;
-  EXPECT_EQ(At(*table, 0x1800), "no info");
-  EXPECT_EQ(At(*table, 0x2004), "outermost");
-  EXPECT_EQ(At(*table, 0x3000), "sp+16 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x3006), "sp+24 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x3010), "plt sp+8 threshold 11");
-  EXPECT_EQ(At(*table, 0x301f), "plt sp+8 threshold 11");
-  EXPECT_EQ(At(*table, 0x4000), "sp+8 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x4004), "unsupported");
-  EXPECT_EQ(At(*table, 0x5002), "sp+8 ra@-8 fp@lost");
-  EXPECT_EQ(At(*table, 0x6000), "unsupported");
-  EXPECT_EQ(At(*table, 0x600f), "unsupported");
-  EXPECT_EQ(At(*table, 0x6010), "sp+8 ra@-8 fp@0");
-  EXPECT_EQ(At(*table, 0x6011), "sp+32 ra@-8 fp@0");
+  const StatusOr<std::unique_ptr<CfiTable>> built = image.Build();
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const CfiTable& table = *built.value();
+  EXPECT_EQ(At(table, 0x1800), "no info");
+  EXPECT_EQ(At(table, 0x2004), "outermost");
+  EXPECT_EQ(At(table, 0x3000), "sp+16 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x3006), "sp+24 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x3010), "plt sp+8 threshold 11");
+  EXPECT_EQ(At(table, 0x301f), "plt sp+8 threshold 11");
+  EXPECT_EQ(At(table, 0x4000), "sp+8 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x4004), "unsupported");
+  EXPECT_EQ(At(table, 0x5002), "sp+8 ra@-8 fp@lost");
+  EXPECT_EQ(At(table, 0x6000), "unsupported");
+  EXPECT_EQ(At(table, 0x600f), "unsupported");
+  EXPECT_EQ(At(table, 0x6010), "sp+8 ra@-8 fp@0");
+  EXPECT_EQ(At(table, 0x6011), "sp+32 ra@-8 fp@0");
 }
 
 TEST(CfiTableTest, RefusesAnUnusableIndex) {
-  std::string error;
+  // Fails with kInvalidArgument, and the message says `why`.
+  auto expect_refused = [](const StatusOr<std::unique_ptr<CfiTable>>& built, const char* why) {
+    ASSERT_FALSE(built.ok()) << why;
+    EXPECT_EQ(built.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(built.status().message().find(why), std::string::npos) << built.status().message();
+  };
   EhFrameImage wrong_version;
   wrong_version.AddFde(0x1000, 0x10, {});
   wrong_version.set_version(2);
   wrong_version.Finish();
-  EXPECT_EQ(wrong_version.Build(&error), nullptr);
-  EXPECT_NE(error.find("version 2"), std::string::npos) << error;
+  expect_refused(wrong_version.Build(), "version 2");
 
   EhFrameImage no_table;
   no_table.AddFde(0x1000, 0x10, {});
   no_table.set_count_encoding(0xff);
   no_table.Finish();
-  EXPECT_EQ(no_table.Build(&error), nullptr);
-  EXPECT_NE(error.find("no binary search table"), std::string::npos) << error;
+  expect_refused(no_table.Build(), "no binary search table");
 
   EhFrameImage image;
   image.AddFde(0x1000, 0x10, {});
   image.Finish();
-  EXPECT_EQ(CfiTable::Build(EhFrameImage::kBias, image.header(), {}, &error), nullptr);
-  EXPECT_NE(error.find("not in a readable segment"), std::string::npos) << error;
+  expect_refused(CfiTable::Build(EhFrameImage::kBias, image.header(), {}),
+                 "not in a readable segment");
 
   // A corrupt FDE far away would make the index huge.
   EhFrameImage sparse;
   sparse.AddFde(0x1000, 0x10, {});
   sparse.AddFde(0x1000 + (600u << 20), 0x10, {});
   sparse.Finish();
-  EXPECT_EQ(sparse.Build(&error), nullptr);
-  EXPECT_NE(error.find("more than 512 MiB"), std::string::npos) << error;
+  expect_refused(sparse.Build(), "more than 512 MiB");
 }
 
 // Readable memory ending anywhere in .eh_frame: the FDEs it cuts are left out (no FDE at all:
@@ -254,18 +255,19 @@ TEST(CfiTableTest, NeverReadsPastTheReadableRange) {
   image.AddFde(0x1000, 0x10, {kAdvance | 1, kDefCfaOffset, 16});
   image.AddFde(0x2000, 0x10, {kAdvance | 1, kDefCfaOffset, 16});
   image.Finish();
-  std::string error;
   for (uintptr_t end = image.header() + image.frames_offset(); end < image.end() - 4; ++end) {
-    auto table = image.Build(&error, end);
-    if (table == nullptr) {  // not even the first FDE is readable
-      EXPECT_NE(error.find("no FDE"), std::string::npos) << error;
+    const StatusOr<std::unique_ptr<CfiTable>> table = image.Build(end);
+    if (!table.ok()) {  // not even the first FDE is readable
+      EXPECT_NE(table.status().message().find("no FDE"), std::string::npos)
+          << table.status().message();
       continue;
     }
-    EXPECT_NE(At(*table, 0x2001), "sp+16 ra@-8 fp@0") << "read past " << end - image.header();
+    EXPECT_NE(At(*table.value(), 0x2001), "sp+16 ra@-8 fp@0")
+        << "read past " << end - image.header();
   }
-  auto whole = image.Build(&error);
-  ASSERT_NE(whole, nullptr) << error;
-  EXPECT_EQ(At(*whole, 0x2001), "sp+16 ra@-8 fp@0");
+  const StatusOr<std::unique_ptr<CfiTable>> whole = image.Build();
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(At(*whole.value(), 0x2001), "sp+16 ra@-8 fp@0");
 }
 
 }  // namespace

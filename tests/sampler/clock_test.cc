@@ -39,9 +39,9 @@ TEST(ClockTest, MonotonicOnRequest) {
 // threshold of the code under test.
 TEST(ClockTest, TscRateMatchesMonotonic) {
   if (!TscClock::CpuHasInvariantTsc()) GTEST_SKIP() << "no invariant TSC on this machine";
-  std::string reason;
-  std::unique_ptr<TscClock> clock = TscClock::Create(&reason);
-  ASSERT_NE(clock, nullptr) << reason;
+  StatusOr<std::unique_ptr<TscClock>> created = TscClock::Create();
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  const TscClock* clock = created.value().get();
   const uint64_t ticks_start = clock->Now();
   const int64_t mono_start = Nanos(CLOCK_MONOTONIC);
   const timespec pause = {0, 200 * 1000 * 1000};

@@ -20,6 +20,7 @@
 #include "profiler/ctxprof.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "tests/sampler/sampler_test_util.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -49,8 +50,7 @@ uint64_t ProcessCpuNanos() {
 // The recording's jdk.ExecutionSample events (a sample of weight N is N events).
 void CountExecutionSamples(const std::string& path, uint64_t* events) {
   JfrReader reader;
-  std::string read_error;
-  ASSERT_TRUE(reader.Read(path, {}, &read_error)) << read_error;
+  ASSERT_TRUE(IsOk(reader.Read(path, {})));
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "jdk.ExecutionSample") ++*events;
   }

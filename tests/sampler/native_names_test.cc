@@ -30,6 +30,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
 #include "tests/sampler/sampler_test_util.h"
+#include "tests/status_testing.h"
 
 namespace ctxprof {
 namespace {
@@ -97,8 +98,7 @@ std::string Profile(void (*loop)(), const std::string& path, const std::string& 
 // The CPU samples of the recording whose stack contains `function`, frames leaf first.
 std::vector<std::vector<JfrFrame>> SamplesIn(const std::string& path, const std::string& function) {
   JfrReader reader;
-  std::string error;
-  EXPECT_TRUE(reader.Read(path, {}, &error)) << error;
+  EXPECT_TRUE(IsOk(reader.Read(path, {})));
   std::vector<std::vector<JfrFrame>> samples;
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "jdk.ExecutionSample") continue;

@@ -8,24 +8,22 @@ namespace ctxprof {
 namespace {
 
 Options ParseOk(const std::string& text) {
-  Options options;
-  std::string error;
-  EXPECT_TRUE(ParseOptions(text, &options, &error)) << text << ": " << error;
-  return options;
+  StatusOr<Options> parsed = ParseOptions(text);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.status().message();
+  return parsed.ok() ? parsed.value() : Options();
 }
 
-// Parsing fails, the message names `key` (and the offending value, when given), and the output
-// is untouched.
+// Parsing fails with kInvalidArgument, and the message names `key` (and the offending value,
+// when given).
 void ExpectError(const std::string& text, const std::string& key, const std::string& value = "") {
-  Options options;
-  options.depth = 7;  // sentinel: a failed parse must not write *out
-  std::string error;
-  EXPECT_FALSE(ParseOptions(text, &options, &error)) << text;
+  const StatusOr<Options> parsed = ParseOptions(text);
+  ASSERT_FALSE(parsed.ok()) << text;
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << text;
+  const std::string& error = parsed.status().message();
   EXPECT_NE(error.find("'" + key + "'"), std::string::npos) << text << " -> " << error;
   if (!value.empty()) {
     EXPECT_NE(error.find("'" + value + "'"), std::string::npos) << text << " -> " << error;
   }
-  EXPECT_EQ(options.depth, 7) << text;
 }
 
 TEST(OptionsTest, DefaultsAreCpuAtTenMilliseconds) {
@@ -151,16 +149,15 @@ TEST(OptionsTest, UploadErrors) {
   ExpectError("uploadca=", "uploadca");
   // Secrets: only references are accepted, and a rejected value is never repeated.
   for (const char* key : {"uploadtoken", "uploadbasic", "uploadtenant"}) {
-    Options options;
-    std::string error;
-    EXPECT_FALSE(ParseOptions(std::string(key) + "=s3cr3t-value", &options, &error));
+    const StatusOr<Options> parsed = ParseOptions(std::string(key) + "=s3cr3t-value");
+    ASSERT_FALSE(parsed.ok());
+    const std::string& error = parsed.status().message();
     EXPECT_NE(error.find("'" + std::string(key) + "'"), std::string::npos) << error;
     EXPECT_EQ(error.find("s3cr3t"), std::string::npos) << error;
   }
-  Options options;
-  std::string error;
-  EXPECT_FALSE(ParseOptions("repository=/r,upload=http://me:pa55@h", &options, &error));
-  EXPECT_EQ(error.find("pa55"), std::string::npos) << error;
+  const StatusOr<Options> parsed = ParseOptions("repository=/r,upload=http://me:pa55@h");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().find("pa55"), std::string::npos) << parsed.status().message();
 }
 
 TEST(OptionsTest, EventSelectsEngines) {
@@ -276,16 +273,20 @@ TEST(OptionsTest, SizesInEitherCase) {
 
 // A rejected value gets a message that names the option and every unit it accepts.
 TEST(OptionsTest, UnitErrorsNameTheOptionAndTheUnits) {
-  Options options;
-  std::string error;
-  EXPECT_FALSE(ParseOptions("maxage=2w", &options, &error));
+  // The message of a failed parse of `text`.
+  auto error_of = [](const std::string& text) {
+    const StatusOr<Options> parsed = ParseOptions(text);
+    EXPECT_FALSE(parsed.ok()) << text;
+    return parsed.ok() ? std::string() : parsed.status().message();
+  };
+  std::string error = error_of("maxage=2w");
   EXPECT_NE(error.find("'maxage'"), std::string::npos) << error;
   EXPECT_NE(error.find("ns, us, ms, s, m (minutes), h or d"), std::string::npos) << error;
   EXPECT_NE(error.find("maxage=365d"), std::string::npos) << error;  // the largest value
-  EXPECT_FALSE(ParseOptions("interval=2h", &options, &error));
+  error = error_of("interval=2h");
   EXPECT_NE(error.find("'interval'"), std::string::npos) << error;
   EXPECT_NE(error.find("from 100us to 1h"), std::string::npos) << error;
-  EXPECT_FALSE(ParseOptions("chunksize=8mb", &options, &error));
+  error = error_of("chunksize=8mb");
   EXPECT_NE(error.find("'chunksize'"), std::string::npos) << error;
   EXPECT_NE(error.find("k, m or g"), std::string::npos) << error;
 }
@@ -360,12 +361,14 @@ TEST(OptionsTest, EveryErrorNamesTheKey) {
 }
 
 TEST(OptionsTest, MalformedListsAreRejected) {
-  Options options;
-  std::string error;
-  EXPECT_FALSE(ParseOptions("event=cpu,,depth=3", &options, &error));
-  EXPECT_NE(error.find("empty option"), std::string::npos) << error;
-  EXPECT_FALSE(ParseOptions("event=cpu,", &options, &error));
-  EXPECT_NE(error.find("ends with a comma"), std::string::npos) << error;
+  const StatusOr<Options> empty = ParseOptions("event=cpu,,depth=3");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty option"), std::string::npos)
+      << empty.status().message();
+  const StatusOr<Options> trailing = ParseOptions("event=cpu,");
+  ASSERT_FALSE(trailing.ok());
+  EXPECT_NE(trailing.status().message().find("ends with a comma"), std::string::npos)
+      << trailing.status().message();
 }
 
 }  // namespace

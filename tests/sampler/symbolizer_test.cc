@@ -353,8 +353,8 @@ TEST(KernelSymbolsTest, ReadsTextSymbolsOfAKallsymsFile) {
 
 // The process's table: this machine's kernel, when /proc/kallsyms shows addresses.
 TEST(KernelSymbolsTest, NamesThisKernelsSyscallEntry) {
-  std::string why;
-  if (!KernelSymbols::AddressesVisible(&why)) GTEST_SKIP() << why;
+  const Status visible = KernelSymbols::CheckAddressesVisible();
+  if (!visible.ok()) GTEST_SKIP() << visible.message();
   const std::shared_ptr<const KernelSymbols> symbols = KernelSymbols::Shared();
   EXPECT_GT(symbols->size(), 1000u);
   EXPECT_EQ(KernelSymbols::Shared().get(), symbols.get()) << "one table while it is held";

@@ -29,8 +29,8 @@ std::string WriteRecording(CpuSampleEvent cpu_samples, const std::string& name) 
   config.cpu_samples = cpu_samples;
   config.engine = "perf_cpu_clock";
   config.interval_nanos = 10000000;
-  std::string error;
-  EXPECT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+  const Status written = WriteWorkload(workload, &clock, spacing, config, nullptr);
+  EXPECT_TRUE(written.ok()) << written.message();
   return path;
 }
 
@@ -214,8 +214,8 @@ class EventToolsTest : public ::testing::TestWithParam<bool> {
     config.interval_nanos = 10000000;
     config.context_id = upload_layout;
     config.pyroscope = upload_layout;
-    std::string error;
-    ASSERT_TRUE(WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) << error;
+    const Status written = WriteWorkload(workload, &clock, spacing, config, nullptr);
+    ASSERT_TRUE(written.ok()) << written.message();
   }
   Profile Load(EventSelection selection) {
     Profile profile;
@@ -364,8 +364,9 @@ TEST(WaitJoinTest, AWaitJoinsTheContextOfItsEnd) {
   config.interval_nanos = 1000000;
   config.wall_interval_nanos = 1000000;
   config.context_id = true;
+  const Status written = WriteWorkload(workload, &clock, ms, config, nullptr);
+  ASSERT_TRUE(written.ok()) << written.message();
   std::string error;
-  ASSERT_TRUE(WriteWorkload(workload, &clock, ms, config, nullptr, &error)) << error;
   Profile profile;
   ASSERT_TRUE(profile.Load(path, EventSelection::kLock, &error)) << error;
   ASSERT_EQ(profile.samples().size(), 1u);
@@ -373,7 +374,8 @@ TEST(WaitJoinTest, AWaitJoinsTheContextOfItsEnd) {
   EXPECT_EQ(profile.ValueOf(profile.samples()[0], 0), "/search");
   // The start would have joined /checkout: the case this rule is for.
   JfrReader reader;
-  ASSERT_TRUE(reader.Read(path, {}, &error)) << error;
+  const Status read = reader.Read(path, {});
+  ASSERT_TRUE(read.ok()) << read.message();
   const JfrEvent* at_start = reader.ContextAt(101, static_cast<int64_t>(t + 1 * ms));
   ASSERT_NE(at_start, nullptr);
   EXPECT_EQ(at_start->Field("endpoint").string(), "/checkout");

@@ -38,9 +38,8 @@ int main(int argc, char** argv) {
     config.alloc_interval_bytes = 524288;
     config.lock_threshold_nanos = 1000000;
   }
-  std::string error;
-  if (!WriteWorkload(workload, &clock, spacing, config, nullptr, &error)) {
-    fprintf(stderr, "%s\n", error.c_str());
+  if (Status written = WriteWorkload(workload, &clock, spacing, config, nullptr); !written.ok()) {
+    fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   return 0;

@@ -1,6 +1,8 @@
 // Status: the outcome of a profiler call that can fail (start, stop, dump, attribute
-// registration, and the start steps below them): a code that says what kind of failure it is,
-// the OS error number when a system call failed, and a message that names the input and the fix.
+// registration, the start steps below them, the JFR files' I/O and reading): a code that says
+// what kind of failure it is, the OS error number when a system call failed, and a message that
+// names the input and the fix. A leaf: it depends on nothing of ours, so every layer, the JFR
+// format leaf included, returns it.
 //
 // Messages are neutral to the front end: they speak of options ("option 'file': ..."), paths
 // and commands, never of one API's function names. Each front end (the C API, the Java API, the
@@ -10,8 +12,8 @@
 // StatusOr<T>: a value or the Status that says why there is none.
 //
 // Thread safety: plain values; a const Status may be read from any thread.
-#ifndef CTXPROF_PROFILER_STATUS_H_
-#define CTXPROF_PROFILER_STATUS_H_
+#ifndef CTXPROF_PROFILER_BASE_STATUS_H_
+#define CTXPROF_PROFILER_BASE_STATUS_H_
 
 #include <cstdint>
 #include <optional>
@@ -24,7 +26,7 @@ enum class StatusCode : uint8_t {
   kOk,
   kInvalidArgument,  // a bad option, value or argument: the caller must change it
   kWrongState,       // the call does not fit the profiler's state (already running, not running)
-  kIo,               // a file or folder could not be created, written or closed
+  kIo,               // a file or folder could not be created, read, written or closed
   kUnavailable,      // the system refused a resource: perf events, timers, signals, memory,
                      // threads; another engine, signal or limit may work
 };
@@ -78,6 +80,7 @@ class StatusOr {
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
   T& value() { return *value_; }
+  const T& value() const { return *value_; }
 
  private:
   Status status_;
@@ -86,4 +89,4 @@ class StatusOr {
 
 }  // namespace ctxprof
 
-#endif  // CTXPROF_PROFILER_STATUS_H_
+#endif  // CTXPROF_PROFILER_BASE_STATUS_H_
