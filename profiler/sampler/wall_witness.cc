@@ -232,18 +232,28 @@ void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool publish
   witness.state.store(WallWitness::kSleeping, std::memory_order_release);
 }
 
-bool WallWitnessTable::StillThere(WallWitness* witness, uint64_t cpu_nanos,
-                                  const ContextBlock* block) {
+bool WallWitnessTable::StillThere(WallWitness* witness, const ContextBlock* block,
+                                  const Clock& clock, uint64_t* cpu_nanos, uint64_t* there_ticks) {
+  *cpu_nanos = 0;
   if (witness->state.load(std::memory_order_acquire) != WallWitness::kSleeping) return false;
-  if (cpu_nanos == witness->cpu_checked) return true;  // executed nothing since that check
-  if (cpu_nanos < witness->cpu_nanos || cpu_nanos - witness->cpu_nanos >= kRunNanos) return false;
+  const pid_t tid = witness->tid.load(std::memory_order_relaxed);
+  // Before the CPU clock: an unmoved clock proves the thread did not run up to its read.
+  const uint64_t before_ticks = clock.Now();
+  if (!ThreadCpuNanos(tid, cpu_nanos)) {
+    *cpu_nanos = 0;
+    return false;  // exited
+  }
+  if (*cpu_nanos == witness->cpu_checked) {  // executed nothing since that check
+    *there_ticks = before_ticks;
+    return true;
+  }
+  if (*cpu_nanos < witness->cpu_nanos || *cpu_nanos - witness->cpu_nanos >= kRunNanos) return false;
   const uint64_t sequence =
       block != nullptr ? block->sequence.load(std::memory_order_acquire) : ~0ull;
   if (sequence != witness->context_sequence) return false;
   uint64_t sp;
   uint64_t pc;
-  if (!BlockedAt(static_cast<uint32_t>(witness - slots_.get()),
-                 witness->tid.load(std::memory_order_relaxed), &sp, &pc) ||
+  if (!BlockedAt(static_cast<uint32_t>(witness - slots_.get()), tid, &sp, &pc) ||
       sp != witness->sp || pc != witness->pc) {
     return false;
   }
@@ -255,7 +265,13 @@ bool WallWitnessTable::StillThere(WallWitness* witness, uint64_t cpu_nanos,
     return false;
   }
   if (HashCopy(copy, witness->stack_bytes / sizeof(uint64_t)) != witness->stack_hash) return false;
-  witness->cpu_checked = cpu_nanos;
+  // It was there when the reads above saw it; unless it ran during them (it could have left and
+  // come back), also at this time.
+  const uint64_t after_ticks = clock.Now();
+  uint64_t cpu_after;
+  if (!ThreadCpuNanos(tid, &cpu_after) || cpu_after != *cpu_nanos) return false;
+  witness->cpu_checked = *cpu_nanos;
+  *there_ticks = after_ticks;
   return true;
 }
 

@@ -9,12 +9,16 @@
 // the return addresses and saved registers of the frames the sample walked; its context block's
 // sequence (even; the owner increments it on every write).
 // The thread counts as still there (StillThere) when, at a visit of the sampler:
-//  * its CPU clock has not moved since the last visit that checked it (the clock is the
-//    scheduler's sum_exec_runtime, exact to the nanosecond); or
+//  * its CPU clock has not moved since the last visit that found it there (the clock is the
+//    scheduler's sum_exec_runtime, exact to the nanosecond, and moves whenever the thread runs):
+//    it executed nothing since, so it was there up to the clock read; or
 //  * it moved by less than kRunNanos in all since the witness (the signal's return, the system
 //    call's restart, a short wake-up), AND the kernel shows it blocked in a system call at the
 //    same sp and pc (/proc/self/task/TID/syscall), AND the kStackBytes above sp hash the same,
-//    AND the context sequence is unchanged.
+//    AND the context sequence is unchanged, AND its CPU clock did not move during these reads
+//    (so it was there during all of them, not only at one).
+// Either way the check yields a time at which the thread was provably there: the sampler stamps
+// its repeats with it, never with the time it writes them (by then the thread may have woken).
 // So a thread that went from one wait to another (a different stack), changed its context, or
 // ran for kRunNanos or more gets a signal again. What the check cannot tell: a thread that, with
 // less than kRunNanos of CPU, left its wait and came back to the same sp and pc with the same
@@ -47,6 +51,7 @@
 #include <vector>
 
 #include "context/context_block.h"
+#include "profiler/sampler/clock.h"
 
 namespace ctxprof {
 
@@ -107,9 +112,12 @@ class WallWitnessTable {
                           void* ucontext, const ContextBlock* block);
 
   // Sampler side: true when the thread of `witness` is still where its witness saw it (state
-  // kSleeping and the checks in the header comment), `cpu_nanos` being its CPU clock now.
-  // Updates cpu_checked. Not thread-safe (one scratch buffer): the sampler thread only.
-  bool StillThere(WallWitness* witness, uint64_t cpu_nanos, const ContextBlock* block);
+  // kSleeping and the checks in the header comment); then *there_ticks is a time on `clock` at
+  // which it provably was (a repeat stamped then shows the thread as it was at its time).
+  // *cpu_nanos: its CPU clock as read (0 when unreadable: the thread exited). Updates
+  // cpu_checked. Not thread-safe (one scratch buffer): the sampler thread only.
+  bool StillThere(WallWitness* witness, const ContextBlock* block, const Clock& clock,
+                  uint64_t* cpu_nanos, uint64_t* there_ticks);
 
  private:
   // Sampler side: true when the thread of `slot` (`tid`) is blocked in a system call, with the sp
