@@ -65,7 +65,8 @@ void WallEngine::AddThread(pid_t tid) {
   // Its wall time counts from the last tick (0: the start): a thread that waits several ticks
   // for its first visit (more threads than the budget, backpressure) gets them all in that
   // sample's weight.
-  targets_.push_back(Target{tid, witnesses_->Acquire(tid), last_tick_, 0, 0, 0, kUnaccounted, 0});
+  targets_.push_back(
+      Target{tid, witnesses_->Acquire(tid), last_tick_, 0, WallCheck(), 0, 0, kUnaccounted, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
@@ -87,7 +88,7 @@ void WallEngine::OweRepeat(Target* target, std::vector<Send>* sends) {
   const uint64_t intervals = target->idle_tick - target->accounted_tick;
   sends->push_back(Send{target->tid, WallWitnessTable::kNoSlot,
                         static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), true,
-                        target->there_ticks});
+                        target->check.there_ticks, target->repeated_ticks});
   target->accounted_tick = target->idle_tick;
 }
 
@@ -103,11 +104,10 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
     case WallWitness::kSleeping: {
       const bool quiet = target->quiet_since_tick != kUnaccounted;
       if (quiet && tick < target->next_check_tick) return true;
-      const uint64_t cpu_at_last_check = witness.cpu_checked;  // valid while quiet
-      uint64_t cpu_nanos;
-      uint64_t there_ticks;
-      if (!witnesses_->StillThere(&witness, context_map_->BlockFor(target->tid), *clock_,
-                                  &cpu_nanos, &there_ticks)) {
+      const uint64_t cpu_at_last_check = target->check.cpu_checked;  // valid while quiet
+      if (!witnesses_->StillThere(witness, context_map_->BlockFor(target->tid), *clock_,
+                                  &target->check)) {
+        const uint64_t cpu_nanos = target->check.cpu_nanos;
         // cpu_nanos 0: it exited (ESRCH at the signal).
         if (quiet && cpu_nanos != 0 && tick > target->idle_tick && cpu_nanos >= cpu_at_last_check) {
           // It left its wait within the ticks since its last check: it ran for about its CPU
@@ -123,7 +123,7 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
       }
       if (!quiet) target->quiet_since_tick = tick;
       target->idle_tick = tick;
-      target->there_ticks = there_ticks;
+      target->repeated_ticks = witness.sample_ticks;
       target->next_check_tick = tick + CheckSpacing(tick - target->quiet_since_tick, second);
       return true;
     }
@@ -185,11 +185,12 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
     const uint64_t intervals =
         target.accounted_tick == kUnaccounted ? 1 : tick - target.accounted_tick;
     sends->push_back(Send{target.tid, target.slot,
-                          static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false,
+                          static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false, 0,
                           0});
     target.accounted_tick = tick;
     target.signalled_tick = tick;
     target.quiet_since_tick = kUnaccounted;
+    target.check.cpu_checked = UINT64_MAX;  // its next witness is a new one
     if (target.slot != WallWitnessTable::kNoSlot) {
       witnesses_->at(target.slot).state.store(WallWitness::kPending, std::memory_order_release);
     }
@@ -213,6 +214,8 @@ void WallEngine::WriteRepeat(const Send& repeat) {
   record->weight = repeat.weight;
   record->virtual_thread_id = 0;
   memset(&record->context, 0, sizeof(record->context));
+  record->event = EventFields();
+  record->event.amount = repeat.repeated_ticks;
   record->frame_count = 0;
   buffer_->Publish(record);
 }

@@ -8,22 +8,17 @@
 //    wall sample with that weight and state (sleeping when interrupted in a system call). At most
 //    threads_per_tick signals go out per tick.
 //  * A sleeping thread's handler also leaves a witness (wall_witness.h). While the thread is still
-//    where its witness saw it, it gets no signal: the sampler writes a kSampleRepeatLast record
-//    for its idle intervals instead (when it is seen to have left, after about a second of idling,
-//    and when it is removed), which the session turns into a copy of its last wall sample
-//    (profiler/session/wall_repeats.h). The repeat is stamped with the time of the last check
-//    that proved the thread there, not with the time it is written: a thread found gone woke
-//    after that check, and a repeat stamped later would show its old stack, state and context
-//    inside its new phase. An idle thread costs one clock_gettime of its CPU clock (and one
-//    clock read) per check, and its time is all there, on the stack it waits in. Idle visits do
-//    not use the per-tick budget.
+//    where its witness saw it, it gets no signal: its idle intervals become a kSampleRepeatLast
+//    record naming that sample (when it is seen to have left, every second of idling, when it is
+//    removed), stamped with the last check that proved it there (it may have woken since), which
+//    the session turns into a copy of that sample (profiler/session/wall_repeats.h). Each check
+//    costs a clock read and a clock_gettime; idle visits do not use the per-tick budget.
 //  * Checks thin out for a long-idle thread (CheckSpacing): every tick for its first second, then
 //    every 2nd tick, after two seconds every kMaxCheckSpacing-th (a JVM's many waiting threads made
 //    the clock reads most of the sampler's CPU). When a spaced check finds the thread gone, the
 //    unchecked ticks are split by its CPU clock: as many intervals as it ran (at least one) go to
-//    its next sample, the rest to the wait's repeat (still stamped at the last check that saw
-//    the thread there). Wall time stays whole; only when, within kMaxCheckSpacing - 1
-//    intervals, it left the wait is unknown.
+//    its next sample, the rest to the wait. Wall time stays whole; only when, within
+//    kMaxCheckSpacing - 1 intervals, it left the wait is unknown.
 //  * A thread whose previous signal is still being handled (its witness slot unfinished) is not
 //    signalled again, since a second signal would merge into the pending one and lose its weight;
 //    after about a second it is signalled anyway (the first was lost).
@@ -120,7 +115,8 @@ class WallEngine : public SamplingEngine {
     // next sample counts one interval).
     uint64_t accounted_tick;
     uint64_t idle_tick;       // seen still where its witness saw it at this tick
-    uint64_t there_ticks;     // the clock's time at which the last check proved it there
+    WallCheck check;          // its witness's checks (there_ticks: the time of its repeat)
+    uint64_t repeated_ticks;  // the ticks of the wall sample its repeat repeats
     uint64_t signalled_tick;  // the tick of its last signal
     // The first of the checks in a row that found it still there; kUnaccounted: none since its
     // last signal (or the last check that found it gone).
@@ -130,9 +126,10 @@ class WallEngine : public SamplingEngine {
   struct Send {
     pid_t tid;
     uint32_t slot;
-    uint32_t weight;  // intervals
-    bool repeat;      // a repeat record instead of a signal
-    uint64_t ticks;   // a repeat's time: when the thread was last proven idle
+    uint32_t weight;          // intervals
+    bool repeat;              // a repeat record instead of a signal
+    uint64_t ticks;           // a repeat's time: when the thread was last proven idle
+    uint64_t repeated_ticks;  // a repeat's sample (wall_repeats.h)
   };
 
   void Run();
