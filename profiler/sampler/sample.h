@@ -62,8 +62,8 @@ enum SampleFlags : uint8_t {
   kSampleContextBusy = 1 << 1,  // the context read hit a write in progress; context is empty
   kSampleContextTorn = 1 << 2,  // the context kept changing during the read; context is empty
   // A wall record of the wall sampler, not of the handler: the thread did not run since its
-  // last wall sample, which stands for `weight` more intervals (no frames, no context; the
-  // session repeats the thread's last wall sample, profiler/session/wall_repeats.h).
+  // wall sample of ticks `event.amount`, which stands for `weight` more intervals (no frames, no
+  // context; the session repeats that sample, profiler/session/wall_repeats.h).
   kSampleRepeatLast = 1 << 3,
 };
 

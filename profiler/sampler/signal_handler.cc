@@ -153,7 +153,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
     carried_here = SaturatingAdd(carried_here, weight);
     buffer->CountDrop();
     if (witness_slot != WallWitnessTable::kNoSlot) {
-      g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, false, 0, ucontext, block);
+      g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, 0, 0, ucontext, block);
     }
     return;
   }
@@ -194,7 +194,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
   g_samples.fetch_add(1, std::memory_order_relaxed);
   if (witness_slot != WallWitnessTable::kNoSlot) {
     // After the publish: the sampler repeats this sample only once it sees the witness.
-    g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, true,
+    g_session.wall_witnesses->WitnessFromHandler(witness_slot, tid, entry_ticks,
                                                  context_read ? syscall_end : 0, ucontext, block);
   }
 }

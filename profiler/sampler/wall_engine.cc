@@ -54,7 +54,7 @@ void WallEngine::Stop() {
     }
     targets_.clear();
   }
-  for (const Send& repeat : repeats) WriteRepeat(repeat.tid, repeat.weight);
+  for (const Send& repeat : repeats) WriteRepeat(repeat);
 }
 
 void WallEngine::AddThread(pid_t tid) {
@@ -65,7 +65,8 @@ void WallEngine::AddThread(pid_t tid) {
   // Its wall time counts from the last tick (0: the start): a thread that waits several ticks
   // for its first visit (more threads than the budget, backpressure) gets them all in that
   // sample's weight.
-  targets_.push_back(Target{tid, witnesses_->Acquire(tid), last_tick_, 0, 0, kUnaccounted, 0});
+  targets_.push_back(
+      Target{tid, witnesses_->Acquire(tid), last_tick_, 0, WallCheck(), 0, 0, kUnaccounted, 0});
 }
 
 void WallEngine::RemoveThread(pid_t tid) {
@@ -86,7 +87,8 @@ void WallEngine::OweRepeat(Target* target, std::vector<Send>* sends) {
   if (target->idle_tick <= target->accounted_tick) return;
   const uint64_t intervals = target->idle_tick - target->accounted_tick;
   sends->push_back(Send{target->tid, WallWitnessTable::kNoSlot,
-                        static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), true});
+                        static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), true,
+                        target->check.there_ticks, target->repeated_ticks});
   target->accounted_tick = target->idle_tick;
 }
 
@@ -102,11 +104,12 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
     case WallWitness::kSleeping: {
       const bool quiet = target->quiet_since_tick != kUnaccounted;
       if (quiet && tick < target->next_check_tick) return true;
-      uint64_t cpu_nanos;
-      if (!ThreadCpuNanos(target->tid, &cpu_nanos)) return false;  // exited: ESRCH next
-      const uint64_t cpu_at_last_check = witness.cpu_checked;      // valid while quiet
-      if (!witnesses_->StillThere(&witness, cpu_nanos, context_map_->BlockFor(target->tid))) {
-        if (quiet && tick > target->idle_tick && cpu_nanos >= cpu_at_last_check) {
+      const uint64_t cpu_at_last_check = target->check.cpu_checked;  // valid while quiet
+      if (!witnesses_->StillThere(witness, context_map_->BlockFor(target->tid), *clock_,
+                                  &target->check)) {
+        const uint64_t cpu_nanos = target->check.cpu_nanos;
+        // cpu_nanos 0: it exited (ESRCH at the signal).
+        if (quiet && cpu_nanos != 0 && tick > target->idle_tick && cpu_nanos >= cpu_at_last_check) {
           // It left its wait within the ticks since its last check: it ran for about its CPU
           // time of them, the last ones; before that it was still waiting.
           const uint64_t unchecked = tick - target->idle_tick;
@@ -120,6 +123,7 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
       }
       if (!quiet) target->quiet_since_tick = tick;
       target->idle_tick = tick;
+      target->repeated_ticks = witness.sample_ticks;
       target->next_check_tick = tick + CheckSpacing(tick - target->quiet_since_tick, second);
       return true;
     }
@@ -181,10 +185,12 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
     const uint64_t intervals =
         target.accounted_tick == kUnaccounted ? 1 : tick - target.accounted_tick;
     sends->push_back(Send{target.tid, target.slot,
-                          static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false});
+                          static_cast<uint32_t>(std::min<uint64_t>(intervals, INT32_MAX)), false, 0,
+                          0});
     target.accounted_tick = tick;
     target.signalled_tick = tick;
     target.quiet_since_tick = kUnaccounted;
+    target.check.cpu_checked = UINT64_MAX;  // its next witness is a new one
     if (target.slot != WallWitnessTable::kNoSlot) {
       witnesses_->at(target.slot).state.store(WallWitness::kPending, std::memory_order_release);
     }
@@ -192,22 +198,24 @@ void WallEngine::Visit(uint64_t tick, std::vector<Send>* sends) {
   }
 }
 
-void WallEngine::WriteRepeat(pid_t tid, uint32_t weight) {
-  intervals_accounted_.fetch_add(weight, std::memory_order_relaxed);
+void WallEngine::WriteRepeat(const Send& repeat) {
+  intervals_accounted_.fetch_add(repeat.weight, std::memory_order_relaxed);
   SampleRecord* record = buffer_->TryClaim();
   if (record == nullptr) {
     buffer_->CountDrop();
     return;
   }
-  record->ticks = clock_->Now();
-  record->tid = tid;
+  record->ticks = repeat.ticks;
+  record->tid = repeat.tid;
   record->kind = SampleKind::kWall;
   record->engine = Engine::kWall;
   record->flags = kSampleRepeatLast;
   record->state = ThreadState::kSleeping;
-  record->weight = weight;
+  record->weight = repeat.weight;
   record->virtual_thread_id = 0;
   memset(&record->context, 0, sizeof(record->context));
+  record->event = EventFields();
+  record->event.amount = repeat.repeated_ticks;
   record->frame_count = 0;
   buffer_->Publish(record);
 }
@@ -215,7 +223,7 @@ void WallEngine::WriteRepeat(pid_t tid, uint32_t weight) {
 void WallEngine::Deliver(const std::vector<Send>& sends, pid_t pid, uid_t uid) {
   for (const Send& send : sends) {
     if (send.repeat) {
-      WriteRepeat(send.tid, send.weight);
+      WriteRepeat(send);
       continue;
     }
     intervals_accounted_.fetch_add(send.weight, std::memory_order_relaxed);

@@ -8,11 +8,11 @@
 //    wall sample with that weight and state (sleeping when interrupted in a system call). At most
 //    threads_per_tick signals go out per tick.
 //  * A sleeping thread's handler also leaves a witness (wall_witness.h). While the thread is still
-//    where its witness saw it, it gets no signal: the sampler writes a kSampleRepeatLast record
-//    for its idle intervals instead (when it is seen to have left, after about a second of idling,
-//    and when it is removed), which the session turns into a copy of its last wall sample
-//    (profiler/session/wall_repeats.h). An idle thread costs one clock_gettime per check, and its
-//    time is all there, on the stack it waits in. Idle visits do not use the per-tick budget.
+//    where its witness saw it, it gets no signal: its idle intervals become a kSampleRepeatLast
+//    record naming that sample (when it is seen to have left, every second of idling, when it is
+//    removed), stamped with the last check that proved it there (it may have woken since), which
+//    the session turns into a copy of that sample (profiler/session/wall_repeats.h). Each check
+//    costs a clock read and a clock_gettime; idle visits do not use the per-tick budget.
 //  * Checks thin out for a long-idle thread (CheckSpacing): every tick for its first second, then
 //    every 2nd tick, after two seconds every kMaxCheckSpacing-th (a JVM's many waiting threads made
 //    the clock reads most of the sampler's CPU). When a spaced check finds the thread gone, the
@@ -115,6 +115,8 @@ class WallEngine : public SamplingEngine {
     // next sample counts one interval).
     uint64_t accounted_tick;
     uint64_t idle_tick;       // seen still where its witness saw it at this tick
+    WallCheck check;          // its witness's checks (there_ticks: the time of its repeat)
+    uint64_t repeated_ticks;  // the ticks of the wall sample its repeat repeats
     uint64_t signalled_tick;  // the tick of its last signal
     // The first of the checks in a row that found it still there; kUnaccounted: none since its
     // last signal (or the last check that found it gone).
@@ -124,8 +126,10 @@ class WallEngine : public SamplingEngine {
   struct Send {
     pid_t tid;
     uint32_t slot;
-    uint32_t weight;  // intervals
-    bool repeat;      // a repeat record instead of a signal
+    uint32_t weight;          // intervals
+    bool repeat;              // a repeat record instead of a signal
+    uint64_t ticks;           // a repeat's time: when the thread was last proven idle
+    uint64_t repeated_ticks;  // a repeat's sample (wall_repeats.h)
   };
 
   void Run();
@@ -140,7 +144,7 @@ class WallEngine : public SamplingEngine {
   // Appends the repeat a target owes for its idle intervals up to idle_tick, if any.
   static void OweRepeat(Target* target, std::vector<Send>* sends);
   void Deliver(const std::vector<Send>& sends, pid_t pid, uid_t uid);
-  void WriteRepeat(pid_t tid, uint32_t weight);
+  void WriteRepeat(const Send& repeat);
 
   const uint64_t interval_ns_;
   const int signal_;

@@ -190,7 +190,7 @@ void WallWitnessTable::Decode(const sigval& value, uint32_t* weight, uint32_t* s
   *slot = static_cast<uint32_t>(bits >> 32);
 }
 
-void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool published,
+void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, uint64_t published_ticks,
                                           uintptr_t syscall_end_pc, void* ucontext,
                                           const ContextBlock* block) {
   if (slot >= kCapacity) return;
@@ -201,7 +201,7 @@ void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool publish
   }
   uint64_t sequence = ~0ull;
   if (block != nullptr) sequence = block->sequence.load(std::memory_order_acquire);
-  if (!published || syscall_end_pc == 0 || (sequence & 1) != 0) {
+  if (published_ticks == 0 || syscall_end_pc == 0 || (sequence & 1) != 0) {
     witness.state.store(WallWitness::kRan, std::memory_order_release);
     return;
   }
@@ -228,34 +228,49 @@ void WallWitnessTable::WitnessFromHandler(uint32_t slot, pid_t tid, bool publish
   witness.stack_hash = stack.hash.Value();
   witness.cpu_nanos = cpu_nanos;
   witness.context_sequence = sequence;
-  witness.cpu_checked = UINT64_MAX;
+  witness.sample_ticks = published_ticks;
   witness.state.store(WallWitness::kSleeping, std::memory_order_release);
 }
 
-bool WallWitnessTable::StillThere(WallWitness* witness, uint64_t cpu_nanos,
-                                  const ContextBlock* block) {
-  if (witness->state.load(std::memory_order_acquire) != WallWitness::kSleeping) return false;
-  if (cpu_nanos == witness->cpu_checked) return true;  // executed nothing since that check
-  if (cpu_nanos < witness->cpu_nanos || cpu_nanos - witness->cpu_nanos >= kRunNanos) return false;
+bool WallWitnessTable::StillThere(const WallWitness& witness, const ContextBlock* block,
+                                  const Clock& clock, WallCheck* check) {
+  check->cpu_nanos = 0;
+  if (witness.state.load(std::memory_order_acquire) != WallWitness::kSleeping) return false;
+  const pid_t tid = witness.tid.load(std::memory_order_relaxed);
+  // Before the CPU clock: an unmoved CPU clock proves the thread did not run up to its read.
+  const uint64_t before_ticks = clock.Now();
+  uint64_t cpu_nanos;
+  if (!ThreadCpuNanos(tid, &cpu_nanos)) return false;  // exited
+  check->cpu_nanos = cpu_nanos;
+  if (cpu_nanos == check->cpu_checked) {  // executed nothing since that check
+    check->there_ticks = before_ticks;
+    return true;
+  }
+  if (cpu_nanos < witness.cpu_nanos || cpu_nanos - witness.cpu_nanos >= kRunNanos) return false;
   const uint64_t sequence =
       block != nullptr ? block->sequence.load(std::memory_order_acquire) : ~0ull;
-  if (sequence != witness->context_sequence) return false;
+  if (sequence != witness.context_sequence) return false;
   uint64_t sp;
   uint64_t pc;
-  if (!BlockedAt(static_cast<uint32_t>(witness - slots_.get()),
-                 witness->tid.load(std::memory_order_relaxed), &sp, &pc) ||
-      sp != witness->sp || pc != witness->pc) {
+  if (!BlockedAt(static_cast<uint32_t>(&witness - slots_.get()), tid, &sp, &pc) ||
+      sp != witness.sp || pc != witness.pc) {
     return false;
   }
   uint64_t* copy = scratch_.get();
-  const iovec local{copy, witness->stack_bytes};
-  const iovec remote{reinterpret_cast<void*>(witness->sp), witness->stack_bytes};
+  const iovec local{copy, witness.stack_bytes};
+  const iovec remote{reinterpret_cast<void*>(witness.sp), witness.stack_bytes};
   if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-      static_cast<ssize_t>(witness->stack_bytes)) {
+      static_cast<ssize_t>(witness.stack_bytes)) {
     return false;
   }
-  if (HashCopy(copy, witness->stack_bytes / sizeof(uint64_t)) != witness->stack_hash) return false;
-  witness->cpu_checked = cpu_nanos;
+  if (HashCopy(copy, witness.stack_bytes / sizeof(uint64_t)) != witness.stack_hash) return false;
+  // It was there when the reads above saw it; unless it ran during them (it could have left and
+  // come back), also at this time.
+  const uint64_t after_ticks = clock.Now();
+  uint64_t cpu_after;
+  if (!ThreadCpuNanos(tid, &cpu_after) || cpu_after != cpu_nanos) return false;
+  check->cpu_checked = cpu_nanos;
+  check->there_ticks = after_ticks;
   return true;
 }
 

@@ -7,14 +7,17 @@
 // was interrupted in a system call): the thread's CPU clock; the interrupted sp and pc; a hash of
 // the innermost kStackBytes of its stack from sp up (fewer where the mapping ends), which holds
 // the return addresses and saved registers of the frames the sample walked; its context block's
-// sequence (even; the owner increments it on every write).
+// sequence (even; the owner increments it on every write); the sample's ticks, which repeats name.
 // The thread counts as still there (StillThere) when, at a visit of the sampler:
-//  * its CPU clock has not moved since the last visit that checked it (the clock is the
-//    scheduler's sum_exec_runtime, exact to the nanosecond); or
+//  * its CPU clock (the scheduler's sum_exec_runtime, exact to the nanosecond) has not moved
+//    since the last visit that found it there: it executed nothing since; or
 //  * it moved by less than kRunNanos in all since the witness (the signal's return, the system
 //    call's restart, a short wake-up), AND the kernel shows it blocked in a system call at the
 //    same sp and pc (/proc/self/task/TID/syscall), AND the kStackBytes above sp hash the same,
-//    AND the context sequence is unchanged.
+//    AND the context sequence is unchanged, AND its CPU clock did not move during these reads
+//    (so it was there during all of them, not only at one).
+// Either way the check yields a time at which the thread was provably there: its repeats' time,
+// never the time they are written (by then the thread may have woken).
 // So a thread that went from one wait to another (a different stack), changed its context, or
 // ran for kRunNanos or more gets a signal again. What the check cannot tell: a thread that, with
 // less than kRunNanos of CPU, left its wait and came back to the same sp and pc with the same
@@ -47,8 +50,18 @@
 #include <vector>
 
 #include "context/context_block.h"
+#include "profiler/sampler/clock.h"
 
 namespace ctxprof {
+
+// The sampler's own state of the checks of one thread's witness (sampler thread only).
+struct WallCheck {
+  // The CPU clock at the last check that found it there; UINT64_MAX: none since the witness
+  // (reset whenever a signal asks for a new one).
+  uint64_t cpu_checked = UINT64_MAX;
+  uint64_t cpu_nanos = 0;    // the CPU clock at the last check, 0 when it could not be read
+  uint64_t there_ticks = 0;  // a time at which the last check that found it there proved it
+};
 
 struct alignas(64) WallWitness {
   enum State : uint32_t {
@@ -65,7 +78,7 @@ struct alignas(64) WallWitness {
   uint64_t stack_hash = 0;        // handler
   uint64_t cpu_nanos = 0;         // handler: the thread's CPU clock when the witness was taken
   uint64_t context_sequence = 0;  // handler: ~0 when the thread has no context block
-  uint64_t cpu_checked = 0;       // sampler: the CPU clock at the last visit that found it there
+  uint64_t sample_ticks = 0;      // handler: the ticks of the wall sample it witnesses
 };
 static_assert(sizeof(WallWitness) == 64, "one cache line per slot");
 
@@ -99,17 +112,20 @@ class WallWitnessTable {
   static void Decode(const sigval& value, uint32_t* weight, uint32_t* slot);
 
   // Handler side (async-signal-safe): finishes slot `slot` (any value: out of range is ignored)
-  // for the wall sample the handler just took of thread `tid` (`published` false: it kept
-  // none), interrupted at `ucontext`; `syscall_end_pc` is the address after the system call
-  // instruction it was interrupted in, 0 when it was not in one; `block` is the thread's
+  // for the wall sample the handler just took of thread `tid` (`published_ticks`: its ticks, 0
+  // when it kept none), interrupted at `ucontext`; `syscall_end_pc` is the address after the system
+  // call instruction it was interrupted in, 0 when it was not in one; `block` is the thread's
   // context block or null.
-  void WitnessFromHandler(uint32_t slot, pid_t tid, bool published, uintptr_t syscall_end_pc,
-                          void* ucontext, const ContextBlock* block);
+  void WitnessFromHandler(uint32_t slot, pid_t tid, uint64_t published_ticks,
+                          uintptr_t syscall_end_pc, void* ucontext, const ContextBlock* block);
 
   // Sampler side: true when the thread of `witness` is still where its witness saw it (state
-  // kSleeping and the checks in the header comment), `cpu_nanos` being its CPU clock now.
-  // Updates cpu_checked. Not thread-safe (one scratch buffer): the sampler thread only.
-  bool StillThere(WallWitness* witness, uint64_t cpu_nanos, const ContextBlock* block);
+  // kSleeping and the checks in the header comment); then check->there_ticks is a time on
+  // `clock` at which it provably was (a repeat stamped then shows the thread as it was at its
+  // time) and check->cpu_checked its CPU clock. check->cpu_nanos: its CPU clock as read (0 when
+  // unreadable: the thread exited). Not thread-safe (one scratch buffer): the sampler thread only.
+  bool StillThere(const WallWitness& witness, const ContextBlock* block, const Clock& clock,
+                  WallCheck* check);
 
  private:
   // Sampler side: true when the thread of `slot` (`tid`) is blocked in a system call, with the sp

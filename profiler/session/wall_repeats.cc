@@ -18,23 +18,60 @@ void CopyRecord(const SampleRecord& from, SampleRecord* to) {
 
 void WallRepeats::Remember(const SampleRecord& record) {
   Last& last = last_[record.tid];
+  last.used_ticks = std::max(last.used_ticks, record.ticks);
   // Default-initialized: CopyRecord writes what is read, and value-initializing would zero all
   // kMaxStackDepth frames (32 KiB) per thread.
-  if (last.record == nullptr) last.record.reset(new SampleRecord);
-  CopyRecord(record, last.record.get());
-  last.used_ticks = record.ticks;
+  if (last.newest == nullptr) {
+    last.newest.reset(new SampleRecord);
+    CopyRecord(record, last.newest.get());
+    return;
+  }
+  if (record.ticks >= last.newest->ticks) {
+    // The older one's memory takes the new sample, which becomes the newest.
+    if (last.older == nullptr) last.older.reset(new SampleRecord);
+    last.older.swap(last.newest);
+    CopyRecord(record, last.newest.get());
+  } else if (last.older == nullptr || record.ticks >= last.older->ticks) {
+    if (last.older == nullptr) last.older.reset(new SampleRecord);
+    CopyRecord(record, last.older.get());
+  }
 }
 
-const SampleRecord& WallRepeats::Repeat(const SampleRecord& repeat) {
-  auto found = last_.find(repeat.tid);
-  if (found == last_.end()) return repeat;
-  Last& last = found->second;
-  CopyRecord(*last.record, scratch_.get());
-  scratch_->ticks = repeat.ticks;
-  scratch_->weight = repeat.weight;
-  scratch_->flags = last.record->flags;
-  last.used_ticks = repeat.ticks;
+const SampleRecord& WallRepeats::CopyAs(const SampleRecord& sample, uint64_t ticks,
+                                        uint32_t weight) {
+  CopyRecord(sample, scratch_.get());
+  scratch_->ticks = ticks;
+  scratch_->weight = weight;
   return *scratch_;
+}
+
+const SampleRecord* WallRepeats::Repeat(const SampleRecord& repeat) {
+  const uint64_t named = repeat.event.amount;
+  Last& last = last_[repeat.tid];
+  last.used_ticks = std::max(last.used_ticks, repeat.ticks);
+  for (const SampleRecord* kept : {last.newest.get(), last.older.get()}) {
+    if (kept != nullptr && kept->ticks == named) return &CopyAs(*kept, repeat.ticks, repeat.weight);
+  }
+  if (last.older != nullptr && named < last.older->ticks) {
+    // Its sample came before two later ones and is no longer kept: count the time, no stack.
+    CopyRecord(repeat, scratch_.get());
+    scratch_->flags &= static_cast<uint8_t>(~kSampleRepeatLast);
+    scratch_->event = EventFields();
+    return scratch_.get();
+  }
+  last.held.push_back(Held{repeat.ticks, named, repeat.weight});
+  return nullptr;
+}
+
+const SampleRecord* WallRepeats::NextHeldRepeatOf(const SampleRecord& sample) {
+  Last& last = last_[sample.tid];
+  for (size_t i = 0; i < last.held.size(); ++i) {
+    if (last.held[i].repeated_ticks != sample.ticks) continue;
+    const Held held = last.held[i];
+    last.held.erase(last.held.begin() + static_cast<long>(i));
+    return &CopyAs(sample, held.ticks, held.weight);
+  }
+  return nullptr;
 }
 
 void WallRepeats::Forget(uint64_t ticks) {

@@ -1,14 +1,20 @@
 // WallRepeats: turns the wall sampler's repeat records (kSampleRepeatLast, wall_engine.h) back
-// into samples: a copy of the thread's last wall sample (frames, state, context, virtual thread)
-// at the repeat's time with the repeat's weight. A thread that did not run since that sample is
-// still where it showed it; the sampler only sends a repeat for such a thread.
+// into samples: a copy of the wall sample the repeat names (its ticks in event.amount: frames,
+// state, context, virtual thread) at the repeat's time with the repeat's weight. A thread that did
+// not run since that sample is still where it showed it; the sampler only sends a repeat for such
+// a thread, stamped with a time at which it proved the thread still there (never later: the
+// thread may have woken since).
 //
-// A repeat for a thread with no wall sample yet (its first signal's handler has not published
-// before the repeat was drained, or that sample was dropped) passes as it is: a wall sample of
-// that weight with no frames and no context, so the time is still counted.
+// The drain hands records over in slot order, not in the order they were published (a drain that
+// wraps around the ring, sample_buffer.h), so a repeat may arrive after its thread's next sample,
+// or before the sample it repeats. Hence a repeat names its sample: each thread's two latest wall
+// samples (by ticks) are kept, and a repeat whose sample has not arrived yet is held until it does.
+// A repeat whose sample is older than both kept ones passes as it is: a wall sample of that weight
+// with no frames and no context, so the time is still counted but no stack is guessed.
 //
-// Memory: one record header plus the frames of each thread's last wall sample, for the threads
-// that had one in the last minute of samples (Forget drops the others): ~2 KiB per thread at
+// Memory: two record headers plus their frames for each thread that had a wall sample in the
+// last minute of samples (Forget drops the others, and with them any repeat still held, which
+// cannot happen while the drain runs: a repeat names a published sample): ~4 KiB per thread at
 // depth=128.
 //
 // Thread safety: none; used by the session's background thread only (Session::DrainSamples).
@@ -20,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "profiler/sampler/sample.h"
 
@@ -29,8 +36,9 @@ class WallRepeats {
  public:
   WallRepeats() : scratch_(new SampleRecord()) {}
 
-  // Calls emit(record) for every record but a repeat, which it replaces as above; remembers
-  // each thread's last wall sample. The record passed to emit is valid during the call only.
+  // Calls emit(record) for every record but a repeat, which it replaces as above (now, or when
+  // the sample it names arrives); remembers each thread's latest wall samples. The record passed
+  // to emit is valid during the call only.
   template <typename Emit>
   void Expand(const SampleRecord& record, Emit emit) {
     if (record.kind != SampleKind::kWall) {
@@ -38,8 +46,9 @@ class WallRepeats {
     } else if ((record.flags & kSampleRepeatLast) == 0) {
       Remember(record);
       emit(record);
-    } else {
-      emit(Repeat(record));
+      while (const SampleRecord* repeat = NextHeldRepeatOf(record)) emit(*repeat);
+    } else if (const SampleRecord* repeat = Repeat(record)) {
+      emit(*repeat);
     }
   }
 
@@ -47,13 +56,28 @@ class WallRepeats {
   void Forget(uint64_t ticks);
 
  private:
+  struct Held {
+    uint64_t ticks;           // the repeat's
+    uint64_t repeated_ticks;  // the sample it names
+    uint32_t weight;
+  };
   struct Last {
-    std::unique_ptr<SampleRecord> record;  // header and frames[0..frame_count)
-    uint64_t used_ticks;                   // the last sample or repeat of the thread
+    // The thread's two latest wall samples by ticks (header and frames[0..frame_count)); older
+    // is null until the second one.
+    std::unique_ptr<SampleRecord> newest;
+    std::unique_ptr<SampleRecord> older;
+    uint64_t used_ticks = 0;  // the last sample or repeat of the thread
+    std::vector<Held> held;   // repeats that came before the sample they name
   };
 
   void Remember(const SampleRecord& record);
-  const SampleRecord& Repeat(const SampleRecord& repeat);
+  // The expansion of `repeat`, or null when it is held.
+  const SampleRecord* Repeat(const SampleRecord& repeat);
+  // The expansion of one held repeat that names `sample` (forgetting it), or null when none is
+  // left.
+  const SampleRecord* NextHeldRepeatOf(const SampleRecord& sample);
+  // scratch_ := `sample` at the time and with the weight of a repeat.
+  const SampleRecord& CopyAs(const SampleRecord& sample, uint64_t ticks, uint32_t weight);
 
   std::unordered_map<pid_t, Last> last_;
   std::unique_ptr<SampleRecord> scratch_;

@@ -37,7 +37,7 @@ void OnWallSignal(int, siginfo_t* info, void* ucontext) {
   g_weight.fetch_add(weight, std::memory_order_relaxed);
   g_signals.fetch_add(1, std::memory_order_relaxed);
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
-  g_witnesses->WitnessFromHandler(slot, tid, false, 0, ucontext, nullptr);
+  g_witnesses->WitnessFromHandler(slot, tid, 0, 0, ucontext, nullptr);
   errno = saved_errno;
 }
 
