@@ -29,7 +29,7 @@
 #include "profiler/profiler.h"
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/signal_handler.h"
-#include "tests/sampler/queued_signal.h"
+#include "tests/support/queued_signal.h"
 
 namespace ctxprof {
 namespace {
