@@ -13,7 +13,7 @@
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/jfr_events/thread_pool.h"
 #include "tests/jfr/synthetic.h"
-#include "tests/status_testing.h"
+#include "tests/support/status_testing.h"
 
 namespace ctxprof {
 namespace {

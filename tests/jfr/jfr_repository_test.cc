@@ -9,7 +9,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
-#include "tests/status_testing.h"
+#include "tests/support/status_testing.h"
 
 namespace ctxprof {
 namespace {

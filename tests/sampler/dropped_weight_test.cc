@@ -16,7 +16,7 @@
 #include "profiler/sampler/signal_handler.h"
 #include "profiler/sampler/stack_walker.h"
 #include "profiler/sampler/tsc_clock.h"
-#include "tests/sampler/queued_signal.h"
+#include "tests/support/queued_signal.h"
 
 namespace ctxprof {
 namespace {

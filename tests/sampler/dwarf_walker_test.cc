@@ -31,7 +31,7 @@
 #include "profiler/sampler/stack_walker.h"
 #include "profiler/symbols/symbolizer.h"
 #include "tests/sampler/native_chain.h"
-#include "tests/sampler/sampler_test_util.h"
+#include "tests/support/session_test_util.h"
 
 namespace ctxprof {
 namespace {

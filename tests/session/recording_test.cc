@@ -14,7 +14,7 @@
 #include "profiler/ctxprof.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
-#include "tests/status_testing.h"
+#include "tests/support/status_testing.h"
 
 namespace {
 

@@ -29,8 +29,8 @@
 #include "profiler/ctxprof.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
-#include "tests/sampler/sampler_test_util.h"
-#include "tests/status_testing.h"
+#include "tests/support/session_test_util.h"
+#include "tests/support/status_testing.h"
 
 namespace ctxprof {
 namespace {

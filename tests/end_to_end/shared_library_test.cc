@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/sampler/sampler_test_util.h"
+#include "tests/support/session_test_util.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 #include "profiler/ctxprof.h"
 #include "profiler/profiler.h"
-#include "tests/sampler/sampler_test_util.h"
+#include "tests/support/session_test_util.h"
 
 namespace ctxprof {
 namespace {

@@ -181,7 +181,7 @@ class DebugFileTest : public ::testing::Test {
     char folder[] = "/tmp/ctxprof_debugfiles_XXXXXX";
     ASSERT_NE(mkdtemp(folder), nullptr);
     folder_ = folder;
-    debug_ = ReadAll(Runfile("tests/sampler/stripped/libnamed_plugin.debug"));
+    debug_ = ReadAll(Runfile("tests/symbols/stripped/libnamed_plugin.debug"));
     ASSERT_FALSE(debug_.empty());
   }
   void TearDown() override { system(("rm -rf " + folder_).c_str()); }
@@ -195,7 +195,7 @@ class DebugFileTest : public ::testing::Test {
 TEST_F(DebugFileTest, ByBuildId) {
   const std::string library = folder_ + "/lib/libnamed_plugin.so";
   MakeFolders(folder_ + "/lib");
-  WriteAll(library, ReadAll(Runfile("tests/sampler/stripped/libnamed_plugin.so")));
+  WriteAll(library, ReadAll(Runfile("tests/symbols/stripped/libnamed_plugin.so")));
   const std::string id = BuildIdHex(library);
   ASSERT_GT(id.size(), 2u) << "the library has no build id";
   MakeFolders(folder_ + "/root/.build-id/" + id.substr(0, 2));
@@ -222,7 +222,7 @@ TEST_F(DebugFileTest, ByBuildId) {
 TEST_F(DebugFileTest, ByDebugLinkAndCrc) {
   const std::string library = folder_ + "/lib/libnamed_plugin_nobuildid.so";
   MakeFolders(folder_ + "/lib/.debug");
-  WriteAll(library, ReadAll(Runfile("tests/sampler/stripped/libnamed_plugin_nobuildid.so")));
+  WriteAll(library, ReadAll(Runfile("tests/symbols/stripped/libnamed_plugin_nobuildid.so")));
   ASSERT_EQ(BuildIdHex(library), "");
   WriteAll(folder_ + "/lib/.debug/libnamed_plugin.debug", debug_);
   const LoadedPlugin plugin = LoadPlugin(library);

@@ -1,8 +1,8 @@
 // Profiling signals queued by a test to its own thread, as the engines send them: a signal sent
 // to the calling thread (and not blocked) is handled before the sending system call returns, so
 // a test sees the handler's effect at once, with no timers.
-#ifndef CTXPROF_TESTS_SAMPLER_QUEUED_SIGNAL_H_
-#define CTXPROF_TESTS_SAMPLER_QUEUED_SIGNAL_H_
+#ifndef CTXPROF_TESTS_SUPPORT_QUEUED_SIGNAL_H_
+#define CTXPROF_TESTS_SUPPORT_QUEUED_SIGNAL_H_
 
 #include <signal.h>
 #include <sys/syscall.h>
@@ -36,4 +36,4 @@ inline long QueueToThisThread(siginfo_t info) {
 
 }  // namespace ctxprof::testing
 
-#endif  // CTXPROF_TESTS_SAMPLER_QUEUED_SIGNAL_H_
+#endif  // CTXPROF_TESTS_SUPPORT_QUEUED_SIGNAL_H_

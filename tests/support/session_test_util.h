@@ -1,7 +1,7 @@
-// Helpers shared by the sampler's end-to-end tests: CPU burning by thread CPU time, and queries
+// Helpers for tests that run a profiling session: CPU burning by thread CPU time, and queries
 // over the aggregated, symbolized stacks.
-#ifndef CTXPROF_TESTS_SAMPLER_SAMPLER_TEST_UTIL_H_
-#define CTXPROF_TESTS_SAMPLER_SAMPLER_TEST_UTIL_H_
+#ifndef CTXPROF_TESTS_SUPPORT_SESSION_TEST_UTIL_H_
+#define CTXPROF_TESTS_SUPPORT_SESSION_TEST_UTIL_H_
 
 #include <time.h>
 
@@ -65,4 +65,4 @@ inline uint64_t Weight(const std::vector<AggregatedStack>& stacks,
 
 }  // namespace ctxprof::testing
 
-#endif  // CTXPROF_TESTS_SAMPLER_SAMPLER_TEST_UTIL_H_
+#endif  // CTXPROF_TESTS_SUPPORT_SESSION_TEST_UTIL_H_

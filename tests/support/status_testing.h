@@ -1,7 +1,7 @@
 // IsOk: a gtest predicate for a Status or a StatusOr that prints the failure's message, so a
 // test reads ASSERT_TRUE(IsOk(writer->Close())) instead of naming a variable for the message.
-#ifndef CTXPROF_TESTS_STATUS_TESTING_H_
-#define CTXPROF_TESTS_STATUS_TESTING_H_
+#ifndef CTXPROF_TESTS_SUPPORT_STATUS_TESTING_H_
+#define CTXPROF_TESTS_SUPPORT_STATUS_TESTING_H_
 
 #include <gtest/gtest.h>
 
@@ -21,4 +21,4 @@ template <typename T>
 
 }  // namespace ctxprof
 
-#endif  // CTXPROF_TESTS_STATUS_TESTING_H_
+#endif  // CTXPROF_TESTS_SUPPORT_STATUS_TESTING_H_

@@ -29,8 +29,8 @@
 #include "profiler/profiler.h"
 #include "profiler/sampler/event_recorder.h"
 #include "profiler/sampler/signal_handler.h"
-#include "tests/sampler/queued_signal.h"
-#include "tests/status_testing.h"
+#include "tests/support/queued_signal.h"
+#include "tests/support/status_testing.h"
 
 namespace ctxprof {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "profiler/ctxprof.h"
-#include "tests/sampler/sampler_test_util.h"
+#include "tests/support/session_test_util.h"
 
 namespace ctxprof {
 namespace {
