@@ -1,5 +1,6 @@
 #include "profiler/options.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -303,6 +304,15 @@ Status ParseUploadLabels(std::string_view value, UploadOptions* upload) {
 
 Status ApplyOption(std::string_view key, std::string_view value, Options* options,
                    bool* interval_given, bool* wall_given) {
+  const std::vector<OptionHelp>& table = OptionTable();
+  if (std::none_of(table.begin(), table.end(),
+                   [key](const OptionHelp& option) { return key == option.key; })) {
+    std::string known;
+    for (const OptionHelp& option : table)
+      known += (known.empty() ? "" : ", ") + std::string(option.key);
+    return Status::InvalidArgument("unknown option " + Quote(key) + " (value " + Quote(value) +
+                                   "); known options: " + known);
+  }
   int64_t number = 0;
   if (key == "event") return ParseEvent(value, options);
   if (key == "interval") {
@@ -512,14 +522,8 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
     options->upload.ca_file = std::string(value);
     return Status();
   }
-  return Status::InvalidArgument(
-      "unknown option " + Quote(key) + " (value " + Quote(value) +
-      "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
-      "clock, "
-      "signal, wallsignal, "
-      "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
-      "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
-      "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca");
+  // A key of OptionTable() that no branch above parses (options_test catches it).
+  return Status::InvalidArgument("option " + Quote(key) + " is listed but not parsed");
 }
 
 // upload= and what it needs from the other options; fills the upload defaults.
@@ -648,6 +652,51 @@ bool ParseSignal(std::string_view text, int* signal) {
   }
   *signal = number;
   return true;
+}
+
+// Keys the parser takes (ApplyOption refuses any other), defaults that parse to the defaults of
+// Options (tests/options/options_test.cc checks both).
+const std::vector<OptionHelp>& OptionTable() {
+  static const std::vector<OptionHelp> table = {
+      {"event", "cpu", "cpu, ctimer, itimer, wall, alloc, lock joined by + (one CPU engine)"},
+      {"interval", "10ms",
+       "CPU sampling interval, 100us..1h (event=wall alone: the wall interval)"},
+      {"wall", "", "wall-clock sampling at this interval, 1ms..1h (50ms with event=wall)"},
+      {"filter", "", "context: wall-sample only threads that have a context"},
+      {"threads", "16", "wall: threads signalled per tick, 1..4096"},
+      {"depth", "128", "native frames per sample, 1..2048"},
+      {"unwind", "dwarf", "native stack walker: dwarf, libunwind or fp"},
+      {"cstack", "dwarf", "in a JVM: dwarf or fp (mixed stack), no (Java frames only), native"},
+      {"kernel", "true", "kernel frames in CPU samples: true or false"},
+      {"clock", "tsc", "timestamps: tsc or monotonic (monotonic with upload=)"},
+      {"signal", "SIGPROF", "the CPU engines' signal: a name or number"},
+      {"wallsignal", "SIGVTALRM", "the wall engine's signal, not the CPU engines'"},
+      {"buffer", "2048", "sample buffer slots, 16..65536"},
+      {"file", "", "write a JFR recording to this file"},
+      {"repository", "", "write a JFR file per chunk into this folder (not with file=)"},
+      {"attributes", "", "context attribute names, ';'-separated, bound to slots 0, 1, ..."},
+      {"alloc", "", "an allocation sample per SIZE bytes, 1..1g (512k with event=alloc; JVM)"},
+      {"live", "", "no value: also the sampled objects alive at the end (needs alloc=)"},
+      {"lock", "", "lock waits at least this long, 0ns..1h (10ms with event=lock; JVM)"},
+      {"select", "all",
+       "all, or if-context: all lock waits, finer alloc on threads with a context"},
+      {"chunksize", "", "start a new chunk at this size, e.g. 64m (3m with upload=)"},
+      {"maxsize", "", "repository=: delete the oldest chunks beyond this total size"},
+      {"chunktime", "", "start a new chunk after this long, 1ms..365d (10s with upload=)"},
+      {"maxage", "", "repository=: delete chunks that ended longer ago than this, e.g. 1d"},
+      {"flush", "1s", "make what is buffered readable at this interval, 1ms..365d"},
+      {"cpusamples", "jdk", "CPU sample event: jdk (jdk.ExecutionSample) or ctxprof"},
+      {"wallsamples", "profiler", "wall sample event: profiler (profiler.WallClockSample) or jdk"},
+      {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
+      {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
+      {"uploadname", "ctxprof", "the application name in Pyroscope"},
+      {"uploadlabels", "", "static series labels, k=v;k2=v2"},
+      {"uploadtoken", "", "env:VARIABLE or file:PATH holding a bearer token"},
+      {"uploadbasic", "", "env:VARIABLE or file:PATH holding user:password"},
+      {"uploadtenant", "", "env:VARIABLE or file:PATH holding the tenant (X-Scope-OrgID)"},
+      {"uploadca", "", "PEM CA certificates to verify an https server with"},
+  };
+  return table;
 }
 
 StatusOr<Options> ParseOptions(std::string_view text) {

@@ -4,9 +4,10 @@
 // the same string here. Parsing is all-or-nothing: on the first bad key or value ParseOptions
 // returns kInvalidArgument whose message names the key, the value and how to fix it.
 //
-// The keys, their ranges and defaults are listed in docs/SAMPLER.md, "Options" (keep that table
-// in step with the parser). Durations take a unit: ns, us, ms, s, m (minutes), h or d; sizes an
-// optional k, m or g suffix (powers of 1024, either case). By group:
+// Every key, its default and a one-line summary are in OptionTable(), which the parser consults
+// first (a key missing there is unknown) and `ctxprof record --help` prints; docs/SAMPLER.md,
+// "Options", says the same at length (keep it in step). Durations take a unit: ns, us, ms, s, m
+// (minutes), h or d; sizes an optional k, m or g suffix (powers of 1024, either case). By group:
 //   sampling   event= (cpu|ctimer|itimer|wall|alloc|lock joined by '+', at most one CPU engine;
 //              cpu falls back to ctimer, then itimer), interval=, wall=, filter=context,
 //              threads=, depth=, unwind=dwarf|libunwind|fp, cstack=dwarf|fp|no|native
@@ -56,12 +57,12 @@ struct JfrOptions {
   uint64_t chunk_time_ns = 0;
   uint64_t max_size_bytes = 0;
   uint64_t max_age_ns = 0;
-  uint64_t flush_interval_ns = 0;
-  bool cpu_samples_as_ctxprof = false;  // cpusamples=ctxprof
-  bool wall_samples_as_jdk = false;     // wallsamples=jdk
-  bool context_id = false;              // contextid=true
-  bool context_id_given = false;        // contextid= was present
-  bool pyroscope = false;               // upload=: the layout Pyroscope's parser reads right
+  uint64_t flush_interval_ns = kNanosPerSecond;  // flush=1s, as the writer's own default
+  bool cpu_samples_as_ctxprof = false;           // cpusamples=ctxprof
+  bool wall_samples_as_jdk = false;              // wallsamples=jdk
+  bool context_id = false;                       // contextid=true
+  bool context_id_given = false;                 // contextid= was present
+  bool pyroscope = false;  // upload=: the layout Pyroscope's parser reads right
 };
 
 // Where a secret comes from: an environment variable or a file (its text, one trailing newline
@@ -127,6 +128,18 @@ struct Options {
 };
 
 StatusOr<Options> ParseOptions(std::string_view text);
+
+// One agent option as help texts show it.
+struct OptionHelp {
+  const char* key;
+  // A value ParseOptions takes that gives the same Options as leaving the key out; "" when the
+  // key has no such value (what it sets is off or empty unless given).
+  const char* default_value;
+  const char* summary;  // one line, at most 74 characters
+};
+
+// Every key ParseOptions accepts, in the order of docs/SAMPLER.md's Options table.
+const std::vector<OptionHelp>& OptionTable();
 
 // Pieces of the parser, exposed for tests and for callers with single values. Each returns
 // false and leaves its output untouched when the text is not a valid value.

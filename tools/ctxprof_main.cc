@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ctxprof_version.h"
+#include "profiler/options.h"
 #include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
@@ -427,24 +428,27 @@ int Attach(const std::vector<std::string>& args, const std::string& executable) 
 }
 
 // One command of the tool. An entry here is all a new command needs: `ctxprof --help` lists
-// it, `ctxprof NAME --help` prints `help`, and `ctxprof NAME ...` calls `run` with the
-// arguments after NAME and the path ctxprof was started as (to find libctxprof.so).
+// it, `ctxprof NAME --help` prints `help` (then the agent's options when `agent_options`), and
+// `ctxprof NAME ...` calls `run` with the arguments after NAME and the path ctxprof was started
+// as (to find libctxprof.so).
 struct Command {
   const char* name;
   const char* summary;  // its line in `ctxprof --help`
   const char* help;
+  bool agent_options;
   int (*run)(const std::vector<std::string>& args, const std::string& executable);
 };
 
 constexpr Command kCommands[] = {
     {"report", "hottest methods per context attribute value (or per thread), as text", kReportHelp,
-     Report},
+     false, Report},
     {"flame", "a self-contained HTML flame graph with a selector per attribute value; --diff",
-     kFlameHelp, Flame},
-    {"convert", "collapsed stacks, gzipped pprof or OTLP profiles", kConvertHelp, Convert},
-    {"record", "run a JVM with the ctxprof agent and write a JFR recording", kRecordHelp, Record},
+     kFlameHelp, false, Flame},
+    {"convert", "collapsed stacks, gzipped pprof or OTLP profiles", kConvertHelp, false, Convert},
+    {"record", "run a JVM with the ctxprof agent and write a JFR recording", kRecordHelp, true,
+     Record},
     {"attach", "start, stop, dump or ask the status of profiling in a running JVM", kAttachHelp,
-     Attach},
+     true, Attach},
 };
 
 std::string MainHelp() {
@@ -456,6 +460,24 @@ std::string MainHelp() {
             command.summary + "\n";
   }
   return help + kMainNotes;
+}
+
+// The agent's option table (profiler/options.h), as `record --help` and `attach --help` end.
+std::string AgentOptionsHelp() {
+  const std::vector<ctxprof::OptionHelp>& table = ctxprof::OptionTable();
+  size_t width = 0;
+  for (const ctxprof::OptionHelp& option : table) {
+    width = std::max(width, strlen(option.key) + 1 + strlen(option.default_value));
+  }
+  std::string help =
+      "\nAgent options (--option KEY=VALUE; KEY=DEFAULT, or KEY alone when unset by default;\n"
+      "docs/SAMPLER.md, \"Options\"):\n";
+  for (const ctxprof::OptionHelp& option : table) {
+    std::string entry = option.key;
+    if (option.default_value[0] != '\0') entry += "=" + std::string(option.default_value);
+    help += "  " + entry + std::string(width + 2 - entry.size(), ' ') + option.summary + "\n";
+  }
+  return help;
 }
 
 const Command* FindCommand(const std::string& name) {
@@ -500,6 +522,7 @@ int main(int argc, char** argv) {
   }
   if (WantsHelp(args)) {
     fputs(command->help, stdout);
+    if (command->agent_options) fputs(AgentOptionsHelp().c_str(), stdout);
     return kOk;
   }
   return command->run(args, argv[0]);

@@ -50,12 +50,9 @@ std::string IdBytes(const std::string& hex, size_t bytes) {
   return out;
 }
 
-const char* FrameKindOf(const std::string& type) {
-  if (type == "Interpreted" || type == "JIT compiled" || type == "Inlined" ||
-      type == "C1 compiled") {
-    return "jvm";
-  }
-  return type == "Kernel" ? "kernel" : "native";
+const char* FrameKindOf(const Frame& frame) {
+  if (frame.IsJava()) return "jvm";
+  return frame.type == "Kernel" ? "kernel" : "native";
 }
 
 // Interns messages of one dictionary table: index 0 is the table's zero message, added up front.
@@ -105,8 +102,13 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     return link.bytes();
   }());
 
-  std::vector<int64_t> location_of_frame;
-  for (const Frame& frame : profile.frames()) {
+  // Only what samples use goes into the tables: the spec wants no stack that no sample
+  // references (a profile loaded with --events alloc still holds every event's stacks).
+  std::vector<int64_t> location_of_frame(profile.frames().size(), -1);
+  auto location_index = [&](uint32_t frame_index) {
+    int64_t& index = location_of_frame[frame_index];
+    if (index >= 0) return index;
+    const Frame& frame = profile.frames()[frame_index];
     ProtoWriter function;
     function.VarintField(field::kFunctionName, strings.Index(frame.Name()));
     function.VarintField(field::kFunctionSystemName,
@@ -118,17 +120,23 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     location.AlwaysBytesField(field::kLocationLines, line.bytes());
     location.PackedField(field::kLocationAttributeIndices,
                          {static_cast<uint64_t>(attributes.Index(StringAttribute(
-                             &strings, "profile.frame.type", FrameKindOf(frame.type))))});
-    location_of_frame.push_back(locations.Index(location.bytes()));
-  }
-  std::vector<int64_t> stack_index;
-  for (const std::vector<uint32_t>& stack : profile.stacks()) {
+                             &strings, "profile.frame.type", FrameKindOf(frame))))});
+    index = locations.Index(location.bytes());
+    return index;
+  };
+  std::vector<int64_t> index_of_stack(profile.stacks().size(), -1);
+  auto stack_index = [&](uint32_t stack) {
+    int64_t& index = index_of_stack[stack];
+    if (index >= 0) return index;
     std::vector<uint64_t> indices;
-    for (uint32_t frame : stack) indices.push_back(location_of_frame[frame]);  // leaf first
+    for (uint32_t frame : profile.stacks()[stack]) {
+      indices.push_back(static_cast<uint64_t>(location_index(frame)));  // leaf first
+    }
     ProtoWriter message;
     message.PackedField(field::kStackLocationIndices, indices);
-    stack_index.push_back(stacks.Index(message.bytes()));
-  }
+    index = stacks.Index(message.bytes());
+    return index;
+  };
 
   // Per kind: (stack, attribute indices, link) -> timestamps, and for the event kinds the
   // value of each.
@@ -156,7 +164,7 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
         link = links.Index(message.bytes());
       }
     }
-    Events& events = samples[sample.kind][{stack_index[sample.stack], attribute_indices, link}];
+    Events& events = samples[sample.kind][{stack_index(sample.stack), attribute_indices, link}];
     if (IsSample(sample.kind)) {
       events.times.insert(events.times.end(),
                           static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),

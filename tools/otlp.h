@@ -18,8 +18,9 @@
 // attributes (string values); the trace and span ids become the sample's Link (16 and 8 bytes;
 // an absent id is zero bytes). The dictionary is shared by all profiles; every table starts with
 // its zero entry as the spec requires, and functions ("class.method", system name with the
-// descriptor), locations (one Line; no line number for frames without one) and stacks (leaf
-// first) are deduplicated. Locations carry the attribute "profile.frame.type" = "jvm",
+// descriptor of a Java method; native frames have none), locations (one Line; no line number
+// for frames without one) and stacks (leaf first) are deduplicated and hold only what samples
+// use. Locations carry the attribute "profile.frame.type" = "jvm",
 // "native" or "kernel".
 #ifndef CTXPROF_TOOLS_OTLP_H_
 #define CTXPROF_TOOLS_OTLP_H_

@@ -9,6 +9,7 @@
 
 #include "profiler/jfr/jfr_metadata.h"
 #include "profiler/jfr/jfr_reader.h"
+#include "profiler/jfr/native_method.h"
 
 namespace ctxprof::tools {
 
@@ -318,9 +319,13 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     if (cached != stack_of_entry.end()) return cached->second;
     std::vector<uint32_t> stack;
     for (JfrFrame& raw : JfrReader::FramesOf(stack_trace)) {
-      stack.push_back(
-          intern_frame(Frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
-                             std::move(raw.descriptor), raw.line_number, std::move(raw.type)}));
+      Frame frame{DottedClassName(std::move(raw.class_name)), std::move(raw.method_name),
+                  std::move(raw.descriptor), raw.line_number, std::move(raw.type)};
+      if (!frame.IsJava()) {
+        frame.method_name = JoinNativeSymbol(frame.method_name, frame.descriptor);
+        frame.descriptor.clear();
+      }
+      stack.push_back(intern_frame(std::move(frame)));
     }
     auto inserted = stack_index_.emplace(stack, static_cast<uint32_t>(stacks_.size()));
     if (inserted.second) stacks_.push_back(std::move(stack));

@@ -52,10 +52,17 @@ WeightUnit UnitOf(EventSelection selection);
 
 struct Frame {
   std::string class_name;  // Java: '.'-separated ("com.example.Handler"); native: the library
+  // Native: the whole symbol ("PhaseChaitin::gather_lrg_masks(bool)"), rejoined from how the
+  // recording splits it (profiler/jfr/native_method.h).
   std::string method_name;
-  std::string descriptor;
+  std::string descriptor;  // Java: "(I)V"; native: "" (a native symbol has none of its own)
   int32_t line = 0;
   std::string type;  // "Interpreted", "JIT compiled", "Inlined", "Native", ...
+
+  bool IsJava() const {
+    return type == "Interpreted" || type == "JIT compiled" || type == "Inlined" ||
+           type == "C1 compiled";
+  }
 
   // "class.method": the name reports and graphs show (overloads are merged); a class frame
   // (no method) is the class name alone.

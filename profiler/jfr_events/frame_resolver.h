@@ -20,7 +20,8 @@ namespace ctxprof {
 // A frame as JFR shows it. Java class names are in the JVM's internal form ("java/lang/String",
 // as HotSpot writes them; readers show dots); the writer makes the part before the last '/' the
 // class's package. Native frames conventionally use the library name as class name
-// ("libc.so.6", no package) and "()L;" as descriptor; a descriptor must contain "(" and ")" or
+// ("libc.so.6", no package) and "()L;" as descriptor, or a C++ symbol's parameters as
+// descriptor (profiler/jfr/native_method.h); a descriptor must contain "(" and ")" or
 // `jfr print` fails.
 struct ResolvedFrame {
   std::string class_name;

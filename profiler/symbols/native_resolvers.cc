@@ -5,18 +5,22 @@
 
 #include <cstdio>
 
+#include "profiler/jfr/native_method.h"
+
 namespace ctxprof {
 
 void NativeFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   const bool return_address = frame.bci == kNativeReturnAddress;
-  out->descriptor = "()L;";  // `jfr print` requires a descriptor with parentheses
   if (frame.kind == FrameKind::kKernel) {
     out->method_name = symbolizer_.ResolveKernel(frame.id, return_address);
+    out->descriptor = kWholeSymbolDescriptor;
     out->class_name = "[kernel]";
     out->type = JfrFrameType::kKernel;
     return;
   }
-  out->method_name = symbolizer_.Resolve(frame.id, return_address);
+  // A C++ symbol's parameters go to the descriptor, for the JDK's tools (native_method.h).
+  SplitNativeSymbol(symbolizer_.Resolve(frame.id, return_address), &out->method_name,
+                    &out->descriptor);
   out->class_name = symbolizer_.ModuleName(frame.id);
   if (out->class_name.empty()) out->class_name = "[unknown]";
   out->type = JfrFrameType::kNative;

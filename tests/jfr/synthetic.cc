@@ -8,6 +8,7 @@
 #include <random>
 
 #include "profiler/jfr/jfr_metadata.h"
+#include "profiler/jfr/native_method.h"
 
 namespace ctxprof {
 
@@ -46,8 +47,13 @@ void FakeFrameResolver::Resolve(const RawFrame& frame, ResolvedFrame* out) {
   if (IsNative(frame)) {
     const uint64_t function = (frame.id - kNativeBase) / 16;
     out->class_name = "libfake.so";
-    out->method_name = "native_function_" + std::to_string(function);
-    out->descriptor = "()L;";
+    if (function >= kFirstCppFunction && function < kFirstCppFunction + kCppSymbols.size()) {
+      SplitNativeSymbol(kCppSymbols[function - kFirstCppFunction], &out->method_name,
+                        &out->descriptor);
+    } else {
+      out->method_name = "native_function_" + std::to_string(function);
+      out->descriptor = "()L;";
+    }
     out->type = JfrFrameType::kNative;
   } else {
     out->class_name = "com/example/svc/Handler" + std::to_string(frame.id % 7);

@@ -4,6 +4,7 @@
 #ifndef CTXPROF_TESTS_JFR_SYNTHETIC_H_
 #define CTXPROF_TESTS_JFR_SYNTHETIC_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,9 +47,21 @@ class FakeClock : public Clock {
   uint64_t now_;
 };
 
-// Java frames: id = method number; native frames: id = 0x7f0000000000 + function number * 16.
+// Java frames: id = method number; native frames: id = 0x7f0000000000 + function number * 16,
+// named libfake.so.native_function_<n>, or from function kFirstCppFunction on the symbols of
+// kCppSymbols as NativeFrameResolver writes them (profiler/jfr/native_method.h).
 class FakeFrameResolver : public FrameResolver {
  public:
+  static constexpr uint64_t kFirstCppFunction = 100;
+  static constexpr std::array<const char*, 6> kCppSymbols = {
+      "PhaseChaitin::gather_lrg_masks(bool)",
+      "Symbol::as_C_string() const",
+      "std::vector<int, std::allocator<int> >::push_back(int const&)",
+      "outer(void (*)(int)) [clone .isra.0]",
+      "(anonymous namespace)::helper(char const*)",
+      "read",
+  };
+
   void Resolve(const RawFrame& frame, ResolvedFrame* out) override;
   // "class.method" as `jfr` shows it, for the expectation of `frame`.
   static std::string DisplayName(const RawFrame& frame);

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace ctxprof {
 namespace {
@@ -369,6 +371,81 @@ TEST(OptionsTest, MalformedListsAreRejected) {
   ASSERT_FALSE(trailing.ok());
   EXPECT_NE(trailing.status().message().find("ends with a comma"), std::string::npos)
       << trailing.status().message();
+}
+
+// Every field of Options but the "was it given" flags, which record spelling, not settings.
+bool SameSettings(const Options& a, const Options& b) {
+  const JfrOptions& x = a.jfr;
+  const JfrOptions& y = b.jfr;
+  const UploadOptions& u = a.upload;
+  const UploadOptions& v = b.upload;
+  const auto same_secret = [](const SecretSource& s, const SecretSource& t) {
+    return s.kind == t.kind && s.reference == t.reference;
+  };
+  return a.cpu_engine == b.cpu_engine && a.cpu_interval_ns == b.cpu_interval_ns &&
+         a.wall_enabled == b.wall_enabled && a.wall_interval_ns == b.wall_interval_ns &&
+         a.filter_context == b.filter_context &&
+         a.wall_threads_per_tick == b.wall_threads_per_tick && a.depth == b.depth &&
+         a.unwind == b.unwind && a.cstack == b.cstack && a.kernel_frames == b.kernel_frames &&
+         a.clock == b.clock && a.signal == b.signal && a.wall_signal == b.wall_signal &&
+         a.buffer_slots == b.buffer_slots && a.file == b.file && a.repository == b.repository &&
+         a.attributes == b.attributes && a.alloc_interval_bytes == b.alloc_interval_bytes &&
+         a.live == b.live && a.lock_enabled == b.lock_enabled &&
+         a.lock_threshold_ns == b.lock_threshold_ns && a.select == b.select &&
+         x.chunk_size_bytes == y.chunk_size_bytes && x.chunk_time_ns == y.chunk_time_ns &&
+         x.max_size_bytes == y.max_size_bytes && x.max_age_ns == y.max_age_ns &&
+         x.flush_interval_ns == y.flush_interval_ns &&
+         x.cpu_samples_as_ctxprof == y.cpu_samples_as_ctxprof &&
+         x.wall_samples_as_jdk == y.wall_samples_as_jdk && x.context_id == y.context_id &&
+         x.pyroscope == y.pyroscope && u.url == v.url && u.https == v.https && u.host == v.host &&
+         u.port == v.port && u.path_prefix == v.path_prefix && u.name == v.name &&
+         u.labels == v.labels && same_secret(u.token, v.token) && same_secret(u.basic, v.basic) &&
+         same_secret(u.tenant, v.tenant) && u.ca_file == v.ca_file;
+}
+
+// The help table cannot drift from the parser: the parser refuses any key the table lacks, and
+// every listed key reaches its own branch of the parser.
+TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
+  const std::vector<OptionHelp>& table = OptionTable();
+  std::set<std::string> keys;
+  std::string listed;
+  for (const OptionHelp& option : table) {
+    EXPECT_TRUE(keys.insert(option.key).second) << option.key << " is listed twice";
+    listed += (listed.empty() ? "" : ", ") + std::string(option.key);
+    // Any value, good or bad: the answer is the key's own, never "unknown" or "not parsed".
+    for (const char* value : {"", "x", "1"}) {
+      const std::string text = std::string(option.key) + "=" + value;
+      const StatusOr<Options> parsed = ParseOptions(text);
+      if (parsed.ok()) continue;
+      EXPECT_EQ(parsed.status().message().find("unknown option"), std::string::npos)
+          << text << " -> " << parsed.status().message();
+      EXPECT_EQ(parsed.status().message().find("not parsed"), std::string::npos)
+          << text << " -> " << parsed.status().message();
+    }
+  }
+  EXPECT_EQ(keys.size(), 35u) << "a key was added or removed: update docs/SAMPLER.md too";
+  const StatusOr<Options> unknown = ParseOptions("bogus=1");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "unknown option 'bogus' (value '1'); known options: " + listed);
+}
+
+TEST(OptionTableTest, EachListedDefaultParsesToTheParsersDefault) {
+  const Options defaults = ParseOk("");
+  size_t with_default = 0;
+  for (const OptionHelp& option : OptionTable()) {
+    const std::string summary = option.summary;
+    EXPECT_FALSE(summary.empty()) << option.key;
+    EXPECT_LE(summary.size(), 74u) << option.key << ": " << summary;
+    if (std::string(option.default_value).empty()) continue;
+    ++with_default;
+    const std::string text = std::string(option.key) + "=" + option.default_value;
+    EXPECT_TRUE(SameSettings(ParseOk(text), defaults)) << text << " is not the default";
+  }
+  EXPECT_GE(with_default, 15u);
+  // A default that is not the parser's is caught.
+  EXPECT_FALSE(SameSettings(ParseOk("interval=20ms"), defaults));
+  EXPECT_FALSE(SameSettings(ParseOk("flush=2s"), defaults));
 }
 
 }  // namespace

@@ -42,6 +42,19 @@ for command in "" report flame convert record attach; do
   grep -q "^usage: ctxprof" "$tmp/out" || fail "ctxprof $command --help: no usage on stdout"
 done
 expect 0 "" help
+# record and attach list every agent option (profiler/options.cc's table, whose keys and defaults
+# tests/options/options_test.cc checks against the parser) with its default.
+agent_options=(event=cpu interval=10ms wall filter threads=16 depth=128 unwind=dwarf cstack=dwarf
+  kernel=true clock=tsc signal=SIGPROF wallsignal=SIGVTALRM buffer=2048 file repository attributes
+  alloc live lock select=all chunksize maxsize chunktime maxage flush=1s cpusamples=jdk
+  wallsamples=profiler contextid=false upload uploadname=ctxprof uploadlabels uploadtoken
+  uploadbasic uploadtenant uploadca)
+for command in record attach; do
+  expect 0 "" $command --help
+  listed=$(sed -n '/^Agent options/,$s/^  \([^ ]*\)  .*/\1/p' "$tmp/out" | tr '\n' ' ')
+  [[ $listed == "${agent_options[*]} " ]] ||
+    fail "ctxprof $command --help lists agent options: $listed; want: ${agent_options[*]}"
+done
 expect 0 "" record --lib x -h
 
 # Usage errors: exit 2.
@@ -129,6 +142,13 @@ printf '%s\n' "-agentpath:$tmp/libctxprof.so=start,event=cpu,interval=10ms,wall=
 cmp -s "$tmp/java-args" "$tmp/want-args" ||
   fail "java got: $(cat "$tmp/java-args" 2> /dev/null), want: $(cat "$tmp/want-args")"
 expect 1 "--lib $tmp/nope.so: no such file" record --lib "$tmp/nope.so" -- java Main
+# Each key the help lists is one the agent's parser knows: record refuses no listed key as
+# unknown (a bad value is refused with the option's own message; a good one runs "java").
+for option in "${agent_options[@]}"; do
+  PATH=$tmp/bin:$PATH timeout 30 "$ctxprof" record --lib "$tmp/libctxprof.so" \
+    --option "${option%%=*}=?" -o "$tmp/r.jfr" -- java Main > /dev/null 2> "$tmp/err"
+  grep -qF "unknown option" "$tmp/err" && fail "record --option ${option%%=*}=?: $(cat "$tmp/err")"
+done
 # Options the agent would refuse are refused before any JVM starts, with the agent's message.
 rm -f "$tmp/java-args"
 PATH=$tmp/bin:$PATH expect 2 "record: option 'event'" record --lib "$tmp/libctxprof.so" \

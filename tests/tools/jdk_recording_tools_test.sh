@@ -1,15 +1,18 @@
 #!/bin/bash
 # The tool on recordings the JDK wrote (JDK 17, and JDK 25 when installed; no ctxprof events,
 # so no context): report, collapsed and pprof all see exactly the jdk.ExecutionSample events
-# `jfr summary` counts, and the report has the busy loop's methods.
+# `jfr summary` counts, the report has the busy loop's methods, and OTLP gives the busy loop's
+# frames the JDK's line numbers (Line.line).
 #
-# Usage: jdk_recording_tools_test.sh <ctxprof> <BusyLoop.class> <profile.proto>
-# (profile.proto: the published pprof schema, from Debian's golang-github-google-pprof-dev)
+# Usage: jdk_recording_tools_test.sh <ctxprof> <BusyLoop.class> <profile.proto> <otlp.proto>
+# (profile.proto: the published pprof schema, from Debian's golang-github-google-pprof-dev;
+# otlp.proto: tests/tools/otlp_profiles.proto)
 set -euo pipefail
 
 ctxprof=$1
 busy_class=$2
 proto=$3
+otlp_proto=$4
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 
 fail() {
@@ -50,7 +53,37 @@ check_jdk() {  # $1 = JDK home
     --decode=perftools.profiles.Profile "$(basename "$proto")" > "$tmp/p.txt" ||
     fail "$name: protoc cannot decode the profile"
   [[ $(grep -c '^sample {' "$tmp/p.txt") == "$samples" ]] || fail "$name: pprof sample count"
-  echo "ok: $name: $samples execution samples in report, collapsed and pprof"
+
+  timeout 60 "$ctxprof" convert --to otlp "$recording" -o "$tmp/o.otlp" --quiet
+  timeout 60 protoc --proto_path="$(dirname "$otlp_proto")" \
+    --decode=opentelemetry.proto.profiles.v1development.ProfilesData "$(basename "$otlp_proto")" \
+    < "$tmp/o.otlp" > "$tmp/o.txt" || fail "$name: protoc cannot decode the OTLP profiles"
+  /usr/bin/python3 - "$tmp/o.txt" "$(dirname "$0")" << 'CHECK' || fail "$name: OTLP lines"
+import sys
+sys.path.insert(0, sys.argv[2])
+import protoc_text
+
+
+def fail(message):
+    print("FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+dictionary = protoc_text.parse(open(sys.argv[1], encoding="utf-8").read(), fail)["dictionary"][0]
+strings = dictionary["string_table"]
+names = [strings[f.get("name_strindex", [0])[0]] for f in dictionary["function_table"]]
+busy = 0
+for location in dictionary["location_table"][1:]:
+    line = location["lines"][0]
+    name = names[line["function_index"][0]]
+    if name.startswith("BusyLoop."):
+        busy += 1
+        if line.get("line", [0])[0] <= 0:
+            fail("%s: no line number (Line.line) in %r" % (name, line))
+if busy == 0:
+    fail("no location of BusyLoop")
+CHECK
+  echo "ok: $name: $samples execution samples in report, collapsed, pprof and OTLP"
 }
 
 check_jdk /usr/lib/jvm/java-17-openjdk-amd64

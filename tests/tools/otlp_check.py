@@ -24,6 +24,20 @@ def as_bytes(value):
     return value if isinstance(value, bytes) else value.encode("utf-8")
 
 
+def check_every_stack_used(dictionary, data, fail):
+    """The spec: every stack of the dictionary is referenced by a sample (index 0 excepted)."""
+    used = set()
+    for resource in data["resource_profiles"]:
+        for scope in resource["scope_profiles"]:
+            for profile in scope["profiles"]:
+                for sample in profile.get("samples", []):
+                    used.add(sample.get("stack_index", [0])[0])
+    orphans = set(range(1, len(dictionary["stack_table"]))) - used
+    if orphans:
+        fail("%d of %d stacks are referenced by no sample: %r" % (
+            len(orphans), len(dictionary["stack_table"]) - 1, sorted(orphans)))
+
+
 def main():
     decoded, recording, labelling = sys.argv[1:4]
     data = protoc_text.parse(open(decoded, encoding="utf-8").read(), fail)
@@ -41,6 +55,13 @@ def main():
         fail("link_table[0] is %r, want zero-filled ids" % zero_link)
 
     functions = [strings[f.get("name_strindex", [0])[0]] for f in dictionary["function_table"]]
+    # A Java method's system name adds its descriptor; a native symbol has none to add.
+    for function in dictionary["function_table"][1:]:
+        name = strings[function["name_strindex"][0]]
+        system_name = strings[function["system_name_strindex"][0]]
+        want = name if name.startswith("libfake.so.") else name + "(I)V"
+        if system_name != want:
+            fail("%s: system name %r, want %r" % (name, system_name, want))
     attributes = []
     for attribute in dictionary["attribute_table"]:
         attributes.append((strings[attribute.get("key_strindex", [0])[0]],
@@ -61,6 +82,8 @@ def main():
         locations.append(name)
     stacks = [[locations[i] for i in stack.get("location_indices", [])]
               for stack in dictionary["stack_table"]]
+
+    check_every_stack_used(dictionary, data, fail)
 
     resources = data["resource_profiles"]
     if len(resources) != 1 or len(resources[0]["scope_profiles"]) != 1:

@@ -40,7 +40,8 @@ decode "$tmp/thread.otlp" "$tmp/thread.txt"
 
 # Allocation and lock events (tools_workload.h, MakeToolsEventWorkload): one profile per kind,
 # in the kind's unit, one timestamp per event and its bytes or nanoseconds as its value; the
-# allocation profile's period is the recording's alloc= interval.
+# allocation profile's period is the recording's alloc= interval; every stack in the dictionary
+# is one a sample uses.
 "$generator" "$tmp/events.jfr" events
 for events in alloc lock; do
   timeout 60 "$ctxprof" convert --to otlp --events $events "$tmp/events.jfr" \
@@ -49,6 +50,7 @@ for events in alloc lock; do
   /usr/bin/python3 - "$tmp/$events.txt" $events "$(dirname "$checker")" <<'CHECK' ||
 import sys
 sys.path.insert(0, sys.argv[3])
+import otlp_check
 import protoc_text
 
 
@@ -59,6 +61,8 @@ def fail(message):
 
 data = protoc_text.parse(open(sys.argv[1], encoding="utf-8").read(), fail)
 strings = data["dictionary"][0]["string_table"]
+# The recording's CPU and wall samples have stacks too: none of them may be left in the table.
+otlp_check.check_every_stack_used(data["dictionary"][0], data, fail)
 got = {}
 for profile in data["resource_profiles"][0]["scope_profiles"][0]["profiles"]:
     sample_type = profile["sample_type"][0]

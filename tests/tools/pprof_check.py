@@ -73,6 +73,13 @@ def main():
         fail("time_nanos/duration_nanos %r/%r, the chunk header says %r" % (
             profile.get("time_nanos"), profile.get("duration_nanos"), chunk_range(recording)))
     functions = {f["id"][0]: strings[f["name"][0]] for f in profile["function"]}
+    # A Java method's system name adds its descriptor; a native symbol has none to add.
+    for function in profile["function"]:
+        name = strings[function["name"][0]]
+        system_name = strings[function["system_name"][0]]
+        want = name if name.startswith("libfake.so.") else name + "(I)V"
+        if system_name != want:
+            fail("%s: system name %r, want %r" % (name, system_name, want))
     wanted = [s for s in SAMPLES if events in ("all", s[1])]
     if sorted(functions.values()) != sorted({n for s in wanted for n in STACKS[s[2]]}):
         fail("functions %r" % sorted(functions.values()))

@@ -3,7 +3,7 @@ package io.ctxprof.agent;
 /**
  * A hot loop (hot) calling a small method (mix) that the JIT inlines into it once both are warm:
  * the ground truth for frame types. Run with -Xint, every Java frame is interpreted. Args: the
- * milliseconds to run.
+ * milliseconds of CPU time to run.
  */
 public final class InliningWorkload {
   static volatile long sink;
@@ -11,8 +11,8 @@ public final class InliningWorkload {
   private InliningWorkload() {}
 
   public static void main(String[] args) {
-    long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
-    while (System.nanoTime() < end) {
+    CpuBudget budget = new CpuBudget(Long.parseLong(args[0]));
+    while (budget.left()) {
       sink += hot(20_000);
     }
   }

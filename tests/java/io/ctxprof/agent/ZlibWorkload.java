@@ -7,7 +7,7 @@ import java.util.zip.Deflater;
  * Two threads whose stacks are known: "deflater" compresses with java.util.zip.Deflater, so most
  * of its CPU is in zlib's deflate under the Java native method Deflater.deflateBytesBytes (Java ->
  * JNI -> libz); "compute" runs a pure Java loop that the JIT compiles (no native frame at all).
- * The ground truth for the mixed stack. Args: the milliseconds to run.
+ * The ground truth for the mixed stack. Args: the milliseconds of CPU time each thread runs.
  */
 public final class ZlibWorkload {
   static volatile long sink;
@@ -20,23 +20,24 @@ public final class ZlibWorkload {
     // machine: samples before that end at the library's first frame.
     new Deflater().end();
     Thread.sleep(1000);
-    long end = System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
-    Thread deflater = new Thread(() -> deflateUntil(end), "deflater");
-    Thread compute = new Thread(() -> computeUntil(end), "compute");
+    long millis = Long.parseLong(args[0]);
+    Thread deflater = new Thread(() -> deflate(millis), "deflater");
+    Thread compute = new Thread(() -> compute(millis), "compute");
     deflater.start();
     compute.start();
     deflater.join();
     compute.join();
   }
 
-  static void deflateUntil(long end) {
+  static void deflate(long millis) {
+    CpuBudget budget = new CpuBudget(millis);
     byte[] input = new byte[1 << 20];
     Random random = new Random(42);
     for (int i = 0; i < input.length; i++) {
       input[i] = (byte) ('a' + random.nextInt(8)); // compressible, but not trivially
     }
     byte[] output = new byte[input.length + 1024];
-    while (System.nanoTime() < end) {
+    while (budget.left()) {
       Deflater deflater = new Deflater(Deflater.BEST_COMPRESSION);
       deflater.setInput(input);
       deflater.finish();
@@ -47,8 +48,9 @@ public final class ZlibWorkload {
     }
   }
 
-  static void computeUntil(long end) {
-    while (System.nanoTime() < end) {
+  static void compute(long millis) {
+    CpuBudget budget = new CpuBudget(millis);
+    while (budget.left()) {
       sink += spin(100_000);
     }
   }
