@@ -12,7 +12,8 @@ namespace ctxprof {
 namespace {
 
 constexpr uintptr_t kMaxStackStep = 16u << 20;
-constexpr int kMaxNonJavaFrames = 64;  // stubs, adapters, C frames stepped over per walk
+constexpr int kMaxNonJavaFrames = 64;
+constexpr int32_t kSynchronizationEntryBci = -1;  // stubs, adapters, C frames stepped over per walk
 
 VmLayout g_layout;  // written by Init before g_ready (release); read after it (acquire)
 std::atomic<bool> g_ready{false};
@@ -39,6 +40,8 @@ class JavaFrameCursor {
     kLost,         // a frame this walk cannot follow
   };
 
+  // `ucontext` null: the thread is stopped in the VM and the walk follows JVMTI's vframes, not
+  // ASGCT's (Semantics::kVframes).
   JavaFrameCursor(const VmLayout& layout, const char* thread, const void* ucontext,
                   VmStackWalker::Start start)
       : l_(layout),
@@ -63,6 +66,7 @@ class JavaFrameCursor {
     if (at_anchor) {
       frame_ = {anchor_pc, anchor_sp, anchor_sp, anchor.last_java_fp()};
     } else {
+      if (ucontext_ == nullptr) return false;  // stopped in the VM without a walkable anchor
       if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) return false;
       const MachineContext registers(ucontext_);
       frame_ = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
@@ -87,9 +91,12 @@ class JavaFrameCursor {
     // The first Java frame is stopped at a VM call when it is the anchor's frame itself
     // (forte.cpp compares the frame's pc with the anchor's). One reached through a stub has a
     // return address for pc too, but ASGCT looks it up as an interrupted pc; so do both walks.
-    pc_kind_ = at_anchor && anchor_pc == frame_.pc ? PcKind::kStoppedAtCall
-               : at_anchor || !start_at_return_    ? PcKind::kInterrupted
-                                                   : PcKind::kCallSite;
+    // A thread stopped in the VM is walked like JVMTI's vframes: every compiled frame's pc is
+    // a call's return address, looked up exactly (compiledVFrame's scope_desc_at).
+    pc_kind_ = ucontext_ == nullptr                  ? PcKind::kCaller
+               : at_anchor && anchor_pc == frame_.pc ? PcKind::kStoppedAtCall
+               : at_anchor || !start_at_return_      ? PcKind::kInterrupted
+                                                     : PcKind::kCallSite;
     return true;
   }
 
@@ -105,6 +112,8 @@ class JavaFrameCursor {
   const PhysicalFrame& frame() const { return frame_; }
   const CodeBlobView& blob() const { return blob_; }
   PcKind pc_kind() const { return pc_kind_; }
+  // The walk follows JVMTI's vframes (a thread stopped in the VM), not ASGCT's frames.
+  bool vframes() const { return ucontext_ == nullptr; }
   // The thread's state lets ASGCT trust an initial interpreted frame as it is.
   bool state_known_valid() const { return state_known_valid_; }
 
@@ -282,8 +291,13 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
   ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
-  // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
-  if (!scope.exists()) return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+  if (!scope.exists()) {
+    // JVMTI's vframes always find one: a return address without a PcDesc is not a call's (a
+    // deoptimized frame returns to its nmethod's deopt handler; the VM keeps the call's pc).
+    if (cursor.vframes()) return 0;
+    // ASGCT's: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
+    return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+  }
   const NmethodView::Metadata metadata = nmethod.metadata();
   const int room = count - k;
   int written = 0;
@@ -291,7 +305,10 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
     const ScopeDescView::Record record = scope.Read();
     if (record.method_index == 0) return 0;
     const FrameKind kind = record.sender > 0 ? FrameKind::kJavaInlined : FrameKind::kJavaJit;
-    if (!Emit(l, metadata.MethodAt(record.method_index), record.bci, kind, out + written)) {
+    // JVMTI's compiledVFrame::bci reports a synchronized method's entry (the scope's bci -1,
+    // HotSpot's SynchronizationEntryBCI) as bci 0; ASGCT reports the scope's own.
+    const int32_t bci = cursor.vframes() && record.bci == kSynchronizationEntryBci ? 0 : record.bci;
+    if (!Emit(l, metadata.MethodAt(record.method_index), bci, kind, out + written)) {
       return 0;
     }
     written++;
@@ -362,6 +379,15 @@ int VmStackWalker::AssignKinds(const char* java_thread, const void* ucontext, Ra
 
 int VmStackWalker::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
                         int max_depth, Start start) {
+  return ucontext != nullptr ? WalkFrom(java_thread, ucontext, start, frames, max_depth) : 0;
+}
+
+int VmStackWalker::WalkStopped(const char* java_thread, RawFrame* frames, int max_depth) {
+  return WalkFrom(java_thread, nullptr, Start::kInterrupted, frames, max_depth);
+}
+
+int VmStackWalker::WalkFrom(const char* java_thread, const void* ucontext, Start start,
+                            RawFrame* frames, int max_depth) {
   if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
       !g_layout.walks) {
     return 0;
