@@ -21,17 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
  * frame type), where ASGCT stopped early and the VM walk went on past the same frames
  * ("extended"), where only the VM walk could walk, how many differed, and how many the VM walk
  * declined (left to ASGCT). No stack may differ; and the VM walk must take most stacks of
- * compiled code, or profiling would pay ASGCT's price without anyone noticing. The same mode
- * checks the runtime events' walk (VmStackWalker::WalkStopped) against JVMTI GetStackTrace.
+ * compiled code, or profiling would pay ASGCT's price without anyone noticing.
  */
 class JavaWalkCheckTest {
   private static final Pattern CHECK =
       Pattern.compile(
           "Java walk check: (\\d+) agreed, (\\d+) extended, (\\d+) walked where ASGCT could"
               + " not, (\\d+) differed, (\\d+) declined");
-
-  private static final Pattern EVENT_CHECK =
-      Pattern.compile("Event walk check: (\\d+) agreed, (\\d+) differed, (\\d+) declined");
 
   // Indexes of the counts run() returns, in the order the check line prints them.
   private static final int AGREED = 0;
@@ -184,27 +180,6 @@ class JavaWalkCheckTest {
     }
   }
 
-  @Test
-  void allocationAndLockStacksAgreeWithJvmtiGetStackTrace() throws Exception {
-    // The runtime events' stacks come from the VM walk from the thread's frame anchor
-    // (VmStackWalker::WalkStopped) in place of JVMTI GetStackTrace. In check mode every event's
-    // stack is GetStackTrace's and the VM walk runs beside it on the same allocation (or wait);
-    // they must agree frame for frame (method, bci, inlined frames expanded), and the walk may
-    // leave only a few stacks to JVMTI. EventsWorkload's allocations (~19k samples at 32k) and
-    // its contended monitors and ReentrantLock, with the JIT's usual tiers, then with every
-    // method compiled by C2 before its first run (-Xcomp: deep inlining, compiled <clinit>s).
-    for (List<String> jvmOptions : List.of(List.<String>of(), List.of("-Xcomp"))) {
-      for (String mode : List.of("alloc", "select")) {
-        long[] check =
-            eventCheck(jvmOptions, "alloc=32k,lock=1us,buffer=32768", "EventsWorkload", mode);
-        String what = mode + " " + jvmOptions + ": ";
-        assertEquals(0, check[1], what + "stacks that differ");
-        assertTrue(check[0] >= 1000, what + "too few stacks compared: " + check[0]);
-        assertTrue(100 * check[2] <= check[0], what + "the VM walk declined " + check[2]);
-      }
-    }
-  }
-
   private static String name(RecordedFrame frame) {
     return frame.getMethod().getType().getName() + "." + frame.getMethod().getName();
   }
@@ -230,36 +205,6 @@ class JavaWalkCheckTest {
     long total = 0;
     for (long count : check) total += count;
     return total;
-  }
-
-  /**
-   * Runs {@code workload} under the agent in check mode with the runtime events {@code options};
-   * returns the event walk check's counts: agreed, differed, declined.
-   */
-  private long[] eventCheck(
-      List<String> jvmOptions, String options, String workload, String... args) throws Exception {
-    List<String> command = new ArrayList<>(List.of("env", "CTXPROF_CHECK_JAVA_WALK=1"));
-    command.addAll(ChildProcess.javaCommand(jvmOptions));
-    command.add(ChildProcess.agent("start," + options + ",file=" + dir.resolve("events.jfr")));
-    command.add(ChildProcess.class.getPackageName() + "." + workload);
-    command.addAll(List.of(args));
-    Result result = ChildProcess.run(command, 120);
-    assertEquals(0, result.exit, result.toString());
-    String stderr = String.join("\n", result.stderr);
-    Matcher matcher = EVENT_CHECK.matcher(stderr);
-    assertTrue(matcher.find(), "no event check line: " + result);
-    int end = stderr.indexOf('\n', matcher.start());
-    System.out.println(
-        workload
-            + " "
-            + String.join(" ", args)
-            + " "
-            + jvmOptions
-            + ": "
-            + stderr.substring(matcher.start(), end < 0 ? stderr.length() : end));
-    long[] counts = new long[3];
-    for (int i = 0; i < counts.length; i++) counts[i] = Long.parseLong(matcher.group(i + 1));
-    return counts;
   }
 
   /** Runs {@code workload} under the agent in check mode; returns the five counts. */
