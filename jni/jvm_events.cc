@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -45,10 +44,9 @@ static_assert(sizeof(jvmtiFrameInfo) == sizeof(RawFrame) &&
                   alignof(jvmtiFrameInfo) <= alignof(RawFrame),
               "JVMTI frames are converted in place into the record's frames");
 
-// How the events' stacks were taken: the VM walk's declines are the stacks JVMTI walked
-// (relaxed counters, read at exit). In check mode, every stack is JVMTI's and the VM walk runs
-// beside it: agreed and differed count those comparisons, and the first differences are kept in
-// slots, each claimed by one thread (fetch_add), written, then marked ready (release) for
+// Check mode (JvmEvents::CheckReport): every stack is JVMTI's and the VM walk runs beside it.
+// The callbacks count the outcomes in relaxed atomics (read at exit); the first differences are
+// kept in slots, each claimed by one thread (fetch_add), written, then marked ready (release) for
 // CheckReport, which reads only ready slots (acquire).
 constexpr int kCheckDepth = 256;  // frames compared per stack
 constexpr int kCheckDetails = 4;
@@ -107,15 +105,6 @@ void CheckAgainstVmWalk(const char* thread, const RawFrame* jvmti, int jvmti_cou
     return;
   }
   g_differed.fetch_add(1, std::memory_order_relaxed);
-  {
-    char* name = nullptr; char* sig = nullptr; jclass k = nullptr; char* ks = nullptr;
-    jmethodID m = reinterpret_cast<jmethodID>(jvmti[at].id);
-    g_jvmti->GetMethodName(m, &name, &sig, nullptr);
-    g_jvmti->GetMethodDeclaringClass(m, &k);
-    g_jvmti->GetClassSignature(k, &ks, nullptr);
-    jboolean native = 0; g_jvmti->IsMethodNative(m, &native);
-    fprintf(stderr, "DIFF %s.%s%s native=%d jvmti bci %d vm bci %d kind %d\n", ks, name, sig, native, jvmti[at].bci, vm[at].bci, (int)vm[at].kind);
-  }
   const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
   if (slot >= kCheckDetails) return;
   Difference& difference = g_details[slot];
@@ -138,10 +127,7 @@ int CaptureJavaStack(JNIEnv* jni, RawFrame* frames, int max_frames, bool* trunca
     CheckAgainstVmWalk(thread, frames, count);
   } else {
     count = VmStackWalker::WalkStopped(thread, frames, max_frames);
-    if (count == 0) {
-      count = JvmtiJavaStack(frames, max_frames);
-      if (count > 0) g_declined.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (count == 0) count = JvmtiJavaStack(frames, max_frames);
   }
   *truncated = count == max_frames;
   return count;

@@ -12,8 +12,8 @@ namespace ctxprof {
 namespace {
 
 constexpr uintptr_t kMaxStackStep = 16u << 20;
-constexpr int kMaxNonJavaFrames = 64;
-constexpr int32_t kSynchronizationEntryBci = -1;  // stubs, adapters, C frames stepped over per walk
+constexpr int kMaxNonJavaFrames = 64;             // stubs, adapters, C frames stepped over per walk
+constexpr int32_t kSynchronizationEntryBci = -1;  // a synchronized method's entry scope
 
 VmLayout g_layout;  // written by Init before g_ready (release); read after it (acquire)
 std::atomic<bool> g_ready{false};
@@ -40,8 +40,8 @@ class JavaFrameCursor {
     kLost,         // a frame this walk cannot follow
   };
 
-  // `ucontext` null: the thread is stopped in the VM and the walk follows JVMTI's vframes, not
-  // ASGCT's (Semantics::kVframes).
+  // `ucontext` null: the thread is stopped in the VM at its anchor and the walk reports JVMTI's
+  // vframes, not ASGCT's frames (VmStackWalker::WalkStopped).
   JavaFrameCursor(const VmLayout& layout, const char* thread, const void* ucontext,
                   VmStackWalker::Start start)
       : l_(layout),
