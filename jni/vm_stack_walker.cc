@@ -270,6 +270,82 @@ bool Emit(const VmLayout& l, uintptr_t method, int32_t bci, FrameKind kind, RawF
   return true;
 }
 
+// The frames WalkStopped writes for a compiled frame, by its return address: what ProduceFrames
+// decodes from the nmethod's PcDescs, scope stream, metadata and jmethodIDs, all fixed for one
+// compilation. The key is the return address and the nmethod's compile id (unique per
+// compilation: code freed and reused at the same address never matches). Each entry is a
+// seqlock: a writer claims it by moving its version from even to odd (CAS), a release fence, then
+// stores the key and frames (relaxed atomics) and publishes with the next even version (release);
+// a reader loads the version (acquire), the words, then after an acquire fence the version again,
+// and uses what it read only if both are the same even value. A writer stores frames it already
+// decoded into the walk's output, so nothing it reads while an entry is odd can fault.
+constexpr size_t kFrameCacheSlots = 1024;  // 156 KB of zero pages until used
+constexpr int kFrameCacheDepth = 8;        // scopes; a frame with more inlined ones is not cached
+struct CachedFrames {
+  std::atomic<uint64_t> version{0};
+  std::atomic<uint64_t> pc{0};
+  std::atomic<uint64_t> key{0};  // compile id << 8 | frame count
+  std::atomic<uint64_t> ids[kFrameCacheDepth];
+  std::atomic<uint64_t> bci_kinds[kFrameCacheDepth];  // uint32 bci << 8 | kind
+};
+CachedFrames g_frame_cache[kFrameCacheSlots];
+
+CachedFrames& FrameCacheSlotOf(uintptr_t pc) {
+  return g_frame_cache[(pc * 0x9E3779B97F4A7C15ull) >> 54];  // the top 10 bits
+}
+
+uint64_t FrameCacheKey(int32_t compile_id, int count) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 8 |
+         static_cast<uint64_t>(count);
+}
+
+// Writes the cached frames of the compiled frame at return address `pc` of compilation
+// `compile_id` into out[0..room); their count in *written. False on a miss (out may then hold
+// anything).
+bool FindCachedFrames(uintptr_t pc, int32_t compile_id, RawFrame* out, int room, int* written) {
+  const CachedFrames& entry = FrameCacheSlotOf(pc);
+  const uint64_t version = entry.version.load(std::memory_order_acquire);
+  if (version % 2 != 0 || entry.pc.load(std::memory_order_relaxed) != pc) return false;
+  const uint64_t key = entry.key.load(std::memory_order_relaxed);
+  const int count = static_cast<int>(key & 0xff);
+  if (key >> 8 != static_cast<uint32_t>(compile_id) || count == 0 || count > kFrameCacheDepth) {
+    return false;
+  }
+  const int n = std::min(count, room);
+  for (int i = 0; i < n; i++) {
+    const uint64_t bci_kind = entry.bci_kinds[i].load(std::memory_order_relaxed);
+    out[i] = {entry.ids[i].load(std::memory_order_relaxed),
+              static_cast<int32_t>(static_cast<uint32_t>(bci_kind >> 8)),
+              static_cast<FrameKind>(bci_kind & 0xff)};
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (entry.version.load(std::memory_order_relaxed) != version) return false;
+  *written = n;
+  return true;
+}
+
+// Caches frames[0..count), all the scopes of the compiled frame at `pc`; skipped when another
+// thread is writing the entry.
+void CacheFrames(uintptr_t pc, int32_t compile_id, const RawFrame* frames, int count) {
+  if (count <= 0 || count > kFrameCacheDepth) return;
+  CachedFrames& entry = FrameCacheSlotOf(pc);
+  uint64_t version = entry.version.load(std::memory_order_relaxed);
+  if (version % 2 != 0 ||
+      !entry.version.compare_exchange_strong(version, version + 1, std::memory_order_relaxed)) {
+    return;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  entry.pc.store(pc, std::memory_order_relaxed);
+  entry.key.store(FrameCacheKey(compile_id, count), std::memory_order_relaxed);
+  for (int i = 0; i < count; i++) {
+    entry.ids[i].store(frames[i].id, std::memory_order_relaxed);
+    entry.bci_kinds[i].store(static_cast<uint64_t>(static_cast<uint32_t>(frames[i].bci)) << 8 |
+                                 static_cast<uint8_t>(frames[i].kind),
+                             std::memory_order_relaxed);
+  }
+  entry.version.store(version + 2, std::memory_order_release);
+}
+
 // Writes the frames of the cursor's physical frame from frames[k] as ASGCT would report them
 // (forte.cpp, vframeStreamForte); returns how many, or 0 when it cannot vouch for them.
 int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, int k) {
@@ -290,6 +366,14 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
   if (blob.kind() == CodeKind::kCompiledNative) {
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
+  // WalkStopped looks every compiled frame up by its return address: the same frames each time.
+  const bool cacheable = cursor.vframes() && l.nmethod.compile_id != 0;
+  const int32_t compile_id = cacheable ? nmethod.compile_id() : 0;
+  const int room = count - k;
+  int written = 0;
+  if (cacheable && FindCachedFrames(cursor.frame().pc, compile_id, out, room, &written)) {
+    return written;
+  }
   ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
   if (!scope.exists()) {
     // JVMTI's vframes always find one: a return address without a PcDesc is not a call's (a
@@ -299,8 +383,6 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
   const NmethodView::Metadata metadata = nmethod.metadata();
-  const int room = count - k;
-  int written = 0;
   while (scope.exists() && written < room) {
     const ScopeDescView::Record record = scope.Read();
     if (record.method_index == 0) return 0;
@@ -314,6 +396,8 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
     written++;
     scope = scope.At(record.sender);
   }
+  // Only a whole frame (its outermost scope reached, not cut by `room`) is cached.
+  if (cacheable && !scope.exists()) CacheFrames(cursor.frame().pc, compile_id, out, written);
   return written;
 }
 

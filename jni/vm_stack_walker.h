@@ -16,6 +16,9 @@
 // lock and loop a bounded number of times (every step must move the stack pointer up, by less
 // than 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
 // ready flag with a release store; readers load the flag with acquire before the layout.
+// WalkStopped keeps the frames it decoded for a compiled frame in a lock-free cache keyed by
+// return address and compilation; its entries are seqlocks, so a reader uses an entry only when
+// no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy skips it.
 //
 // Thread safety: Init runs off the signal path, serialised by the caller (JVM agent
 // initialisation); the others may run on any thread at any time, signal handlers included.
