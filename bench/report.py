@@ -940,8 +940,9 @@ def events_section(options):
     peer = ("" if library is None else
             " async-profiler %s runs the same rows in the same rounds (`-agentpath:$ASYNC_PROFILER"
             "=start,alloc=512k,file=….jfr` or `lock=10ms`; its allocation sampler is the same "
-            "JVMTI SampledObjectAlloc with a JVMTI stack walk per sample); its events are counted "
-            "in its recording with `jfr summary` (the whole run, warm-up included)." % version)
+            "JVMTI SampledObjectAlloc, with a JVMTI GetStackTrace per sample); its events are "
+            "counted in its recording with `jfr summary` (the whole run, warm-up included)."
+            % version)
     return (
         "## Overhead of allocation and lock events\n\n"
         "`bench/java/io/ctxprof/OverheadWorkload.java` on %s with %d worker threads, as above, "
@@ -953,7 +954,8 @@ def events_section(options):
         "allocation overhead grows with it (one sample per 512 KiB a thread allocates). "
         "Profiling is off, or only the runtime events are on (no CPU sampling): "
         "`-agentpath:libctxprof.so=start,event=alloc,alloc=512k,file=…` (JVMTI "
-        "SampledObjectAlloc, a JVMTI stack walk per sample) or `event=lock,lock=10ms` (JVMTI "
+        "SampledObjectAlloc; per sample the VM's own walk from the thread's last-Java-frame "
+        "anchor, JVMTI GetStackTrace where it declines) or `event=lock,lock=10ms` (JVMTI "
         "contended-monitor callbacks and the Unsafe.park hook on every blocking wait; waits "
         "shorter than 10 ms are noticed and dropped). CPU time of all the JVM's threads in the "
         "measured phase; %d round(s), each runs off and on in a rotated order; the overhead is "

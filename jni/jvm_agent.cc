@@ -119,8 +119,9 @@ void JNICALL OnVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 }
 
 void JNICALL OnVMDeath(jvmtiEnv*, JNIEnv*) {
-  const std::string check = JavaStackWalker::CheckReport();
-  if (!check.empty()) PrintNotice(check);
+  for (const std::string& check : {JavaStackWalker::CheckReport(), JvmEvents::CheckReport()}) {
+    if (!check.empty()) PrintNotice(check);
+  }
   if (!Profiler::Global()->Stats().running) return;
   const Status stopped = Profiler::Global()->Stop();
   if (stopped.ok()) return;

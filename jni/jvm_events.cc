@@ -2,14 +2,17 @@
 
 #include <jvmti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
 #include <mutex>
 
 #include "jni/java_stack_walker.h"
+#include "jni/java_thread_env.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/native_rebinder.h"
+#include "jni/vm_stack_walker.h"
 
 namespace ctxprof {
 namespace {
@@ -41,9 +44,26 @@ static_assert(sizeof(jvmtiFrameInfo) == sizeof(RawFrame) &&
                   alignof(jvmtiFrameInfo) <= alignof(RawFrame),
               "JVMTI frames are converted in place into the record's frames");
 
-// The current thread's Java frames, leaf first, into `frames`: JVMTI writes jvmtiFrameInfo
-// entries into the same memory, converted in place (same size, index for index).
-int CaptureJavaStack(RawFrame* frames, int max_frames, bool* truncated) {
+// Check mode (JvmEvents::CheckReport): every stack is JVMTI's and the VM walk runs beside it.
+// The callbacks count the outcomes in relaxed atomics (read at exit); the first differences are
+// kept in slots, each claimed by one thread (fetch_add), written, then marked ready (release) for
+// CheckReport, which reads only ready slots (acquire).
+constexpr int kCheckDepth = 256;  // frames compared per stack
+constexpr int kCheckDetails = 4;
+struct Difference {
+  int at;  // the first frame that differs
+  int jvmti_count, vm_count;
+  RawFrame jvmti, vm;
+  std::atomic<bool> ready{false};
+};
+std::atomic<uint64_t> g_declined{0}, g_agreed{0}, g_differed{0};
+std::atomic<int> g_details_claimed{0};
+Difference g_details[kCheckDetails];
+
+// The current thread's Java frames, leaf first, into `frames` through JVMTI GetStackTrace:
+// jvmtiFrameInfo entries written into the same memory and converted in place (same size, index
+// for index).
+int JvmtiJavaStack(RawFrame* frames, int max_frames) {
   jint count = 0;
   if (g_jvmti->GetStackTrace(nullptr, 0, max_frames, reinterpret_cast<jvmtiFrameInfo*>(frames),
                              &count) != JVMTI_ERROR_NONE) {
@@ -62,6 +82,53 @@ int CaptureJavaStack(RawFrame* frames, int max_frames, bool* truncated) {
       frame.kind = JavaStackWalker::KindOf(info.method);
     }
   }
+  return count;
+}
+
+// Compares JVMTI's frames of the current thread with the VM walk's (methods and bcis: JVMTI's
+// kinds are JavaStackWalker::KindOf's guesses); counts the outcome.
+void CheckAgainstVmWalk(const char* thread, const RawFrame* jvmti, int jvmti_count) {
+  RawFrame vm[kCheckDepth];
+  const int vm_count = VmStackWalker::WalkStopped(thread, vm, kCheckDepth);
+  if (vm_count == 0) {
+    if (jvmti_count > 0) g_declined.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const int compared = std::min(jvmti_count, kCheckDepth);
+  int at = 0;
+  while (at < compared && at < vm_count && jvmti[at].id == vm[at].id &&
+         jvmti[at].bci == vm[at].bci) {
+    at++;
+  }
+  if (at == compared && vm_count == compared) {
+    g_agreed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_differed.fetch_add(1, std::memory_order_relaxed);
+  const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
+  if (slot >= kCheckDetails) return;
+  Difference& difference = g_details[slot];
+  difference.at = at;
+  difference.jvmti_count = jvmti_count;
+  difference.vm_count = vm_count;
+  difference.jvmti = at < jvmti_count ? jvmti[at] : RawFrame{};
+  difference.vm = at < vm_count ? vm[at] : RawFrame{};
+  difference.ready.store(true, std::memory_order_release);
+}
+
+// The current thread's Java frames, leaf first, into `frames`: the VM's own walk from the
+// thread's frame anchor (the callbacks and the park hook run with the thread stopped in the VM
+// or in native code), else JVMTI GetStackTrace; `jni` is the thread's.
+int CaptureJavaStack(JNIEnv* jni, RawFrame* frames, int max_frames, bool* truncated) {
+  const char* thread = JavaThreadEnv::ThreadOf(jni);
+  int count = 0;
+  if (JavaStackWalker::Checking()) {
+    count = JvmtiJavaStack(frames, max_frames);
+    CheckAgainstVmWalk(thread, frames, count);
+  } else {
+    count = VmStackWalker::WalkStopped(thread, frames, max_frames);
+    if (count == 0) count = JvmtiJavaStack(frames, max_frames);
+  }
   *truncated = count == max_frames;
   return count;
 }
@@ -79,12 +146,12 @@ uint32_t ClassId(jclass klass) {
   return id;
 }
 
-// Writes the stack and the class into a kept event and publishes it.
-void Complete(jclass klass, EventRecorder::Event* event) {
+// Writes the stack and the class into a kept event and publishes it; `jni` is the thread's.
+void Complete(JNIEnv* jni, jclass klass, EventRecorder::Event* event) {
   SampleRecord* record = event->record();
   bool truncated = false;
   record->frame_count =
-      static_cast<uint32_t>(CaptureJavaStack(record->frames, event->max_frames(), &truncated));
+      static_cast<uint32_t>(CaptureJavaStack(jni, record->frames, event->max_frames(), &truncated));
   if (truncated) record->flags |= kSampleTruncated;
   record->event.class_id = ClassId(klass);
   event->Publish();
@@ -101,7 +168,7 @@ void JNICALL OnSampledObjectAlloc(jvmtiEnv*, JNIEnv* jni, jthread, jobject objec
   if (g_track_objects.load(std::memory_order_relaxed)) {
     event.record()->event.object_ref = reinterpret_cast<uint64_t>(jni->NewWeakGlobalRef(object));
   }
-  Complete(klass, &event);
+  Complete(jni, klass, &event);
 }
 
 // The calling thread's JNIEnv, or nullptr when it is not attached to the JVM.
@@ -133,7 +200,7 @@ void JNICALL OnMonitorContendedEntered(jvmtiEnv*, JNIEnv* jni, jthread thread, j
   EventRecorder::Event event;
   if (!EventRecorder::BeginWait(SampleKind::kMonitorEnter, enter.start_ticks, &event)) return;
   jclass klass = jni->GetObjectClass(object);
-  Complete(klass, &event);
+  Complete(jni, klass, &event);
   jni->DeleteLocalRef(klass);
 }
 
@@ -165,7 +232,7 @@ void JNICALL UnsafeParkHook(JNIEnv* jni, jobject unsafe, jboolean absolute, jlon
   record->event.park_time = time == 0 ? kNoParkTimeout : time;
   record->event.park_absolute = time != 0 && absolute;
   jclass klass = ParkBlockerClass(jni);
-  Complete(klass, &event);
+  Complete(jni, klass, &event);
   if (klass != nullptr) jni->DeleteLocalRef(klass);
 }
 
@@ -239,6 +306,21 @@ Status StartAllocations(const EventRules& rules) {
 }
 
 }  // namespace
+
+std::string JvmEvents::CheckReport() {
+  if (!JavaStackWalker::Checking()) return "";
+  std::string report = "Event walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
+                       std::to_string(g_differed.load()) + " differed, " +
+                       std::to_string(g_declined.load()) + " declined";
+  for (const Difference& d : g_details) {
+    if (!d.ready.load(std::memory_order_acquire)) continue;
+    report += "; frame " + std::to_string(d.at) + " of " + std::to_string(d.jvmti_count) +
+              " (VM walk: " + std::to_string(d.vm_count) + "): JVMTI " +
+              std::to_string(d.jvmti.id) + "@" + std::to_string(d.jvmti.bci) + ", VM " +
+              std::to_string(d.vm.id) + "@" + std::to_string(d.vm.bci);
+  }
+  return report;
+}
 
 std::unique_ptr<ObjectTracker> JvmEvents::NewObjectTracker() {
   return std::make_unique<JvmObjectTracker>();

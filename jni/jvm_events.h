@@ -13,10 +13,14 @@
 //    (native_rebinder.h) that reads the clock, calls the JVM's own entry and, when the session
 //    keeps the wait, records it with the blocker (Thread.parkBlocker) as parkedClass and the
 //    timeout / deadline. The hook stays bound after the session ends and then only forwards.
-// Each recorded event's stack comes from JVMTI GetStackTrace on the current thread (no
-// safepoint, no handshake), converted in place in the record; frames are typed like the
-// AsyncGetCallTrace walker's (JavaStackWalker::KindOf). Class names come from GetClassSignature
-// and are interned in EventRecorder::class_names().
+// Each recorded event's stack comes from the VM's own walk (VmStackWalker::WalkStopped) from the
+// thread's last-Java-frame anchor: the callbacks run with the thread stopped in the VM (JVMTI
+// posts them in native state, its anchor walkable), the hook in a native method. Where that walk
+// declines (a mounted virtual thread, a deoptimized frame, a method without a jmethodID), JVMTI
+// GetStackTrace on the current thread (no safepoint, no handshake) takes the stack, converted in
+// place in the record, its frames typed like the AsyncGetCallTrace walker's
+// (JavaStackWalker::KindOf). Class names come from GetClassSignature and are interned in
+// EventRecorder::class_names().
 //
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end
@@ -35,6 +39,7 @@
 #include <jni.h>
 
 #include <memory>
+#include <string>
 
 #include "profiler/base/status.h"
 #include "profiler/jfr_events/object_tracker.h"
@@ -56,6 +61,11 @@ class JvmEvents {
   static void Stop();
   // RuntimeHooks::object_tracker.
   static std::unique_ptr<ObjectTracker> NewObjectTracker();
+  // With CTXPROF_CHECK_JAVA_WALK=1 (JavaStackWalker::Checking, for tests), every event's stack
+  // is JVMTI's and VmStackWalker::WalkStopped runs beside it: the report counts the stacks where
+  // it agreed frame for frame (method, bci), differed or declined, and describes the first
+  // differences. "" without the variable.
+  static std::string CheckReport();
 };
 
 }  // namespace ctxprof

@@ -163,6 +163,10 @@ bool ResolveCode(LayoutReader* reader, VmLayout* layout) {
          r.Offset("nmethod", "_dependencies_offset", {"int"}, &l.nmethod.pcs_end) &&
          r.Offset(scopes_owner, "_scopes_data_begin", {"address"}, &l.nmethod.scopes_begin);
   }
+  // Optional: names a compilation for VmStackWalker's cache of compiled frames.
+  if (r.Has("nmethod", "_compile_id") && r.FieldType("nmethod", "_compile_id") == "int") {
+    ok = ok && r.Offset("nmethod", "_compile_id", {"int"}, &l.nmethod.compile_id);
+  }
   return ok && r.Size("PcDesc", &l.pc_desc.size) &&
          r.Offset("PcDesc", "_pc_offset", {"int"}, &l.pc_desc.pc_offset) &&
          r.Offset("PcDesc", "_scope_decode_offset", {"int"}, &l.pc_desc.scope_offset);

@@ -57,6 +57,7 @@ struct VmLayout {
     uint64_t scopes_begin = 0;  // JDK 17: pointer field; JDK 25: the same int as pcs_end
     bool metadata_in_mutable_data = false;  // JDK 25: after the relocations in _mutable_data
     uint64_t metadata = 0;                  // JDK 17/21: int, offset from the nmethod
+    uint64_t compile_id = 0;  // int, unique per compilation; 0 when not exported (no frame cache)
   } nmethod;
 
   struct {

@@ -12,7 +12,8 @@ namespace ctxprof {
 namespace {
 
 constexpr uintptr_t kMaxStackStep = 16u << 20;
-constexpr int kMaxNonJavaFrames = 64;  // stubs, adapters, C frames stepped over per walk
+constexpr int kMaxNonJavaFrames = 64;             // stubs, adapters, C frames stepped over per walk
+constexpr int32_t kSynchronizationEntryBci = -1;  // a synchronized method's entry scope
 
 VmLayout g_layout;  // written by Init before g_ready (release); read after it (acquire)
 std::atomic<bool> g_ready{false};
@@ -39,6 +40,8 @@ class JavaFrameCursor {
     kLost,         // a frame this walk cannot follow
   };
 
+  // `ucontext` null: the thread is stopped in the VM at its anchor and the walk reports JVMTI's
+  // vframes, not ASGCT's frames (VmStackWalker::WalkStopped).
   JavaFrameCursor(const VmLayout& layout, const char* thread, const void* ucontext,
                   VmStackWalker::Start start)
       : l_(layout),
@@ -63,6 +66,7 @@ class JavaFrameCursor {
     if (at_anchor) {
       frame_ = {anchor_pc, anchor_sp, anchor_sp, anchor.last_java_fp()};
     } else {
+      if (ucontext_ == nullptr) return false;  // stopped in the VM without a walkable anchor
       if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) return false;
       const MachineContext registers(ucontext_);
       frame_ = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
@@ -87,9 +91,12 @@ class JavaFrameCursor {
     // The first Java frame is stopped at a VM call when it is the anchor's frame itself
     // (forte.cpp compares the frame's pc with the anchor's). One reached through a stub has a
     // return address for pc too, but ASGCT looks it up as an interrupted pc; so do both walks.
-    pc_kind_ = at_anchor && anchor_pc == frame_.pc ? PcKind::kStoppedAtCall
-               : at_anchor || !start_at_return_    ? PcKind::kInterrupted
-                                                   : PcKind::kCallSite;
+    // A thread stopped in the VM is walked like JVMTI's vframes: every compiled frame's pc is
+    // a call's return address, looked up exactly (compiledVFrame's scope_desc_at).
+    pc_kind_ = ucontext_ == nullptr                  ? PcKind::kCaller
+               : at_anchor && anchor_pc == frame_.pc ? PcKind::kStoppedAtCall
+               : at_anchor || !start_at_return_      ? PcKind::kInterrupted
+                                                     : PcKind::kCallSite;
     return true;
   }
 
@@ -105,6 +112,8 @@ class JavaFrameCursor {
   const PhysicalFrame& frame() const { return frame_; }
   const CodeBlobView& blob() const { return blob_; }
   PcKind pc_kind() const { return pc_kind_; }
+  // The walk follows JVMTI's vframes (a thread stopped in the VM), not ASGCT's frames.
+  bool vframes() const { return ucontext_ == nullptr; }
   // The thread's state lets ASGCT trust an initial interpreted frame as it is.
   bool state_known_valid() const { return state_known_valid_; }
 
@@ -261,6 +270,82 @@ bool Emit(const VmLayout& l, uintptr_t method, int32_t bci, FrameKind kind, RawF
   return true;
 }
 
+// The frames WalkStopped writes for a compiled frame, by its return address: what ProduceFrames
+// decodes from the nmethod's PcDescs, scope stream, metadata and jmethodIDs, all fixed for one
+// compilation. The key is the return address and the nmethod's compile id (unique per
+// compilation: code freed and reused at the same address never matches). Each entry is a
+// seqlock: a writer claims it by moving its version from even to odd (CAS), a release fence, then
+// stores the key and frames (relaxed atomics) and publishes with the next even version (release);
+// a reader loads the version (acquire), the words, then after an acquire fence the version again,
+// and uses what it read only if both are the same even value. A writer stores frames it already
+// decoded into the walk's output, so nothing it reads while an entry is odd can fault.
+constexpr size_t kFrameCacheSlots = 1024;  // 156 KB of zero pages until used
+constexpr int kFrameCacheDepth = 8;        // scopes; a frame with more inlined ones is not cached
+struct CachedFrames {
+  std::atomic<uint64_t> version{0};
+  std::atomic<uint64_t> pc{0};
+  std::atomic<uint64_t> key{0};  // compile id << 8 | frame count
+  std::atomic<uint64_t> ids[kFrameCacheDepth];
+  std::atomic<uint64_t> bci_kinds[kFrameCacheDepth];  // uint32 bci << 8 | kind
+};
+CachedFrames g_frame_cache[kFrameCacheSlots];
+
+CachedFrames& FrameCacheSlotOf(uintptr_t pc) {
+  return g_frame_cache[(pc * 0x9E3779B97F4A7C15ull) >> 54];  // the top 10 bits
+}
+
+uint64_t FrameCacheKey(int32_t compile_id, int count) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 8 |
+         static_cast<uint64_t>(count);
+}
+
+// Writes the cached frames of the compiled frame at return address `pc` of compilation
+// `compile_id` into out[0..room); their count in *written. False on a miss (out may then hold
+// anything).
+bool FindCachedFrames(uintptr_t pc, int32_t compile_id, RawFrame* out, int room, int* written) {
+  const CachedFrames& entry = FrameCacheSlotOf(pc);
+  const uint64_t version = entry.version.load(std::memory_order_acquire);
+  if (version % 2 != 0 || entry.pc.load(std::memory_order_relaxed) != pc) return false;
+  const uint64_t key = entry.key.load(std::memory_order_relaxed);
+  const int count = static_cast<int>(key & 0xff);
+  if (key >> 8 != static_cast<uint32_t>(compile_id) || count == 0 || count > kFrameCacheDepth) {
+    return false;
+  }
+  const int n = std::min(count, room);
+  for (int i = 0; i < n; i++) {
+    const uint64_t bci_kind = entry.bci_kinds[i].load(std::memory_order_relaxed);
+    out[i] = {entry.ids[i].load(std::memory_order_relaxed),
+              static_cast<int32_t>(static_cast<uint32_t>(bci_kind >> 8)),
+              static_cast<FrameKind>(bci_kind & 0xff)};
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (entry.version.load(std::memory_order_relaxed) != version) return false;
+  *written = n;
+  return true;
+}
+
+// Caches frames[0..count), all the scopes of the compiled frame at `pc`; skipped when another
+// thread is writing the entry.
+void CacheFrames(uintptr_t pc, int32_t compile_id, const RawFrame* frames, int count) {
+  if (count <= 0 || count > kFrameCacheDepth) return;
+  CachedFrames& entry = FrameCacheSlotOf(pc);
+  uint64_t version = entry.version.load(std::memory_order_relaxed);
+  if (version % 2 != 0 ||
+      !entry.version.compare_exchange_strong(version, version + 1, std::memory_order_relaxed)) {
+    return;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  entry.pc.store(pc, std::memory_order_relaxed);
+  entry.key.store(FrameCacheKey(compile_id, count), std::memory_order_relaxed);
+  for (int i = 0; i < count; i++) {
+    entry.ids[i].store(frames[i].id, std::memory_order_relaxed);
+    entry.bci_kinds[i].store(static_cast<uint64_t>(static_cast<uint32_t>(frames[i].bci)) << 8 |
+                                 static_cast<uint8_t>(frames[i].kind),
+                             std::memory_order_relaxed);
+  }
+  entry.version.store(version + 2, std::memory_order_release);
+}
+
 // Writes the frames of the cursor's physical frame from frames[k] as ASGCT would report them
 // (forte.cpp, vframeStreamForte); returns how many, or 0 when it cannot vouch for them.
 int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, int k) {
@@ -281,22 +366,38 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
   if (blob.kind() == CodeKind::kCompiledNative) {
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
-  ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
-  // No scope: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
-  if (!scope.exists()) return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
-  const NmethodView::Metadata metadata = nmethod.metadata();
+  // WalkStopped looks every compiled frame up by its return address: the same frames each time.
+  const bool cacheable = cursor.vframes() && l.nmethod.compile_id != 0;
+  const int32_t compile_id = cacheable ? nmethod.compile_id() : 0;
   const int room = count - k;
   int written = 0;
+  if (cacheable && FindCachedFrames(cursor.frame().pc, compile_id, out, room, &written)) {
+    return written;
+  }
+  ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
+  if (!scope.exists()) {
+    // JVMTI's vframes always find one: a return address without a PcDesc is not a call's (a
+    // deoptimized frame returns to its nmethod's deopt handler; the VM keeps the call's pc).
+    if (cursor.vframes()) return 0;
+    // ASGCT's: the method itself at bci 0 (vframeStreamCommon::fill_from_compiled_native_frame).
+    return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
+  }
+  const NmethodView::Metadata metadata = nmethod.metadata();
   while (scope.exists() && written < room) {
     const ScopeDescView::Record record = scope.Read();
     if (record.method_index == 0) return 0;
     const FrameKind kind = record.sender > 0 ? FrameKind::kJavaInlined : FrameKind::kJavaJit;
-    if (!Emit(l, metadata.MethodAt(record.method_index), record.bci, kind, out + written)) {
+    // JVMTI's compiledVFrame::bci reports a synchronized method's entry (the scope's bci -1,
+    // HotSpot's SynchronizationEntryBCI) as bci 0; ASGCT reports the scope's own.
+    const int32_t bci = cursor.vframes() && record.bci == kSynchronizationEntryBci ? 0 : record.bci;
+    if (!Emit(l, metadata.MethodAt(record.method_index), bci, kind, out + written)) {
       return 0;
     }
     written++;
     scope = scope.At(record.sender);
   }
+  // Only a whole frame (its outermost scope reached, not cut by `room`) is cached.
+  if (cacheable && !scope.exists()) CacheFrames(cursor.frame().pc, compile_id, out, written);
   return written;
 }
 
@@ -362,6 +463,15 @@ int VmStackWalker::AssignKinds(const char* java_thread, const void* ucontext, Ra
 
 int VmStackWalker::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
                         int max_depth, Start start) {
+  return ucontext != nullptr ? WalkFrom(java_thread, ucontext, start, frames, max_depth) : 0;
+}
+
+int VmStackWalker::WalkStopped(const char* java_thread, RawFrame* frames, int max_depth) {
+  return WalkFrom(java_thread, nullptr, Start::kInterrupted, frames, max_depth);
+}
+
+int VmStackWalker::WalkFrom(const char* java_thread, const void* ucontext, Start start,
+                            RawFrame* frames, int max_depth) {
   if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
       !g_layout.walks) {
     return 0;

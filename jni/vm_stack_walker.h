@@ -3,17 +3,22 @@
 // It follows the physical frames ASGCT would, from the same start (the thread's last-Java-frame
 // anchor when it is walkable, else the signal's registers), through the typed views of
 // vm_views.h, and either writes the frames ASGCT would report (Walk) or says which of ASGCT's
-// frames ran interpreted, JIT compiled or inlined (AssignKinds). How it follows the stack, and
-// what it declines: docs/JAVA.md ("The VM's own walk first", "Frame types").
+// frames ran interpreted, JIT compiled or inlined (AssignKinds). The runtime events' callbacks
+// (jvm_events.h) ask it too, for a thread stopped in the VM, in place of JVMTI GetStackTrace
+// (WalkStopped). How it follows the stack, and what it declines: docs/JAVA.md ("The VM's own
+// walk first", "Frame types", "Allocation and lock events").
 //
 // Nothing is trusted that the VM did not confirm: every physical frame's Method* must lead to
 // the jmethodID reported for it, and the first frame that does not ends the walk.
 //
-// Why a reader cannot crash: AssignKinds and Walk run every read of VM or stack memory inside
-// one FaultGuard::Run (a fault ends the walk where it is); they allocate nothing, take no lock
-// and loop a bounded number of times (every step must move the stack pointer up, by less than
-// 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
+// Why a reader cannot crash: AssignKinds and the walks run every read of VM or stack memory
+// inside one FaultGuard::Run (a fault ends the walk where it is); they allocate nothing, take no
+// lock and loop a bounded number of times (every step must move the stack pointer up, by less
+// than 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
 // ready flag with a release store; readers load the flag with acquire before the layout.
+// WalkStopped keeps the frames it decoded for a compiled frame in a lock-free cache keyed by
+// return address and compilation; its entries are seqlocks, so a reader uses an entry only when
+// no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy skips it.
 //
 // Thread safety: Init runs off the signal path, serialised by the caller (JVM agent
 // initialisation); the others may run on any thread at any time, signal handlers included.
@@ -37,7 +42,7 @@ class VmStackWalker {
   };
   // Resolves the layout (vm_layout.h); call once the VM is initialised (VMInit, or later for a
   // dynamic attach); `jni` is any JNIEnv of the VM. Fails (kUnavailable, naming what the VM
-  // lacks) when it cannot: AssignKinds and Walk then do nothing. Idempotent once it succeeded.
+  // lacks) when it cannot: AssignKinds and the walks then do nothing. Idempotent once it succeeded.
   static StatusOr<Capabilities> Init(JNIEnv* jni);
 
   // Sets the kind of frames[0..count), ASGCT's frames already converted in place (id =
@@ -56,6 +61,12 @@ class VmStackWalker {
   // (the caller then asks ASGCT).
   static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth,
                   Start start = Start::kInterrupted);
+  // The Java frames of a thread stopped in the VM at its walkable last-Java-frame anchor (a JVMTI
+  // event callback, a JNI native method: `java_thread` is the calling thread's) as JVMTI
+  // GetStackTrace reports them: the same frames as Walk, but every compiled frame's pc is a
+  // call's return address, looked up exactly, and the kinds are the VM's. Returns their count,
+  // or 0 when it cannot vouch for every frame (the caller then asks JVMTI).
+  static int WalkStopped(const char* java_thread, RawFrame* frames, int max_depth);
 
   // True when `pc` is in the VM's code cache (interpreter, compiled code, stubs, adapters), by
   // the code heaps' reserved bounds only; false before Init succeeded. A JavaCodeProbe
@@ -64,6 +75,11 @@ class VmStackWalker {
   // True when `pc` is in code the VM generated outside Java methods and the interpreter (a stub,
   // an adapter); false before Init succeeded.
   static bool InStub(uint64_t pc);
+
+ private:
+  // Walk (`ucontext` set) and WalkStopped (null).
+  static int WalkFrom(const char* java_thread, const void* ucontext, Start start, RawFrame* frames,
+                      int max_depth);
 };
 
 }  // namespace ctxprof

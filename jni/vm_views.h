@@ -198,6 +198,8 @@ class NmethodView {
   NmethodView(const VmLayout& layout, uintptr_t start)
       : l_(&layout), blob_(layout, start, CodeKind::kCompiled) {}
   uintptr_t method() const { return VmRead<uintptr_t>(blob_.start() + l_->nmethod.method); }
+  // Only when the layout has it (nmethod.compile_id != 0).
+  int32_t compile_id() const { return VmRead<int32_t>(blob_.start() + l_->nmethod.compile_id); }
   // The innermost scope of the frame at `pc`, as ASGCT's vframe stream finds it (except at a
   // call site).
   ScopeDescView FirstScope(uintptr_t pc, PcKind kind) const;

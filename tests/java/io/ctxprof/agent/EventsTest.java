@@ -10,12 +10,15 @@ import io.ctxprof.agent.ChildProcess.Result;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import org.junit.jupiter.api.Test;
@@ -32,6 +35,8 @@ class EventsTest {
   private static final String MONITOR = "jdk.JavaMonitorEnter";
   private static final String PARK = "jdk.ThreadPark";
   private static final String NO_CONTEXT = "-";
+  private static final Pattern EVENT_WALK_CHECK =
+      Pattern.compile("Event walk check: (\\d+) agreed, (\\d+) differed, (\\d+) declined");
 
   @TempDir Path dir;
 
@@ -71,6 +76,39 @@ class EventsTest {
     }
     assertTrue(arrays >= 0.9 * (recorded.get("/small")[0] + recorded.get("/large")[0]), "byte[]");
     checkJdkTools(jfr, "allocation-by-class", "byte[]");
+  }
+
+  @Test
+  void stacksAreJvmtiGetStackTracesFrameForFrame() throws Exception {
+    // The events' stacks come from the VM walk from the thread's frame anchor
+    // (VmStackWalker::WalkStopped) in place of JVMTI GetStackTrace. With
+    // CTXPROF_CHECK_JAVA_WALK=1 (as in JavaWalkCheckTest) every event's stack is GetStackTrace's
+    // and the VM walk runs beside it on the same allocation or wait; the agent prints at exit how
+    // many agreed frame for frame (method, bci, inlined frames expanded), differed, or were
+    // declined (left to JVMTI). None may differ, and the walk may leave only a few to JVMTI.
+    // EventsWorkload's allocations (~19k samples at 32k), its contended monitors and
+    // ReentrantLock; then the allocations with every method compiled before its first run
+    // (-Xcomp: compiled static initialisers, deep inlining).
+    for (List<String> run :
+        List.of(List.of("alloc"), List.of("select"), List.of("alloc", "-Xcomp"))) {
+      List<String> command = new ArrayList<>(List.of("env", "CTXPROF_CHECK_JAVA_WALK=1"));
+      command.addAll(ChildProcess.javaCommand(run.subList(1, run.size())));
+      command.add(agent("start,alloc=32k,lock=1us,buffer=32768,file=" + dir.resolve("c.jfr")));
+      command.addAll(List.of(EventsWorkload.class.getName(), run.get(0)));
+      Result result = run(command, 180);
+      assertEquals(0, result.exit, result.toString());
+      String stderr = String.join("\n", result.stderr);
+      Matcher check = EVENT_WALK_CHECK.matcher(stderr);
+      assertTrue(check.find(), "no event walk check line: " + result);
+      int end = stderr.indexOf('\n', check.start());
+      System.out.println(
+          run + ": " + stderr.substring(check.start(), end < 0 ? stderr.length() : end));
+      long agreed = Long.parseLong(check.group(1));
+      long declined = Long.parseLong(check.group(3));
+      assertEquals(0, Long.parseLong(check.group(2)), run + ": stacks that differ");
+      assertTrue(agreed >= 1000, run + ": too few stacks compared: " + agreed);
+      assertTrue(100 * declined <= agreed, run + ": the VM walk declined " + declined);
+    }
   }
 
   @Test
