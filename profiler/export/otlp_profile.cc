@@ -1,4 +1,4 @@
-#include "tools/otlp.h"
+#include "profiler/export/otlp_profile.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "profiler/wire/protobuf.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 namespace {
 
@@ -216,4 +216,4 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
   return out.bytes();
 }
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof

@@ -1,5 +1,5 @@
 // Profile: the samples of a JFR recording, with stacks and contexts resolved, for the ctxprof
-// command-line tool (report, flame, convert).
+// command-line tool (report, flame, convert) and the OTLP exporter (otlp=, otlp_exporter.h).
 //
 // A sample is one jdk.ExecutionSample / ctxprof.CpuSample event (kind cpu), or one
 // profiler.WallClockSample event (kind wall; also async-profiler's, and ctxprof.WallClockSample
@@ -26,8 +26,8 @@
 // an update again a moment later (up to ~1 s, like the JDK's readers), and says so in notes().
 //
 // Thread safety: immutable after the last Load().
-#ifndef CTXPROF_TOOLS_PROFILE_H_
-#define CTXPROF_TOOLS_PROFILE_H_
+#ifndef CTXPROF_PROFILER_EXPORT_PROFILE_H_
+#define CTXPROF_PROFILER_EXPORT_PROFILE_H_
 
 #include <cstdint>
 #include <map>
@@ -37,7 +37,7 @@
 
 #include "profiler/base/event_kind.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 // Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
 // (contended monitor enters and parks).
@@ -171,6 +171,6 @@ class Profile {
 // notation ("java.lang.String", "byte[]", "java.lang.String[]").
 std::string JavaClassName(const std::string& jvm_name);
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
 
-#endif  // CTXPROF_TOOLS_PROFILE_H_
+#endif  // CTXPROF_PROFILER_EXPORT_PROFILE_H_

@@ -21,20 +21,20 @@
 // descriptor), locations (one Line; no line number for frames without one) and stacks (leaf
 // first) are deduplicated. Locations carry the attribute "profile.frame.type" = "jvm",
 // "native" or "kernel".
-#ifndef CTXPROF_TOOLS_OTLP_H_
-#define CTXPROF_TOOLS_OTLP_H_
+#ifndef CTXPROF_PROFILER_EXPORT_OTLP_PROFILE_H_
+#define CTXPROF_PROFILER_EXPORT_OTLP_PROFILE_H_
 
 #include <string>
 #include <vector>
 
-#include "tools/labels.h"
-#include "tools/profile.h"
+#include "profiler/export/labels.h"
+#include "profiler/export/profile.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 // The ProfilesData message of `profile` (not compressed).
 std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& labels);
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
 
-#endif  // CTXPROF_TOOLS_OTLP_H_
+#endif  // CTXPROF_PROFILER_EXPORT_OTLP_PROFILE_H_

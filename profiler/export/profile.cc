@@ -1,4 +1,4 @@
-#include "tools/profile.h"
+#include "profiler/export/profile.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include "profiler/jfr/jfr_metadata.h"
 #include "profiler/jfr/jfr_reader.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 namespace {
 
@@ -386,4 +386,4 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
   return true;
 }
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
