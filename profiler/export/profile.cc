@@ -83,6 +83,8 @@ bool Selects(EventSelection selection, SampleKind kind) {
       return kind == SampleKind::kAllocation;
     case EventSelection::kLock:
       return kind == SampleKind::kMonitorEnter || kind == SampleKind::kThreadPark;
+    case EventSelection::kEvery:
+      return true;
   }
   return false;
 }
@@ -201,6 +203,24 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     *error = read.message();
     return false;
   }
+  Add(reader, path, selection);
+  return true;
+}
+
+bool Profile::LoadBytes(const std::string& name, std::vector<uint8_t> bytes,
+                        EventSelection selection, std::string* error) {
+  JfrReader reader;
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  if (Status read = reader.Parse(name, std::move(bytes), options); !read.ok()) {
+    *error = read.message();
+    return false;
+  }
+  Add(reader, name, selection);
+  return true;
+}
+
+void Profile::Add(const JfrReader& reader, const std::string& path, EventSelection selection) {
   chunk_count_ += reader.chunks().size();
   const JfrChunkInfo& last = reader.chunks().back();
   // Only the newest file's last chunk says whether the recording was finished: the chunk files
@@ -383,7 +403,6 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     total_weight_ += sample.weight;
     samples_.push_back(sample);
   }
-  return true;
 }
 
 }  // namespace ctxprof

@@ -39,9 +39,12 @@
 
 namespace ctxprof {
 
+class JfrReader;
+
 // Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
-// (contended monitor enters and parks).
-enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock };
+// (contended monitor enters and parks); kEvery: every kind at once (the OTLP exporter, which
+// writes one profile per kind; the weights then mix units, so total_weight() means nothing).
+enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock, kEvery };
 
 // Parses "cpu", "wall", "all", "alloc" or "lock"; false for anything else.
 bool ParseEventSelection(const std::string& text, EventSelection* out);
@@ -97,6 +100,10 @@ class Profile {
   // names the file and, for bad content, the offset (JfrReader's message); the samples of
   // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // Load for a recording already in memory (a finished chunk file the exporter read); `name`
+  // stands for its path in messages.
+  bool LoadBytes(const std::string& name, std::vector<uint8_t> bytes, EventSelection selection,
+                 std::string* error);
   // What the last loaded file says about being incomplete, for stderr: an unfinished chunk read
   // up to its last flush, or a last chunk without the final flag (the writer had not finished
   // the recording). Load files oldest first: earlier chunk files of a repository are finished
@@ -160,6 +167,9 @@ class Profile {
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
   std::string unfinished_;  // about the last loaded file; "" when it is finished
+  // Adds the samples of `reader`, read from `path`.
+  void Add(const JfrReader& reader, const std::string& path, EventSelection selection);
+
   // Interning across files.
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::map<std::vector<uint32_t>, uint32_t> stack_index_;

@@ -129,6 +129,22 @@ TEST(OptionsTest, Upload) {
   EXPECT_EQ(ParseOk("repository=/r,upload=http://h").upload.port, 80);
 }
 
+TEST(OptionsTest, Otlp) {
+  EXPECT_EQ(ParseOk("repository=/r,otlp=http://collector:4318/base/").otlp.url,
+            "http://collector:4318/base/");
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").otlp.url, "env");
+  // Unlike upload=, otlp= leaves the clock and the chunk layout alone.
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").clock, ClockKind::kTsc);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_time_ns, 0u);
+  ExpectError("otlp=env", "otlp", "env");  // no repository
+  ExpectError("repository=/r,otlp=grpc://h:4317", "otlp", "grpc://h:4317");
+  ExpectError("repository=/r,otlp=http://h:0", "otlp", "http://h:0");
+  ExpectError("repository=/r,otlp=http://h/v1?x=1", "otlp", "http://h/v1?x=1");
+  StatusOr<Options> credentials = ParseOptions("repository=/r,otlp=http://u:pa55@h");
+  ASSERT_FALSE(credentials.ok());
+  EXPECT_EQ(credentials.status().message().find("pa55"), std::string::npos);
+}
+
 TEST(OptionsTest, UploadErrors) {
   ExpectError("upload=http://h", "upload", "http://h");  // no repository
   ExpectError("repository=/r,upload=ftp://h", "upload", "ftp://h");

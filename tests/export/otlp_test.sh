@@ -1,0 +1,176 @@
+#!/bin/bash
+# otlp=: profiles pushed over OTLP/HTTP to otlp_receiver.py, a local stand-in for an
+# OpenTelemetry Collector that checks path, Content-Type, Content-Encoding and headers; then
+# otlp_push_check.py decodes each body with protoc and the schema written from the spec
+# (tests/tools/otlp_profiles.proto) and compares per-(kind, endpoint) totals with `ctxprof
+# convert --to otlp` of the same chunk files.
+#
+# Scenarios: a native program (upload_driver, through the C API) with otlp=env and the
+# OTEL_EXPORTER_OTLP_* / OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES variables, every chunk
+# pushed (cpu, wall); the runtime-event kinds (alloc, monitor, park) of a synthetic recording
+# through the same exporter (otlp_chunk_sender) with the per-signal endpoint and one 503 that is
+# retried; a 400 (dropped at once); a receiver that is down (drops counted, the process fine);
+# option and variable errors; and no header value in any output or recording.
+#
+# Usage: otlp_test.sh <upload_driver> <otlp_chunk_sender> <write_tools_recording> <ctxprof>
+#        <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto>
+set -uo pipefail
+
+driver=$1
+sender=$2
+generator=$3
+ctxprof=$4
+receiver=$5
+checker=$6
+proto=$7
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+jfr=/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+command -v protoc > /dev/null ||
+  { echo "FAIL: protoc is not installed (tools/install-deps.sh installs it)" >&2; exit 1; }
+[[ -x $jfr ]] || { echo "FAIL: JDK 17 jfr not found at $jfr" >&2; exit 1; }
+
+receiver_pid=
+start_receiver() {  # $1 = out folder, rest = receiver options
+  local out=$1
+  shift
+  rm -f "$tmp/port"
+  /usr/bin/python3 "$receiver" "$out" "$tmp/port" "$@" 2> "$out.receiver.log" &
+  receiver_pid=$!
+  for _ in $(seq 100); do
+    [[ -s $tmp/port ]] && break
+    sleep 0.1
+  done
+  [[ -s $tmp/port ]] || { fail "the receiver did not start: $(cat "$out.receiver.log")"; return 1; }
+  port=$(cat "$tmp/port")
+}
+stop_receiver() {
+  [[ -n $receiver_pid ]] && kill "$receiver_pid" 2> /dev/null && wait "$receiver_pid" 2> /dev/null
+  receiver_pid=
+}
+trap stop_receiver EXIT
+
+check() {  # $1 = scenario, $2 = config JSON, rest = chunk files
+  local name=$1 config=$2
+  shift 2
+  /usr/bin/python3 "$checker" "$tmp/$name" "$proto" "$ctxprof" "$config" "$@" ||
+    fail "scenario $name"
+}
+
+secret=sekret-0123456789
+# Percent-encoded as OTEL_EXPORTER_OTLP_HEADERS wants: "Bearer sekret-..." and "acme,eu".
+export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20$secret, X-Tenant = acme%2Ceu"
+export OTEL_SERVICE_NAME=checkout
+export OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name=test%3D1,service.name=not-this-one"
+base="event=cpu+wall,interval=10ms,wall=10ms,attributes=endpoint;tenant,chunktime=300ms"
+
+# a. otlp=env with OTEL_EXPORTER_OTLP_ENDPOINT (a path is kept, /v1development/profiles
+#    appended): every chunk of the repository arrives, cpu and wall, totals as convert's.
+mkdir -p "$tmp/a"
+start_receiver "$tmp/a" --header Authorization "Bearer $secret" --header X-Tenant "acme,eu"
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$port/base/ \
+  timeout 60 "$driver" "$base,repository=$tmp/repo-a,otlp=env" 1.5 > "$tmp/a.out" 2> "$tmp/a.err"
+status=$?
+stop_receiver
+[[ $status == 0 ]] || fail "scenario a: driver exit $status: $(cat "$tmp/a.err")"
+grep -q "dropped" "$tmp/a.err" && fail "scenario a: drops: $(cat "$tmp/a.err")"
+(( $(ls "$tmp"/repo-a/*.jfr | wc -l) >= 2 )) || fail "scenario a: fewer than 2 chunks"
+[[ $(wc -l < "$tmp/a/requests.jsonl") == $(ls "$tmp"/repo-a/*.jfr | wc -l) ]] ||
+  fail "scenario a: $(wc -l < "$tmp/a/requests.jsonl") requests for $(ls "$tmp"/repo-a/*.jfr | wc -l) chunks"
+check a '{"path": "/base/v1development/profiles", "statuses": ["*200"], "kinds": ["cpu", "wall"],
+          "resource": {"service.name": "checkout", "deployment.environment.name": "test=1",
+                       "telemetry.sdk.name": "ctxprof"},
+          "events": ["all"]}' "$tmp"/repo-a/*.jfr
+# The last chunk's counters: every earlier chunk pushed, none dropped.
+"$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-a/*.jfr | tail -1)" > "$tmp/a.counters"
+grep -q "droppedUploads = 0" "$tmp/a.counters" || fail "scenario a: counters $(cat "$tmp/a.counters")"
+grep -Eq "uploadedChunks = [1-9]" "$tmp/a.counters" || fail "scenario a: counters $(cat "$tmp/a.counters")"
+if grep -rqF -e "$secret" "$tmp/a.out" "$tmp/a.err" "$tmp"/repo-a "$tmp"/a/requests.jsonl; then
+  fail "scenario a: a header value appears in the output, the recording or the receiver's log"
+fi
+
+# b. alloc, monitor and park (a synthetic recording, which has a cpu sample too), OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT used
+#    as is; the first request gets 503 and is retried.
+"$generator" "$tmp/events.jfr" events || fail "write_tools_recording events"
+mkdir -p "$tmp/b"
+start_receiver "$tmp/b" --header Authorization "Bearer $secret" --fail 1 503
+OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT=http://127.0.0.1:$port/custom/profiles \
+  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9/not-this \
+  timeout 60 "$sender" "repository=$tmp/unused,otlp=env" "$tmp/events.jfr" > "$tmp/b.out" 2> "$tmp/b.err"
+stop_receiver
+grep -q "^uploaded 1 dropped 0$" "$tmp/b.out" || fail "scenario b: $(cat "$tmp/b.out" "$tmp/b.err")"
+check b '{"path": "/custom/profiles", "statuses": [503, 200], "kinds": ["alloc", "cpu", "monitor", "park"],
+          "resource": {"service.name": "checkout"}, "events": ["all", "alloc", "lock"]}' "$tmp/events.jfr"
+
+# c. 400 (bad data): dropped at once, not retried.
+mkdir -p "$tmp/c"
+start_receiver "$tmp/c" --fail 5 400
+timeout 60 "$sender" "repository=$tmp/unused,otlp=http://127.0.0.1:$port" "$tmp/events.jfr" \
+  > "$tmp/c.out" 2> "$tmp/c.err"
+stop_receiver
+grep -q "^uploaded 0 dropped 1$" "$tmp/c.out" || fail "scenario c: $(cat "$tmp/c.out" "$tmp/c.err")"
+grep -q "otlp: .* dropped (1 so far): POST /v1development/profiles to 127.0.0.1:[0-9]*: HTTP 400" \
+  "$tmp/c.err" || fail "scenario c: no drop message: $(cat "$tmp/c.err")"
+[[ $(wc -l < "$tmp/c/requests.jsonl") == 1 ]] || fail "scenario c: a 400 was retried"
+
+# d. The receiver is down: drops are counted and said, the profiled process is fine and stops
+#    within the exit bound (2 s, plus a wide margin for a loaded machine).
+start_receiver "$tmp/d-probe"
+dead=$port
+stop_receiver
+timeout 60 "$driver" "$base,repository=$tmp/repo-d,otlp=http://127.0.0.1:$dead" 0.8 \
+  > "$tmp/d.out" 2> "$tmp/d.err"
+status=$?
+[[ $status == 0 ]] || fail "scenario d: driver exit $status: $(cat "$tmp/d.err")"
+grep -q "otlp: .* dropped (1 so far): .*127.0.0.1:$dead" "$tmp/d.err" ||
+  fail "scenario d: no drop reported: $(cat "$tmp/d.err")"
+stop_millis=$(sed -n 's/^stop took \([0-9]*\) ms$/\1/p' "$tmp/d.out")
+[[ -n $stop_millis ]] && (( stop_millis < 8000 )) ||
+  fail "scenario d: stop took ${stop_millis:-?} ms with the receiver down"
+timeout 60 "$sender" "repository=$tmp/unused,otlp=http://127.0.0.1:$dead" "$tmp/events.jfr" \
+  > "$tmp/d2.out" 2> "$tmp/d2.err"
+grep -q "^uploaded 0 dropped 1$" "$tmp/d2.out" || fail "scenario d: $(cat "$tmp/d2.out" "$tmp/d2.err")"
+grep -q "(after 5 attempts)" "$tmp/d2.err" || fail "scenario d: not retried: $(cat "$tmp/d2.err")"
+
+# e. Option and variable errors name the option or variable, never a header value.
+timeout 60 "$driver" "$base,otlp=http://127.0.0.1:9" 0 > /dev/null 2> "$tmp/e1.err"
+grep -q "'otlp'.*needs repository=" "$tmp/e1.err" || fail "no repository: $(cat "$tmp/e1.err")"
+timeout 60 "$driver" "$base,repository=$tmp/repo-e,otlp=grpc://127.0.0.1:9" 0 > /dev/null 2> "$tmp/e2.err"
+grep -q "'otlp'.*is not an http:// or https:// URL" "$tmp/e2.err" || fail "scheme: $(cat "$tmp/e2.err")"
+timeout 60 "$driver" "$base,repository=$tmp/repo-e,otlp=http://user:$secret@127.0.0.1:9" 0 \
+  > /dev/null 2> "$tmp/e3.err"
+grep -q "the URL carries credentials" "$tmp/e3.err" || fail "URL credentials: $(cat "$tmp/e3.err")"
+OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%2$secret" \
+  timeout 60 "$driver" "$base,repository=$tmp/repo-e,otlp=http://127.0.0.1:9" 0 > /dev/null 2> "$tmp/e4.err"
+grep -q "OTEL_EXPORTER_OTLP_HEADERS: item 1 is not key=value" "$tmp/e4.err" ||
+  fail "bad headers: $(cat "$tmp/e4.err")"
+OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318 \
+  timeout 60 "$driver" "$base,repository=$tmp/repo-e,otlp=env" 0 > /dev/null 2> "$tmp/e5.err"
+grep -q "otlp=env: option 'OTEL_EXPORTER_OTLP_ENDPOINT'.*is not an http:// or https:// URL" \
+  "$tmp/e5.err" || fail "bad endpoint variable: $(cat "$tmp/e5.err")"
+grep -qF "$secret" "$tmp"/e*.err && fail "an error message repeats a secret"
+
+# f. A malformed OTEL_RESOURCE_ATTRIBUTES is ignored as a whole, with a notice; service.name
+#    still comes from OTEL_SERVICE_NAME.
+mkdir -p "$tmp/f"
+start_receiver "$tmp/f"
+OTEL_EXPORTER_OTLP_HEADERS= OTEL_RESOURCE_ATTRIBUTES="team=a%zz,region=eu" \
+  timeout 60 "$sender" "repository=$tmp/unused,otlp=http://127.0.0.1:$port/" "$tmp/events.jfr" \
+  > "$tmp/f.out" 2> "$tmp/f.err"
+stop_receiver
+grep -q "otlp: OTEL_RESOURCE_ATTRIBUTES ignored: item 1" "$tmp/f.err" || fail "scenario f: $(cat "$tmp/f.err")"
+check f '{"path": "/v1development/profiles", "statuses": [200], "kinds": ["alloc", "cpu", "monitor", "park"],
+          "resource": {"service.name": "checkout", "region": null}, "events": ["all", "alloc", "lock"]}' \
+  "$tmp/events.jfr"
+
+if (( failures > 0 )); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "PASS"
