@@ -9,9 +9,11 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 namespace ctxprof {
@@ -250,6 +252,34 @@ HttpClient::~HttpClient() {
   if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
 }
 
+namespace {
+
+// The Retry-After header of `head` (status line and headers) in seconds from now; -1 when
+// there is none or it is neither delta-seconds nor an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37
+// GMT", the form RFC 9110 says senders use).
+int64_t RetryAfterSeconds(const std::string& head) {
+  std::string lower;
+  for (char c : head) lower += static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  const size_t at = lower.find("\r\nretry-after:");
+  if (at == std::string::npos) return -1;
+  const size_t start = at + strlen("\r\nretry-after:");
+  std::string value = head.substr(start, head.find("\r\n", start) - start);
+  value.erase(0, value.find_first_not_of(" \t"));
+  value.erase(value.find_last_not_of(" \t") + 1);
+  if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    return value.size() > 9 ? -1 : std::stoll(value);
+  }
+  struct tm date = {};
+  const char* end = strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &date);
+  if (end == nullptr || *end != '\0') return -1;
+  const time_t when = timegm(&date);
+  const time_t now = time(nullptr);
+  if (when == static_cast<time_t>(-1) || now == static_cast<time_t>(-1)) return -1;
+  return when > now ? static_cast<int64_t>(when - now) : 0;
+}
+
+}  // namespace
+
 StatusOr<HttpResponse> HttpClient::Post(
     const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers,
     const std::string& body, const Deadline& deadline) {
@@ -283,6 +313,7 @@ StatusOr<HttpResponse> HttpClient::Post(
   }
   HttpResponse response;
   response.status = status;
+  response.retry_after_seconds = RetryAfterSeconds(received.substr(0, end_of_headers));
   if (end_of_headers != std::string::npos) {
     std::string body_start = received.substr(end_of_headers + 4);
     auto enough = [](const std::string& text) { return text.size() >= kMaxBodyStart; };

@@ -43,6 +43,9 @@ struct HttpServer {
 struct HttpResponse {
   int status = 0;
   std::string body_start;  // the first bytes of the body (at most kMaxBodyStart)
+  // Retry-After in seconds from now (delta-seconds, or an HTTP-date less the current time, at
+  // least 0); -1 when absent or unreadable.
+  int64_t retry_after_seconds = -1;
 };
 
 class HttpClient {

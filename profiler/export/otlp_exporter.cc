@@ -179,6 +179,76 @@ StatusOr<HttpUrl> Endpoint(const Options& options) {
   return url;
 }
 
+// Reads a varint at *at of `bytes`; false when it runs past the end.
+bool ReadVarint(const std::string& bytes, size_t* at, uint64_t* value) {
+  *value = 0;
+  for (int shift = 0; shift < 64 && *at < bytes.size(); shift += 7) {
+    const uint8_t byte = static_cast<uint8_t>(bytes[(*at)++]);
+    *value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// The fields of protobuf message `bytes` as (number, varint value or bytes); stops at the
+// first field it cannot read (a body cut at HttpClient::kMaxBodyStart).
+struct ProtoField {
+  int number;
+  uint64_t varint;
+  std::string bytes;
+};
+std::vector<ProtoField> ReadFields(const std::string& bytes) {
+  std::vector<ProtoField> fields;
+  size_t at = 0;
+  uint64_t tag, value;
+  while (at < bytes.size() && ReadVarint(bytes, &at, &tag)) {
+    ProtoField field{static_cast<int>(tag >> 3), 0, ""};
+    switch (tag & 7) {
+      case 0:
+        if (!ReadVarint(bytes, &at, &field.varint)) return fields;
+        break;
+      case 2:
+        if (!ReadVarint(bytes, &at, &value) || value > bytes.size() - at) return fields;
+        field.bytes = bytes.substr(at, value);
+        at += value;
+        break;
+      case 1:
+      case 5: {
+        const size_t width = (tag & 7) == 1 ? 8 : 4;
+        if (width > bytes.size() - at) return fields;
+        at += width;
+        break;
+      }
+      default:
+        return fields;
+    }
+    fields.push_back(std::move(field));
+  }
+  return fields;
+}
+
+// ExportProfilesServiceResponse { ExportProfilesPartialSuccess partial_success = 1; } with
+// { int64 rejected_profiles = 1; string error_message = 2; }: what the collector rejected or
+// warns about (the spec: log it, never retry).
+std::string PartialSuccessNote(const std::string& body) {
+  for (const ProtoField& response : ReadFields(body)) {
+    if (response.number != 1) continue;
+    uint64_t rejected = 0;
+    std::string message;
+    for (const ProtoField& field : ReadFields(response.bytes)) {
+      if (field.number == 1) rejected = field.varint;
+      if (field.number == 2) message = field.bytes;
+    }
+    std::string printable;
+    for (char c : message.substr(0, 200)) printable += (c >= 0x20 && c < 0x7f) ? c : ' ';
+    if (rejected > 0) {
+      return "the collector rejected " + std::to_string(rejected) + " profile(s): " + printable;
+    }
+    if (!printable.empty()) return "accepted with a warning: " + printable;
+  }
+  return "";
+}
+
 StatusOr<ChunkRequest> OtlpRequest(const FinishedChunk& chunk, std::string file,
                                    const std::string& path,
                                    const std::vector<ResourceAttribute>& resource) {
@@ -211,6 +281,7 @@ StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
   config.what = "POST " + url.value().path;
   config.retry_statuses = {429, 502, 503, 504};
   config.credentials_hint = " (check the headers in OTEL_EXPORTER_OTLP_HEADERS)";
+  config.accepted_note = PartialSuccessNote;
   config.headers = std::move(headers.value());
   config.make_request = [path = url.value().path, resource = ResourceAttributes()](
                             const FinishedChunk& chunk, std::string file) {

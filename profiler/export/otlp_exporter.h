@@ -7,7 +7,9 @@
 // (otlp_profile.h, default labels: "kind" and the context attributes as sample attributes, the
 // trace and span ids as links; one profile per kind present: cpu, wall, alloc, monitor, park)
 // with the resource attributes below. Retried: network errors and HTTP 429, 502, 503, 504
-// (the OTLP spec's retryable statuses); any other status drops the chunk at once.
+// (the OTLP spec's retryable statuses), after the Retry-After delay when one is sent; any other
+// status drops the chunk at once. A 200 whose partial_success rejects profiles or carries a
+// message is counted as sent and its message printed ("ctxprof: otlp: <chunk>: ...").
 //
 // Endpoint: otlp=URL is the collector's base URL, /v1development/profiles appended to its path.
 // otlp=env takes OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT as is (no path = "/"), else

@@ -242,12 +242,17 @@ struct Uploader::State {
     std::chrono::milliseconds backoff = config.first_backoff;
     std::string error;  // why the last attempt failed
     for (int attempt = 1;; attempt++) {
+      std::chrono::milliseconds wait = backoff;  // before the next attempt
       StatusOr<HttpResponse> answer =
           client->Post(target, headers, body, DeadlineIn(config.request_timeout));
       const bool answered = answer.ok();
       if (!answered) error = answer.status().message();
       if (answered && answer.value().status >= 200 && answer.value().status < 300) {
         uploaded.fetch_add(1, std::memory_order_relaxed);
+        if (config.accepted_note) {
+          const std::string note = config.accepted_note(answer.value().body_start);
+          if (!note.empty()) PrintNotice(config.option + ": " + what + ": " + note);
+        }
         return;
       }
       if (answered) {
@@ -255,6 +260,9 @@ struct Uploader::State {
         error = "HTTP " + std::to_string(response.status) + " " + Excerpt(response.body_start);
         if (response.status == 401 || response.status == 403) error += config.credentials_hint;
         if (!Retryable(response.status)) break;
+        if (response.retry_after_seconds >= 0) {
+          wait = std::chrono::seconds(response.retry_after_seconds);
+        }
       }
       if (attempt >= config.max_attempts) {
         error += " (after " + std::to_string(attempt) + " attempts)";
@@ -262,8 +270,7 @@ struct Uploader::State {
       }
       std::unique_lock<std::mutex> lock(mutex);
       const SteadyClock::time_point until =
-          stopping ? std::min(SteadyClock::now() + backoff, stop_deadline)
-                   : SteadyClock::now() + backoff;
+          stopping ? std::min(SteadyClock::now() + wait, stop_deadline) : SteadyClock::now() + wait;
       wake.wait_until(lock, until, [this, until] {
         return SteadyClock::now() >= until || (stopping && SteadyClock::now() >= stop_deadline);
       });

@@ -7,11 +7,12 @@
 // retention may delete it meanwhile) and queues it: no I/O wait, no lock held during I/O.
 // The queue is bounded (queue_capacity): when full, the oldest queued chunk is dropped. A
 // chunk is retried after network errors and HTTP 429 and 5xx (or the config's retry_statuses)
-// with exponential backoff (first_backoff
-// doubling up to max_backoff) for at most max_attempts attempts; other statuses (4xx: a request
-// the server will never take, e.g. 401) drop it at once. Every drop is counted (dropped()) and
-// printed once ("ctxprof: upload: ..." or "ctxprof: otlp: ..."); ctxprof.ProfilerCounters
-// records uploadedChunks and droppedUploads (the sum over both when both run).
+// with exponential backoff (first_backoff doubling up to max_backoff; a Retry-After header's
+// delay instead when the server sends one) for at most max_attempts attempts; other statuses
+// (4xx: a request the server will never take, e.g. 401) drop it at once. Every drop is counted
+// (dropped()) and printed once ("ctxprof: upload: ..." or "ctxprof: otlp: ...");
+// ctxprof.ProfilerCounters records uploadedChunks and droppedUploads (the sum over both when both
+// run).
 //
 // Stop(bound) stops taking chunks and lets the thread send what is queued until `bound` has
 // passed; what is left then is dropped. Every wait of the thread (poll, backoff) ends by that
@@ -63,6 +64,9 @@ struct UploaderConfig {
   std::string what;
   // The HTTP statuses that are retried; empty = 429 and every 5xx.
   std::vector<int> retry_statuses;
+  // What a 2xx response's body says that the user should read (e.g. a partial rejection);
+  // "" = nothing. May be empty (not called).
+  std::function<std::string(const std::string& body_start)> accepted_note;
   // A hint added to the message of a 401 or 403.
   std::string credentials_hint;
   // The request for `chunk`, whose file holds `file`; called on the uploader's thread.

@@ -11,8 +11,12 @@ the gunzipped body to OUT/NNN.pb. A request that breaks a rule is answered 400 a
 "problems".
 
 Usage: otlp_receiver.py OUT PORT_FILE [--header NAME VALUE]... [--fail N STATUS]
-  --header NAME VALUE  a header every request must carry with that value
-  --fail N STATUS      answer the first N well-formed requests with STATUS (then 200)
+         [--retry-after SECONDS] [--partial REJECTED MESSAGE]
+  --header NAME VALUE         a header every request must carry with that value
+  --fail N STATUS             answer the first N well-formed requests with STATUS (then 200)
+  --retry-after SECONDS       send Retry-After: SECONDS with those answers
+  --partial REJECTED MESSAGE  answer 200 with an ExportProfilesServiceResponse whose
+                              partial_success has rejected_profiles and error_message
 """
 import argparse
 import gzip
@@ -20,6 +24,18 @@ import http.server
 import json
 import os
 import threading
+import time
+
+
+def varint(value):
+    out = b""
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -35,7 +51,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with server.lock:
             server.count += 1
             number = server.count
-        record = {"number": number, "path": self.path, "problems": []}
+        record = {"number": number, "path": self.path, "problems": [], "time": time.time()}
         problems = record["problems"]
         record["content_type"] = self.headers.get("Content-Type")
         record["content_encoding"] = self.headers.get("Content-Encoding")
@@ -60,9 +76,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with server.lock:
             with open(os.path.join(server.out, "requests.jsonl"), "a") as f:
                 f.write(json.dumps(record) + "\n")
-        # 200: an empty ExportProfilesServiceResponse; else a short text.
+        # 200: an ExportProfilesServiceResponse (empty, or with partial_success); else a short
+        # text.
         reply = b"" if status == 200 else json.dumps(problems or ["try later"]).encode()
+        if status == 200 and server.options.partial:
+            message = server.options.partial[1].encode()
+            partial = (b"\x08" + varint(int(server.options.partial[0])) + b"\x12" +
+                       varint(len(message)) + message)
+            reply = b"\x0a" + varint(len(partial)) + partial
         self.send_response(status)
+        if status not in (200, 400) and server.options.retry_after is not None:
+            self.send_header("Retry-After", str(server.options.retry_after))
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", str(len(reply)))
         self.send_header("Connection", "close")
@@ -76,6 +100,8 @@ def main():
     parser.add_argument("port_file")
     parser.add_argument("--header", nargs=2, action="append")
     parser.add_argument("--fail", nargs=2, type=int, default=[0, 200])
+    parser.add_argument("--retry-after", type=int)
+    parser.add_argument("--partial", nargs=2)
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

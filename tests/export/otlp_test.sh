@@ -9,7 +9,7 @@
 # OTEL_EXPORTER_OTLP_* / OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES variables, every chunk
 # pushed (cpu, wall); the runtime-event kinds (alloc, monitor, park) of a synthetic recording
 # through the same exporter (otlp_chunk_sender) with the per-signal endpoint and one 503 that is
-# retried; a 400 (dropped at once); a receiver that is down (drops counted, the process fine);
+# retried after its Retry-After; a 400 (dropped at once); a partial success (printed); a receiver that is down (drops counted, the process fine);
 # option and variable errors; and no header value in any output or recording.
 #
 # Usage: otlp_test.sh <upload_driver> <otlp_chunk_sender> <write_tools_recording> <ctxprof>
@@ -95,16 +95,22 @@ if grep -rqF -e "$secret" "$tmp/a.out" "$tmp/a.err" "$tmp"/repo-a "$tmp"/a/reque
   fail "scenario a: a header value appears in the output, the recording or the receiver's log"
 fi
 
-# b. alloc, monitor and park (a synthetic recording, which has a cpu sample too), OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT used
-#    as is; the first request gets 503 and is retried.
+# b. alloc, monitor and park (a synthetic recording, which has a cpu sample too),
+#    OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT used as is; the first request gets 503 with
+#    Retry-After: 2 and is retried after those 2 s (the sender's own backoff is 100 ms).
 "$generator" "$tmp/events.jfr" events || fail "write_tools_recording events"
 mkdir -p "$tmp/b"
-start_receiver "$tmp/b" --header Authorization "Bearer $secret" --fail 1 503
+start_receiver "$tmp/b" --header Authorization "Bearer $secret" --fail 1 503 --retry-after 2
 OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT=http://127.0.0.1:$port/custom/profiles \
   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9/not-this \
   timeout 60 "$sender" "repository=$tmp/unused,otlp=env" "$tmp/events.jfr" > "$tmp/b.out" 2> "$tmp/b.err"
 stop_receiver
 grep -q "^uploaded 1 dropped 0$" "$tmp/b.out" || fail "scenario b: $(cat "$tmp/b.out" "$tmp/b.err")"
+/usr/bin/python3 -c '
+import json, sys
+times = [json.loads(line)["time"] for line in open(sys.argv[1])]
+sys.exit(0 if len(times) == 2 and times[1] - times[0] >= 1.8 else 1)' "$tmp/b/requests.jsonl" ||
+  fail "scenario b: Retry-After not honoured: $(cat "$tmp/b/requests.jsonl")"
 check b '{"path": "/custom/profiles", "statuses": [503, 200], "kinds": ["alloc", "cpu", "monitor", "park"],
           "resource": {"service.name": "checkout"}, "events": ["all", "alloc", "lock"]}' "$tmp/events.jfr"
 
@@ -168,6 +174,17 @@ grep -q "otlp: OTEL_RESOURCE_ATTRIBUTES ignored: item 1" "$tmp/f.err" || fail "s
 check f '{"path": "/v1development/profiles", "statuses": [200], "kinds": ["alloc", "cpu", "monitor", "park"],
           "resource": {"service.name": "checkout", "region": null}, "events": ["all", "alloc", "lock"]}' \
   "$tmp/events.jfr"
+
+# g. A 200 with partial_success: counted as sent, not retried, the collector's message printed.
+mkdir -p "$tmp/g"
+start_receiver "$tmp/g" --partial 2 "unknown stack index"
+timeout 60 "$sender" "repository=$tmp/unused,otlp=http://127.0.0.1:$port" "$tmp/events.jfr" \
+  > "$tmp/g.out" 2> "$tmp/g.err"
+stop_receiver
+grep -q "^uploaded 1 dropped 0$" "$tmp/g.out" || fail "scenario g: $(cat "$tmp/g.out" "$tmp/g.err")"
+grep -q "otlp: .*events.jfr: the collector rejected 2 profile(s): unknown stack index" "$tmp/g.err" ||
+  fail "scenario g: no partial-success message: $(cat "$tmp/g.err")"
+[[ $(wc -l < "$tmp/g/requests.jsonl") == 1 ]] || fail "scenario g: a partial success was retried"
 
 if (( failures > 0 )); then
   echo "$failures failure(s)"
