@@ -375,14 +375,24 @@ void Uploader::Enqueue(FinishedChunk&& chunk) {
 }
 
 void Uploader::Stop(std::chrono::milliseconds bound) {
+  BeginStop(bound);
+  AwaitStop();
+}
+
+void Uploader::BeginStop(std::chrono::milliseconds bound) {
   if (stopped_) return;
   stopped_ = true;
-  std::unique_lock<std::mutex> lock(state_->mutex);
+  std::lock_guard<std::mutex> lock(state_->mutex);
   state_->stopping = true;
   state_->stop_deadline = SteadyClock::now() + bound;
   state_->stop_deadline_ticks.store(state_->stop_deadline.time_since_epoch().count(),
                                     std::memory_order_release);
   state_->wake.notify_all();
+}
+
+void Uploader::AwaitStop() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  if (!state_->stopping) return;  // BeginStop was not called
   // Beyond the thread's own deadline by kFinishMargin: work that is not a wait (gzip of the
   // chunk it took just before the deadline, counting the drops) still has to end.
   state_->stopped.wait_until(lock, state_->stop_deadline + kFinishMargin,

@@ -25,7 +25,8 @@
 // Authorization and X-Scope-OrgID values, OTEL_EXPORTER_OTLP_HEADERS) live only in `headers`
 // and are never printed.
 //
-// Thread safety: Enqueue from one thread (the writer); Stop from one thread; uploaded(),
+// Thread safety: Enqueue from one thread (the writer); Stop, BeginStop and AwaitStop from one
+// thread; uploaded(),
 // dropped() and tid() from any thread.
 #ifndef CTXPROF_PROFILER_EXPORT_UPLOADER_H_
 #define CTXPROF_PROFILER_EXPORT_UPLOADER_H_
@@ -89,7 +90,7 @@ class Uploader {
  public:
   // Starts the thread. Fails as HttpClient::Create does when TLS cannot be set up (https).
   static StatusOr<std::unique_ptr<Uploader>> Start(const UploaderConfig& config);
-  // Stop(kDefaultBound) unless Stop was called.
+  // Stop(kDefaultBound) unless Stop or BeginStop was called.
   ~Uploader();
   Uploader(const Uploader&) = delete;
   Uploader& operator=(const Uploader&) = delete;
@@ -98,7 +99,13 @@ class Uploader {
   static constexpr std::chrono::milliseconds kFinishMargin{1000};
 
   void Enqueue(FinishedChunk&& chunk);
+  // BeginStop(bound) then AwaitStop(): several uploaders (upload= and otlp=) then share one
+  // bound instead of taking one each.
   void Stop(std::chrono::milliseconds bound);
+  // Stops taking chunks; the thread has `bound` from now for what is queued.
+  void BeginStop(std::chrono::milliseconds bound);
+  // Waits for the thread until the bound of BeginStop + kFinishMargin.
+  void AwaitStop();
 
   uint64_t uploaded() const;
   uint64_t dropped() const;

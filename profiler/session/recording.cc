@@ -183,10 +183,11 @@ Status Recording::Close() {
       Fail(closed);
     }
   }
-  // One after the other: with both upload= and otlp=, closing may take twice the bound.
+  // Both started before either is waited for: upload= and otlp= share one bound.
   for (const std::unique_ptr<Uploader>& uploader : uploaders_) {
-    uploader->Stop(Uploader::kDefaultBound);
+    uploader->BeginStop(Uploader::kDefaultBound);
   }
+  for (const std::unique_ptr<Uploader>& uploader : uploaders_) uploader->AwaitStop();
   return failed() ? error() : Status();
 }
 

@@ -8,7 +8,8 @@ same chunk files (samples: timestamps; events: the sum of values).
 
 Usage: otlp_push_check.py OUT PROTO CTXPROF CONFIG_JSON CHUNK...
   CONFIG_JSON: {"path": ..., "statuses": [200, ...] (in order; "*200" = any number of 200s),
-                "resource": {key: value}, "kinds": [...], "events": ["all", "alloc", "lock"]}
+                "resource": {key: value}, "kinds": [...], "events": ["all", "alloc", "lock"],
+                "linked_kinds": [kinds some sample of which must link to a trace and span]}
 """
 import collections
 import json
@@ -38,14 +39,16 @@ def decode(proto, data):
     return protoc_text.parse(result.stdout.decode("utf-8"), fail)
 
 
-def totals(data, into):
-    """Adds the data's per-(kind, endpoint) totals to `into`; returns the kinds present."""
+def totals(data, into, links=None):
+    """Adds the data's per-(kind, endpoint) totals to `into`; returns the kinds present. With
+    `links` (a Counter), counts the samples whose link has a non-zero trace and span id."""
     dictionary = data.get("dictionary", [{}])[0]
     strings = dictionary.get("string_table", [])
     attributes = []
     for attribute in dictionary.get("attribute_table", []):
         attributes.append((strings[attribute.get("key_strindex", [0])[0]],
                            attribute.get("value", [{}])[0].get("string_value", [None])[0]))
+    link_table = dictionary.get("link_table", [])
     kinds = []
     for resource_profiles in data.get("resource_profiles", []):
         for scope in resource_profiles.get("scope_profiles", []):
@@ -58,6 +61,11 @@ def totals(data, into):
                     amount = (sum(sample["values"]) if sample.get("values")
                               else len(sample.get("timestamps_unix_nano", [])))
                     into[(kind, labels.get("endpoint"))] += amount
+                    link = link_table[sample.get("link_index", [0])[0]]
+                    if links is not None and any(
+                            (v if isinstance(v, bytes) else v.encode("latin-1")).strip(b"\0")
+                            for v in link.get("trace_id", []) + link.get("span_id", [])):
+                        links[kind] += 1
     return kinds
 
 
@@ -72,6 +80,7 @@ def main():
     if statuses[:len(fixed)] != fixed or any(s != 200 for s in statuses[len(fixed):]):
         fail("statuses %r, want %r" % (statuses, want))
     got = collections.Counter()
+    links = collections.Counter()
     kinds = set()
     for request in requests:
         for problem in request["problems"]:
@@ -93,7 +102,7 @@ def main():
             if resource.get(key) != value:
                 fail("request %d: resource %s = %r, want %r" % (request["number"], key,
                                                                  resource.get(key), value))
-        kinds.update(totals(data, got))
+        kinds.update(totals(data, got, links))
     if sorted(kinds) != sorted(config["kinds"]):
         fail("profile kinds %r, want %r" % (sorted(kinds), sorted(config["kinds"])))
     expected = collections.Counter()
@@ -108,6 +117,9 @@ def main():
     if got != expected:
         fail("per-(kind, endpoint) totals differ from `ctxprof convert --to otlp`:\n  pushed  %r"
              "\n  convert %r" % (sorted(got.items(), key=str), sorted(expected.items(), key=str)))
+    for kind in config.get("linked_kinds", []):
+        if links[kind] == 0:
+            fail("no %s sample links to a trace and span" % kind)
     if not any(amount > 0 and endpoint for (kind, endpoint), amount in got.items()):
         fail("no sample carries an endpoint: %r" % sorted(got.items(), key=str))
     for message in failures:
