@@ -10,10 +10,11 @@
 # pushed (cpu, wall); the runtime-event kinds (alloc, monitor, park) of a synthetic recording
 # through the same exporter (otlp_chunk_sender) with the per-signal endpoint and one 503 that is
 # retried after its Retry-After; a 400 (dropped at once); a partial success (printed); a receiver that is down (drops counted, the process fine);
-# option and variable errors; and no header value in any output or recording.
+# option and variable errors; upload= and otlp= together; and no header value in any output
+# or recording.
 #
 # Usage: otlp_test.sh <upload_driver> <otlp_chunk_sender> <write_tools_recording> <ctxprof>
-#        <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto>
+#        <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto> <pyroscope_receiver.py>
 set -uo pipefail
 
 driver=$1
@@ -23,6 +24,7 @@ ctxprof=$4
 receiver=$5
 checker=$6
 proto=$7
+pyroscope_receiver=$8
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 jfr=/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr
 failures=0
@@ -185,6 +187,36 @@ grep -q "^uploaded 1 dropped 0$" "$tmp/g.out" || fail "scenario g: $(cat "$tmp/g
 grep -q "otlp: .*events.jfr: the collector rejected 2 profile(s): unknown stack index" "$tmp/g.err" ||
   fail "scenario g: no partial-success message: $(cat "$tmp/g.err")"
 [[ $(wc -l < "$tmp/g/requests.jsonl") == 1 ]] || fail "scenario g: a partial success was retried"
+
+# h. upload= and otlp= at once: every chunk reaches both. (The counters' sum over both is not
+#    checked by number: how many were sent when the last chunk was closed is a race.)
+mkdir -p "$tmp/h" "$tmp/h-pyroscope"
+start_receiver "$tmp/h"
+otlp_port=$port
+/usr/bin/python3 "$pyroscope_receiver" "$tmp/h-pyroscope" "$tmp/pyroscope-port" \
+  2> "$tmp/h-pyroscope.log" &
+pyroscope_pid=$!
+for _ in $(seq 100); do
+  [[ -s $tmp/pyroscope-port ]] && break
+  sleep 0.1
+done
+OTEL_EXPORTER_OTLP_HEADERS= timeout 60 "$driver" \
+  "$base,repository=$tmp/repo-h,upload=http://127.0.0.1:$(cat "$tmp/pyroscope-port"),otlp=http://127.0.0.1:$otlp_port" \
+  1 > "$tmp/h.out" 2> "$tmp/h.err"
+status=$?
+stop_receiver
+kill "$pyroscope_pid" 2> /dev/null && wait "$pyroscope_pid" 2> /dev/null
+[[ $status == 0 ]] || fail "scenario h: driver exit $status: $(cat "$tmp/h.err")"
+grep -q "dropped" "$tmp/h.err" && fail "scenario h: drops: $(cat "$tmp/h.err")"
+chunks=$(ls "$tmp"/repo-h/*.jfr | wc -l)
+for log in "$tmp/h/requests.jsonl" "$tmp/h-pyroscope/requests.jsonl"; do
+  [[ $(grep -c '"status": 200' "$log") == "$chunks" ]] ||
+    fail "scenario h: $log: $(grep -c '"status": 200' "$log") accepted for $chunks chunks"
+done
+check h '{"path": "/v1development/profiles", "statuses": ["*200"], "kinds": ["cpu", "wall"],
+          "resource": {"service.name": "checkout"}, "events": ["all"]}' "$tmp"/repo-h/*.jfr
+"$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-h/*.jfr | tail -1)" > "$tmp/h.counters"
+grep -q "droppedUploads = 0" "$tmp/h.counters" || fail "scenario h: counters $(cat "$tmp/h.counters")"
 
 if (( failures > 0 )); then
   echo "$failures failure(s)"
