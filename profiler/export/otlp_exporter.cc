@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ctxprof_version.h"
 #include "profiler/export/labels.h"
 #include "profiler/export/otlp_profile.h"
 #include "profiler/export/profile.h"
@@ -145,6 +146,7 @@ std::vector<ResourceAttribute> ResourceAttributes() {
   }
   if (position.count("process.pid") == 0) set("process.pid", std::to_string(getpid()));
   if (position.count("telemetry.sdk.name") == 0) set("telemetry.sdk.name", "ctxprof");
+  if (position.count("telemetry.sdk.version") == 0) set("telemetry.sdk.version", kCtxprofVersion);
   return resource;
 }
 
@@ -264,7 +266,8 @@ StatusOr<ChunkRequest> OtlpRequest(const FinishedChunk& chunk, std::string file,
   request.target = path;
   request.content_type = "application/x-protobuf";
   request.body = std::move(body.value());
-  request.headers = {{"Content-Encoding", "gzip"}, {"User-Agent", "ctxprof-otlp-exporter"}};
+  request.headers = {{"Content-Encoding", "gzip"},
+                     {"User-Agent", std::string("ctxprof-otlp-exporter/") + kCtxprofVersion}};
   return request;
 }
 

@@ -20,7 +20,8 @@
 // and the item's position only. Resource: OTEL_RESOURCE_ATTRIBUTES ("k=v,k=v", percent-decoded;
 // on a decoding error the whole variable is ignored, with a notice), service.name from
 // OTEL_SERVICE_NAME (it wins), else the variable's, else "unknown_service:<executable>";
-// process.pid and telemetry.sdk.name = "ctxprof" are added. An empty variable counts as unset.
+// process.pid, telemetry.sdk.name = "ctxprof" and telemetry.sdk.version are added unless given.
+// User-Agent: ctxprof-otlp-exporter/<version>. An empty variable counts as unset.
 //
 // Thread safety: OtlpConfigFromOptions reads the environment: call it from one thread at the
 // session's start; the request maker it returns is called on the uploader's thread only.

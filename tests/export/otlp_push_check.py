@@ -88,6 +88,8 @@ def main():
         if request["path"] != config["path"]:
             fail("request %d: path %r, want %r" % (request["number"], request["path"],
                                                    config["path"]))
+        if not (request.get("user_agent") or "").startswith("ctxprof-otlp-exporter/"):
+            fail("request %d: User-Agent %r" % (request["number"], request.get("user_agent")))
         if request["status"] != 200:
             continue
         data = decode(proto, open(os.path.join(out, "%03d.pb" % request["number"]), "rb").read())

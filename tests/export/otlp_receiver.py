@@ -55,6 +55,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         problems = record["problems"]
         record["content_type"] = self.headers.get("Content-Type")
         record["content_encoding"] = self.headers.get("Content-Encoding")
+        record["user_agent"] = self.headers.get("User-Agent")
         if record["content_type"] != "application/x-protobuf":
             problems.append("Content-Type %r" % record["content_type"])
         if record["content_encoding"] != "gzip":
