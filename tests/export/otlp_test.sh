@@ -10,11 +10,12 @@
 # pushed (cpu, wall); the runtime-event kinds (alloc, monitor, park) of a synthetic recording
 # through the same exporter (otlp_chunk_sender) with the per-signal endpoint and one 503 that is
 # retried after its Retry-After; a 400 (dropped at once); a partial success (printed); a receiver that is down (drops counted, the process fine);
-# option and variable errors; upload= and otlp= together; and no header value in any output
-# or recording.
+# option and variable errors; upload= and otlp= together; a JVM under the agent (all five kinds
+# from real allocations and lock waits); and no header value in any output or recording.
 #
 # Usage: otlp_test.sh <upload_driver> <otlp_chunk_sender> <write_tools_recording> <ctxprof>
 #        <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto> <pyroscope_receiver.py>
+#        <libctxprof.so> <ctxprof.jar> <ctxprof_tests.jar>
 set -uo pipefail
 
 driver=$1
@@ -25,6 +26,10 @@ receiver=$5
 checker=$6
 proto=$7
 pyroscope_receiver=$8
+agent=$9
+api_jar=${10}
+tests_jar=${11}
+java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 jfr=/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr
 failures=0
@@ -36,7 +41,7 @@ fail() {
 
 command -v protoc > /dev/null ||
   { echo "FAIL: protoc is not installed (tools/install-deps.sh installs it)" >&2; exit 1; }
-[[ -x $jfr ]] || { echo "FAIL: JDK 17 jfr not found at $jfr" >&2; exit 1; }
+[[ -x $jfr && -x $java ]] || { echo "FAIL: JDK 17 not found at ${jfr%/jfr}" >&2; exit 1; }
 
 receiver_pid=
 start_receiver() {  # $1 = out folder, rest = receiver options
@@ -217,6 +222,24 @@ check h '{"path": "/v1development/profiles", "statuses": ["*200"], "kinds": ["cp
           "resource": {"service.name": "checkout"}, "events": ["all"]}' "$tmp"/repo-h/*.jfr
 "$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-h/*.jfr | tail -1)" > "$tmp/h.counters"
 grep -q "droppedUploads = 0" "$tmp/h.counters" || fail "scenario h: counters $(cat "$tmp/h.counters")"
+
+# i. A JVM under the agent: its allocations, monitor and ReentrantLock waits under context
+#    (tests/java EventsWorkload "select") reach the collector as alloc, monitor and park profiles
+#    besides cpu and wall, with the same totals as convert's.
+mkdir -p "$tmp/i"
+start_receiver "$tmp/i" --header Authorization "Bearer $secret"
+timeout 120 "$java" -cp "$tests_jar:$api_jar" \
+  "-agentpath:$agent=start,event=cpu+wall,alloc=64k,lock=1ms,attributes=endpoint,repository=$tmp/repo-i,otlp=http://127.0.0.1:$port" \
+  io.ctxprof.agent.EventsWorkload select > "$tmp/i.out" 2> "$tmp/i.err"
+status=$?
+stop_receiver
+[[ $status == 0 ]] || fail "scenario i: JVM exit $status: $(cat "$tmp/i.err")"
+grep -q "dropped" "$tmp/i.err" && fail "scenario i: drops: $(cat "$tmp/i.err")"
+check i '{"path": "/v1development/profiles", "statuses": ["*200"],
+          "kinds": ["alloc", "cpu", "monitor", "park", "wall"],
+          "resource": {"service.name": "checkout"}, "events": ["all", "alloc", "lock"]}' \
+  "$tmp"/repo-i/*.jfr
+grep -rqF "$secret" "$tmp/i.out" "$tmp/i.err" "$tmp"/repo-i && fail "scenario i: a header value leaked"
 
 if (( failures > 0 )); then
   echo "$failures failure(s)"
