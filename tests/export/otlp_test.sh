@@ -13,11 +13,15 @@
 # option and variable errors; upload= and otlp= together; a JVM under the agent (all five kinds
 # from real allocations and lock waits); and no header value in any output or recording.
 #
-# Usage: otlp_test.sh <upload_driver> <otlp_chunk_sender> <write_tools_recording> <ctxprof>
-#        <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto> <pyroscope_receiver.py>
-#        <libctxprof.so> <ctxprof.jar> <ctxprof_tests.jar>
+# Usage: otlp_test.sh native|jvm <upload_driver> <otlp_chunk_sender> <write_tools_recording>
+#        <ctxprof> <otlp_receiver.py> <otlp_push_check.py> <otlp_profiles.proto>
+#        <pyroscope_receiver.py> [<libctxprof.so> <ctxprof.jar> <ctxprof_tests.jar>]
+#   native: every scenario but the JVM's (the sanitizer passes run these); jvm: the JVM's alone
+#   (a sanitized library cannot be loaded into a plain JVM), with the three JVM arguments.
 set -uo pipefail
 
+mode=$1
+shift
 driver=$1
 sender=$2
 generator=$3
@@ -26,9 +30,9 @@ receiver=$5
 checker=$6
 proto=$7
 pyroscope_receiver=$8
-agent=$9
-api_jar=${10}
-tests_jar=${11}
+agent=${9:-}
+api_jar=${10:-}
+tests_jar=${11:-}
 java=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 jfr=/usr/lib/jvm/java-17-openjdk-amd64/bin/jfr
@@ -77,6 +81,7 @@ export OTEL_SERVICE_NAME=checkout
 export OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name=test%3D1,service.name=not-this-one"
 base="event=cpu+wall,interval=10ms,wall=10ms,attributes=endpoint;tenant,chunktime=300ms"
 
+if [[ $mode == native ]]; then
 # a. otlp=env with OTEL_EXPORTER_OTLP_ENDPOINT (a path is kept, /v1development/profiles
 #    appended): every chunk of the repository arrives, cpu and wall, totals as convert's.
 mkdir -p "$tmp/a"
@@ -223,6 +228,7 @@ check h '{"path": "/v1development/profiles", "statuses": ["*200"], "kinds": ["cp
 "$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-h/*.jfr | tail -1)" > "$tmp/h.counters"
 grep -q "droppedUploads = 0" "$tmp/h.counters" || fail "scenario h: counters $(cat "$tmp/h.counters")"
 
+else
 # i. A JVM under the agent: its allocations, monitor and ReentrantLock waits under context
 #    (tests/java EventsWorkload "select") reach the collector as alloc, monitor and park profiles
 #    besides cpu and wall, with the same totals as convert's.
@@ -240,6 +246,7 @@ check i '{"path": "/v1development/profiles", "statuses": ["*200"],
           "resource": {"service.name": "checkout"}, "events": ["all", "alloc", "lock"]}' \
   "$tmp"/repo-i/*.jfr
 grep -rqF "$secret" "$tmp/i.out" "$tmp/i.err" "$tmp"/repo-i && fail "scenario i: a header value leaked"
+fi
 
 if (( failures > 0 )); then
   echo "$failures failure(s)"
