@@ -185,8 +185,8 @@ class HttpClient::Connection {
     const long verify = SSL_get_verify_result(tls_);
     if (verify != X509_V_OK) {
       return Status::Unavailable(
-          what + "certificate verify failed: " + X509_verify_cert_error_string(verify) +
-              " (uploadca=PATH names the CA that signed the server's certificate)",
+          what + "certificate verify failed: " + X509_verify_cert_error_string(verify) + " (" +
+              server_.ca_source + "=PATH names the CA that signed the server's certificate)",
           0);
     }
     if (reason == SSL_ERROR_SYSCALL && os_error != 0) {
@@ -242,7 +242,7 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& serve
     return Status::Unavailable("TLS: cannot load the system's CA certificates: " + TlsError(), 0);
   }
   if (!loaded) {
-    return Status::InvalidArgument("uploadca=" + server.ca_file +
+    return Status::InvalidArgument(server.ca_source + "=" + server.ca_file +
                                    ": cannot load CA certificates: " + TlsError());
   }
   return std::move(client);

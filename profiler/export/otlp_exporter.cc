@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -271,6 +273,31 @@ StatusOr<ChunkRequest> OtlpRequest(const FinishedChunk& chunk, std::string file,
   return request;
 }
 
+// The first of `variables` that is set (not empty) and its value; {"", ""} when none is.
+std::pair<std::string, std::string> FirstSet(std::initializer_list<const char*> variables) {
+  for (const char* variable : variables) {
+    std::string value = Environment(variable);
+    if (!value.empty()) return {variable, value};
+  }
+  return {"", ""};
+}
+
+// OTEL_EXPORTER_OTLP_[PROFILES_]TIMEOUT: milliseconds, 0 = no limit (an hour: the stop bound
+// still ends a request); anything else that is not a whole number gets a notice and the default.
+std::chrono::milliseconds Timeout(std::chrono::milliseconds fallback) {
+  const auto [variable, value] =
+      FirstSet({"OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"});
+  if (value.empty()) return fallback;
+  if (value.size() > 9 || value.find_first_not_of("0123456789") != std::string::npos) {
+    PrintNotice("otlp: " + variable + "='" + value +
+                "' is not a whole number of milliseconds; using " +
+                std::to_string(fallback.count()) + " ms");
+    return fallback;
+  }
+  const long long millis = std::stoll(value);
+  return millis == 0 ? std::chrono::milliseconds(3600 * 1000) : std::chrono::milliseconds(millis);
+}
+
 }  // namespace
 
 StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
@@ -279,7 +306,11 @@ StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
   StatusOr<std::vector<std::pair<std::string, std::string>>> headers = Headers();
   if (!headers.ok()) return headers.status();
   UploaderConfig config;
-  config.server = HttpServer{url.value().https, url.value().host, url.value().port, ""};
+  const auto [ca_source, ca_file] =
+      FirstSet({"OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"});
+  config.server = HttpServer{url.value().https, url.value().host, url.value().port, ca_file,
+                             ca_source.empty() ? "OTEL_EXPORTER_OTLP_CERTIFICATE" : ca_source};
+  config.request_timeout = Timeout(config.request_timeout);
   config.option = "otlp";
   config.what = "POST " + url.value().path;
   config.retry_statuses = {429, 502, 503, 504};

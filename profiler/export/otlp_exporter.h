@@ -21,6 +21,10 @@
 // on a decoding error the whole variable is ignored, with a notice), service.name from
 // OTEL_SERVICE_NAME (it wins), else the variable's, else "unknown_service:<executable>";
 // process.pid, telemetry.sdk.name = "ctxprof" and telemetry.sdk.version are added unless given.
+// https: the CA file of OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE, else
+// OTEL_EXPORTER_OTLP_CERTIFICATE, else the system's store. Request timeout:
+// OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds, 0 = none;
+// a bad value: notice, 10 s).
 // User-Agent: ctxprof-otlp-exporter/<version>. An empty variable counts as unset.
 //
 // Thread safety: OtlpConfigFromOptions reads the environment: call it from one thread at the

@@ -37,8 +37,10 @@ class OtlpExporterTest : public ::testing::Test {
   }
 
   static constexpr const char* kVariables[] = {
-      "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT",
-      "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_PROFILES_HEADERS"};
+      "OTEL_EXPORTER_OTLP_ENDPOINT",    "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_HEADERS",     "OTEL_EXPORTER_OTLP_PROFILES_HEADERS",
+      "OTEL_EXPORTER_OTLP_TIMEOUT",     "OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT",
+      "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE"};
 };
 
 TEST_F(OtlpExporterTest, ExplicitUrlGetsTheProfilesPath) {
@@ -98,6 +100,22 @@ TEST_F(OtlpExporterTest, BadHeadersNeverRepeatTheValue) {
     EXPECT_NE(message.find("OTEL_EXPORTER_OTLP_HEADERS"), std::string::npos) << bad;
     EXPECT_EQ(message.find("secret"), std::string::npos) << message;
   }
+}
+
+TEST_F(OtlpExporterTest, TimeoutAndCertificate) {
+  EXPECT_EQ(ConfigOk("env").request_timeout, std::chrono::milliseconds(10000));
+  EXPECT_EQ(ConfigOk("env").server.ca_file, "");
+  setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2500", 1);
+  setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/otel/ca.pem", 1);
+  EXPECT_EQ(ConfigOk("env").request_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(ConfigOk("env").server.ca_file, "/etc/otel/ca.pem");
+  EXPECT_EQ(ConfigOk("env").server.ca_source, "OTEL_EXPORTER_OTLP_CERTIFICATE");
+  setenv("OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", "0", 1);  // no limit but the stop bound
+  setenv("OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE", "/etc/otel/profiles-ca.pem", 1);
+  EXPECT_EQ(ConfigOk("env").request_timeout, std::chrono::hours(1));
+  EXPECT_EQ(ConfigOk("env").server.ca_source, "OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE");
+  setenv("OTEL_EXPORTER_OTLP_PROFILES_TIMEOUT", "-5", 1);  // a notice, then the default
+  EXPECT_EQ(ConfigOk("env").request_timeout, std::chrono::milliseconds(10000));
 }
 
 }  // namespace

@@ -11,18 +11,20 @@ the gunzipped body to OUT/NNN.pb. A request that breaks a rule is answered 400 a
 "problems".
 
 Usage: otlp_receiver.py OUT PORT_FILE [--header NAME VALUE]... [--fail N STATUS]
-         [--retry-after SECONDS] [--partial REJECTED MESSAGE]
+         [--retry-after SECONDS] [--partial REJECTED MESSAGE] [--tls CERT KEY]
   --header NAME VALUE         a header every request must carry with that value
   --fail N STATUS             answer the first N well-formed requests with STATUS (then 200)
   --retry-after SECONDS       send Retry-After: SECONDS with those answers
   --partial REJECTED MESSAGE  answer 200 with an ExportProfilesServiceResponse whose
                               partial_success has rejected_profiles and error_message
+  --tls CERT KEY              serve https with this certificate and key
 """
 import argparse
 import gzip
 import http.server
 import json
 import os
+import ssl
 import threading
 import time
 
@@ -103,6 +105,7 @@ def main():
     parser.add_argument("--fail", nargs=2, type=int, default=[0, 200])
     parser.add_argument("--retry-after", type=int)
     parser.add_argument("--partial", nargs=2)
+    parser.add_argument("--tls", nargs=2)
     options = parser.parse_args()
     os.makedirs(options.out, exist_ok=True)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -110,6 +113,10 @@ def main():
     server.options, server.out = options, options.out
     server.lock, server.count = threading.Lock(), 0
     server.failures_left = options.fail[0]
+    if options.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*options.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     with open(options.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     os.rename(options.port_file + ".tmp", options.port_file)

@@ -10,7 +10,8 @@
 # pushed (cpu, wall); the runtime-event kinds (alloc, monitor, park) of a synthetic recording
 # through the same exporter (otlp_chunk_sender) with the per-signal endpoint and one 503 that is
 # retried after its Retry-After; a 400 (dropped at once); a partial success (printed); a receiver that is down (drops counted, the process fine);
-# option and variable errors; upload= and otlp= together; a JVM under the agent (all five kinds
+# option and variable errors; upload= and otlp= together; https with the CA of
+# OTEL_EXPORTER_OTLP_CERTIFICATE; a JVM under the agent (all five kinds
 # from real allocations and lock waits); and no header value in any output or recording.
 #
 # Usage: otlp_test.sh native|jvm <upload_driver> <otlp_chunk_sender> <write_tools_recording>
@@ -46,6 +47,8 @@ fail() {
 command -v protoc > /dev/null ||
   { echo "FAIL: protoc is not installed (tools/install-deps.sh installs it)" >&2; exit 1; }
 [[ -x $jfr && -x $java ]] || { echo "FAIL: JDK 17 not found at ${jfr%/jfr}" >&2; exit 1; }
+command -v openssl > /dev/null ||
+  { echo "FAIL: openssl is not installed (tools/install-deps.sh installs it)" >&2; exit 1; }
 
 receiver_pid=
 start_receiver() {  # $1 = out folder, rest = receiver options
@@ -227,6 +230,27 @@ check h '{"path": "/v1development/profiles", "statuses": ["*200"], "kinds": ["cp
           "resource": {"service.name": "checkout"}, "events": ["all"]}' "$tmp"/repo-h/*.jfr
 "$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-h/*.jfr | tail -1)" > "$tmp/h.counters"
 grep -q "droppedUploads = 0" "$tmp/h.counters" || fail "scenario h: counters $(cat "$tmp/h.counters")"
+
+# j. https: the collector's self-signed certificate is trusted through
+#    OTEL_EXPORTER_OTLP_CERTIFICATE; without it the chunk is dropped and the message names the
+#    variable.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 1 \
+  -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2> "$tmp/openssl.log" ||
+  fail "openssl cannot make a certificate: $(cat "$tmp/openssl.log")"
+mkdir -p "$tmp/j"
+start_receiver "$tmp/j" --tls "$tmp/cert.pem" "$tmp/key.pem"
+OTEL_EXPORTER_OTLP_CERTIFICATE=$tmp/cert.pem timeout 60 "$sender" \
+  "repository=$tmp/unused,otlp=https://localhost:$port" "$tmp/events.jfr" > "$tmp/j.out" 2> "$tmp/j.err"
+grep -q "^uploaded 1 dropped 0$" "$tmp/j.out" || fail "scenario j: $(cat "$tmp/j.out" "$tmp/j.err")"
+timeout 60 "$sender" "repository=$tmp/unused,otlp=https://localhost:$port" "$tmp/events.jfr" \
+  > "$tmp/j2.out" 2> "$tmp/j2.err"
+stop_receiver
+grep -q "^uploaded 0 dropped 1$" "$tmp/j2.out" || fail "scenario j: $(cat "$tmp/j2.out" "$tmp/j2.err")"
+grep -q "certificate verify failed: self-signed certificate (OTEL_EXPORTER_OTLP_CERTIFICATE=PATH" \
+  "$tmp/j2.err" || fail "scenario j: no message naming the variable: $(cat "$tmp/j2.err")"
+check j '{"path": "/v1development/profiles", "statuses": [200], "kinds": ["alloc", "cpu", "monitor", "park"],
+          "resource": {"service.name": "checkout"}, "events": ["all", "alloc", "lock"]}' \
+  "$tmp/events.jfr"
 
 else
 # i. A JVM under the agent: its allocations, monitor and ReentrantLock waits under context
