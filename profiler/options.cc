@@ -742,6 +742,11 @@ StatusOr<Options> ParseOptions(std::string_view text) {
                 "otlp= sends each finished chunk file of a repository: add "
                 "repository=DIR (file= keeps every chunk in one file)"));
   }
+  if (!options.otlp.url.empty()) {
+    // Chunks finish, and are pushed, on upload='s schedule unless the options give their own.
+    if (options.jfr.chunk_time_ns == 0) options.jfr.chunk_time_ns = 10 * kNanosPerSecond;
+    if (options.jfr.chunk_size_bytes == 0) options.jfr.chunk_size_bytes = 3ull << 20;
+  }
   if (options.filter_context && !options.wall_enabled) {
     return Status::InvalidArgument(
         Problem("filter", "context", "applies only to wall sampling",

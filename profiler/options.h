@@ -27,7 +27,8 @@
 //              option strings, logs or the recording; it is read when the session starts.
 //   otlp       otlp=URL (a collector's base URL; /v1development/profiles is added) or otlp=env
 //              (the OTEL_EXPORTER_OTLP_* variables, read when the session starts: otlp_exporter.h);
-//              repository= required. Headers come only from OTEL_EXPORTER_OTLP_HEADERS.
+//              repository= required; upload='s chunktime= and chunksize= defaults. Headers come
+//              only from OTEL_EXPORTER_OTLP_HEADERS.
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_

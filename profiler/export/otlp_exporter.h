@@ -1,6 +1,7 @@
-// OtlpExporter configuration: otlp= sends each finished chunk file of a repository to an
-// OpenTelemetry collector as OTLP/HTTP profiles, through the Uploader (uploader.h: the same
-// bounded queue, retries with backoff, drop counting and stop bound as upload=).
+// OtlpConfigFromOptions, the otlp= exporter's configuration: otlp= sends each finished chunk file
+// of a repository to an OpenTelemetry collector as OTLP/HTTP profiles, through the Uploader
+// (uploader.h: the same bounded queue, retries with backoff, drop counting and stop bound as
+// upload=).
 //
 // Request: POST <endpoint path>, Content-Type application/x-protobuf, Content-Encoding gzip, body
 // an ExportProfilesServiceRequest: the chunk as `ctxprof convert --to otlp` writes it

@@ -133,9 +133,13 @@ TEST(OptionsTest, Otlp) {
   EXPECT_EQ(ParseOk("repository=/r,otlp=http://collector:4318/base/").otlp.url,
             "http://collector:4318/base/");
   EXPECT_EQ(ParseOk("repository=/r,otlp=env").otlp.url, "env");
-  // Unlike upload=, otlp= leaves the clock and the chunk layout alone.
+  // Unlike upload=, otlp= leaves the clock and the event layout alone; it takes upload='s chunk
+  // schedule unless given one.
   EXPECT_EQ(ParseOk("repository=/r,otlp=env").clock, ClockKind::kTsc);
-  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_time_ns, 0u);
+  EXPECT_FALSE(ParseOk("repository=/r,otlp=env").jfr.pyroscope);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_time_ns, 10 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_size_bytes, 3ull << 20);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env,chunktime=1m").jfr.chunk_time_ns, 60 * kNanosPerSecond);
   ExpectError("otlp=env", "otlp", "env");  // no repository
   ExpectError("repository=/r,otlp=grpc://h:4317", "otlp", "grpc://h:4317");
   ExpectError("repository=/r,otlp=http://h:0", "otlp", "http://h:0");
