@@ -9,11 +9,13 @@ same chunk files (samples: timestamps; events: the sum of values).
 Usage: otlp_push_check.py OUT PROTO CTXPROF CONFIG_JSON CHUNK...
   CONFIG_JSON: {"path": ..., "statuses": [200, ...] (in order; "*200" = any number of 200s),
                 "resource": {key: value}, "kinds": [...], "events": ["all", "alloc", "lock"],
-                "linked_kinds": [kinds some sample of which must link to a trace and span]}
+                "linked_kinds": [kinds some sample of which must link to a trace and span],
+                "report": true to compare cpu + wall per endpoint with `ctxprof report` too}
 """
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -122,6 +124,23 @@ def main():
     for kind in config.get("linked_kinds", []):
         if links[kind] == 0:
             fail("no %s sample links to a trace and span" % kind)
+    if config.get("report"):
+        # `ctxprof report --by endpoint` over the same chunks: its per-endpoint sample counts
+        # are the pushed cpu + wall totals.
+        text = subprocess.run([ctxprof, "report", *chunks, "--by", "endpoint", "--quiet"],
+                              check=True, capture_output=True, text=True, timeout=60).stdout
+        reported = {}
+        for line in text.splitlines():
+            match = re.match(r'== (?:endpoint = "(.*)"|\(no context\)): (\d+) samples', line)
+            if match:
+                reported[match.group(1)] = int(match.group(2))
+        pushed = collections.Counter()
+        for (kind, endpoint), amount in got.items():
+            if kind in ("cpu", "wall"):
+                pushed[endpoint] += amount
+        if reported != dict(pushed):
+            fail("per-endpoint samples differ from `ctxprof report`: pushed %r, report %r" %
+                 (sorted(pushed.items(), key=str), sorted(reported.items(), key=str)))
     if not any(amount > 0 and endpoint for (kind, endpoint), amount in got.items()):
         fail("no sample carries an endpoint: %r" % sorted(got.items(), key=str))
     for message in failures:

@@ -101,7 +101,7 @@ grep -q "dropped" "$tmp/a.err" && fail "scenario a: drops: $(cat "$tmp/a.err")"
 check a '{"path": "/base/v1development/profiles", "statuses": ["*200"], "kinds": ["cpu", "wall"],
           "resource": {"service.name": "checkout", "deployment.environment.name": "test=1",
                        "telemetry.sdk.name": "ctxprof"},
-          "events": ["all"], "linked_kinds": ["cpu", "wall"]}' "$tmp"/repo-a/*.jfr
+          "events": ["all"], "linked_kinds": ["cpu", "wall"], "report": true}' "$tmp"/repo-a/*.jfr
 # The last chunk's counters: every earlier chunk pushed, none dropped.
 "$jfr" print --events ctxprof.ProfilerCounters "$(ls "$tmp"/repo-a/*.jfr | tail -1)" > "$tmp/a.counters"
 grep -q "droppedUploads = 0" "$tmp/a.counters" || fail "scenario a: counters $(cat "$tmp/a.counters")"
