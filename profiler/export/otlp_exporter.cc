@@ -30,6 +30,15 @@ std::string Environment(const char* name) {
   return value == nullptr ? "" : value;
 }
 
+// The first of `variables` that is set (not empty) and its value; {"", ""} when none is.
+std::pair<std::string, std::string> FirstSet(std::initializer_list<const char*> variables) {
+  for (const char* variable : variables) {
+    std::string value = Environment(variable);
+    if (!value.empty()) return {variable, value};
+  }
+  return {"", ""};
+}
+
 std::string Trim(const std::string& text) {
   const size_t start = text.find_first_not_of(" \t");
   if (start == std::string::npos) return "";
@@ -162,14 +171,13 @@ StatusOr<HttpUrl> Endpoint(const Options& options) {
     url.path += kProfilesPath;
     return url;
   }
-  std::string variable = "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT";
-  std::string value = Environment(variable.c_str());
-  const bool per_signal = !value.empty();
-  if (!per_signal) {
+  auto [variable, value] =
+      FirstSet({"OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"});
+  const bool per_signal = variable == "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT";
+  if (value.empty()) {
     variable = "OTEL_EXPORTER_OTLP_ENDPOINT";
-    value = Environment(variable.c_str());
+    value = "http://localhost:4318";  // the spec's default
   }
-  if (value.empty()) value = "http://localhost:4318";
   if (Status parsed = ParseHttpUrl(variable, value, kOtlpUrlHints, &url); !parsed.ok()) {
     return Status::InvalidArgument("otlp=env: " + parsed.message());
   }
@@ -271,15 +279,6 @@ StatusOr<ChunkRequest> OtlpRequest(const FinishedChunk& chunk, std::string file,
   request.headers = {{"Content-Encoding", "gzip"},
                      {"User-Agent", std::string("ctxprof-otlp-exporter/") + kCtxprofVersion}};
   return request;
-}
-
-// The first of `variables` that is set (not empty) and its value; {"", ""} when none is.
-std::pair<std::string, std::string> FirstSet(std::initializer_list<const char*> variables) {
-  for (const char* variable : variables) {
-    std::string value = Environment(variable);
-    if (!value.empty()) return {variable, value};
-  }
-  return {"", ""};
 }
 
 // OTEL_EXPORTER_OTLP_[PROFILES_]TIMEOUT: milliseconds, 0 = no limit (an hour: the stop bound

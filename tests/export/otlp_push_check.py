@@ -71,6 +71,26 @@ def totals(data, into, links=None):
     return kinds
 
 
+def report(ctxprof, chunks):
+    """{endpoint or None: samples} from `ctxprof report --by endpoint`; None sums "(no
+    context)" and "endpoint (unset)" (a context without the attribute), as OTLP has no endpoint
+    attribute on either."""
+    text = subprocess.run([ctxprof, "report", *chunks, "--by", "endpoint", "--quiet"],
+                          check=True, capture_output=True, text=True, timeout=60).stdout
+    reported = {}
+    for line in text.splitlines():
+        match = re.match(
+            r'== (?:endpoint = "(.*)"|\(no context\)|endpoint \(unset\)): (\d+) samples', line)
+        if match:
+            reported[match.group(1)] = reported.get(match.group(1), 0) + int(match.group(2))
+        total = re.match(r"samples: (\d+) ", line)
+        if total:
+            # The headline total as a section of its own: a section the pattern above missed
+            # makes the sums differ.
+            reported["(all)"] = int(total.group(1))
+    return reported
+
+
 def main():
     out, proto, ctxprof, config = sys.argv[1:5]
     chunks = sys.argv[5:]
@@ -127,17 +147,12 @@ def main():
     if config.get("report"):
         # `ctxprof report --by endpoint` over the same chunks: its per-endpoint sample counts
         # are the pushed cpu + wall totals.
-        text = subprocess.run([ctxprof, "report", *chunks, "--by", "endpoint", "--quiet"],
-                              check=True, capture_output=True, text=True, timeout=60).stdout
-        reported = {}
-        for line in text.splitlines():
-            match = re.match(r'== (?:endpoint = "(.*)"|\(no context\)): (\d+) samples', line)
-            if match:
-                reported[match.group(1)] = int(match.group(2))
         pushed = collections.Counter()
         for (kind, endpoint), amount in got.items():
             if kind in ("cpu", "wall"):
                 pushed[endpoint] += amount
+                pushed["(all)"] += amount
+        reported = report(ctxprof, chunks)
         if reported != dict(pushed):
             fail("per-endpoint samples differ from `ctxprof report`: pushed %r, report %r" %
                  (sorted(pushed.items(), key=str), sorted(reported.items(), key=str)))
