@@ -215,8 +215,10 @@ Status ParseSecretSource(std::string_view key, std::string_view value, SecretSou
       "=env:VARIABLE or " + std::string(key) + "=file:PATH");
 }
 
-// http://host[:port][/prefix] or https://...
-Status ParseUploadUrl(std::string_view value, UploadOptions* upload) {
+}  // namespace
+
+Status ParseHttpUrl(std::string_view key, std::string_view value, const HttpUrlHints& hints,
+                    HttpUrl* out) {
   std::string_view rest = value;
   bool https;
   if (rest.substr(0, 7) == "http://") {
@@ -226,23 +228,21 @@ Status ParseUploadUrl(std::string_view value, UploadOptions* upload) {
     https = true;
     rest = rest.substr(8);
   } else {
-    return Status::InvalidArgument(
-        Problem("upload", value, "is not an http:// or https:// URL",
-                "give the server's base URL, e.g. upload=http://pyroscope:4040"));
+    return Status::InvalidArgument(Problem(key, value, "is not an http:// or https:// URL",
+                                           "give the server's base URL, e.g. " + hints.example));
   }
   const size_t slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash);
   if (authority.find('@') != std::string_view::npos) {
     // Never echo it: the part before '@' is a password.
-    return Status::InvalidArgument(
-        "option 'upload': the URL carries credentials (user@host); remove them and use "
-        "uploadbasic=env:VARIABLE or uploadbasic=file:PATH");
+    return Status::InvalidArgument("option " + Quote(key) +
+                                   ": the URL carries credentials (user@host); remove them and " +
+                                   hints.credentials_fix);
   }
   if (path.find_first_of("?#") != std::string_view::npos) {
-    return Status::InvalidArgument(
-        Problem("upload", value, "has a query or fragment",
-                "give the base URL only; ctxprof adds /ingest and its parameters"));
+    return Status::InvalidArgument(Problem(key, value, "has a query or fragment",
+                                           "give the base URL only; ctxprof adds " + hints.adds));
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   std::string_view host = authority;
@@ -252,21 +252,52 @@ Status ParseUploadUrl(std::string_view value, UploadOptions* upload) {
     host = authority.substr(0, colon);
     if (!ParseUnsigned(authority.substr(colon + 1), &port) || port == 0 || port > 65535) {
       return Status::InvalidArgument(
-          Problem("upload", value, "has a bad port", "use a port from 1 to 65535"));
+          Problem(key, value, "has a bad port", "use a port from 1 to 65535"));
     }
   }
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);  // an IPv6 literal
   }
   if (host.empty()) {
-    return Status::InvalidArgument(
-        Problem("upload", value, "has no host", "e.g. upload=http://pyroscope:4040"));
+    return Status::InvalidArgument(Problem(key, value, "has no host", "e.g. " + hints.example));
+  }
+  out->https = https;
+  out->host = std::string(host);
+  out->port = static_cast<uint16_t>(port);
+  out->path = std::string(path);
+  return Status();
+}
+
+namespace {
+
+// http://host[:port][/prefix] or https://...
+Status ParseUploadUrl(std::string_view value, UploadOptions* upload) {
+  HttpUrl url;
+  if (Status parsed = ParseHttpUrl(
+          "upload", value,
+          {"upload=http://pyroscope:4040", "use uploadbasic=env:VARIABLE or uploadbasic=file:PATH",
+           "/ingest and its parameters"},
+          &url);
+      !parsed.ok()) {
+    return parsed;
   }
   upload->url = std::string(value);
-  upload->https = https;
-  upload->host = std::string(host);
-  upload->port = static_cast<uint16_t>(port);
-  upload->path_prefix = std::string(path);
+  upload->https = url.https;
+  upload->host = url.host;
+  upload->port = url.port;
+  upload->path_prefix = url.path;
+  return Status();
+}
+
+// otlp=URL (the collector's base URL) or otlp=env (OTEL_EXPORTER_OTLP_* at the start).
+Status ParseOtlpUrl(std::string_view value, OtlpOptions* otlp) {
+  if (value != "env") {
+    HttpUrl url;
+    if (Status parsed = ParseHttpUrl("otlp", value, kOtlpUrlHints, &url); !parsed.ok()) {
+      return parsed;
+    }
+  }
+  otlp->url = std::string(value);
   return Status();
 }
 
@@ -495,6 +526,7 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
     return Status();
   }
   if (key == "upload") return ParseUploadUrl(value, &options->upload);
+  if (key == "otlp") return ParseOtlpUrl(value, &options->otlp);
   if (key == "uploadname") {
     bool valid = !value.empty();
     for (char c : value) {
@@ -695,6 +727,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"uploadbasic", "", "env:VARIABLE or file:PATH holding user:password"},
       {"uploadtenant", "", "env:VARIABLE or file:PATH holding the tenant (X-Scope-OrgID)"},
       {"uploadca", "", "PEM CA certificates to verify an https server with"},
+      {"otlp", "", "http(s)://host[:port][/prefix] or env: push OTLP profiles (repository=)"},
   };
   return table;
 }
@@ -752,6 +785,17 @@ StatusOr<Options> ParseOptions(std::string_view text) {
   }
   if (!options.upload.url.empty()) {
     if (Status checked = CheckUpload(&options); !checked.ok()) return checked;
+  }
+  if (!options.otlp.url.empty() && options.repository.empty()) {
+    return Status::InvalidArgument(
+        Problem("otlp", options.otlp.url, "needs repository=",
+                "otlp= sends each finished chunk file of a repository: add "
+                "repository=DIR (file= keeps every chunk in one file)"));
+  }
+  if (!options.otlp.url.empty()) {
+    // Chunks finish, and are pushed, on upload='s schedule unless the options give their own.
+    if (options.jfr.chunk_time_ns == 0) options.jfr.chunk_time_ns = 10 * kNanosPerSecond;
+    if (options.jfr.chunk_size_bytes == 0) options.jfr.chunk_size_bytes = 3ull << 20;
   }
   if (options.filter_context && !options.wall_enabled) {
     return Status::InvalidArgument(

@@ -26,6 +26,10 @@
 //              uploadlabels=, uploadca=, and uploadtoken=, uploadbasic=, uploadtenant= as
 //              env:VARIABLE or file:PATH: only the reference is an option, so a secret is never in
 //              option strings, logs or the recording; it is read when the session starts.
+//   otlp       otlp=URL (a collector's base URL; /v1development/profiles is added) or otlp=env
+//              (the OTEL_EXPORTER_OTLP_* variables, read when the session starts: otlp_exporter.h);
+//              repository= required; upload='s chunktime= and chunksize= defaults. Headers come
+//              only from OTEL_EXPORTER_OTLP_HEADERS.
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -87,6 +91,35 @@ struct UploadOptions {
   std::string ca_file;
 };
 
+// otlp=: the URL as given ("env": from the environment when the session starts).
+struct OtlpOptions {
+  std::string url;  // empty = no OTLP export
+};
+
+// An http:// or https:// URL, split for HttpClient.
+struct HttpUrl {
+  bool https = false;
+  std::string host;  // IPv6 without brackets
+  uint16_t port = 0;
+  std::string path;  // "" or "/path" (no trailing '/')
+};
+
+// What ParseHttpUrl's messages suggest: an example ("upload=http://pyroscope:4040"), where
+// credentials go instead, and what ctxprof adds to the path.
+struct HttpUrlHints {
+  std::string example;
+  std::string credentials_fix;
+  std::string adds;
+};
+inline const HttpUrlHints kOtlpUrlHints = {
+    "otlp=http://collector:4318", "give the Authorization header in OTEL_EXPORTER_OTLP_HEADERS",
+    "/v1development/profiles"};
+
+// Parses `value`, the value of option or variable `key`. kInvalidArgument naming `key` and
+// the fix; a URL with credentials (user:password@host) is never repeated in the message.
+Status ParseHttpUrl(std::string_view key, std::string_view value, const HttpUrlHints& hints,
+                    HttpUrl* out);
+
 struct Options {
   static constexpr uint64_t kMinCpuIntervalNs = 100 * kNanosPerMicro;
   static constexpr uint64_t kMinWallIntervalNs = kNanosPerMilli;
@@ -125,6 +158,7 @@ struct Options {
   EventSelect select = EventSelect::kAll;
   JfrOptions jfr;
   UploadOptions upload;
+  OtlpOptions otlp;
 };
 
 StatusOr<Options> ParseOptions(std::string_view text);

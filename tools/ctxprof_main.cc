@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "ctxprof_version.h"
+#include "profiler/export/labels.h"
+#include "profiler/export/otlp_profile.h"
+#include "profiler/export/profile.h"
 #include "profiler/options.h"
 #include "profiler/wire/gzip.h"
 #include "tools/attach.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
 #include "tools/inputs.h"
-#include "tools/labels.h"
-#include "tools/otlp.h"
 #include "tools/pprof.h"
-#include "tools/profile.h"
 #include "tools/record.h"
 #include "tools/report.h"
 

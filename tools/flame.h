@@ -29,7 +29,7 @@
 
 #include <string>
 
-#include "tools/profile.h"
+#include "profiler/export/profile.h"
 
 namespace ctxprof::tools {
 

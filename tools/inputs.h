@@ -4,8 +4,9 @@
 // Each argument is a JFR file, or a folder whose *.jfr files are read: a repository (ctxprof's
 // repository= or the JDK's), one chunk file per chunk. Files are read oldest first, ordered by
 // the start time in their first chunk header (then by path), so that the newest file, whose
-// last chunk tells whether the recording was finished, comes last (tools/profile.h). An empty
-// file (a recording whose writer has not published its first chunk yet) is skipped with a note.
+// last chunk tells whether the recording was finished, comes last (profiler/export/profile.h). An
+// empty file (a recording whose writer has not published its first chunk yet) is skipped with a
+// note.
 //
 // Thread safety: a pure function of the file system.
 #ifndef CTXPROF_TOOLS_INPUTS_H_

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/labels.h"
-#include "tools/profile.h"
+#include "profiler/export/labels.h"
+#include "profiler/export/profile.h"
 
 namespace ctxprof::tools {
 

@@ -9,9 +9,11 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 namespace ctxprof {
@@ -183,8 +185,8 @@ class HttpClient::Connection {
     const long verify = SSL_get_verify_result(tls_);
     if (verify != X509_V_OK) {
       return Status::Unavailable(
-          what + "certificate verify failed: " + X509_verify_cert_error_string(verify) +
-              " (uploadca=PATH names the CA that signed the server's certificate)",
+          what + "certificate verify failed: " + X509_verify_cert_error_string(verify) + " (" +
+              server_.ca_source + "=PATH names the CA that signed the server's certificate)",
           0);
     }
     if (reason == SSL_ERROR_SYSCALL && os_error != 0) {
@@ -240,7 +242,7 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& serve
     return Status::Unavailable("TLS: cannot load the system's CA certificates: " + TlsError(), 0);
   }
   if (!loaded) {
-    return Status::InvalidArgument("uploadca=" + server.ca_file +
+    return Status::InvalidArgument(server.ca_source + "=" + server.ca_file +
                                    ": cannot load CA certificates: " + TlsError());
   }
   return std::move(client);
@@ -249,6 +251,34 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& serve
 HttpClient::~HttpClient() {
   if (tls_context_ != nullptr) SSL_CTX_free(static_cast<SSL_CTX*>(tls_context_));
 }
+
+namespace {
+
+// The Retry-After header of `head` (status line and headers) in seconds from now; -1 when
+// there is none or it is neither delta-seconds nor an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37
+// GMT", the form RFC 9110 says senders use).
+int64_t RetryAfterSeconds(const std::string& head) {
+  std::string lower;
+  for (char c : head) lower += static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  const size_t at = lower.find("\r\nretry-after:");
+  if (at == std::string::npos) return -1;
+  const size_t start = at + strlen("\r\nretry-after:");
+  std::string value = head.substr(start, head.find("\r\n", start) - start);
+  value.erase(0, value.find_first_not_of(" \t"));
+  value.erase(value.find_last_not_of(" \t") + 1);
+  if (!value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    return value.size() > 9 ? -1 : std::stoll(value);
+  }
+  struct tm date = {};
+  const char* end = strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &date);
+  if (end == nullptr || *end != '\0') return -1;
+  const time_t when = timegm(&date);
+  const time_t now = time(nullptr);
+  if (when == static_cast<time_t>(-1) || now == static_cast<time_t>(-1)) return -1;
+  return when > now ? static_cast<int64_t>(when - now) : 0;
+}
+
+}  // namespace
 
 StatusOr<HttpResponse> HttpClient::Post(
     const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers,
@@ -283,6 +313,7 @@ StatusOr<HttpResponse> HttpClient::Post(
   }
   HttpResponse response;
   response.status = status;
+  response.retry_after_seconds = RetryAfterSeconds(received.substr(0, end_of_headers));
   if (end_of_headers != std::string::npos) {
     std::string body_start = received.substr(end_of_headers + 4);
     auto enough = [](const std::string& text) { return text.size() >= kMaxBodyStart; };

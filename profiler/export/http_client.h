@@ -38,11 +38,16 @@ struct HttpServer {
   std::string host;  // a name or an IP literal (IPv6 without brackets)
   uint16_t port = 0;
   std::string ca_file;  // https: PEM CA certificates; "" = the system's store
+  // What sets ca_file (an option or a variable), for messages.
+  std::string ca_source = "uploadca";
 };
 
 struct HttpResponse {
   int status = 0;
   std::string body_start;  // the first bytes of the body (at most kMaxBodyStart)
+  // Retry-After in seconds from now (delta-seconds, or an HTTP-date less the current time, at
+  // least 0); -1 when absent or unreadable.
+  int64_t retry_after_seconds = -1;
 };
 
 class HttpClient {
@@ -52,8 +57,8 @@ class HttpClient {
   using Deadline = std::function<std::chrono::steady_clock::time_point()>;
 
   // Prepares the TLS context for https (CA file or the system's store). Fails with
-  // kInvalidArgument when the uploadca= file cannot be loaded, kUnavailable when TLS cannot be
-  // set up otherwise.
+  // kInvalidArgument naming ca_source when the CA file cannot be loaded, kUnavailable when TLS
+  // cannot be set up otherwise.
   static StatusOr<std::unique_ptr<HttpClient>> Create(const HttpServer& server);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;

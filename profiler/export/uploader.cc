@@ -69,8 +69,6 @@ std::string Base64(const std::string& text) {
   return out;
 }
 
-bool Retryable(int status) { return status == 429 || (status >= 500 && status <= 599); }
-
 // Printable ASCII of a response body, for a message.
 std::string Excerpt(const std::string& body) {
   std::string out;
@@ -79,17 +77,52 @@ std::string Excerpt(const std::string& body) {
   return out;
 }
 
+// The multipart request pyroscope_ingest.h describes, for a chunk whose file holds `file`.
+StatusOr<ChunkRequest> PyroscopeRequest(const FinishedChunk& chunk, std::string file,
+                                        const std::string& path_prefix, const std::string& name,
+                                        uint64_t sample_rate_hz) {
+  StatusOr<std::string> jfr = Gzip(file, 6);
+  if (!jfr.ok()) return jfr.status();
+  std::string labels;
+  const std::string snapshot = PyroscopeLabelsSnapshot(chunk.contexts);
+  if (!snapshot.empty()) {
+    StatusOr<std::string> gzipped = Gzip(snapshot, 6);
+    if (!gzipped.ok()) return gzipped.status();
+    labels = std::move(gzipped.value());
+  }
+  std::string boundary;
+  std::random_device random;
+  do {
+    char text[40];
+    snprintf(text, sizeof(text), "ctxprof-%08x%08x%08x", random(), random(), random());
+    boundary = text;
+  } while (jfr.value().find(boundary) != std::string::npos ||
+           labels.find(boundary) != std::string::npos);
+  ChunkRequest request;
+  request.target = PyroscopeIngestTarget(path_prefix, name, chunk.start_epoch_nanos,
+                                         chunk.end_epoch_nanos, sample_rate_hz);
+  request.content_type = "multipart/form-data; boundary=" + boundary;
+  request.body = PyroscopeMultipartBody(boundary, jfr.value(), labels);
+  return request;
+}
+
 }  // namespace
 
 StatusOr<UploaderConfig> UploaderConfigFromOptions(const Options& options) {
   const UploadOptions& upload = options.upload;
   UploaderConfig config;
   config.server = HttpServer{upload.https, upload.host, upload.port, upload.ca_file};
-  config.path_prefix = upload.path_prefix;
-  config.name = PyroscopeName(upload.name, upload.labels);
+  config.option = "upload";
+  config.what = "POST " + upload.path_prefix + "/ingest";
+  config.credentials_hint = " (check uploadtoken=, uploadbasic= and uploadtenant=)";
   const uint64_t interval = options.cpu_engine != CpuEngineKind::kNone ? options.cpu_interval_ns
                                                                        : options.wall_interval_ns;
-  config.sample_rate_hz = kNanosPerSecond / interval;  // the parser checked it divides
+  config.make_request = [path_prefix = upload.path_prefix,
+                         name = PyroscopeName(upload.name, upload.labels),
+                         sample_rate_hz = kNanosPerSecond / interval](  // the parser checked it
+                            const FinishedChunk& chunk, std::string file) {
+    return PyroscopeRequest(chunk, std::move(file), path_prefix, name, sample_rate_hz);
+  };
   if (upload.token.kind != SecretSource::kNone && upload.basic.kind != SecretSource::kNone) {
     return Status::InvalidArgument(
         "uploadtoken= and uploadbasic= both give an Authorization header: keep one");
@@ -142,7 +175,16 @@ struct Uploader::State {
 
   void Drop(const std::string& what, const std::string& why) {
     const uint64_t count = dropped.fetch_add(1, std::memory_order_relaxed) + 1;
-    PrintNotice("upload: " + what + " dropped (" + std::to_string(count) + " so far): " + why);
+    PrintNotice(config.option + ": " + what + " dropped (" + std::to_string(count) +
+                " so far): " + why);
+  }
+
+  bool Retryable(int status) const {
+    if (!config.retry_statuses.empty()) {
+      return std::find(config.retry_statuses.begin(), config.retry_statuses.end(), status) !=
+             config.retry_statuses.end();
+    }
+    return status == 429 || (status >= 500 && status <= 599);
   }
 
   // The deadline of a request that starts now and may last `length`: brought forward to the
@@ -156,8 +198,8 @@ struct Uploader::State {
     };
   }
 
-  // The request body for `job` and its content type (*body, *content_type).
-  Status Body(const Job& job, std::string* body, std::string* content_type) {
+  // The file `job` holds.
+  StatusOr<std::string> Contents(const Job& job) {
     std::string file;
     struct stat info;
     if (fstat(job.fd, &info) != 0) {
@@ -177,58 +219,50 @@ struct Uploader::State {
       }
       got += static_cast<size_t>(n);
     }
-    StatusOr<std::string> jfr = Gzip(file, 6);
-    if (!jfr.ok()) return jfr.status();
-    std::string labels;
-    const std::string snapshot = PyroscopeLabelsSnapshot(job.chunk.contexts);
-    if (!snapshot.empty()) {
-      StatusOr<std::string> gzipped = Gzip(snapshot, 6);
-      if (!gzipped.ok()) return gzipped.status();
-      labels = std::move(gzipped.value());
-    }
-    std::string boundary;
-    std::random_device random;
-    do {
-      char text[40];
-      snprintf(text, sizeof(text), "ctxprof-%08x%08x%08x", random(), random(), random());
-      boundary = text;
-    } while (jfr.value().find(boundary) != std::string::npos ||
-             labels.find(boundary) != std::string::npos);
-    *body = PyroscopeMultipartBody(boundary, jfr.value(), labels);
-    *content_type = "multipart/form-data; boundary=" + boundary;
-    return Status();
+    return file;
   }
 
   void Send(const Job& job) {
     const std::string what = job.chunk.path;
-    std::string body, content_type;
-    if (Status made = Body(job, &body, &content_type); !made.ok()) {
-      Drop(what, made.message());
+    StatusOr<std::string> file = Contents(job);
+    if (!file.ok()) {
+      Drop(what, file.status().message());
+      return;
+    }
+    StatusOr<ChunkRequest> request = config.make_request(job.chunk, std::move(file.value()));
+    if (!request.ok()) {
+      Drop(what, request.status().message());
       return;
     }
     std::vector<std::pair<std::string, std::string>> headers = config.headers;
-    headers.emplace_back("Content-Type", content_type);
-    const std::string target =
-        PyroscopeIngestTarget(config.path_prefix, config.name, job.chunk.start_epoch_nanos,
-                              job.chunk.end_epoch_nanos, config.sample_rate_hz);
+    headers.emplace_back("Content-Type", request.value().content_type);
+    for (const auto& header : request.value().headers) headers.push_back(header);
+    const std::string& target = request.value().target;
+    const std::string& body = request.value().body;
     std::chrono::milliseconds backoff = config.first_backoff;
     std::string error;  // why the last attempt failed
     for (int attempt = 1;; attempt++) {
+      std::chrono::milliseconds wait = backoff;  // before the next attempt
       StatusOr<HttpResponse> answer =
           client->Post(target, headers, body, DeadlineIn(config.request_timeout));
       const bool answered = answer.ok();
       if (!answered) error = answer.status().message();
       if (answered && answer.value().status >= 200 && answer.value().status < 300) {
         uploaded.fetch_add(1, std::memory_order_relaxed);
+        if (config.accepted_note) {
+          const std::string note = config.accepted_note(answer.value().body_start);
+          if (!note.empty()) PrintNotice(config.option + ": " + what + ": " + note);
+        }
         return;
       }
       if (answered) {
         const HttpResponse& response = answer.value();
         error = "HTTP " + std::to_string(response.status) + " " + Excerpt(response.body_start);
-        if (response.status == 401 || response.status == 403) {
-          error += " (check uploadtoken=, uploadbasic= and uploadtenant=)";
-        }
+        if (response.status == 401 || response.status == 403) error += config.credentials_hint;
         if (!Retryable(response.status)) break;
+        if (response.retry_after_seconds >= 0) {
+          wait = std::chrono::seconds(response.retry_after_seconds);
+        }
       }
       if (attempt >= config.max_attempts) {
         error += " (after " + std::to_string(attempt) + " attempts)";
@@ -236,8 +270,7 @@ struct Uploader::State {
       }
       std::unique_lock<std::mutex> lock(mutex);
       const SteadyClock::time_point until =
-          stopping ? std::min(SteadyClock::now() + backoff, stop_deadline)
-                   : SteadyClock::now() + backoff;
+          stopping ? std::min(SteadyClock::now() + wait, stop_deadline) : SteadyClock::now() + wait;
       wake.wait_until(lock, until, [this, until] {
         return SteadyClock::now() >= until || (stopping && SteadyClock::now() >= stop_deadline);
       });
@@ -247,7 +280,7 @@ struct Uploader::State {
       }
       backoff = std::min(2 * backoff, config.max_backoff);
     }
-    Drop(what, "POST " + config.path_prefix + "/ingest to " + config.server.host + ":" +
+    Drop(what, config.what + " to " + config.server.host + ":" +
                    std::to_string(config.server.port) + ": " + error);
   }
 
@@ -257,7 +290,7 @@ struct Uploader::State {
       tid = static_cast<pid_t>(syscall(SYS_gettid));
     }
     wake.notify_all();
-    pthread_setname_np(pthread_self(), "ctxprof-upload");
+    pthread_setname_np(pthread_self(), ("ctxprof-" + config.option).c_str());
     while (true) {
       Job job;
       {
@@ -330,25 +363,36 @@ void Uploader::Enqueue(FinishedChunk&& chunk) {
   }
   if (stopping) {
     close(fd);
-    state_->Drop(chunk.path, "the upload was stopped");
+    state_->Drop(chunk.path, "the " + state_->config.option + "= exporter was stopped");
     return;
   }
   state_->wake.notify_all();
   for (State::Job& oldest : overflow) {
     close(oldest.fd);
-    state_->Drop(oldest.chunk.path, "the upload queue is full (the server is slow or down)");
+    state_->Drop(oldest.chunk.path,
+                 "the " + state_->config.option + " queue is full (the server is slow or down)");
   }
 }
 
 void Uploader::Stop(std::chrono::milliseconds bound) {
+  BeginStop(bound);
+  AwaitStop();
+}
+
+void Uploader::BeginStop(std::chrono::milliseconds bound) {
   if (stopped_) return;
   stopped_ = true;
-  std::unique_lock<std::mutex> lock(state_->mutex);
+  std::lock_guard<std::mutex> lock(state_->mutex);
   state_->stopping = true;
   state_->stop_deadline = SteadyClock::now() + bound;
   state_->stop_deadline_ticks.store(state_->stop_deadline.time_since_epoch().count(),
                                     std::memory_order_release);
   state_->wake.notify_all();
+}
+
+void Uploader::AwaitStop() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  if (!state_->stopping) return;  // BeginStop was not called
   // Beyond the thread's own deadline by kFinishMargin: work that is not a wait (gzip of the
   // chunk it took just before the deadline, counting the drops) still has to end.
   state_->stopped.wait_until(lock, state_->stop_deadline + kFinishMargin,

@@ -47,16 +47,30 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
   recording->objects_ = std::move(inputs.objects);
   recording->downstream_ = inputs.downstream;
   writer_inputs.objects = recording->objects_.get();
-  if (inputs.upload != nullptr) {
-    StatusOr<std::unique_ptr<Uploader>> uploader = Uploader::Start(*inputs.upload);
+  for (const UploaderConfig* config : {inputs.upload, inputs.otlp}) {
+    if (config == nullptr) continue;
+    StatusOr<std::unique_ptr<Uploader>> uploader = Uploader::Start(*config);
     if (!uploader.ok()) return uploader.status();
-    recording->uploader_ = std::move(uploader.value());
-    Uploader* started = recording->uploader_.get();
+    recording->uploaders_.push_back(std::move(uploader.value()));
+  }
+  if (!recording->uploaders_.empty()) {
+    const std::vector<std::unique_ptr<Uploader>>* started = &recording->uploaders_;
     writer_inputs.on_chunk_finished = [started](FinishedChunk&& chunk) {
-      started->Enqueue(std::move(chunk));
+      // Each uploader opens the file itself; the last one may take the chunk's labels.
+      for (size_t i = 0; i + 1 < started->size(); i++) {
+        FinishedChunk copy = chunk;
+        (*started)[i]->Enqueue(std::move(copy));
+      }
+      started->back()->Enqueue(std::move(chunk));
     };
+    // ctxprof.ProfilerCounters: the sums over both exporters.
     writer_inputs.upload_counts = [started] {
-      return std::make_pair(started->uploaded(), started->dropped());
+      std::pair<uint64_t, uint64_t> counts{0, 0};
+      for (const std::unique_ptr<Uploader>& uploader : *started) {
+        counts.first += uploader->uploaded();
+        counts.second += uploader->dropped();
+      }
+      return counts;
     };
   }
   StatusOr<std::unique_ptr<JfrWriter>> writer = JfrWriter::Open(config, writer_inputs);
@@ -155,8 +169,9 @@ StatusOr<std::vector<JfrChunkWriter::Published>> Recording::Publish() {
 }
 
 std::vector<pid_t> Recording::own_threads() const {
-  if (uploader_ == nullptr) return {};
-  return {uploader_->tid()};
+  std::vector<pid_t> threads;
+  for (const std::unique_ptr<Uploader>& uploader : uploaders_) threads.push_back(uploader->tid());
+  return threads;
 }
 
 Status Recording::Close() {
@@ -168,7 +183,11 @@ Status Recording::Close() {
       Fail(closed);
     }
   }
-  if (uploader_ != nullptr) uploader_->Stop(Uploader::kDefaultBound);
+  // Both started before either is waited for: upload= and otlp= share one bound.
+  for (const std::unique_ptr<Uploader>& uploader : uploaders_) {
+    uploader->BeginStop(Uploader::kDefaultBound);
+  }
+  for (const std::unique_ptr<Uploader>& uploader : uploaders_) uploader->AwaitStop();
   return failed() ? error() : Status();
 }
 

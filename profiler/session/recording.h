@@ -29,6 +29,7 @@
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
 #include "profiler/base/status.h"
+#include "profiler/export/otlp_exporter.h"
 #include "profiler/export/uploader.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "profiler/jfr_events/live_objects.h"
@@ -71,14 +72,16 @@ struct RecordingInputs {
   SampleSink* downstream = nullptr;
   // upload=: UploaderConfigFromOptions' result; null = none.
   const UploaderConfig* upload = nullptr;
+  // otlp=: OtlpConfigFromOptions' result; null = none.
+  const UploaderConfig* otlp = nullptr;
 };
 
 class Recording : public SampleSink {
  public:
   // Opens the JFR file or repository named by `options` (one of them must be set), and with
-  // inputs.upload starts the uploader. Fails with a Status naming the option and the path or
-  // file at fault: kIo with the errno of the failed file or folder call; the uploader's own
-  // failure (Uploader::Start) as it is.
+  // inputs.upload and inputs.otlp start the uploaders. Fails with a Status naming the option and
+  // the path or file at fault: kIo with the errno of the failed file or folder call; the uploader's
+  // own failure (Uploader::Start) as it is.
   static StatusOr<std::unique_ptr<Recording>> Open(const Options& options, RecordingInputs inputs);
 
   // Samples are held back for kReorderWindowNanos and reach the writer in tick order
@@ -110,7 +113,7 @@ class Recording : public SampleSink {
   Status error() const;
   // Samples and runtime events written so far, as of the last Tick() or Close().
   uint64_t samples_written() const { return samples_written_.load(std::memory_order_relaxed); }
-  // Threads of the recording's own (the uploader's), which the session must never sample.
+  // Threads of the recording's own (the uploaders'), which the session must never sample.
   std::vector<pid_t> own_threads() const;
 
  private:
@@ -132,8 +135,9 @@ class Recording : public SampleSink {
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
   // Before writer_: the writer reports finished chunks to it until the writer is destroyed.
-  std::unique_ptr<Uploader> uploader_;  // upload= only
-  std::unique_ptr<JfrWriter> writer_;   // null after a failure or Close()
+  // upload= and otlp=, in that order (either may be absent).
+  std::vector<std::unique_ptr<Uploader>> uploaders_;
+  std::unique_ptr<JfrWriter> writer_;  // null after a failure or Close()
   // What other threads may read.
   mutable std::mutex error_mutex_;
   Status error_;  // the first failure; guarded by error_mutex_

@@ -390,6 +390,13 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
       if (!read.ok()) return read.status();
       upload = std::move(read.value());
     }
+    // otlp=: the OTEL_EXPORTER_OTLP_* variables are read now.
+    UploaderConfig otlp;
+    if (!options.otlp.url.empty()) {
+      StatusOr<UploaderConfig> read = OtlpConfigFromOptions(options);
+      if (!read.ok()) return read.status();
+      otlp = std::move(read.value());
+    }
     SampleBuffer* raw_buffer = session->buffer_.get();
     RecordingInputs inputs;
     inputs.settings = settings;
@@ -403,6 +410,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     if (options.live) inputs.objects = hooks.object_tracker();
     inputs.downstream = session->aggregator_.get();
     if (!options.upload.url.empty()) inputs.upload = &upload;
+    if (!options.otlp.url.empty()) inputs.otlp = &otlp;
     StatusOr<std::unique_ptr<Recording>> recording = Recording::Open(options, std::move(inputs));
     if (!recording.ok()) return recording.status();  // names the option
     session->recording_ = std::move(recording.value());

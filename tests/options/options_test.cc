@@ -131,6 +131,26 @@ TEST(OptionsTest, Upload) {
   EXPECT_EQ(ParseOk("repository=/r,upload=http://h").upload.port, 80);
 }
 
+TEST(OptionsTest, Otlp) {
+  EXPECT_EQ(ParseOk("repository=/r,otlp=http://collector:4318/base/").otlp.url,
+            "http://collector:4318/base/");
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").otlp.url, "env");
+  // Unlike upload=, otlp= leaves the clock and the event layout alone; it takes upload='s chunk
+  // schedule unless given one.
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").clock, ClockKind::kTsc);
+  EXPECT_FALSE(ParseOk("repository=/r,otlp=env").jfr.pyroscope);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_time_ns, 10 * kNanosPerSecond);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env").jfr.chunk_size_bytes, 3ull << 20);
+  EXPECT_EQ(ParseOk("repository=/r,otlp=env,chunktime=1m").jfr.chunk_time_ns, 60 * kNanosPerSecond);
+  ExpectError("otlp=env", "otlp", "env");  // no repository
+  ExpectError("repository=/r,otlp=grpc://h:4317", "otlp", "grpc://h:4317");
+  ExpectError("repository=/r,otlp=http://h:0", "otlp", "http://h:0");
+  ExpectError("repository=/r,otlp=http://h/v1?x=1", "otlp", "http://h/v1?x=1");
+  StatusOr<Options> credentials = ParseOptions("repository=/r,otlp=http://u:pa55@h");
+  ASSERT_FALSE(credentials.ok());
+  EXPECT_EQ(credentials.status().message().find("pa55"), std::string::npos);
+}
+
 TEST(OptionsTest, UploadErrors) {
   ExpectError("upload=http://h", "upload", "http://h");  // no repository
   ExpectError("repository=/r,upload=ftp://h", "upload", "ftp://h");
@@ -423,7 +443,7 @@ TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
           << text << " -> " << parsed.status().message();
     }
   }
-  EXPECT_EQ(keys.size(), 35u) << "a key was added or removed: update docs/SAMPLER.md too";
+  EXPECT_EQ(keys.size(), 36u) << "a key was added or removed: update docs/SAMPLER.md too";
   const StatusOr<Options> unknown = ParseOptions("bogus=1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(),

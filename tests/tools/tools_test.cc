@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "profiler/export/profile.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "tests/jfr/synthetic.h"
 #include "tests/tools/tools_workload.h"
 #include "tools/collapsed.h"
 #include "tools/flame.h"
-#include "tools/profile.h"
 #include "tools/report.h"
 
 namespace ctxprof::tools {

@@ -1,5 +1,5 @@
 // Profile: the samples of a JFR recording, with stacks and contexts resolved, for the ctxprof
-// command-line tool (report, flame, convert).
+// command-line tool (report, flame, convert) and the OTLP exporter (otlp=, otlp_exporter.h).
 //
 // A sample is one jdk.ExecutionSample / ctxprof.CpuSample event (kind cpu), or one
 // profiler.WallClockSample event (kind wall; also async-profiler's, and ctxprof.WallClockSample
@@ -26,8 +26,8 @@
 // an update again a moment later (up to ~1 s, like the JDK's readers), and says so in notes().
 //
 // Thread safety: immutable after the last Load().
-#ifndef CTXPROF_TOOLS_PROFILE_H_
-#define CTXPROF_TOOLS_PROFILE_H_
+#ifndef CTXPROF_PROFILER_EXPORT_PROFILE_H_
+#define CTXPROF_PROFILER_EXPORT_PROFILE_H_
 
 #include <cstdint>
 #include <map>
@@ -37,11 +37,14 @@
 
 #include "profiler/base/event_kind.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
+
+class JfrReader;
 
 // Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
-// (contended monitor enters and parks).
-enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock };
+// (contended monitor enters and parks); kEvery: every kind at once (the OTLP exporter, which
+// writes one profile per kind; the weights then mix units, so total_weight() means nothing).
+enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock, kEvery };
 
 // Parses "cpu", "wall", "all", "alloc" or "lock"; false for anything else.
 bool ParseEventSelection(const std::string& text, EventSelection* out);
@@ -104,6 +107,10 @@ class Profile {
   // names the file and, for bad content, the offset (JfrReader's message); the samples of
   // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // Load for a recording already in memory (a finished chunk file the exporter read); `name`
+  // stands for its path in messages.
+  bool LoadBytes(const std::string& name, std::vector<uint8_t> bytes, EventSelection selection,
+                 std::string* error);
   // What the last loaded file says about being incomplete, for stderr: an unfinished chunk read
   // up to its last flush, or a last chunk without the final flag (the writer had not finished
   // the recording). Load files oldest first: earlier chunk files of a repository are finished
@@ -167,6 +174,9 @@ class Profile {
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
   std::string unfinished_;  // about the last loaded file; "" when it is finished
+  // Adds the samples of `reader`, read from `path`.
+  void Add(const JfrReader& reader, const std::string& path, EventSelection selection);
+
   // Interning across files.
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::map<std::vector<uint32_t>, uint32_t> stack_index_;
@@ -178,6 +188,6 @@ class Profile {
 // notation ("java.lang.String", "byte[]", "java.lang.String[]").
 std::string JavaClassName(const std::string& jvm_name);
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
 
-#endif  // CTXPROF_TOOLS_PROFILE_H_
+#endif  // CTXPROF_PROFILER_EXPORT_PROFILE_H_

@@ -7,15 +7,15 @@
 // and thread ids make each request or thread its own series in Pyroscope and most backends, so
 // they come only when asked for ("--labels kind,endpoint,trace_id"); "--labels none" writes no
 // labels.
-#ifndef CTXPROF_TOOLS_LABELS_H_
-#define CTXPROF_TOOLS_LABELS_H_
+#ifndef CTXPROF_PROFILER_EXPORT_LABELS_H_
+#define CTXPROF_PROFILER_EXPORT_LABELS_H_
 
 #include <string>
 #include <vector>
 
-#include "tools/profile.h"
+#include "profiler/export/profile.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 struct LabelSource {
   enum Kind { kSampleKind, kThreadName, kThreadId, kTraceId, kSpanId, kAttribute };
@@ -36,6 +36,6 @@ bool ParseLabels(const std::string& text, const Profile& profile, std::vector<La
 // decimal digits).
 std::string LabelValue(const Profile& profile, const Sample& sample, const LabelSource& source);
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
 
-#endif  // CTXPROF_TOOLS_LABELS_H_
+#endif  // CTXPROF_PROFILER_EXPORT_LABELS_H_

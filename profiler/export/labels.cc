@@ -1,6 +1,6 @@
-#include "tools/labels.h"
+#include "profiler/export/labels.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 std::vector<LabelSource> DefaultLabels(const Profile& profile) {
   std::vector<LabelSource> labels = {{LabelSource::kSampleKind, "kind"}};
@@ -67,4 +67,4 @@ std::string LabelValue(const Profile& profile, const Sample& sample, const Label
   return "";
 }
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof

@@ -1,4 +1,4 @@
-#include "tools/otlp.h"
+#include "profiler/export/otlp_profile.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "profiler/wire/protobuf.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 namespace {
 
@@ -14,7 +14,9 @@ namespace {
 // opentelemetry/proto/common/v1/common.proto (v1.10.0).
 namespace field {
 constexpr int kDataResourceProfiles = 1, kDataDictionary = 2;
-constexpr int kResourceScopeProfiles = 2;
+constexpr int kResourceProfilesResource = 1, kResourceScopeProfiles = 2;
+constexpr int kResourceAttributes = 1;
+constexpr int kKeyValueKey = 1, kKeyValueValue = 2;
 constexpr int kScopeScope = 1, kScopeProfiles = 2;
 constexpr int kInstrumentationScopeName = 1;
 constexpr int kProfileSampleType = 1, kProfileSamples = 2, kProfileTimeUnixNano = 3,
@@ -92,7 +94,8 @@ std::string StringAttribute(ProtoStringTable* strings, const std::string& key,
 
 }  // namespace
 
-std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& labels) {
+std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& labels,
+                       const std::vector<ResourceAttribute>& resource) {
   ProtoStringTable strings;
   Table functions, locations, stacks, attributes;
   Table links([] {  // link_table[0]: zero-filled ids, as the spec asks
@@ -205,6 +208,18 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     scope_profiles.BytesField(field::kScopeProfiles, message.bytes());
   }
   ProtoWriter resource_profiles;
+  if (!resource.empty()) {
+    ProtoWriter message;
+    for (const ResourceAttribute& attribute : resource) {
+      ProtoWriter any_value;
+      any_value.AlwaysBytesField(field::kAnyValueString, attribute.second);
+      ProtoWriter key_value;
+      key_value.AlwaysBytesField(field::kKeyValueKey, attribute.first);
+      key_value.AlwaysBytesField(field::kKeyValueValue, any_value.bytes());
+      message.AlwaysBytesField(field::kResourceAttributes, key_value.bytes());
+    }
+    resource_profiles.AlwaysBytesField(field::kResourceProfilesResource, message.bytes());
+  }
   resource_profiles.BytesField(field::kResourceScopeProfiles, scope_profiles.bytes());
 
   ProtoWriter dictionary;
@@ -224,4 +239,4 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
   return out.bytes();
 }
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof

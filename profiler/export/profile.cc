@@ -1,4 +1,4 @@
-#include "tools/profile.h"
+#include "profiler/export/profile.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr/native_method.h"
 
-namespace ctxprof::tools {
+namespace ctxprof {
 
 namespace {
 
@@ -84,6 +84,8 @@ bool Selects(EventSelection selection, SampleKind kind) {
       return kind == SampleKind::kAllocation;
     case EventSelection::kLock:
       return kind == SampleKind::kMonitorEnter || kind == SampleKind::kThreadPark;
+    case EventSelection::kEvery:
+      return true;
   }
   return false;
 }
@@ -202,6 +204,24 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     *error = read.message();
     return false;
   }
+  Add(reader, path, selection);
+  return true;
+}
+
+bool Profile::LoadBytes(const std::string& name, std::vector<uint8_t> bytes,
+                        EventSelection selection, std::string* error) {
+  JfrReader reader;
+  JfrReader::Options options;
+  options.allow_unfinished_chunks = true;
+  if (Status read = reader.Parse(name, std::move(bytes), options); !read.ok()) {
+    *error = read.message();
+    return false;
+  }
+  Add(reader, name, selection);
+  return true;
+}
+
+void Profile::Add(const JfrReader& reader, const std::string& path, EventSelection selection) {
   chunk_count_ += reader.chunks().size();
   const JfrChunkInfo& last = reader.chunks().back();
   // Only the newest file's last chunk says whether the recording was finished: the chunk files
@@ -388,7 +408,6 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     total_weight_ += sample.weight;
     samples_.push_back(sample);
   }
-  return true;
 }
 
-}  // namespace ctxprof::tools
+}  // namespace ctxprof
