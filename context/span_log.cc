@@ -36,6 +36,20 @@ void SpanLog::EndInterval(const ContextSnapshot& current, uint64_t now) {
   head.store(position + 1, std::memory_order_release);
 }
 
+bool ReadOpenInterval(const ContextBlock& block, const SpanLog& log, uint64_t* begin,
+                      ContextSnapshot* context) {
+  for (int attempt = 0; attempt < kOtherThreadReadAttempts; attempt++) {
+    const uint64_t before = block.sequence.load(std::memory_order_acquire);
+    if (before & 1) continue;
+    *begin = log.open_begin.load(std::memory_order_relaxed);
+    if (ReadBlock(block, context, 1) != ReadStatus::kConsistent) continue;
+    // Keeps the loads above ahead of the re-check, as in ReadBlock.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (block.sequence.load(std::memory_order_relaxed) == before) return true;
+  }
+  return false;
+}
+
 SpanLogLayout GetSpanLogLayout() {
   return SpanLogLayout{
       static_cast<uint32_t>(kSpanLogBytes),

@@ -87,6 +87,12 @@ struct SpanLogLayout {
 };
 SpanLogLayout GetSpanLogLayout();
 
+// Reads the interval `log` has open: its begin and the context of `block` (the same thread's),
+// as one consistent pair (open_begin is written inside the block's seqlock write). False when
+// writes kept the block busy. Safe from any thread.
+bool ReadOpenInterval(const ContextBlock& block, const SpanLog& log, uint64_t* begin,
+                      ContextSnapshot* context);
+
 class SpanLogPool {
  public:
   static constexpr size_t kLogs = 4096;

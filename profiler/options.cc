@@ -473,6 +473,16 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->jfr.context_id_given = true;
     return true;
   }
+  if (key == "contexts") {
+    if (value != "triggered" && value != "all") {
+      *error = Problem(key, value, "is not triggered or all",
+                       "use contexts=triggered (a span becomes a ctxprof.Context event when a "
+                       "recorded event falls inside it) or contexts=all (every span)");
+      return false;
+    }
+    options->jfr.all_contexts = value == "all";
+    return true;
+  }
   if (key == "upload") return ParseUploadUrl(value, &options->upload, error);
   if (key == "uploadname") {
     bool valid = !value.empty();
@@ -501,13 +511,14 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->upload.ca_file = std::string(value);
     return true;
   }
-  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
-           "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
-           "clock, "
-           "signal, wallsignal, "
-           "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
-           "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
-           "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
+  *error =
+      "unknown option " + Quote(key) + " (value " + Quote(value) +
+      "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
+      "clock, "
+      "signal, wallsignal, "
+      "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
+      "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, contexts, upload, "
+      "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
   return false;
 }
 

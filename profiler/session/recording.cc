@@ -32,6 +32,7 @@ std::unique_ptr<Recording> Recording::Open(
   config.lock_threshold_nanos =
       options.lock_enabled ? static_cast<int64_t>(options.lock_threshold_ns) : -1;
   config.select_if_context = options.select == EventSelect::kIfContext;
+  config.all_contexts = options.jfr.all_contexts;
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
@@ -63,6 +64,11 @@ std::unique_ptr<Recording> Recording::Open(
     inputs.upload_counts = [uploader] {
       return std::make_pair(uploader->uploaded(), uploader->dropped());
     };
+  }
+  if (ContextMap* map = ContextMap::Global(); map != nullptr) {
+    recording->spans_ = std::make_unique<SpanDrain>(map, clock);
+    SpanDrain* spans = recording->spans_.get();
+    inputs.dropped_spans = [spans] { return spans->dropped(); };
   }
   recording->writer_ = JfrWriter::Open(config, inputs, error, os_error);
   if (recording->writer_ == nullptr) {
@@ -133,6 +139,13 @@ void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) 
   });
 }
 
+void Recording::DrainSpans() {
+  if (spans_ == nullptr || writer_ == nullptr) return;
+  std::unordered_set<int32_t> timed;
+  spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed);
+  writer_->SetTimedThreads(std::move(timed));
+}
+
 void Recording::Tick(const std::function<void()>& drain) {
   if (writer_ == nullptr) {
     // Failed: what the reorderer still held goes on to the aggregator now, not at Close.
@@ -140,7 +153,12 @@ void Recording::Tick(const std::function<void()>& drain) {
     return;
   }
   const uint64_t now = clock_->Now();
-  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_, &drain);
+  // Spans first, so that the records written next find the spans they fall in.
+  DrainSpans();
+  if (now > reorder_window_ticks_) {
+    WriteUpTo(now - reorder_window_ticks_, &drain);
+    if (writer_ != nullptr) writer_->SettleSpans(now - reorder_window_ticks_);
+  }
   drain();
   std::string error;
   if (writer_ != nullptr && !writer_->Tick(&error)) Fail(error);
@@ -148,7 +166,12 @@ void Recording::Tick(const std::function<void()>& drain) {
 }
 
 bool Recording::Publish(std::vector<JfrChunkWriter::Published>* published, std::string* error) {
+  const uint64_t now = clock_->Now();
+  DrainSpans();
   WriteUpTo(UINT64_MAX, nullptr);
+  if (writer_ != nullptr && now > reorder_window_ticks_) {
+    writer_->SettleSpans(now - reorder_window_ticks_);
+  }
   std::string publish_error;
   if (writer_ != nullptr && !writer_->Publish(&publish_error)) Fail(publish_error);
   if (writer_ == nullptr) {
@@ -166,7 +189,12 @@ std::vector<pid_t> Recording::own_threads() const {
 }
 
 bool Recording::Close(std::string* error) {
+  DrainSpans();
   WriteUpTo(UINT64_MAX, nullptr);
+  if (writer_ != nullptr && spans_ != nullptr) {
+    spans_->DrainOpen([this](const SpanInterval& span) { writer_->AddSpan(span); });
+    writer_->SettleSpans(UINT64_MAX);
+  }
   if (writer_ != nullptr) {
     std::string close_error;
     if (writer_->Close(&close_error)) {

@@ -8,7 +8,11 @@ package io.ctxprof;
  * java.lang.foreign downcall.
  */
 final class SpanClock {
-  static final String KIND = "nanoTime";
+  static final String KIND = kind(); // not a constant: javac would copy it into callers
+
+  private static String kind() {
+    return "nanoTime";
+  }
 
   private SpanClock() {}
 

@@ -156,7 +156,7 @@ abstract class ThreadContext {
     private static final int ATTRIBUTES = ContextLayout.ATTRIBUTES;
     private static final int SLOTS = ContextLayout.ATTRIBUTE_SLOTS;
 
-    private final long block;
+    final long block; // offset of the thread's block in the map
     final long log; // the thread's span log (offset in the map), -1 when untimed
 
     BlockContext(long block, long log) {

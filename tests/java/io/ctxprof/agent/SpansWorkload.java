@@ -1,0 +1,145 @@
+package io.ctxprof.agent;
+
+import io.ctxprof.AttributeValue;
+import io.ctxprof.ContextScope;
+import io.ctxprof.ContextSetter;
+import io.ctxprof.Profiler;
+import io.ctxprof.ThreadHandle;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Ground truth for timed spans: threads open and close spans whose begin and end they measure
+ * themselves, and print one line per span: {@code truth KIND SPAN_ID NANOS} (KIND: span, with the
+ * span's length measured from just before open to just after close; wait, for a span in which
+ * the thread waited for a monitor, with the wait's length measured around the acquisition).
+ * Span ids are unique in the run.
+ *
+ * <p>Modes:
+ *
+ * <ul>
+ *   <li>{@code durations}: two threads, 120 spans each of 1 to 20 ms, half spinning and half
+ *       sleeping.
+ *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms (no CPU sample can fall in it), then
+ *       one (id 2) that spins 200 ms.
+ *   <li>{@code waits}: a holder thread takes one monitor for about 1 ms at a time; two threads
+ *       open a new span for each acquisition of it (400 each), so the spans change every
+ *       millisecond or faster, and each span holds at most one monitor wait.
+ * </ul>
+ */
+public final class SpansWorkload {
+  static final Object MONITOR = new Object();
+  static volatile long sink;
+  private static ContextSetter setter;
+  private static int endpoint;
+
+  private SpansWorkload() {}
+
+  public static void main(String[] args) throws Exception {
+    setter = new ContextSetter(Profiler.getInstance(), List.of("endpoint"));
+    endpoint = setter.offsetOf("endpoint");
+    switch (args[0]) {
+      case "durations":
+        runAll(() -> spans(1_000, 120), () -> spans(2_000, 120));
+        break;
+      case "empty":
+        runAll(SpansWorkload::emptyThenBusy);
+        break;
+      case "waits":
+        waits();
+        break;
+      default:
+        throw new IllegalArgumentException("unknown mode " + args[0]);
+    }
+  }
+
+  private static void spans(long firstId, int count) {
+    ThreadHandle handle = setter.forCurrentThread();
+    AttributeValue value = setter.value("/span");
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    for (int i = 0; i < count; i++) {
+      long id = firstId + i;
+      long millis = 1 + random.nextInt(20);
+      long begin = System.nanoTime();
+      try (ContextScope scope = handle.open(0, 1, id, endpoint, value)) {
+        if ((i & 1) == 0) {
+          spin(millis * 1_000_000L);
+        } else {
+          sleep(millis);
+        }
+      }
+      long end = System.nanoTime();
+      System.out.println("truth span " + id + " " + (end - begin));
+    }
+  }
+
+  private static void emptyThenBusy() {
+    try (ContextScope scope = setter.open(0, 1, 1)) {
+      sleep(200);
+    }
+    try (ContextScope scope = setter.open(0, 1, 2)) {
+      spin(200_000_000L);
+    }
+  }
+
+  private static void waits() throws InterruptedException {
+    Thread holder =
+        new Thread(
+            () -> {
+              long end = System.nanoTime() + 30_000_000_000L;
+              while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
+                synchronized (MONITOR) {
+                  spin(1_000_000L);
+                }
+                Thread.yield();
+              }
+            });
+    holder.setDaemon(true);
+    holder.start();
+    runAll(() -> contend(10_000, 400), () -> contend(20_000, 400));
+    holder.interrupt();
+  }
+
+  private static void contend(long firstId, int count) {
+    ThreadHandle handle = setter.forCurrentThread();
+    AttributeValue value = setter.value("/wait");
+    for (int i = 0; i < count; i++) {
+      long id = firstId + i;
+      try (ContextScope scope = handle.open(0, 1, id, endpoint, value)) {
+        long before = System.nanoTime();
+        synchronized (MONITOR) {
+          sink++;
+        }
+        System.out.println("truth wait " + id + " " + (System.nanoTime() - before));
+      }
+    }
+  }
+
+  private static void spin(long nanos) {
+    long end = System.nanoTime() + nanos;
+    long x = 0;
+    while (System.nanoTime() < end) {
+      x += x * 31 + 7;
+    }
+    sink = x;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void runAll(Runnable... bodies) throws InterruptedException {
+    Thread[] threads = new Thread[bodies.length];
+    for (int i = 0; i < bodies.length; i++) {
+      threads[i] = new Thread(bodies[i], "spans-" + i);
+      threads[i].start();
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+  }
+}
