@@ -16,7 +16,7 @@
 // can never touch freed memory.
 //
 // Span logs: the same mapping holds, after the blocks, the SpanLogPool (span_log.h): another
-// SpanLogPool::kBytes (80 MiB) of address space, touched only by threads that write timed spans.
+// SpanLogPool::kBytes (304 MiB) of address space, touched only by threads that write timed spans.
 //
 // Thread lifecycle: OnThreadStart(tid) and OnThreadEnd(tid) clear the block through the writer
 // protocol. They must run on the thread that owns `tid` (JVMTI ThreadStart/ThreadEnd and the

@@ -128,7 +128,7 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass
   ctxprof::ProcessContext* store = ctxprof::Store(env);
   if (store == nullptr) return nullptr;
   ctxprof::ContextMap& map = store->map();
-  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB, then the span logs (80 MiB):
+  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB, then the span logs (304 MiB):
   // within a buffer's int capacity.
   static_assert(
       ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) + ctxprof::SpanLogPool::kBytes <=

@@ -158,10 +158,9 @@ class JfrWriter {
   // Timed spans (SpanIntervals): the threads whose contexts are timed, then each closed span in
   // the session clock, in its thread's order. Records of timed threads join these spans; those
   // of other threads form runs of same-context samples (ContextRuns).
-  void SetTimedThreads(std::unordered_set<int32_t> tids) {
-    spans_.SetTimedThreads(std::move(tids));
-  }
+  void AddTimedThreads(const std::unordered_set<int32_t>& tids) { spans_.AddTimedThreads(tids); }
   void AddSpan(const SpanInterval& span) { spans_.Add(span); }
+  void ForgetUnspanned(int32_t tid, uint64_t ticks) { spans_.Forget(tid, ticks); }
   // Every record up to `horizon` has been added: spans ending by then are decided.
   void SettleSpans(uint64_t horizon) { spans_.Settle(horizon, &pending_pool_bytes_); }
   uint64_t spans_written() const { return spans_.spans_written(); }

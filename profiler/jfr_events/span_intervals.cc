@@ -37,6 +37,13 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
   return fallback.empty() ? 0 : ids_->IdOf(fallback, chunk_->chunk_number());
 }
 
+void SpanIntervals::Forget(int32_t tid, uint64_t ticks) {
+  auto found = threads_.find(tid);
+  if (found == threads_.end()) return;
+  std::vector<uint64_t>& unjoined = found->second.unjoined;
+  unjoined.erase(unjoined.begin(), std::lower_bound(unjoined.begin(), unjoined.end(), ticks));
+}
+
 void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
   for (auto& [tid, thread] : threads_) {
     while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {

@@ -58,8 +58,11 @@ class SpanIntervals {
         write_all_(write_all),
         thread_key_(std::move(thread_key)) {}
 
-  // Threads whose contexts are timed: their records join spans, not runs of samples.
-  void SetTimedThreads(std::unordered_set<int32_t> tids) { timed_ = std::move(tids); }
+  // Threads whose contexts are timed: their records join spans, not runs of samples. A thread
+  // stays timed for the rest of the recording (its last records come after its log is retired).
+  void AddTimedThreads(const std::unordered_set<int32_t>& tids) {
+    timed_.insert(tids.begin(), tids.end());
+  }
   bool IsTimed(int32_t tid) const { return timed_.count(tid) != 0; }
 
   void Add(const SpanInterval& span);
@@ -67,6 +70,9 @@ class SpanIntervals {
   // id of `fallback` (the context the record carries) when the span is not known yet, 0 when the
   // record is in no span.
   uint64_t Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback);
+  // Records of `tid` before `ticks` that no span has claimed are in none: forgets them (the
+  // drain knows the thread's open interval began at `ticks`, or that it is empty until then).
+  void Forget(int32_t tid, uint64_t ticks);
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
   void WriteTriggered(uint64_t* pending_bytes);
 

@@ -142,8 +142,9 @@ void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) 
 void Recording::DrainSpans() {
   if (spans_ == nullptr || writer_ == nullptr) return;
   std::unordered_set<int32_t> timed;
-  spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed);
-  writer_->SetTimedThreads(std::move(timed));
+  spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed,
+                [this](int32_t tid, uint64_t ticks) { writer_->ForgetUnspanned(tid, ticks); });
+  writer_->AddTimedThreads(timed);
 }
 
 void Recording::Tick(const std::function<void()>& drain) {

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <cstring>
+#include <vector>
 
 #include "context/span_log.h"
 
@@ -74,7 +75,8 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
 }
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
-                      std::unordered_set<int32_t>* timed) {
+                      std::unordered_set<int32_t>* timed,
+                      const std::function<void(int32_t, uint64_t)>& no_span_before) {
   const Pair pair = ReadPair();
   // Keep pairs far enough apart for the rate to be precise (the drain runs every few ms).
   if (pair.monotonic_nanos - latest_.monotonic_nanos > 100 * kNanosPerMilli) {
@@ -82,6 +84,29 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
     latest_ = pair;
   }
   SpanLogPool& pool = map_->span_logs();
+  // The open intervals first: a span that ended before one of them began was appended before
+  // its begin was stored, so the drain below sees it.
+  struct Open {
+    int32_t tid;
+    uint64_t since;
+  };
+  std::vector<Open> open;
+  timed->clear();
+  const uint64_t now = clock_->Now();
+  const size_t claimed = pool.claimed();
+  for (size_t i = 0; i < claimed; i++) {
+    const SpanLog* log = pool.log(i);
+    if (log->state.load(std::memory_order_acquire) != SpanLog::kOwned) continue;
+    const int32_t tid = log->tid.load(std::memory_order_relaxed);
+    timed->insert(tid);
+    const ContextBlock* block = map_->BlockFor(tid);
+    uint64_t begin = 0;
+    ContextSnapshot context;
+    if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &context) || begin == 0) {
+      continue;
+    }
+    open.push_back(Open{tid, context.empty() ? now : ToSessionTicks(begin)});
+  }
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
         SpanInterval span;
@@ -95,14 +120,7 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         emit(span);
       },
       &dropped_);
-  timed->clear();
-  const size_t claimed = pool.claimed();
-  for (size_t i = 0; i < claimed; i++) {
-    const SpanLog* log = pool.log(i);
-    if (log->state.load(std::memory_order_acquire) == SpanLog::kOwned) {
-      timed->insert(log->tid.load(std::memory_order_relaxed));
-    }
-  }
+  for (const Open& interval : open) no_span_before(interval.tid, interval.since);
 }
 
 void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {

@@ -32,9 +32,12 @@ class SpanDrain {
   SpanDrain(ContextMap* map, const Clock* clock);
 
   // Hands every span closed since the last call to `emit`, converted; *timed receives the tids
-  // of the threads that own a log.
+  // of the threads that own a log. Then calls no_span_before(tid, ticks) for each of them:
+  // every span of the thread that contains a time before `ticks` has been emitted (its open
+  // interval began at `ticks`, or has no context and was read at `ticks`).
   void Drain(const std::function<void(const SpanInterval&)>& emit,
-             std::unordered_set<int32_t>* timed);
+             std::unordered_set<int32_t>* timed,
+             const std::function<void(int32_t, uint64_t)>& no_span_before);
   // At the recording's end: each thread's span still open, as if it closed now.
   void DrainOpen(const std::function<void(const SpanInterval&)>& emit);
 

@@ -20,7 +20,7 @@ final class Native {
 
   /**
    * A direct buffer over the whole context map (every tid's block, at most 256 MiB of address
-   * space that is mostly never touched, then the span logs, 80 MiB), for BlockMemory, which names
+   * space that is mostly never touched, then the span logs, 304 MiB), for BlockMemory, which names
    * each thread's block and span log by its offset in it. Only the block's own thread may write
    * a block or a log's writer fields.
    */

@@ -6,6 +6,8 @@ import io.ctxprof.ContextSetter;
 import io.ctxprof.Profiler;
 import io.ctxprof.ThreadHandle;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -20,11 +22,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * <ul>
  *   <li>{@code durations}: two threads, 120 spans each of 1 to 20 ms, half spinning and half
  *       sleeping.
- *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms (no CPU sample can fall in it), then
- *       one (id 2) that spins 200 ms.
- *   <li>{@code waits}: a holder thread takes one monitor for about 1 ms at a time; two threads
- *       open a new span for each acquisition of it (400 each), so the spans change every
- *       millisecond or faster, and each span holds at most one monitor wait.
+ *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms, then one (id 2) that waits about
+ *       100 ms for a monitor another thread holds: recorded with lock events only, the first span
+ *       holds no event and the second one wait.
+ *   <li>{@code waits}: two threads open a new span for each of 400 acquisitions of a monitor that
+ *       a helper thread holds 0.3 ms at that moment (nothing else inside), so the spans change
+ *       about every millisecond, and each span holds exactly one wait for that monitor.
  * </ul>
  */
 public final class SpansWorkload {
@@ -43,7 +46,7 @@ public final class SpansWorkload {
         runAll(() -> spans(1_000, 120), () -> spans(2_000, 120));
         break;
       case "empty":
-        runAll(SpansWorkload::emptyThenBusy);
+        emptyThenBusy();
         break;
       case "waits":
         waits();
@@ -73,44 +76,71 @@ public final class SpansWorkload {
     }
   }
 
-  private static void emptyThenBusy() {
+  private static void emptyThenBusy() throws InterruptedException {
+    CountDownLatch held = new CountDownLatch(1);
+    Thread holder =
+        new Thread(
+            () -> {
+              synchronized (MONITOR) {
+                held.countDown();
+                sleep(300);
+              }
+            });
+    holder.start();
+    held.await();
     try (ContextScope scope = setter.open(0, 1, 1)) {
       sleep(200);
     }
     try (ContextScope scope = setter.open(0, 1, 2)) {
-      spin(200_000_000L);
+      synchronized (MONITOR) {
+        sink++;
+      }
     }
+    holder.join();
   }
 
   private static void waits() throws InterruptedException {
+    runAll(() -> contend(10_000, 400), () -> contend(20_000, 400));
+  }
+
+  /**
+   * Spans {@code firstId}.. each wait once for a monitor: a helper thread takes it when asked and
+   * holds it 0.3 ms, so the span's acquisition always blocks.
+   */
+  private static void contend(long firstId, int count) {
+    Object monitor = new Object();
+    Semaphore take = new Semaphore(0);
+    Semaphore taken = new Semaphore(0);
     Thread holder =
         new Thread(
             () -> {
-              long end = System.nanoTime() + 30_000_000_000L;
-              while (System.nanoTime() < end && !Thread.currentThread().isInterrupted()) {
-                synchronized (MONITOR) {
-                  spin(1_000_000L);
+              for (int i = 0; i < count; i++) {
+                take.acquireUninterruptibly();
+                synchronized (monitor) {
+                  taken.release();
+                  spin(300_000L);
                 }
-                Thread.yield();
               }
             });
     holder.setDaemon(true);
     holder.start();
-    runAll(() -> contend(10_000, 400), () -> contend(20_000, 400));
-    holder.interrupt();
-  }
-
-  private static void contend(long firstId, int count) {
     ThreadHandle handle = setter.forCurrentThread();
     AttributeValue value = setter.value("/wait");
+    long[] waited = new long[count];
     for (int i = 0; i < count; i++) {
-      long id = firstId + i;
-      try (ContextScope scope = handle.open(0, 1, id, endpoint, value)) {
+      take.release();
+      taken.acquireUninterruptibly();
+      try (ContextScope scope = handle.open(0, 1, firstId + i, endpoint, value)) {
         long before = System.nanoTime();
-        synchronized (MONITOR) {
+        synchronized (monitor) {
           sink++;
         }
-        System.out.println("truth wait " + id + " " + (System.nanoTime() - before));
+        waited[i] = System.nanoTime() - before;
+      }
+    }
+    synchronized (System.out) {
+      for (int i = 0; i < count; i++) {
+        System.out.println("truth wait " + (firstId + i) + " " + waited[i]);
       }
     }
   }
