@@ -834,5 +834,105 @@ TEST(JfrReaderRegressionTest, TickConversionsUseJavaLongArithmetic) {
   EXPECT_EQ(reader.NanosOf(INT64_MIN), INT64_MIN);
 }
 
+// Timed spans (SpanIntervals): a ctxprof.Context event is the span itself, written when a record
+// falls inside it (a wait: by its start), or always with all_contexts; a record whose span
+// arrives later still triggers it, and a record between spans has no context.
+class TimedSpansTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
+  const bool all = GetParam();
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  for (uint64_t span = 1; span <= 4; span++) {
+    ContextSnapshot context{};
+    context.span_id = span;
+    context.attributes[0] = workload.dictionary->Intern("/s" + std::to_string(span));
+    workload.contexts.push_back(context);
+  }
+  EventFields wait{};
+  wait.class_id = workload.class_names->Intern("java/lang/Object");
+  wait.amount = 3 * ms;  // from t0 + 31 ms: inside span 3, which ends before the wait does
+  wait.park_time = kNoParkTimeout;
+  // Span 1 [t0, t0+10ms) holds a sample; span 2 [t0+10, t0+20) nothing; span 3 [t0+30, t0+32)
+  // the wait's start; span 4 [t0+40, t0+50) a sample that arrives before the span does. A sample
+  // at t0+25 lies between spans.
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 25 * ms, 0, -1, {}},
+      {SampleKind::kMonitorEnter, 7, t0 + 34 * ms, 0, 2, wait},
+      {SampleKind::kCpu, 7, t0 + 45 * ms, 0, 3, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath(all ? "spans_all.jfr" : "spans_triggered.jfr");
+  config.engine = "perf_cpu_clock";
+  config.lock_threshold_nanos = 1000000;
+  config.all_contexts = all;
+  JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
+  inputs.dropped_spans = [] { return uint64_t{5}; };
+  std::unique_ptr<JfrWriter> writer = JfrWriter::Open(config, inputs, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  writer->AddTimedThreads({7});
+  const uint64_t bounds[4][2] = {{0, 10}, {10, 20}, {30, 32}, {40, 50}};
+  for (int span = 0; span < 3; span++) {
+    writer->AddSpan(SpanInterval{7, t0 + bounds[span][0] * ms, t0 + bounds[span][1] * ms,
+                                 workload.contexts[span]});
+  }
+  SampleRecord record;
+  for (size_t i = 0; i < workload.samples.size(); i++) {
+    workload.Fill(i, &record);
+    clock.Set(record.ticks);
+    ASSERT_TRUE(writer->Add(record, &error)) << error;
+  }
+  writer->AddSpan(SpanInterval{7, t0 + 40 * ms, t0 + 50 * ms, workload.contexts[3]});
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 60 * ms);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(config.path, {}, &error)) << error;
+  std::map<int64_t, std::pair<int64_t, int64_t>> spans;  // span id -> [start, end) ticks
+  const JfrEvent* counters = nullptr;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.ProfilerCounters") counters = &event;
+    if (event.type_name() != "ctxprof.Context") continue;
+    const int64_t span = std::stoll(event.Field("spanId").string(), nullptr, 16);
+    EXPECT_EQ(spans.count(span), 0u) << "span " << span << " written twice";
+    spans[span] = {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()};
+  }
+  std::map<int64_t, std::pair<int64_t, int64_t>> expected;
+  for (int span = 0; span < 4; span++) {
+    if (span == 1 && !all) continue;  // nothing recorded inside
+    expected[span + 1] = {static_cast<int64_t>(t0 + bounds[span][0] * ms),
+                          static_cast<int64_t>(t0 + bounds[span][1] * ms)};
+  }
+  EXPECT_EQ(spans, expected);
+  auto span_at = [&reader](uint64_t ticks) -> std::string {
+    const JfrEvent* context = reader.ContextAt(7, static_cast<int64_t>(ticks));
+    return context == nullptr ? "-" : context->Field("endpoint").string();
+  };
+  EXPECT_EQ(span_at(t0 + 5 * ms), "/s1");
+  EXPECT_EQ(span_at(t0 + 25 * ms), "-");
+  EXPECT_EQ(span_at(t0 + 31 * ms), "/s3");  // the wait, by its start
+  EXPECT_EQ(span_at(t0 + 45 * ms), "/s4");
+  ASSERT_NE(counters, nullptr);
+  EXPECT_EQ(counters->Field("timedSpans").integer(), all ? 4 : 3);
+  EXPECT_EQ(counters->Field("droppedSpans").integer(), 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "All" : "Triggered";
+                         });
+
 }  // namespace
 }  // namespace ctxprof

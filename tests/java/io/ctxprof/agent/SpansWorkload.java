@@ -28,9 +28,18 @@ import java.util.concurrent.ThreadLocalRandom;
  *   <li>{@code waits}: two threads open a new span for each of 400 acquisitions of a monitor that
  *       a helper thread holds 0.3 ms at that moment (nothing else inside), so the spans change
  *       about every millisecond, and each span holds exactly one wait for that monitor.
+ *   <li>{@code clock PATH}: 200 spans over about 4 s, each inside a JDK event (SpanMarker, with
+ *       the span's id) begun just before the span opens and ended just after it closes, recorded
+ *       by the JDK's own Flight Recorder into PATH: the two clocks side by side.
  * </ul>
  */
 public final class SpansWorkload {
+  /** The JDK's event around one span. */
+  @jdk.jfr.Name("ctxprof.test.SpanMarker")
+  static final class SpanMarker extends jdk.jfr.Event {
+    long spanId;
+  }
+
   static final Object MONITOR = new Object();
   static volatile long sink;
   private static ContextSetter setter;
@@ -50,6 +59,9 @@ public final class SpansWorkload {
         break;
       case "waits":
         waits();
+        break;
+      case "clock":
+        clock(java.nio.file.Path.of(args[1]));
         break;
       default:
         throw new IllegalArgumentException("unknown mode " + args[0]);
@@ -143,6 +155,38 @@ public final class SpansWorkload {
         System.out.println("truth wait " + (firstId + i) + " " + waited[i]);
       }
     }
+  }
+
+  private static void clock(java.nio.file.Path path) throws Exception {
+    ThreadHandle handle = setter.forCurrentThread();
+    // Compiled and warm before the measured pairs: the gap between the JDK's begin and our
+    // open is then the time of a few calls, not of the interpreter.
+    for (int i = 0; i < 20_000; i++) {
+      markedSpan(handle, 40_000 + i, 0);
+    }
+    try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+      recording.enable(SpanMarker.class).withThreshold(java.time.Duration.ZERO);
+      recording.start();
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      for (int i = 0; i < 200; i++) {
+        sleep(1 + random.nextInt(40));
+        spin(100_000L); // the thread runs again at full speed before the pair
+        markedSpan(handle, 30_000 + i, 200_000L);
+      }
+      recording.stop();
+      recording.dump(path);
+    }
+  }
+
+  private static void markedSpan(ThreadHandle handle, long id, long nanos) {
+    SpanMarker marker = new SpanMarker();
+    marker.spanId = id;
+    marker.begin();
+    try (ContextScope scope = handle.open(0, 1, id)) {
+      spin(nanos);
+    }
+    marker.end();
+    marker.commit();
   }
 
   private static void spin(long nanos) {
