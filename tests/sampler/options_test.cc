@@ -84,6 +84,13 @@ TEST(OptionsTest, EventLayoutKeys) {
   ExpectError("contextid=yes", "contextid", "yes");
 }
 
+TEST(OptionsTest, ContextsTriggeredOrAll) {
+  EXPECT_FALSE(ParseOk("").jfr.all_contexts);  // triggered
+  EXPECT_FALSE(ParseOk("contexts=triggered").jfr.all_contexts);
+  EXPECT_TRUE(ParseOk("contexts=all").jfr.all_contexts);
+  ExpectError("contexts=some", "contexts", "some");
+}
+
 TEST(OptionsTest, KernelFrames) {
   EXPECT_TRUE(ParseOk("").kernel_frames);
   EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);

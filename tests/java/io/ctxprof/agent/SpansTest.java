@@ -23,8 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * and end), present when something recorded falls inside them (contexts=triggered, the default)
  * or always (contexts=all), and every monitor wait must join the span it happened in. The only
  * tolerances are the issue's: a recorded length within max(0.5 ms, 2 %) of the measured one for
- * at least 95 % of the spans (the measurement brackets open and close, which a loaded machine
- * can stretch by a preemption).
+ * at least 95 % of the spans, the measured one being the range that clock reads just before and
+ * after the open and the close allow (a preemption between a read and the call widens the range
+ * instead of failing the span); and a JDK event and our span at the same instant 10 us apart at
+ * most.
  */
 class SpansTest {
   @TempDir Path dir;
@@ -32,34 +34,42 @@ class SpansTest {
   @Test
   void contextEventsHaveTheSpansRealLengths() throws Exception {
     Path jfr = dir.resolve("durations.jfr");
-    Map<Long, Long> truth = run("durations", "event=cpu,contexts=all", jfr).get("span");
-    assertEquals(240, truth.size(), "the workload's spans");
+    Map<String, Map<Long, Long>> truth = run("durations", "event=cpu,contexts=all", jfr);
+    Map<Long, Long> shortest = truth.get("span-min");
+    Map<Long, Long> longest = truth.get("span-max");
+    assertEquals(240, shortest.size(), "the workload's spans");
     Map<Long, RecordedEvent> recorded = contextsBySpan(JfrRecording.read(jfr));
     int within = 0;
     StringBuilder outside = new StringBuilder();
-    for (Map.Entry<Long, Long> span : truth.entrySet()) {
+    for (Map.Entry<Long, Long> span : shortest.entrySet()) {
       RecordedEvent context = recorded.get(span.getKey());
       assertTrue(context != null, "span " + span.getKey() + " has no ctxprof.Context event");
       long length = context.getDuration().toNanos();
-      long tolerance = Math.max(500_000L, span.getValue() / 50);
-      if (Math.abs(length - span.getValue()) <= tolerance) {
+      long least = span.getValue();
+      long most = longest.get(span.getKey());
+      long tolerance = Math.max(500_000L, least / 50);
+      if (length >= least - tolerance && length <= most + tolerance) {
         within++;
       } else {
-        outside.append(' ').append(span.getKey()).append(':').append(length).append(" vs ")
-            .append(span.getValue());
+        outside.append(' ').append(span.getKey()).append(": ").append(length).append(" not in [")
+            .append(least).append(", ").append(most).append(']');
       }
     }
-    System.out.println("spans within max(0.5 ms, 2 %): " + within + " of " + truth.size()
-        + "; outside:" + outside);
-    assertTrue(within >= truth.size() * 95 / 100, within + " of " + truth.size() + outside);
+    System.out.println("spans within max(0.5 ms, 2 %) of their measured length: " + within
+        + " of " + shortest.size() + "; outside:" + outside);
+    assertTrue(within >= shortest.size() * 95 / 100, within + " of " + shortest.size() + outside);
   }
 
   @Test
   void aSpanWithNothingRecordedInsideIsWrittenOnlyUnderAll() throws Exception {
     Path triggered = dir.resolve("triggered.jfr");
     run("empty", "lock=1ms", triggered);
-    Map<Long, Integer> counts = countBySpan(JfrRecording.read(triggered));
-    assertEquals(null, counts.get(1L), "the sleeping span, under contexts=triggered");
+    JfrRecording recording = JfrRecording.read(triggered);
+    Map<Long, Integer> counts = countBySpan(recording);
+    assertEquals(
+        null,
+        counts.get(1L),
+        "the sleeping span, under contexts=triggered; events inside it: " + eventsIn(recording, 1));
     assertEquals(1, counts.get(2L), "the spinning span, under contexts=triggered");
 
     Path all = dir.resolve("all.jfr");
@@ -102,6 +112,52 @@ class SpansTest {
     }
     System.out.println("monitor waits joined to their span: " + joined);
     assertTrue(joined >= 400, "too few waits recorded to judge: " + joined);
+    if (Runtime.version().feature() >= 25) {
+      assertEquals(spansSeen, spansOfWaitsInJdkPrint(jfr), "JDK 25's jfr print joins otherwise");
+    }
+  }
+
+  /**
+   * The span ids JDK 25's {@code jfr print} shows in the "Context:" lines of the waits for the
+   * workload's monitors (the java.lang.Object ones whose top frame is contend).
+   */
+  private static Set<Long> spansOfWaitsInJdkPrint(Path jfr) throws Exception {
+    Result print =
+        ChildProcess.run(
+            List.of(
+                ChildProcess.JAVA_HOME + "/bin/jfr",
+                "print",
+                "--events",
+                "jdk.JavaMonitorEnter",
+                jfr.toString()),
+            120);
+    assertEquals(0, print.exit, "jfr print: " + print.stderr);
+    Set<Long> spans = new HashSet<>();
+    String span = null;
+    boolean object = false;
+    boolean topIsContend = false;
+    boolean firstFrame = false;
+    for (String line : print.stdout) {
+      String text = line.trim();
+      if (text.equals("jdk.JavaMonitorEnter {")) {
+        span = null;
+        object = false;
+        topIsContend = false;
+      } else if (text.startsWith("Context: Context.spanId = ")) {
+        span = text.substring(text.indexOf('"') + 1, text.lastIndexOf('"'));
+      } else if (text.startsWith("monitorClass = java.lang.Object ")) {
+        object = true;
+      } else if (text.equals("stackTrace = [")) {
+        firstFrame = true;
+      } else if (firstFrame) {
+        topIsContend = text.startsWith(SpansWorkload.class.getName() + ".contend(");
+        firstFrame = false;
+      } else if (text.equals("}") && object && topIsContend) {
+        assertTrue(span != null, "jfr print shows a wait in no span");
+        spans.add(Long.parseUnsignedLong(span, 16));
+      }
+    }
+    return spans;
   }
 
   @Test
@@ -163,6 +219,25 @@ class SpansTest {
       }
     }
     return bySpan;
+  }
+
+  /** The events other than contexts that lie in span {@code spanId}'s ctxprof.Context. */
+  private static List<RecordedEvent> eventsIn(JfrRecording recording, long spanId) {
+    List<RecordedEvent> inside = new java.util.ArrayList<>();
+    RecordedEvent span = contextsBySpan(recording).get(spanId);
+    if (span == null) {
+      return inside;
+    }
+    for (RecordedEvent event : recording.events) {
+      if (!event.getEventType().getName().startsWith("ctxprof.")
+          && event.getThread() != null
+          && JfrRecording.threadKey(event.getThread()) == JfrRecording.threadKey(span.getThread())
+          && !event.getStartTime().isBefore(span.getStartTime())
+          && event.getStartTime().isBefore(span.getEndTime())) {
+        inside.add(event);
+      }
+    }
+    return inside;
   }
 
   private static Map<Long, Integer> countBySpan(JfrRecording recording) {

@@ -12,9 +12,10 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Ground truth for timed spans: threads open and close spans whose begin and end they measure
- * themselves, and print one line per span: {@code truth KIND SPAN_ID NANOS} (KIND: span, with the
- * span's length measured from just before open to just after close; wait, for a span in which
- * the thread waited for a monitor, with the wait's length measured around the acquisition).
+ * themselves, and print one line per span: {@code truth KIND SPAN_ID NANOS} (KIND: span-min and
+ * span-max, the least and the most the span's length can be, from clock reads around its open
+ * and its close; wait, for a span in which the thread waited for a monitor, with the wait's
+ * length measured around the acquisition).
  * Span ids are unique in the run.
  *
  * <p>Modes:
@@ -22,9 +23,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * <ul>
  *   <li>{@code durations}: two threads, 120 spans each of 1 to 20 ms, half spinning and half
  *       sleeping.
- *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms, then one (id 2) that waits about
- *       100 ms for a monitor another thread holds: recorded with lock events only, the first span
- *       holds no event and the second one wait.
+ *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms, then one (id 2) that waits for a
+ *       monitor another thread holds until 20 ms after it saw the wait begin: recorded with lock
+ *       events only, the first span holds no event and the second one wait.
  *   <li>{@code waits}: two threads open a new span for each of 400 acquisitions of a monitor that
  *       a helper thread holds 0.3 ms at that moment (nothing else inside), so the spans change
  *       about every millisecond, and each span holds exactly one wait for that monitor.
@@ -75,27 +76,43 @@ public final class SpansWorkload {
     for (int i = 0; i < count; i++) {
       long id = firstId + i;
       long millis = 1 + random.nextInt(20);
-      long begin = System.nanoTime();
-      try (ContextScope scope = handle.open(0, 1, id, endpoint, value)) {
+      long beforeOpen = System.nanoTime();
+      long afterOpen;
+      long beforeClose;
+      ContextScope scope = handle.open(0, 1, id, endpoint, value);
+      try {
+        afterOpen = System.nanoTime();
         if ((i & 1) == 0) {
           spin(millis * 1_000_000L);
         } else {
           sleep(millis);
         }
+      } finally {
+        beforeClose = System.nanoTime();
+        scope.close();
       }
-      long end = System.nanoTime();
-      System.out.println("truth span " + id + " " + (end - begin));
+      long afterClose = System.nanoTime();
+      // The span began between beforeOpen and afterOpen and ended between beforeClose and
+      // afterClose: its length lies between these two (a preemption there widens the range).
+      System.out.println("truth span-min " + id + " " + (beforeClose - afterOpen));
+      System.out.println("truth span-max " + id + " " + (afterClose - beforeOpen));
     }
   }
 
   private static void emptyThenBusy() throws InterruptedException {
     CountDownLatch held = new CountDownLatch(1);
+    Thread main = Thread.currentThread();
     Thread holder =
         new Thread(
             () -> {
               synchronized (MONITOR) {
                 held.countDown();
-                sleep(300);
+                // Released only once the main thread is blocked on it, inside span 2: the wait
+                // happens however late the main thread gets there on a loaded machine.
+                while (main.getState() != Thread.State.BLOCKED) {
+                  sleep(1);
+                }
+                sleep(20);
               }
             });
     holder.start();
