@@ -511,14 +511,13 @@ bool ApplyOption(std::string_view key, std::string_view value, Options* options,
     options->upload.ca_file = std::string(value);
     return true;
   }
-  *error =
-      "unknown option " + Quote(key) + " (value " + Quote(value) +
-      "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
-      "clock, "
-      "signal, wallsignal, "
-      "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
-      "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, contexts, upload, "
-      "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
+  *error = "unknown option " + Quote(key) + " (value " + Quote(value) +
+           "); known options: event, interval, wall, filter, threads, depth, unwind, cstack, "
+           "clock, contexts, "
+           "signal, wallsignal, "
+           "buffer, file, repository, attributes, alloc, live, lock, select, chunksize, "
+           "chunktime, maxsize, maxage, flush, cpusamples, wallsamples, contextid, upload, "
+           "uploadname, uploadlabels, uploadtoken, uploadbasic, uploadtenant, uploadca";
   return false;
 }
 

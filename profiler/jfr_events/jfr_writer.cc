@@ -297,7 +297,11 @@ void JfrWriter::WriteLiveObjects() {
 
 uint64_t JfrWriter::JoinContext(const SampleRecord& record, uint32_t thread_key,
                                 uint64_t start_ticks) {
-  if (spans_.IsTimed(record.tid)) return spans_.Join(record.tid, start_ticks, record.context);
+  // A virtual thread's records keep the runs: its spans are logged on its carriers, whose
+  // intervals would carry the carrier's thread key, not the virtual thread's.
+  if (record.virtual_thread_id == 0 && spans_.IsTimed(record.tid)) {
+    return spans_.Join(record.tid, start_ticks, record.context);
+  }
   return runs_.Track(record.tid, thread_key, start_ticks, record.ticks, record.context,
                      &pending_pool_bytes_);
 }

@@ -233,7 +233,7 @@ class JfrWriter {
   // Acts on what the chunk writer says is due at `now_ticks`.
   bool DoWhatIsDue(uint64_t now_ticks, std::string* error);
   // The contextId of a record covering [start_ticks, record.ticks]: its timed span's, or its
-  // run's (ContextRuns) for a thread whose contexts are not timed.
+  // run's (ContextRuns) for a thread whose contexts are not timed and for a virtual thread.
   uint64_t JoinContext(const SampleRecord& record, uint32_t thread_key, uint64_t start_ticks);
   // Encode a CPU or wall sample / a runtime event, after following its context.
   void AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key);
