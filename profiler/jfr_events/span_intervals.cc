@@ -7,9 +7,17 @@
 namespace ctxprof {
 
 void SpanIntervals::Add(const SpanInterval& span) {
-  if (span.end_ticks <= span.begin_ticks) return;  // converted to nothing: no record inside
   Thread& thread = threads_[span.tid];
   Pending pending{span};
+  // Its start was written at a segment end already (CutOpen).
+  pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
+  if (span.end_ticks <= pending.span.begin_ticks) {  // nothing of it left to write
+    thread.unjoined.erase(
+        thread.unjoined.begin(),
+        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.end_ticks));
+    thread.last_end = std::max(thread.last_end, span.end_ticks);
+    return;
+  }
   // Records remembered before this span was known: those before it are in no span.
   auto first_inside =
       std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
@@ -37,11 +45,30 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
   return fallback.empty() ? 0 : ids_->IdOf(fallback, chunk_->chunk_number());
 }
 
-void SpanIntervals::Forget(int32_t tid, uint64_t ticks) {
-  auto found = threads_.find(tid);
-  if (found == threads_.end()) return;
-  std::vector<uint64_t>& unjoined = found->second.unjoined;
-  unjoined.erase(unjoined.begin(), std::lower_bound(unjoined.begin(), unjoined.end(), ticks));
+void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+                            const ContextSnapshot& context) {
+  Thread& thread = threads_[tid];
+  const uint64_t since = context.empty() ? read_ticks : begin_ticks;
+  thread.unjoined.erase(thread.unjoined.begin(),
+                        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), since));
+  thread.open_begin = begin_ticks;
+  thread.open_read = read_ticks;
+  thread.open_context = context;
+}
+
+void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+  if (thread->open_context.empty() || thread->unjoined.empty()) return;
+  // The records the open interval holds: from its begin to when it was read.
+  const auto first =
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->open_begin);
+  const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
+  if (first == after) return;
+  const uint64_t begin = std::max(thread->open_begin, thread->written_until);
+  const uint64_t cut = *(after - 1) + 1;
+  if (cut <= begin) return;
+  WriteInterval(tid, begin, cut, thread->open_context, pending_bytes);
+  thread->written_until = cut;
+  thread->unjoined.erase(thread->unjoined.begin(), after);
 }
 
 void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
@@ -59,23 +86,28 @@ void SpanIntervals::WriteTriggered(uint64_t* pending_bytes) {
     for (Pending& pending : thread.spans) {
       if (pending.triggered && !pending.written) Write(&pending, pending_bytes);
     }
+    CutOpen(tid, &thread, pending_bytes);
   }
 }
 
 void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
   const SpanInterval& span = pending->span;
+  WriteInterval(span.tid, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+}
+
+void SpanIntervals::WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+                                  const ContextSnapshot& context, uint64_t* pending_bytes) {
   const uint32_t chunk = chunk_->chunk_number();
   for (size_t slot = 0; slot < attribute_count_; slot++) {
-    const uint32_t id = span.context.attributes[slot];
+    const uint32_t id = context.attributes[slot];
     if (id != Dictionary::kUnsetId) values_->Mark(id, chunk, pending_bytes);
   }
-  const uint64_t context_id = ids_->IdOf(span.context, chunk);
-  chunk_->NoteEventTicks(span.end_ticks);
-  encoder_->AppendContext(
-      ContextEventFields{span.begin_ticks, span.end_ticks - span.begin_ticks, thread_key_(span.tid),
-                         context_id, &span.context, attribute_count_},
-      &chunk_->out());
+  const uint64_t context_id = ids_->IdOf(context, chunk);
+  chunk_->NoteEventTicks(end_ticks);
+  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks, thread_key_(tid),
+                                             context_id, &context, attribute_count_},
+                          &chunk_->out());
   spans_written_++;
 }
 

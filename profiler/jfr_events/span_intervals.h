@@ -13,8 +13,11 @@
 // says no more record can fall inside (every record up to `horizon` has been joined). Spans that
 // end after the last horizon stay pending. A span is written once.
 //
-// Known limit: a span still open at a segment end is written when it closes (or at Close), so a
-// reader of one chunk file alone may miss the context of its records.
+// A span still open holds records that no drained span claims yet. At a segment end the part of
+// it up to just after its last such record is written (the thread's open interval, as the drain
+// last read it: SetOpen), so each flush still carries the contexts of its records; the span's
+// record, when it arrives, is written from that cut on (if triggered), so intervals of one thread
+// never overlap. This also bounds what is remembered per thread to one segment's records.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
@@ -70,9 +73,11 @@ class SpanIntervals {
   // id of `fallback` (the context the record carries) when the span is not known yet, 0 when the
   // record is in no span.
   uint64_t Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback);
-  // Records of `tid` before `ticks` that no span has claimed are in none: forgets them (the
-  // drain knows the thread's open interval began at `ticks`, or that it is empty until then).
-  void Forget(int32_t tid, uint64_t ticks);
+  // The thread's interval still open when the drain read it at `read_ticks`: it began at
+  // `begin_ticks` with `context` (empty: no span is open). Records before its begin that no
+  // span claimed are in none, and are forgotten.
+  void SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+               const ContextSnapshot& context);
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
   void WriteTriggered(uint64_t* pending_bytes);
 
@@ -88,9 +93,18 @@ class SpanIntervals {
     std::deque<Pending> spans;       // by begin
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     uint64_t last_end = 0;           // end of the last span added
+    uint64_t written_until = 0;      // the open span was written up to here (a cut)
+    // The open interval as last read: [open_begin, open_read) had open_context.
+    uint64_t open_begin = 0;
+    uint64_t open_read = 0;
+    ContextSnapshot open_context{};
   };
 
   void Write(Pending* pending, uint64_t* pending_bytes);
+  // Writes the part of `thread`'s open span that holds its unjoined records.
+  void CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  void WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+                     const ContextSnapshot& context, uint64_t* pending_bytes);
 
   JfrChunkWriter* const chunk_;
   EventEncoder* const encoder_;

@@ -143,7 +143,9 @@ void Recording::DrainSpans() {
   if (spans_ == nullptr || writer_ == nullptr) return;
   std::unordered_set<int32_t> timed;
   spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed,
-                [this](int32_t tid, uint64_t ticks) { writer_->ForgetUnspanned(tid, ticks); });
+                [this](const SpanDrain::OpenInterval& open) {
+                  writer_->SetOpenSpan(open.tid, open.begin_ticks, open.read_ticks, open.context);
+                });
   writer_->AddTimedThreads(timed);
 }
 

@@ -76,7 +76,7 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
                       std::unordered_set<int32_t>* timed,
-                      const std::function<void(int32_t, uint64_t)>& no_span_before) {
+                      const std::function<void(const OpenInterval&)>& open) {
   const Pair pair = ReadPair();
   // Keep pairs far enough apart for the rate to be precise (the drain runs every few ms).
   if (pair.monotonic_nanos - latest_.monotonic_nanos > 100 * kNanosPerMilli) {
@@ -86,11 +86,7 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
   SpanLogPool& pool = map_->span_logs();
   // The open intervals first: a span that ended before one of them began was appended before
   // its begin was stored, so the drain below sees it.
-  struct Open {
-    int32_t tid;
-    uint64_t since;
-  };
-  std::vector<Open> open;
+  std::vector<OpenInterval> intervals;
   timed->clear();
   const uint64_t now = clock_->Now();
   const size_t claimed = pool.claimed();
@@ -105,7 +101,7 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
     if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &context) || begin == 0) {
       continue;
     }
-    open.push_back(Open{tid, context.empty() ? now : ToSessionTicks(begin)});
+    intervals.push_back(OpenInterval{tid, ToSessionTicks(begin), now, context});
   }
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
@@ -120,7 +116,7 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         emit(span);
       },
       &dropped_);
-  for (const Open& interval : open) no_span_before(interval.tid, interval.since);
+  for (const OpenInterval& interval : intervals) open(interval);
 }
 
 void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {

@@ -31,13 +31,19 @@ class SpanDrain {
   // what the logs hold already: spans closed and drops counted before the recording.
   SpanDrain(ContextMap* map, const Clock* clock);
 
+  // The interval a thread has open: since begin_ticks with `context`, as read at read_ticks.
+  struct OpenInterval {
+    int32_t tid;
+    uint64_t begin_ticks;
+    uint64_t read_ticks;
+    ContextSnapshot context;
+  };
   // Hands every span closed since the last call to `emit`, converted; *timed receives the tids
-  // of the threads that own a log. Then calls no_span_before(tid, ticks) for each of them:
-  // every span of the thread that contains a time before `ticks` has been emitted (its open
-  // interval began at `ticks`, or has no context and was read at `ticks`).
+  // of the threads that own a log. Then calls `open` with each of them's open interval, read
+  // before the drain: every span that ended before it began has been emitted.
   void Drain(const std::function<void(const SpanInterval&)>& emit,
              std::unordered_set<int32_t>* timed,
-             const std::function<void(int32_t, uint64_t)>& no_span_before);
+             const std::function<void(const OpenInterval&)>& open);
   // At the recording's end: each thread's span still open, as if it closed now.
   void DrainOpen(const std::function<void(const SpanInterval&)>& emit);
 

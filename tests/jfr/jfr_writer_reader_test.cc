@@ -929,6 +929,68 @@ TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
   EXPECT_EQ(counters->Field("droppedSpans").integer(), 5);
 }
 
+// A span still open at a flush: the part holding the flushed records is written with that
+// segment, and the rest when the span closes, without overlap.
+TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 9;
+  context.attributes[0] = workload.dictionary->Intern("/long");
+  workload.contexts.push_back(context);
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("spans_cut.jfr");
+  config.engine = "perf_cpu_clock";
+  std::unique_ptr<JfrWriter> writer =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads), &error);
+  ASSERT_NE(writer, nullptr) << error;
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(writer->Add(record, &error)) << error;
+  ASSERT_TRUE(writer->Flush(&error)) << error;
+  workload.Fill(1, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(writer->Add(record, &error)) << error;
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(writer->Close(&error)) << error;
+
+  JfrReader reader;
+  ASSERT_TRUE(reader.Read(config.path, {}, &error)) << error;
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms))->Field("endpoint").string(),
+            "/long");
+  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 15 * ms))->Field("endpoint").string(),
+            "/long");
+}
+
 INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "All" : "Triggered";
