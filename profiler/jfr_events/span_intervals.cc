@@ -1,0 +1,114 @@
+#include "profiler/jfr_events/span_intervals.h"
+
+#include <algorithm>
+
+#include "context/dictionary.h"
+
+namespace ctxprof {
+
+void SpanIntervals::Add(const SpanInterval& span) {
+  Thread& thread = threads_[span.tid];
+  Pending pending{span};
+  // Its start was written at a segment end already (CutOpen).
+  pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
+  if (span.end_ticks <= pending.span.begin_ticks) {  // nothing of it left to write
+    thread.unjoined.erase(
+        thread.unjoined.begin(),
+        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.end_ticks));
+    thread.last_end = std::max(thread.last_end, span.end_ticks);
+    return;
+  }
+  // Records remembered before this span was known: those before it are in no span.
+  auto first_inside =
+      std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
+  auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
+  pending.triggered = first_inside != after;
+  thread.unjoined.erase(thread.unjoined.begin(), after);
+  thread.last_end = std::max(thread.last_end, span.end_ticks);
+  thread.spans.push_back(pending);
+}
+
+uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback) {
+  Thread& thread = threads_[tid];
+  // The last span beginning at or before `ticks`.
+  auto after = std::upper_bound(
+      thread.spans.begin(), thread.spans.end(), ticks,
+      [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
+  if (after != thread.spans.begin() && ticks < (after - 1)->span.end_ticks) {
+    Pending& pending = *(after - 1);
+    pending.triggered = true;
+    return ids_->IdOf(pending.span.context, chunk_->chunk_number());
+  }
+  if (ticks < thread.last_end) return 0;  // between two known spans: no context
+  thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
+                         ticks);
+  return fallback.empty() ? 0 : ids_->IdOf(fallback, chunk_->chunk_number());
+}
+
+void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+                            const ContextSnapshot& context) {
+  Thread& thread = threads_[tid];
+  const uint64_t since = context.empty() ? read_ticks : begin_ticks;
+  thread.unjoined.erase(thread.unjoined.begin(),
+                        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), since));
+  thread.open_begin = begin_ticks;
+  thread.open_read = read_ticks;
+  thread.open_context = context;
+}
+
+void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+  if (thread->open_context.empty() || thread->unjoined.empty()) return;
+  // The records the open interval holds: from its begin to when it was read.
+  const auto first =
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->open_begin);
+  const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
+  if (first == after) return;
+  const uint64_t begin = std::max(thread->open_begin, thread->written_until);
+  const uint64_t cut = *(after - 1) + 1;
+  if (cut <= begin) return;
+  WriteInterval(tid, begin, cut, thread->open_context, pending_bytes);
+  thread->written_until = cut;
+  thread->unjoined.erase(thread->unjoined.begin(), after);
+}
+
+void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
+  for (auto& [tid, thread] : threads_) {
+    while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {
+      Pending& front = thread.spans.front();
+      if (!front.written && (front.triggered || write_all_)) Write(&front, pending_bytes);
+      thread.spans.pop_front();
+    }
+  }
+}
+
+void SpanIntervals::WriteTriggered(uint64_t* pending_bytes) {
+  for (auto& [tid, thread] : threads_) {
+    for (Pending& pending : thread.spans) {
+      if (pending.triggered && !pending.written) Write(&pending, pending_bytes);
+    }
+    CutOpen(tid, &thread, pending_bytes);
+  }
+}
+
+void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {
+  pending->written = true;
+  const SpanInterval& span = pending->span;
+  WriteInterval(span.tid, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+}
+
+void SpanIntervals::WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+                                  const ContextSnapshot& context, uint64_t* pending_bytes) {
+  const uint32_t chunk = chunk_->chunk_number();
+  for (size_t slot = 0; slot < attribute_count_; slot++) {
+    const uint32_t id = context.attributes[slot];
+    if (id != Dictionary::kUnsetId) values_->Mark(id, chunk, pending_bytes);
+  }
+  const uint64_t context_id = ids_->IdOf(context, chunk);
+  chunk_->NoteEventTicks(end_ticks);
+  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks, thread_key_(tid),
+                                             context_id, &context, attribute_count_},
+                          &chunk_->out());
+  spans_written_++;
+}
+
+}  // namespace ctxprof
