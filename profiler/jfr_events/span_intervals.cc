@@ -37,12 +37,19 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
   if (after != thread.spans.begin() && ticks < (after - 1)->span.end_ticks) {
     Pending& pending = *(after - 1);
     pending.triggered = true;
+    pending.last_record = std::max(pending.last_record, ticks);
     return ids_->IdOf(pending.span.context, chunk_->chunk_number());
   }
-  if (ticks < thread.last_end) return 0;  // between two known spans: no context
+  // Between two known spans, or in a part already written at an earlier segment end (a wait
+  // joined by its start): no context, as the chunk may not carry that part's.
+  if (ticks < thread.last_end || ticks < thread.written_until) return 0;
   thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
                          ticks);
-  return fallback.empty() ? 0 : ids_->IdOf(fallback, chunk_->chunk_number());
+  // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
+  const bool in_open =
+      !thread.open_context.empty() && ticks >= thread.open_begin && ticks < thread.open_read;
+  const ContextSnapshot& context = in_open ? thread.open_context : fallback;
+  return context.empty() ? 0 : ids_->IdOf(context, chunk_->chunk_number());
 }
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
@@ -72,10 +79,13 @@ void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes
 }
 
 void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
+  settled_ = std::max(settled_, horizon);
   for (auto& [tid, thread] : threads_) {
     while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {
       Pending& front = thread.spans.front();
-      if (!front.written && (front.triggered || write_all_)) Write(&front, pending_bytes);
+      if (!front.written && (front.triggered || front.cut || write_all_)) {
+        Write(&front, pending_bytes);
+      }
       thread.spans.pop_front();
     }
   }
@@ -84,7 +94,19 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
 void SpanIntervals::WriteTriggered(uint64_t* pending_bytes) {
   for (auto& [tid, thread] : threads_) {
     for (Pending& pending : thread.spans) {
-      if (pending.triggered && !pending.written) Write(&pending, pending_bytes);
+      if (!pending.triggered || pending.written) continue;
+      if (pending.span.end_ticks <= settled_) {  // no record can fall in it any more
+        Write(&pending, pending_bytes);
+        continue;
+      }
+      // Later records may still fall in it, maybe in the next chunk: write it up to just after
+      // its last record; the rest follows when settled (or when a record triggers it again).
+      const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
+      WriteInterval(tid, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
+      pending.span.begin_ticks = cut;
+      pending.triggered = false;
+      pending.cut = true;
+      pending.written = cut == pending.span.end_ticks;
     }
     CutOpen(tid, &thread, pending_bytes);
   }

@@ -10,8 +10,11 @@
 //
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
-// says no more record can fall inside (every record up to `horizon` has been joined). Spans that
-// end after the last horizon stay pending. A span is written once.
+// says no more record can fall inside (every record up to `horizon` has been joined). A
+// triggered span ending after the last horizon is written at a segment end only up to just after
+// its last record, and the rest once settled (or at a later segment end, if triggered again): a
+// record after a chunk rotation must find its span's contextId in its own chunk (ContextIds are
+// per chunk). Each part of a span is written once.
 //
 // A span still open holds records that no drained span claims yet. At a segment end the part of
 // it up to just after its last such record is written (the thread's open interval, as the drain
@@ -86,8 +89,10 @@ class SpanIntervals {
  private:
   struct Pending {
     SpanInterval span;
-    bool triggered = false;
+    bool triggered = false;  // a record fell in its part not written yet
     bool written = false;
+    bool cut = false;          // its start was written at a segment end: the rest follows
+    uint64_t last_record = 0;  // the latest record that fell in it
   };
   struct Thread {
     std::deque<Pending> spans;       // by begin
@@ -116,6 +121,7 @@ class SpanIntervals {
   std::unordered_set<int32_t> timed_;
   std::unordered_map<int32_t, Thread> threads_;
   uint64_t spans_written_ = 0;
+  uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
 };
 
 }  // namespace ctxprof
