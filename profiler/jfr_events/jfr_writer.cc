@@ -174,7 +174,7 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
 }
 
 Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
-  spans_.WriteTriggered(&pending_pool_bytes_);
+  spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.

@@ -36,6 +36,9 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
       [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
   if (after != thread.spans.begin() && ticks < (after - 1)->span.end_ticks) {
     Pending& pending = *(after - 1);
+    // Written whole at a flush of an earlier chunk: this chunk has no Context event for it, and
+    // writing it again would overlap.
+    if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
     pending.triggered = true;
     pending.last_record = std::max(pending.last_record, ticks);
     return ids_->IdOf(pending.span.context, chunk_->chunk_number());
@@ -91,16 +94,17 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
   }
 }
 
-void SpanIntervals::WriteTriggered(uint64_t* pending_bytes) {
+void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
   for (auto& [tid, thread] : threads_) {
     for (Pending& pending : thread.spans) {
       if (!pending.triggered || pending.written) continue;
-      if (pending.span.end_ticks <= settled_) {  // no record can fall in it any more
+      // Within a chunk the span's contextId stays valid for later records: write it whole.
+      if (!chunk_end || pending.span.end_ticks <= settled_) {
         Write(&pending, pending_bytes);
         continue;
       }
-      // Later records may still fall in it, maybe in the next chunk: write it up to just after
-      // its last record; the rest follows when settled (or when a record triggers it again).
+      // Records of the next chunk may still fall in it: write it up to just after its last
+      // record; the rest follows when settled (or when a record triggers it again).
       const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
       WriteInterval(tid, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
@@ -114,6 +118,7 @@ void SpanIntervals::WriteTriggered(uint64_t* pending_bytes) {
 
 void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
+  pending->written_chunk = chunk_->chunk_number();
   const SpanInterval& span = pending->span;
   WriteInterval(span.tid, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
 }

@@ -10,11 +10,12 @@
 //
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
-// says no more record can fall inside (every record up to `horizon` has been joined). A
-// triggered span ending after the last horizon is written at a segment end only up to just after
-// its last record, and the rest once settled (or at a later segment end, if triggered again): a
-// record after a chunk rotation must find its span's contextId in its own chunk (ContextIds are
-// per chunk). Each part of a span is written once.
+// says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
+// are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
+// a triggered span ending after the last horizon is written only up to just after its last
+// record, and the rest once settled (or at a later segment end, if triggered again). Each part
+// of a span is written once. A record falling in a span written whole at a flush of an earlier
+// chunk (it straddled that flush and the rotation) gets no context.
 //
 // A span still open holds records that no drained span claims yet. At a segment end the part of
 // it up to just after its last such record is written (the thread's open interval, as the drain
@@ -82,7 +83,8 @@ class SpanIntervals {
   void SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
                const ContextSnapshot& context);
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
-  void WriteTriggered(uint64_t* pending_bytes);
+  // At a segment end; `chunk_end` when it ends the chunk.
+  void WriteTriggered(bool chunk_end, uint64_t* pending_bytes);
 
   uint64_t spans_written() const { return spans_written_; }
 
@@ -91,8 +93,9 @@ class SpanIntervals {
     SpanInterval span;
     bool triggered = false;  // a record fell in its part not written yet
     bool written = false;
-    bool cut = false;          // its start was written at a segment end: the rest follows
-    uint64_t last_record = 0;  // the latest record that fell in it
+    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
+    bool cut = false;            // its start was written at a chunk end: the rest follows
+    uint64_t last_record = 0;    // the latest record that fell in it
   };
   struct Thread {
     std::deque<Pending> spans;       // by begin
