@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.ctxprof.agent.ChildProcess.Result;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -38,13 +41,13 @@ class SpansTest {
     Map<Long, Long> shortest = truth.get("span-min");
     Map<Long, Long> longest = truth.get("span-max");
     assertEquals(240, shortest.size(), "the workload's spans");
-    Map<Long, RecordedEvent> recorded = contextsBySpan(JfrRecording.read(jfr));
+    Map<Long, Span> recorded = contextsBySpan(JfrRecording.read(jfr));
     int within = 0;
     StringBuilder outside = new StringBuilder();
     for (Map.Entry<Long, Long> span : shortest.entrySet()) {
-      RecordedEvent context = recorded.get(span.getKey());
+      Span context = recorded.get(span.getKey());
       assertTrue(context != null, "span " + span.getKey() + " has no ctxprof.Context event");
-      long length = context.getDuration().toNanos();
+      long length = context.duration().toNanos();
       long least = span.getValue();
       long most = longest.get(span.getKey());
       long tolerance = Math.max(500_000L, least / 50);
@@ -65,18 +68,18 @@ class SpansTest {
     Path triggered = dir.resolve("triggered.jfr");
     run("empty", "lock=1ms", triggered);
     JfrRecording recording = JfrRecording.read(triggered);
-    Map<Long, Integer> counts = countBySpan(recording);
+    Map<Long, Span> spans = contextsBySpan(recording);
     assertEquals(
         null,
-        counts.get(1L),
+        spans.get(1L),
         "the sleeping span, under contexts=triggered; events inside it: " + eventsIn(recording, 1));
-    assertEquals(1, counts.get(2L), "the spinning span, under contexts=triggered");
+    assertTrue(spans.containsKey(2L), "the spinning span, under contexts=triggered");
 
     Path all = dir.resolve("all.jfr");
     run("empty", "lock=1ms,contexts=all", all);
-    counts = countBySpan(JfrRecording.read(all));
-    assertEquals(1, counts.get(1L), "the sleeping span, under contexts=all");
-    assertEquals(1, counts.get(2L), "the spinning span, under contexts=all");
+    spans = contextsBySpan(JfrRecording.read(all));
+    assertTrue(spans.containsKey(1L), "the sleeping span, under contexts=all");
+    assertTrue(spans.containsKey(2L), "the spinning span, under contexts=all");
   }
 
   @Test
@@ -165,13 +168,13 @@ class SpansTest {
     Path ours = dir.resolve("ours.jfr");
     Path jdks = dir.resolve("jdk.jfr");
     run("clock", "event=cpu,contexts=all", ours, jdks.toString());
-    Map<Long, RecordedEvent> spans = contextsBySpan(JfrRecording.read(ours));
+    Map<Long, Span> spans = contextsBySpan(JfrRecording.read(ours));
     List<Long> gaps = new java.util.ArrayList<>(); // ns from the JDK's begin to ours, and ends
     for (RecordedEvent marker : JfrRecording.read(jdks).ofType("ctxprof.test.SpanMarker")) {
-      RecordedEvent span = spans.get(marker.getLong("spanId"));
+      Span span = spans.get(marker.getLong("spanId"));
       assertTrue(span != null, "no ctxprof.Context for span " + marker.getLong("spanId"));
-      gaps.add(Duration.between(marker.getStartTime(), span.getStartTime()).toNanos());
-      gaps.add(Duration.between(span.getEndTime(), marker.getEndTime()).toNanos());
+      gaps.add(Duration.between(marker.getStartTime(), span.start).toNanos());
+      gaps.add(Duration.between(span.end, marker.getEndTime()).toNanos());
     }
     assertEquals(400, gaps.size(), "200 spans, each with a JDK event");
     // The JDK's begin comes just before our open and its end just after our close, on one
@@ -209,14 +212,56 @@ class SpansTest {
     return truth;
   }
 
-  private static Map<Long, RecordedEvent> contextsBySpan(JfrRecording recording) {
-    Map<Long, RecordedEvent> bySpan = new HashMap<>();
+  /** A span as recorded: its ctxprof.Context events, one or abutting parts on one thread. */
+  private static final class Span {
+    final long threadKey;
+    final Instant start;
+    final Instant end;
+
+    Span(long threadKey, Instant start, Instant end) {
+      this.threadKey = threadKey;
+      this.start = start;
+      this.end = end;
+    }
+
+    Duration duration() {
+      return Duration.between(start, end);
+    }
+  }
+
+  /**
+   * The recorded spans by span id. A span holding records on both sides of a chunk end (in file
+   * mode, every flush) is written in parts, so that each chunk carries the contexts of its own
+   * records (contextIds are per chunk): the parts of one span must abut, on one thread; nothing
+   * else gives a span two events.
+   */
+  private static Map<Long, Span> contextsBySpan(JfrRecording recording) {
+    Map<Long, List<RecordedEvent>> parts = new HashMap<>();
     for (RecordedEvent context : recording.ofType("ctxprof.Context")) {
       String span = context.getString("spanId");
       if (span != null) {
-        RecordedEvent previous = bySpan.put(Long.parseUnsignedLong(span, 16), context);
-        assertEquals(null, previous, "two ctxprof.Context events for span " + span);
+        parts
+            .computeIfAbsent(Long.parseUnsignedLong(span, 16), k -> new ArrayList<>())
+            .add(context);
       }
+    }
+    Map<Long, Span> bySpan = new HashMap<>();
+    for (Map.Entry<Long, List<RecordedEvent>> entry : parts.entrySet()) {
+      List<RecordedEvent> events = entry.getValue();
+      events.sort(Comparator.comparing(RecordedEvent::getStartTime));
+      RecordedEvent first = events.get(0);
+      long thread = JfrRecording.threadKey(first.getThread());
+      Instant end = first.getEndTime();
+      for (RecordedEvent part : events.subList(1, events.size())) {
+        // Ticks convert to nanoseconds with rounding: a part's end and the next one's start
+        // (the same tick) may differ by a few nanoseconds.
+        long gap = Duration.between(end, part.getStartTime()).toNanos();
+        assertTrue(
+            JfrRecording.threadKey(part.getThread()) == thread && Math.abs(gap) <= 10,
+            "span " + Long.toHexString(entry.getKey()) + ": parts that do not abut: " + events);
+        end = part.getEndTime();
+      }
+      bySpan.put(entry.getKey(), new Span(thread, first.getStartTime(), end));
     }
     return bySpan;
   }
@@ -224,30 +269,19 @@ class SpansTest {
   /** The events other than contexts that lie in span {@code spanId}'s ctxprof.Context. */
   private static List<RecordedEvent> eventsIn(JfrRecording recording, long spanId) {
     List<RecordedEvent> inside = new java.util.ArrayList<>();
-    RecordedEvent span = contextsBySpan(recording).get(spanId);
+    Span span = contextsBySpan(recording).get(spanId);
     if (span == null) {
       return inside;
     }
     for (RecordedEvent event : recording.events) {
       if (!event.getEventType().getName().startsWith("ctxprof.")
           && event.getThread() != null
-          && JfrRecording.threadKey(event.getThread()) == JfrRecording.threadKey(span.getThread())
-          && !event.getStartTime().isBefore(span.getStartTime())
-          && event.getStartTime().isBefore(span.getEndTime())) {
+          && JfrRecording.threadKey(event.getThread()) == span.threadKey
+          && !event.getStartTime().isBefore(span.start)
+          && event.getStartTime().isBefore(span.end)) {
         inside.add(event);
       }
     }
     return inside;
-  }
-
-  private static Map<Long, Integer> countBySpan(JfrRecording recording) {
-    Map<Long, Integer> counts = new HashMap<>();
-    for (RecordedEvent context : recording.ofType("ctxprof.Context")) {
-      String span = context.getString("spanId");
-      if (span != null) {
-        counts.merge(Long.parseUnsignedLong(span, 16), 1, Integer::sum);
-      }
-    }
-    return counts;
   }
 }
