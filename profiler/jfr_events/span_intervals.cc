@@ -23,6 +23,13 @@ void SpanIntervals::Add(const SpanInterval& span) {
       std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
   auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
   pending.triggered = first_inside != after;
+  // Records that guessed this span's context are covered when it is written.
+  thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
+                                      [&span](const Guess& guess) {
+                                        return guess.ticks >= span.begin_ticks &&
+                                               guess.ticks < span.end_ticks;
+                                      }),
+                       thread.guessed.end());
   thread.unjoined.erase(thread.unjoined.begin(), after);
   thread.last_end = std::max(thread.last_end, span.end_ticks);
   thread.spans.push_back(pending);
@@ -51,8 +58,13 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
   // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
   const bool in_open =
       !thread.open_context.empty() && ticks >= thread.open_begin && ticks < thread.open_read;
-  const ContextSnapshot& context = in_open ? thread.open_context : fallback;
-  return context.empty() ? 0 : ids_->IdOf(context, chunk_->chunk_number());
+  if (in_open) return ids_->IdOf(thread.open_context, chunk_->chunk_number());
+  if (fallback.empty()) return 0;
+  thread.guessed.insert(
+      std::upper_bound(thread.guessed.begin(), thread.guessed.end(), ticks,
+                       [](uint64_t t, const Guess& guess) { return t < guess.ticks; }),
+      Guess{ticks, fallback});
+  return ids_->IdOf(fallback, chunk_->chunk_number());
 }
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
@@ -113,7 +125,37 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       pending.written = cut == pending.span.end_ticks;
     }
     CutOpen(tid, &thread, pending_bytes);
+    if (chunk_end) WriteGuessed(tid, &thread, pending_bytes);
   }
+}
+
+void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+  // Each run of records with one context, from where the thread's written intervals end (the
+  // open span's begin, when it is that span's context) to just after its last record; at least
+  // a tick, so that the chunk carries the context even of a record that a cut covered already.
+  // Spans drained later begin after it (Add).
+  size_t first = 0;
+  while (first < thread->guessed.size()) {
+    const ContextSnapshot& context = thread->guessed[first].context;
+    size_t last = first;
+    while (last + 1 < thread->guessed.size() && thread->guessed[last + 1].context == context) {
+      last++;
+    }
+    // After every span added so far, even one a later drain brought (the open interval's
+    // values are that drain's).
+    const uint64_t written = std::max(thread->written_until, thread->last_end);
+    const uint64_t begin = std::max(
+        context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
+        written);
+    const uint64_t end = std::max(thread->guessed[last].ticks + 1, begin + 1);
+    WriteInterval(tid, begin, end, context, pending_bytes);
+    thread->written_until = end;
+    first = last + 1;
+  }
+  thread->guessed.clear();
+  thread->unjoined.erase(
+      thread->unjoined.begin(),
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->written_until));
 }
 
 void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {

@@ -21,7 +21,9 @@
 // it up to just after its last such record is written (the thread's open interval, as the drain
 // last read it: SetOpen), so each flush still carries the contexts of its records; the span's
 // record, when it arrives, is written from that cut on (if triggered), so intervals of one thread
-// never overlap. This also bounds what is remembered per thread to one segment's records.
+// never overlap. This also bounds what is remembered per thread to one segment's records. A
+// record after the drain's read (a dump writes every record up to now) took its own context's
+// id: at a chunk end that context is written up to just after it, again as a cut.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
@@ -97,11 +99,17 @@ class SpanIntervals {
     bool cut = false;            // its start was written at a chunk end: the rest follows
     uint64_t last_record = 0;    // the latest record that fell in it
   };
+  // A record that no known span held, given the id of its own context (Join's fallback).
+  struct Guess {
+    uint64_t ticks;
+    ContextSnapshot context;
+  };
   struct Thread {
     std::deque<Pending> spans;       // by begin
     std::vector<uint64_t> unjoined;  // record times after the last span's end
-    uint64_t last_end = 0;           // end of the last span added
-    uint64_t written_until = 0;      // the open span was written up to here (a cut)
+    std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
+    uint64_t last_end = 0;       // end of the last span added
+    uint64_t written_until = 0;  // the open span was written up to here (a cut)
     // The open interval as last read: [open_begin, open_read) had open_context.
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
@@ -111,6 +119,9 @@ class SpanIntervals {
   void Write(Pending* pending, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
   void CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  // At a chunk end: writes the contexts that records took from their own snapshot (their span
+  // not drained yet), so that the chunk carries every contextId its records use.
+  void WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes);
   void WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
                      const ContextSnapshot& context, uint64_t* pending_bytes);
 

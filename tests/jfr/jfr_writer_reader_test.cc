@@ -1068,6 +1068,80 @@ TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
 }
 
+// A record after the drain read the open interval (a dump writes every record up to now), then a
+// rotation before its span is drained: the record's own context (its contextId) must be in its
+// chunk, and the span, written later, must not overlap it.
+TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 9;
+  context.attributes[0] = workload.dictionary->Intern("/long");
+  workload.contexts.push_back(context);
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 20 * ms, 0, 0, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("spans_newer.jfr");
+  config.engine = "perf_cpu_clock";
+  config.context_id = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Rotate()));
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
+  workload.Fill(1, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 2u);
+  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
+  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.Context") {
+      contexts.insert({event.chunk, event.Field("contextId").integer()});
+      intervals.push_back(
+          {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+    } else if (event.type_name() == "jdk.ExecutionSample") {
+      used.push_back({event.chunk, event.Field("contextId").integer()});
+    }
+  }
+  ASSERT_EQ(used.size(), 2u);
+  for (const auto& [chunk, id] : used) {
+    EXPECT_NE(id, 0) << "chunk " << chunk;
+    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
+  }
+  // The open span, cut just after the record it holds, then its rest.
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 15 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+}
+
 INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "All" : "Triggered";
