@@ -66,8 +66,7 @@ struct JfrOptions {
   bool wall_samples_as_jdk = false;              // wallsamples=jdk
   bool context_id = false;                       // contextid=true
   bool context_id_given = false;                 // contextid= was present
-  bool pyroscope = false;     // upload=: the layout Pyroscope's parser reads right
-  bool all_contexts = false;  // contexts=all (default contexts=triggered)
+  bool pyroscope = false;  // upload=: the layout Pyroscope's parser reads right
 };
 
 // Where a secret comes from: an environment variable or a file (its text, one trailing newline
