@@ -9,6 +9,7 @@
 
 #include "jni/java_thread_env.h"
 #include "jni/vm_stack_walker.h"
+#include "jni/walk_check.h"
 #include "profiler/sampler/fault_guard.h"
 #include "profiler/sampler/machine_context.h"
 
@@ -62,29 +63,18 @@ bool IsCompiled(uintptr_t key) {
   return false;
 }
 
-// Check mode (CheckReport in the header). Handlers count outcomes in relaxed atomics; the first
-// kCheckDetails differences are described in slots, each claimed by one handler (fetch_add),
-// written, then marked ready (release) for CheckReport, which reads only ready slots (acquire).
-constexpr int kCheckDepth = 256;  // frames compared per stack: 4 KB of the handler's stack
-constexpr int kCheckDetails = 4;  // differences kept for the report
-struct Difference {
-  int at;  // the first frame that differs
-  int asgct_count, vm_count;
-  RawFrame asgct, vm;
-  std::atomic<bool> ready{false};
-};
+// Check mode (CheckReport in the header): ASGCT is the reference; its kinds are exact, and it
+// may stop early where the VM walk goes on (its frame::safe_for_sender refused a sender).
+WalkCheck g_walk_check(/*compare_kinds=*/true, /*count_extensions=*/true);
 std::atomic<bool> g_check{false};
-std::atomic<uint64_t> g_agreed{0}, g_extended{0}, g_differed{0}, g_declined{0};
 std::atomic<uint64_t> g_only_vm{0};  // ASGCT could not walk (even from the caller); the VM walk did
-std::atomic<int> g_details_claimed{0};
-Difference g_details[kCheckDetails];
 
 // Compares ASGCT's typed frames (none when it failed) with the VM walk's from the same context;
 // counts the outcome.
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
                         int asgct_count) {
-  RawFrame vm[kCheckDepth];
-  const int vm_count = VmStackWalker::Walk(thread, ucontext, vm, kCheckDepth);
+  RawFrame vm[WalkCheck::kDepth];
+  const int vm_count = VmStackWalker::Walk(thread, ucontext, vm, WalkCheck::kDepth);
   if (asgct_count == 0) {
     // Where neither walks (no Java frames), nothing changes; where only the VM walk does, the
     // stack is its alone.
@@ -92,35 +82,10 @@ void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame
     return;
   }
   if (vm_count == 0) {
-    g_declined.fetch_add(1, std::memory_order_relaxed);
+    g_walk_check.CountDeclined();
     return;
   }
-  const int compared = std::min(asgct_count, kCheckDepth);
-  int at = 0;
-  while (at < compared && at < vm_count && asgct[at].id == vm[at].id &&
-         asgct[at].bci == vm[at].bci && asgct[at].kind == vm[at].kind) {
-    at++;
-  }
-  if (at == compared && vm_count == compared) {
-    g_agreed.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  if (at == compared && vm_count > compared && compared == asgct_count) {
-    // ASGCT stopped early (its frame::safe_for_sender refused a sender) where the VM walk went
-    // on, with every frame ASGCT has the same.
-    g_extended.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  g_differed.fetch_add(1, std::memory_order_relaxed);
-  const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
-  if (slot >= kCheckDetails) return;
-  Difference& difference = g_details[slot];
-  difference.at = at;
-  difference.asgct_count = asgct_count;
-  difference.vm_count = vm_count;
-  difference.asgct = at < asgct_count ? asgct[at] : RawFrame{};
-  difference.vm = at < vm_count ? vm[at] : RawFrame{};
-  difference.ready.store(true, std::memory_order_release);
+  g_walk_check.Compare(asgct, asgct_count, vm, vm_count);
 }
 
 }  // namespace
@@ -289,20 +254,11 @@ bool JavaStackWalker::Checking() { return g_check.load(std::memory_order_relaxed
 
 std::string JavaStackWalker::CheckReport() {
   if (!Checking()) return "";
-  std::string report = "Java walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
-                       std::to_string(g_extended.load()) + " extended, " +
-                       std::to_string(g_only_vm.load()) + " walked where ASGCT could not, " +
-                       std::to_string(g_differed.load()) + " differed, " +
-                       std::to_string(g_declined.load()) + " declined";
-  for (const Difference& d : g_details) {
-    if (!d.ready.load(std::memory_order_acquire)) continue;
-    report += "; frame " + std::to_string(d.at) + " of " + std::to_string(d.asgct_count) +
-              " (VM walk: " + std::to_string(d.vm_count) + "): ASGCT " +
-              std::to_string(d.asgct.id) + "@" + std::to_string(d.asgct.bci) + "/" +
-              std::to_string(static_cast<int>(d.asgct.kind)) + ", VM " + std::to_string(d.vm.id) +
-              "@" + std::to_string(d.vm.bci) + "/" + std::to_string(static_cast<int>(d.vm.kind));
-  }
-  return report;
+  return "Java walk check: " + std::to_string(g_walk_check.agreed()) + " agreed, " +
+         std::to_string(g_walk_check.extended()) + " extended, " +
+         std::to_string(g_only_vm.load()) + " walked where ASGCT could not, " +
+         std::to_string(g_walk_check.differed()) + " differed, " +
+         std::to_string(g_walk_check.declined()) + " declined" + g_walk_check.Differences("ASGCT");
 }
 
 }  // namespace ctxprof

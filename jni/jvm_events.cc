@@ -13,6 +13,7 @@
 #include "jni/jvm_resolvers.h"
 #include "jni/native_rebinder.h"
 #include "jni/vm_stack_walker.h"
+#include "jni/walk_check.h"
 
 namespace ctxprof {
 namespace {
@@ -45,20 +46,8 @@ static_assert(sizeof(jvmtiFrameInfo) == sizeof(RawFrame) &&
               "JVMTI frames are converted in place into the record's frames");
 
 // Check mode (JvmEvents::CheckReport): every stack is JVMTI's and the VM walk runs beside it.
-// The callbacks count the outcomes in relaxed atomics (read at exit); the first differences are
-// kept in slots, each claimed by one thread (fetch_add), written, then marked ready (release) for
-// CheckReport, which reads only ready slots (acquire).
-constexpr int kCheckDepth = 256;  // frames compared per stack
-constexpr int kCheckDetails = 4;
-struct Difference {
-  int at;  // the first frame that differs
-  int jvmti_count, vm_count;
-  RawFrame jvmti, vm;
-  std::atomic<bool> ready{false};
-};
-std::atomic<uint64_t> g_declined{0}, g_agreed{0}, g_differed{0};
-std::atomic<int> g_details_claimed{0};
-Difference g_details[kCheckDetails];
+// JVMTI's kinds are JavaStackWalker::KindOf's guesses, so methods and bcis are compared.
+WalkCheck g_walk_check(/*compare_kinds=*/false, /*count_extensions=*/false);
 
 // The current thread's Java frames, leaf first, into `frames` through JVMTI GetStackTrace:
 // jvmtiFrameInfo entries written into the same memory and converted in place (same size, index
@@ -88,32 +77,13 @@ int JvmtiJavaStack(RawFrame* frames, int max_frames) {
 // Compares JVMTI's frames of the current thread with the VM walk's (methods and bcis: JVMTI's
 // kinds are JavaStackWalker::KindOf's guesses); counts the outcome.
 void CheckAgainstVmWalk(const char* thread, const RawFrame* jvmti, int jvmti_count) {
-  RawFrame vm[kCheckDepth];
-  const int vm_count = VmStackWalker::WalkStopped(thread, vm, kCheckDepth);
+  RawFrame vm[WalkCheck::kDepth];
+  const int vm_count = VmStackWalker::WalkStopped(thread, vm, WalkCheck::kDepth);
   if (vm_count == 0) {
-    if (jvmti_count > 0) g_declined.fetch_add(1, std::memory_order_relaxed);
+    if (jvmti_count > 0) g_walk_check.CountDeclined();
     return;
   }
-  const int compared = std::min(jvmti_count, kCheckDepth);
-  int at = 0;
-  while (at < compared && at < vm_count && jvmti[at].id == vm[at].id &&
-         jvmti[at].bci == vm[at].bci) {
-    at++;
-  }
-  if (at == compared && vm_count == compared) {
-    g_agreed.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  g_differed.fetch_add(1, std::memory_order_relaxed);
-  const int slot = g_details_claimed.fetch_add(1, std::memory_order_relaxed);
-  if (slot >= kCheckDetails) return;
-  Difference& difference = g_details[slot];
-  difference.at = at;
-  difference.jvmti_count = jvmti_count;
-  difference.vm_count = vm_count;
-  difference.jvmti = at < jvmti_count ? jvmti[at] : RawFrame{};
-  difference.vm = at < vm_count ? vm[at] : RawFrame{};
-  difference.ready.store(true, std::memory_order_release);
+  g_walk_check.Compare(jvmti, jvmti_count, vm, vm_count);
 }
 
 // The current thread's Java frames, leaf first, into `frames`: the VM's own walk from the
@@ -309,17 +279,9 @@ Status StartAllocations(const EventRules& rules) {
 
 std::string JvmEvents::CheckReport() {
   if (!JavaStackWalker::Checking()) return "";
-  std::string report = "Event walk check: " + std::to_string(g_agreed.load()) + " agreed, " +
-                       std::to_string(g_differed.load()) + " differed, " +
-                       std::to_string(g_declined.load()) + " declined";
-  for (const Difference& d : g_details) {
-    if (!d.ready.load(std::memory_order_acquire)) continue;
-    report += "; frame " + std::to_string(d.at) + " of " + std::to_string(d.jvmti_count) +
-              " (VM walk: " + std::to_string(d.vm_count) + "): JVMTI " +
-              std::to_string(d.jvmti.id) + "@" + std::to_string(d.jvmti.bci) + ", VM " +
-              std::to_string(d.vm.id) + "@" + std::to_string(d.vm.bci);
-  }
-  return report;
+  return "Event walk check: " + std::to_string(g_walk_check.agreed()) + " agreed, " +
+         std::to_string(g_walk_check.differed()) + " differed, " +
+         std::to_string(g_walk_check.declined()) + " declined" + g_walk_check.Differences("JVMTI");
 }
 
 std::unique_ptr<ObjectTracker> JvmEvents::NewObjectTracker() {

@@ -224,7 +224,7 @@ class HttpClient::Connection {
 
 StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& server) {
   std::unique_ptr<HttpClient> client(new HttpClient(server));
-  if (!server.https) return std::move(client);
+  if (!server.https) return client;
   // No atexit cleanup: OpenSSL must not be torn down under an uploader thread that is still
   // running when the process exits (uploader.h).
   OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, nullptr);
@@ -245,7 +245,7 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(const HttpServer& serve
     return Status::InvalidArgument(server.ca_source + "=" + server.ca_file +
                                    ": cannot load CA certificates: " + TlsError());
   }
-  return std::move(client);
+  return client;
 }
 
 HttpClient::~HttpClient() {

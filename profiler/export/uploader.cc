@@ -335,7 +335,7 @@ StatusOr<std::unique_ptr<Uploader>> Uploader::Start(const UploaderConfig& config
   std::unique_lock<std::mutex> lock(state->mutex);
   state->wake.wait(lock, [&state] { return state->tid != 0; });
   uploader->tid_ = state->tid;
-  return std::move(uploader);
+  return uploader;
 }
 
 Uploader::~Uploader() {

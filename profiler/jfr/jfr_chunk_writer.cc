@@ -111,7 +111,7 @@ StatusOr<std::unique_ptr<JfrChunkWriter>> JfrChunkWriter::Open(const JfrChunkCon
   writer->flush_interval_ticks_ = nanos_to_ticks(config.flush_interval_nanos);
   writer->chunk_time_ticks_ = nanos_to_ticks(config.chunk_time_nanos);
   writer->out_.Reserve(config.write_buffer_bytes + 4096);
-  return std::move(writer);
+  return writer;
 }
 
 Status JfrChunkWriter::BeginChunk() {

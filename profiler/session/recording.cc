@@ -82,7 +82,7 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
   recording->clock_ = inputs.clock;
   recording->reorder_window_ticks_ = static_cast<uint64_t>(
       static_cast<long double>(kReorderWindowNanos) * inputs.clock->TicksPerSecond() / 1e9L);
-  return std::move(recording);
+  return recording;
 }
 
 void Recording::PublishProgress() {

@@ -24,9 +24,9 @@ import gzip
 import http.server
 import json
 import os
-import ssl
-import threading
 import time
+
+import receiver_server
 
 
 def varint(value):
@@ -107,20 +107,7 @@ def main():
     parser.add_argument("--partial", nargs=2)
     parser.add_argument("--tls", nargs=2)
     options = parser.parse_args()
-    os.makedirs(options.out, exist_ok=True)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.options, server.out = options, options.out
-    server.lock, server.count = threading.Lock(), 0
-    server.failures_left = options.fail[0]
-    if options.tls:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(*options.tls)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    with open(options.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(options.port_file + ".tmp", options.port_file)
-    server.serve_forever()
+    receiver_server.serve(Handler, options)
 
 
 if __name__ == "__main__":

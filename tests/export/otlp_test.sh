@@ -50,25 +50,7 @@ command -v protoc > /dev/null ||
 command -v openssl > /dev/null ||
   { echo "FAIL: openssl is not installed (tools/install-deps.sh installs it)" >&2; exit 1; }
 
-receiver_pid=
-start_receiver() {  # $1 = out folder, rest = receiver options
-  local out=$1
-  shift
-  rm -f "$tmp/port"
-  /usr/bin/python3 "$receiver" "$out" "$tmp/port" "$@" 2> "$out.receiver.log" &
-  receiver_pid=$!
-  for _ in $(seq 100); do
-    [[ -s $tmp/port ]] && break
-    sleep 0.1
-  done
-  [[ -s $tmp/port ]] || { fail "the receiver did not start: $(cat "$out.receiver.log")"; return 1; }
-  port=$(cat "$tmp/port")
-}
-stop_receiver() {
-  [[ -n $receiver_pid ]] && kill "$receiver_pid" 2> /dev/null && wait "$receiver_pid" 2> /dev/null
-  receiver_pid=
-}
-trap stop_receiver EXIT
+source "$(dirname "$0")/receiver.sh"
 
 check() {  # $1 = scenario, $2 = config JSON, rest = chunk files
   local name=$1 config=$2
