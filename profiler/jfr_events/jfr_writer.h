@@ -33,12 +33,8 @@
 //    is given (LiveObjects); at Close each sampled object still alive becomes a
 //    profiler.LiveObject in the last chunk, dated when sampled (so it joins its context).
 //
-// Failure: the first I/O error stops the writer (every later call fails with its message); the
-// chunk being written keeps its "unfinished" header, and chunks finished before stay valid.
-//
-// Failure: the first I/O error stops the writer (every later call returns the same Status). The
-// chunk being written then keeps a header that says "unfinished", so no reader mistakes it for a
-// complete chunk; chunks finished before stay valid.
+// Failure: the first I/O error stops the writer (every later call returns that Status); the chunk
+// being written keeps its "unfinished" header, and chunks finished before stay valid.
 //
 // Thread safety: NOT thread-safe. One thread (the session's background thread) creates
 // the writer and makes every call. Resolvers are called from that thread.
