@@ -49,11 +49,12 @@ ContextMap* ContextMap::Create(size_t capacity, std::string* error) {
              std::to_string(kMaxCapacity) + " thread ids";
     return nullptr;
   }
-  // The ContextMap object lives in the first page of its own mapping, so neither it nor the
-  // blocks are ever freed (and leak checkers see no heap object left behind).
-  constexpr size_t kHeaderBytes = 4096;
-  static_assert(sizeof(ContextMap) <= kHeaderBytes, "the map header fits in one page");
-  const size_t bytes = kHeaderBytes + capacity * sizeof(ContextBlock);
+  // The ContextMap object (with the span log pool's bookkeeping) lives in the first pages of
+  // its own mapping, so neither it nor the blocks are ever freed (and leak checkers see no heap
+  // object left behind).
+  constexpr size_t kPageBytes = 4096;
+  constexpr size_t kHeaderBytes = (sizeof(ContextMap) + kPageBytes - 1) / kPageBytes * kPageBytes;
+  const size_t bytes = kHeaderBytes + capacity * sizeof(ContextBlock) + SpanLogPool::kBytes;
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {

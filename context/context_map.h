@@ -15,6 +15,9 @@
 // reader that holds a block pointer across a session, can at worst misattribute a sample; it
 // can never touch freed memory.
 //
+// Span logs: the same mapping holds, after the blocks, the SpanLogPool (span_log.h): another
+// SpanLogPool::kBytes (304 MiB) of address space, touched only by threads that write timed spans.
+//
 // Thread lifecycle: OnThreadStart(tid) and OnThreadEnd(tid) clear the block through the writer
 // protocol. They must run on the thread that owns `tid` (JVMTI ThreadStart/ThreadEnd and the
 // native thread hooks do), because the seqlock allows one writer per block. Clearing at start
@@ -34,6 +37,7 @@
 #include <string>
 
 #include "context/context_block.h"
+#include "context/span_log.h"
 
 namespace ctxprof {
 
@@ -67,6 +71,8 @@ class ContextMap {
   // names each thread's block by its offset, java/src/io/ctxprof/BlockMemory.java); each block
   // still has a single writer, its own thread.
   ContextBlock* blocks() { return blocks_; }
+  // The span logs, right after the last block (capacity() * 64 bytes after blocks()).
+  SpanLogPool& span_logs() { return span_logs_; }
 
   // The block of `tid`, or nullptr (counted) when tid < 0 or tid >= capacity().
   ContextBlock* BlockFor(pid_t tid) {
@@ -84,11 +90,13 @@ class ContextMap {
   }
 
  private:
-  ContextMap(ContextBlock* blocks, size_t capacity) : blocks_(blocks), capacity_(capacity) {}
+  ContextMap(ContextBlock* blocks, size_t capacity)
+      : blocks_(blocks), capacity_(capacity), span_logs_(blocks + capacity) {}
   void ClearOwnBlock(pid_t tid);
 
   ContextBlock* const blocks_;
   const size_t capacity_;
+  SpanLogPool span_logs_;
   std::atomic<uint64_t> out_of_range_lookups_{0};
 };
 

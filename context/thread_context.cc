@@ -1,5 +1,7 @@
 #include "context/thread_context.h"
 
+#include <atomic>
+
 #include "context/process_context.h"
 
 namespace ctxprof {
@@ -17,6 +19,41 @@ ContextWrite FindOwnBlock(ProcessContext* store, ContextBlock** block) {
   *block = store->map().BlockFor(CachedTid());
   return *block != nullptr ? ContextWrite::kWritten : ContextWrite::kNoBlock;
 }
+
+std::atomic<bool> span_timing{true};
+
+// The calling thread's claimed log; TLS is initial-exec so reading it never allocates.
+__attribute__((tls_model("initial-exec"))) __thread SpanLog* own_span_log = nullptr;
+// Set when every log was taken: the thread then writes untimed rather than retry the lock.
+__attribute__((tls_model("initial-exec"))) __thread bool span_log_refused = false;
+
+// Ends the interval of `block`'s context (its owner is the caller) at the time of the write
+// about to happen; returns the log to stamp the new interval's begin in (nullptr: untimed).
+SpanLog* EndOpenInterval(const ContextBlock& block, uint64_t* now) {
+  if (!span_timing.load(std::memory_order_relaxed)) return nullptr;
+  SpanLog* log = ThreadContext::OwnSpanLog();
+  if (log == nullptr) return nullptr;
+  ContextSnapshot current;
+  // The caller is the block's only writer, so the read is always consistent.
+  ReadBlock(block, &current, kSameThreadReadAttempts);
+  *now = SpanTicks();
+  log->EndInterval(current, *now);
+  return log;
+}
+
+// A block write that also starts the next interval of the span log, inside the seqlock.
+class TimedWriter {
+ public:
+  explicit TimedWriter(ContextBlock* block) : log_(EndOpenInterval(*block, &now_)), writer_(block) {
+    if (log_ != nullptr) log_->SetOpenBegin(now_);
+  }
+  BlockWriter* operator->() { return &writer_; }
+
+ private:
+  uint64_t now_ = 0;
+  SpanLog* const log_;
+  BlockWriter writer_;
+};
 
 bool IsRegisteredSlot(ProcessContext* store, int slot) {
   return slot >= 0 && slot < store->attributes().size();
@@ -45,7 +82,7 @@ ContextWrite ThreadContext::SetAttributeId(int slot, uint32_t id) {
   const ContextWrite found = FindOwnBlock(store, &block);
   if (found != ContextWrite::kWritten) return found;
   if (!IsRegisteredSlot(store, slot)) return ContextWrite::kBadSlot;
-  BlockWriter(block).SetAttribute(slot, id);
+  TimedWriter(block)->SetAttribute(slot, id);
   return ContextWrite::kWritten;
 }
 
@@ -53,23 +90,23 @@ ContextWrite ThreadContext::SetTrace(uint64_t trace_high, uint64_t trace_low, ui
   ContextBlock* block = nullptr;
   const ContextWrite found = FindOwnBlock(Store(), &block);
   if (found != ContextWrite::kWritten) return found;
-  BlockWriter writer(block);
-  writer.SetTraceId(trace_high, trace_low);
-  writer.SetSpanId(span_id);
+  TimedWriter writer(block);
+  writer->SetTraceId(trace_high, trace_low);
+  writer->SetSpanId(span_id);
   return ContextWrite::kWritten;
 }
 
 ContextWrite ThreadContext::SetAll(const ContextSnapshot& context) {
   ContextBlock* block = nullptr;
   const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) BlockWriter(block).SetAll(context);
+  if (found == ContextWrite::kWritten) TimedWriter(block)->SetAll(context);
   return found;
 }
 
 ContextWrite ThreadContext::Clear() {
   ContextBlock* block = nullptr;
   const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) BlockWriter(block).Clear();
+  if (found == ContextWrite::kWritten) TimedWriter(block)->Clear();
   return found;
 }
 
@@ -88,8 +125,34 @@ void ThreadContext::OnThreadStart(pid_t tid) {
 
 void ThreadContext::OnThreadEnd(pid_t tid) {
   ProcessContext* store = Store();
-  if (store != nullptr) store->map().OnThreadEnd(tid);
+  if (store == nullptr) return;
+  SpanLog* log = own_span_log;
+  ContextBlock* block = store->map().BlockFor(tid);
+  if (log != nullptr) {
+    own_span_log = nullptr;
+    ContextSnapshot current{};
+    if (block != nullptr) ReadBlock(*block, &current, kSameThreadReadAttempts);
+    SpanLogPool::Retire(log, current, SpanTicks());
+  }
+  store->map().OnThreadEnd(tid);
 }
+
+SpanLog* ThreadContext::OwnSpanLog() {
+  if (own_span_log != nullptr || span_log_refused || !span_timing.load(std::memory_order_relaxed)) {
+    return own_span_log;
+  }
+  ProcessContext* store = Store();
+  if (store == nullptr) return nullptr;
+  own_span_log = store->map().span_logs().Claim(CachedTid());
+  span_log_refused = own_span_log == nullptr;
+  return own_span_log;
+}
+
+void ThreadContext::SetSpanTiming(bool enabled) {
+  span_timing.store(enabled, std::memory_order_relaxed);
+}
+
+bool ThreadContext::SpanTiming() { return span_timing.load(std::memory_order_relaxed); }
 
 std::string ThreadContext::StoreError() {
   std::string error;

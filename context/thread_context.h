@@ -15,6 +15,12 @@
 // whole new context. Not async-signal-safe (the store is created on first use): never call
 // from a signal handler.
 //
+// Timed spans (span_log.h): while span timing is on (the default; SetSpanTiming), every write
+// first ends the interval of the context it replaces in the thread's span log, stamped with
+// SpanTicks(), and starts the next one; thread end ends the last one and gives the log back.
+// A thread's log is claimed on its first timed write (one lock, once per thread), cached in
+// initial-exec TLS, and shared with the Java writer of the same thread (OwnSpanLog()).
+//
 // A thread whose tid is at or beyond the map's capacity has no block (ContextMap::BlockFor
 // counts the lookup in out_of_range_lookups): every write is dropped with kNoBlock, reads see
 // an empty context, and that thread's samples carry no context. When the store itself could
@@ -29,6 +35,7 @@
 #include <string>
 
 #include "context/context_block.h"
+#include "context/span_log.h"
 
 namespace ctxprof {
 
@@ -66,6 +73,14 @@ class ThreadContext {
   // whatever the tid runs next.
   static void OnThreadStart(pid_t tid);
   static void OnThreadEnd(pid_t tid);
+
+  // The calling thread's span log, claimed on first use; nullptr when span timing is off, the
+  // store is missing or every log is taken (SpanLogPool::claim_failures()).
+  static SpanLog* OwnSpanLog();
+  // Process-wide: whether writes are timed (default true). Off, a write costs what it did
+  // before spans were timed; intervals already open stay open until the next timed write.
+  static void SetSpanTiming(bool enabled);
+  static bool SpanTiming();
 
   // Why the store could not be created; "" when it exists.
   static std::string StoreError();

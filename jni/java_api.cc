@@ -128,11 +128,43 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass
   ctxprof::ProcessContext* store = ctxprof::Store(env);
   if (store == nullptr) return nullptr;
   ctxprof::ContextMap& map = store->map();
-  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB: within a buffer's int capacity.
-  static_assert(ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) <= 0x7fffffff,
-                "the whole map must fit one direct buffer");
-  return env->NewDirectByteBuffer(map.blocks(),
-                                  static_cast<jlong>(map.capacity() * sizeof(ContextBlock)));
+  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB, then the span logs (304 MiB):
+  // within a buffer's int capacity.
+  static_assert(
+      ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) + ctxprof::SpanLogPool::kBytes <=
+          0x7fffffff,
+      "the whole map must fit one direct buffer");
+  return env->NewDirectByteBuffer(
+      map.blocks(),
+      static_cast<jlong>(map.capacity() * sizeof(ContextBlock) + ctxprof::SpanLogPool::kBytes));
+}
+
+JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_spanLogLayout0(JNIEnv* env, jclass) {
+  const ctxprof::SpanLogLayout layout = ctxprof::GetSpanLogLayout();
+  const jint fields[] = {
+      static_cast<jint>(layout.log_bytes),      static_cast<jint>(layout.records),
+      static_cast<jint>(layout.record_bytes),   static_cast<jint>(layout.head_offset),
+      static_cast<jint>(layout.dropped_offset), static_cast<jint>(layout.open_begin_offset),
+      static_cast<jint>(layout.tail_offset),    static_cast<jint>(layout.records_offset),
+  };
+  jintArray array = env->NewIntArray(8);
+  if (array != nullptr) env->SetIntArrayRegion(array, 0, 8, fields);
+  return array;
+}
+
+JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_spanLog0(JNIEnv* env, jclass) {
+  if (ctxprof::Store(env) == nullptr) return nullptr;
+  ctxprof::SpanLog* log = ThreadContext::OwnSpanLog();
+  if (log == nullptr) return nullptr;
+  return env->NewDirectByteBuffer(log, ctxprof::kSpanLogBytes);
+}
+
+JNIEXPORT jlong JNICALL Java_io_ctxprof_Native_spanTicksAddress0(JNIEnv*, jclass) {
+  return reinterpret_cast<jlong>(&ctxprof::SpanTicks);  // uint64_t(void): a plain C call
+}
+
+JNIEXPORT void JNICALL Java_io_ctxprof_Native_setSpanTiming0(JNIEnv*, jclass, jboolean enabled) {
+  ThreadContext::SetSpanTiming(enabled == JNI_TRUE);
 }
 
 JNIEXPORT jlong JNICALL Java_io_ctxprof_Native_blockAddress0(JNIEnv* env, jclass, jobject block) {

@@ -54,6 +54,13 @@ int ctxprof_set_attribute(int slot, const char* value);
 void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id);
 /* Clears the calling thread's whole context (trace, span, attributes). */
 void ctxprof_clear_context(void);
+/* Timed spans: while on (the default), each of the three calls above also records the real end
+ * of the context it replaces and the begin of the next, so a recording's ctxprof.Context
+ * intervals are the spans' true begin and end. Process-wide; 0 turns timing off (a write then
+ * costs only the block stores), non-zero turns it back on. */
+void ctxprof_set_span_timing(int enabled);
+/* The span clock now (the TSC on x86-64): what the writers above stamp spans with. */
+uint64_t ctxprof_span_ticks(void);
 
 #ifdef __cplusplus
 }

@@ -112,4 +112,8 @@ void ctxprof_set_trace_context(uint64_t trace_hi, uint64_t trace_lo, uint64_t sp
 
 void ctxprof_clear_context(void) { ctxprof::ThreadContext::Clear(); }
 
+void ctxprof_set_span_timing(int enabled) { ctxprof::ThreadContext::SetSpanTiming(enabled != 0); }
+
+uint64_t ctxprof_span_ticks(void) { return ctxprof::SpanTicks(); }
+
 }  // extern "C"

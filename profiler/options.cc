@@ -525,6 +525,16 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
     options->jfr.context_id_given = true;
     return Status();
   }
+  if (key == "contexts") {
+    if (value != "triggered" && value != "all") {
+      return Status::InvalidArgument(
+          Problem(key, value, "is not triggered or all",
+                  "use contexts=triggered (a span becomes a ctxprof.Context event when a "
+                  "recorded event falls inside it) or contexts=all (every span)"));
+    }
+    options->jfr.all_contexts = value == "all";
+    return Status();
+  }
   if (key == "upload") return ParseUploadUrl(value, &options->upload);
   if (key == "otlp") return ParseOtlpUrl(value, &options->otlp);
   if (key == "uploadname") {
@@ -719,6 +729,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"flush", "1s", "make what is buffered readable at this interval, 1ms..365d"},
       {"cpusamples", "jdk", "CPU sample event: jdk (jdk.ExecutionSample) or ctxprof"},
       {"wallsamples", "profiler", "wall sample event: profiler (profiler.WallClockSample) or jdk"},
+      {"contexts", "triggered", "spans as ctxprof.Context: triggered (an event inside) or all"},
       {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
       {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
       {"uploadname", "ctxprof", "the application name in Pyroscope"},

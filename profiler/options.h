@@ -66,7 +66,8 @@ struct JfrOptions {
   bool wall_samples_as_jdk = false;              // wallsamples=jdk
   bool context_id = false;                       // contextid=true
   bool context_id_given = false;                 // contextid= was present
-  bool pyroscope = false;  // upload=: the layout Pyroscope's parser reads right
+  bool pyroscope = false;     // upload=: the layout Pyroscope's parser reads right
+  bool all_contexts = false;  // contexts=all (default contexts=triggered)
 };
 
 // Where a secret comes from: an environment variable or a file (its text, one trailing newline

@@ -378,7 +378,7 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
        {"samples", "cpuSamples", "wallSamples", "droppedSamples", "contextBusy", "contextTorn",
         "truncatedStacks", "dictionaryOverflows", "truncatedValues", "uploadedChunks",
         "droppedUploads", "allocationSamples", "monitorEnters", "threadParks", "liveObjects",
-        "untrackedObjects"}) {
+        "untrackedObjects", "timedSpans", "droppedSpans"}) {
     counters.Field(field, kJfrTypeLong).FieldAnnotate(kJfrTypeUnsigned);
   }
 }

@@ -164,14 +164,14 @@ void EventEncoder::AppendSettings(const SettingsEventFields& fields, JfrBuffer* 
 }
 
 void EventEncoder::AppendCounters(const CounterEventFields& fields, JfrBuffer* out) {
-  AppendVarints(
-      kJfrTypeProfilerCounters,
-      {fields.ticks, fields.samples, fields.cpu_samples, fields.wall_samples,
-       fields.dropped_samples, fields.context_busy, fields.context_torn, fields.truncated_stacks,
-       fields.dictionary_overflows, fields.truncated_values, fields.uploaded_chunks,
-       fields.dropped_uploads, fields.allocation_samples, fields.monitor_enters,
-       fields.thread_parks, fields.live_objects, fields.untracked_objects},
-      std::nullopt, out);
+  AppendVarints(kJfrTypeProfilerCounters,
+                {fields.ticks, fields.samples, fields.cpu_samples, fields.wall_samples,
+                 fields.dropped_samples, fields.context_busy, fields.context_torn,
+                 fields.truncated_stacks, fields.dictionary_overflows, fields.truncated_values,
+                 fields.uploaded_chunks, fields.dropped_uploads, fields.allocation_samples,
+                 fields.monitor_enters, fields.thread_parks, fields.live_objects,
+                 fields.untracked_objects, fields.timed_spans, fields.dropped_spans},
+                std::nullopt, out);
 }
 
 }  // namespace ctxprof

@@ -139,6 +139,8 @@ struct CounterEventFields {
   uint64_t thread_parks;
   uint64_t live_objects;
   uint64_t untracked_objects;
+  uint64_t timed_spans;    // ctxprof.Context events written from timed spans
+  uint64_t dropped_spans;  // spans lost because a thread's span log was full
 };
 
 class EventEncoder {

@@ -30,6 +30,11 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
       threads_(inputs.threads),
       values_(inputs.dictionary),
       runs_(chunk_.get(), &encoder_, &values_, &context_ids_, attribute_names_.size()),
+      spans_(chunk_.get(), &encoder_, &values_, &context_ids_, attribute_names_.size(),
+             config.all_contexts,
+             [this](int32_t tid) {
+               return threads_.Key(tid, 0, chunk_->chunk_number(), &pending_pool_bytes_);
+             }),
       live_(inputs.objects != nullptr
                 ? std::make_unique<LiveObjects>(inputs.objects, LiveObjects::kDefaultCapacity)
                 : nullptr) {}
@@ -169,6 +174,7 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
 }
 
 Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
+  spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.
@@ -183,7 +189,8 @@ Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
             inputs_.dictionary->overflowed_interns(), inputs_.dictionary->truncated_values(),
             uploads.first, uploads.second, counters_.allocation_samples, counters_.monitor_enters,
             counters_.thread_parks, counters_.live_objects,
-            live_ != nullptr ? live_->untracked() : 0},
+            live_ != nullptr ? live_->untracked() : 0, spans_.spans_written(),
+            inputs_.dropped_spans ? inputs_.dropped_spans() : 0},
         &chunk_->out());
   }
   WriteCheckpoint();
@@ -301,6 +308,17 @@ void JfrWriter::WriteLiveObjects() {
   chunk_->NoteEventTicks(now);
 }
 
+uint64_t JfrWriter::JoinContext(const SampleRecord& record, uint32_t thread_key,
+                                uint64_t start_ticks) {
+  // A virtual thread's records keep the runs: its spans are logged on its carriers, whose
+  // intervals would carry the carrier's thread key, not the virtual thread's.
+  if (record.virtual_thread_id == 0 && spans_.IsTimed(record.tid)) {
+    return spans_.Join(record.tid, start_ticks, record.context);
+  }
+  return runs_.Track(record.tid, thread_key, start_ticks, record.ticks, record.context,
+                     &pending_pool_bytes_);
+}
+
 void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key) {
   const bool wall = sample.kind == SampleKind::kWall;
   uint32_t type;
@@ -316,8 +334,7 @@ void JfrWriter::AppendSample(const SampleRecord& sample, uint32_t thread_key, ui
         config_.cpu_samples == CpuSampleEvent::kJdk ? kJfrTypeExecutionSample : kJfrTypeCpuSample;
     state_key = kJfrStateDefault;
   }
-  const uint64_t context_id = runs_.Track(sample.tid, thread_key, sample.ticks, sample.ticks,
-                                          sample.context, &pending_pool_bytes_);
+  const uint64_t context_id = JoinContext(sample, thread_key, sample.ticks);
   const uint32_t weight = std::max<uint32_t>(sample.weight, 1);
   SampleEventFields event{type, sample.ticks, thread_key, stack_key, state_key, weight, context_id};
   if (config_.pyroscope && type == kJfrTypeWallClockSample && weight > 1) {
@@ -337,8 +354,7 @@ void JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_ke
                                    uint32_t stack_key) {
   const uint32_t class_key = ClassKeyOf(event.event.class_id);
   if (event.kind == SampleKind::kAllocation) {
-    const uint64_t context_id = runs_.Track(event.tid, thread_key, event.ticks, event.ticks,
-                                            event.context, &pending_pool_bytes_);
+    const uint64_t context_id = JoinContext(event, thread_key, event.ticks);
     encoder_.AppendAllocation(
         AllocationEventFields{event.ticks, thread_key, stack_key, class_key, event.event.amount,
                               event.event.object_bytes, context_id},
@@ -353,8 +369,7 @@ void JfrWriter::AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_ke
   // A wait's context interval covers it from its start to its end.
   const bool park = event.kind == SampleKind::kThreadPark;
   const uint64_t start = event.ticks - std::min(event.event.amount, event.ticks);
-  const uint64_t context_id =
-      runs_.Track(event.tid, thread_key, start, event.ticks, event.context, &pending_pool_bytes_);
+  const uint64_t context_id = JoinContext(event, thread_key, start);
   WaitEventFields fields{park ? kJfrTypeThreadPark : kJfrTypeJavaMonitorEnter,
                          start,
                          event.ticks - start,

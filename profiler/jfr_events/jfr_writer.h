@@ -45,6 +45,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,7 @@
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/jfr_events/method_pool.h"
+#include "profiler/jfr_events/span_intervals.h"
 #include "profiler/jfr_events/stack_pool.h"
 #include "profiler/jfr_events/thread_pool.h"
 #include "profiler/sampler/clock.h"
@@ -113,6 +115,9 @@ struct JfrWriterConfig {
   uint64_t alloc_interval_bytes = 0;  // alloc=; 0 = none
   int64_t lock_threshold_nanos = -1;  // lock=; -1 = none
   bool select_if_context = false;     // select=if-context
+  // contexts=all: every timed span becomes a ctxprof.Context event, not only those in which a
+  // recorded event falls (contexts=triggered, the default).
+  bool all_contexts = false;
 };
 
 // What the writer needs from the rest of the profiler. All pointers must outlive the writer.
@@ -131,6 +136,8 @@ struct JfrWriterInputs {
   // Repository mode: called on the writer's thread for each finished chunk file, with its
   // contexts; may be empty. Must not block (an uploader queues the chunk and returns).
   std::function<void(FinishedChunk&&)> on_chunk_finished;
+  // Spans dropped because a thread's span log was full (ctxprof.ProfilerCounters); may be empty.
+  std::function<uint64_t()> dropped_spans;
   // Chunks uploaded and uploads given up so far (ctxprof.ProfilerCounters); may be empty.
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
 };
@@ -150,6 +157,20 @@ class JfrWriter {
   // Adds one sample or runtime event (and takes its object reference, if any, even when it
   // fails). Records of one thread should arrive in tick order. May flush or rotate.
   Status Add(const SampleRecord& sample);
+  // Timed spans (SpanIntervals): the threads whose contexts are timed, then each closed span in
+  // the session clock, in its thread's order. Records of timed threads join these spans; those
+  // of other threads form runs of same-context samples (ContextRuns).
+  void AddTimedThreads(const std::unordered_set<int32_t>& tids) { spans_.AddTimedThreads(tids); }
+  void AddSpan(const SpanInterval& span) { spans_.Add(span); }
+  // Thread `tid`'s interval still open at `read_ticks` began at `begin_ticks` with `context`.
+  void SetOpenSpan(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+                   const ContextSnapshot& context) {
+    spans_.SetOpen(tid, begin_ticks, read_ticks, context);
+  }
+  // Every record up to `horizon` has been added: spans ending by then are decided.
+  void SettleSpans(uint64_t horizon) { spans_.Settle(horizon, &pending_pool_bytes_); }
+  uint64_t spans_written() const { return spans_.spans_written(); }
+
   // Time-based work (periodic flush, chunk_time rotation, max_age retention). Add() does it
   // too; call this when no samples arrive, at least once per flush interval.
   Status Tick();
@@ -218,6 +239,9 @@ class JfrWriter {
   void WriteCheckpoint();
   // Acts on what the chunk writer says is due at `now_ticks`.
   Status DoWhatIsDue(uint64_t now_ticks);
+  // The contextId of a record covering [start_ticks, record.ticks]: its timed span's, or its
+  // run's (ContextRuns) for a thread whose contexts are not timed and for a virtual thread.
+  uint64_t JoinContext(const SampleRecord& record, uint32_t thread_key, uint64_t start_ticks);
   // Encode a CPU or wall sample / a runtime event, after following its context.
   void AppendSample(const SampleRecord& sample, uint32_t thread_key, uint32_t stack_key);
   void AppendRuntimeEvent(const SampleRecord& event, uint32_t thread_key, uint32_t stack_key);
@@ -244,6 +268,7 @@ class JfrWriter {
   AttributeValuePool values_;
   ContextIds context_ids_;
   ContextRuns runs_;
+  SpanIntervals spans_;
   std::vector<uint32_t> class_keys_;   // class-name id -> Class pool key (0 = not yet interned)
   std::unique_ptr<LiveObjects> live_;  // live option; else null
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes

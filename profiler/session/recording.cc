@@ -29,6 +29,7 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
   config.lock_threshold_nanos =
       options.lock_enabled ? static_cast<int64_t>(options.lock_threshold_ns) : -1;
   config.select_if_context = options.select == EventSelect::kIfContext;
+  config.all_contexts = options.jfr.all_contexts;
 
   std::unique_ptr<Recording> recording(new Recording());
   recording->frames_ =
@@ -72,6 +73,11 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
       }
       return counts;
     };
+  }
+  if (ContextMap* map = ContextMap::Global(); map != nullptr) {
+    recording->spans_ = std::make_unique<SpanDrain>(map, inputs.clock);
+    SpanDrain* spans = recording->spans_.get();
+    writer_inputs.dropped_spans = [spans] { return spans->dropped(); };
   }
   StatusOr<std::unique_ptr<JfrWriter>> writer = JfrWriter::Open(config, writer_inputs);
   if (!writer.ok()) {
@@ -141,6 +147,16 @@ void Recording::WriteUpTo(uint64_t horizon, const std::function<void()>* drain) 
   });
 }
 
+void Recording::DrainSpans() {
+  if (spans_ == nullptr || writer_ == nullptr) return;
+  std::unordered_set<int32_t> timed;
+  spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed,
+                [this](const SpanDrain::OpenInterval& open) {
+                  writer_->SetOpenSpan(open.tid, open.begin_ticks, open.read_ticks, open.context);
+                });
+  writer_->AddTimedThreads(timed);
+}
+
 void Recording::Tick(const std::function<void()>& drain) {
   if (writer_ == nullptr) {
     // Failed: what the reorderer still held goes on to the aggregator now, not at Close.
@@ -148,7 +164,12 @@ void Recording::Tick(const std::function<void()>& drain) {
     return;
   }
   const uint64_t now = clock_->Now();
-  if (now > reorder_window_ticks_) WriteUpTo(now - reorder_window_ticks_, &drain);
+  // Spans first, so that the records written next find the spans they fall in.
+  DrainSpans();
+  if (now > reorder_window_ticks_) {
+    WriteUpTo(now - reorder_window_ticks_, &drain);
+    if (writer_ != nullptr) writer_->SettleSpans(now - reorder_window_ticks_);
+  }
   drain();
   if (writer_ != nullptr) {
     if (Status ticked = writer_->Tick(); !ticked.ok()) Fail(ticked);
@@ -157,7 +178,12 @@ void Recording::Tick(const std::function<void()>& drain) {
 }
 
 StatusOr<std::vector<JfrChunkWriter::Published>> Recording::Publish() {
+  const uint64_t now = clock_->Now();
+  DrainSpans();
   WriteUpTo(UINT64_MAX, nullptr);
+  if (writer_ != nullptr && now > reorder_window_ticks_) {
+    writer_->SettleSpans(now - reorder_window_ticks_);
+  }
   if (writer_ != nullptr) {
     if (Status published = writer_->Publish(); !published.ok()) Fail(published);
   }
@@ -175,7 +201,12 @@ std::vector<pid_t> Recording::own_threads() const {
 }
 
 Status Recording::Close() {
+  DrainSpans();
   WriteUpTo(UINT64_MAX, nullptr);
+  if (writer_ != nullptr && spans_ != nullptr) {
+    spans_->DrainOpen([this](const SpanInterval& span) { writer_->AddSpan(span); });
+    writer_->SettleSpans(UINT64_MAX);
+  }
   if (writer_ != nullptr) {
     if (Status closed = writer_->Close(); closed.ok()) {
       ReleaseWriter();

@@ -37,6 +37,7 @@
 #include "profiler/sampler/clock.h"
 #include "profiler/session/sample_reorderer.h"
 #include "profiler/session/sample_sink.h"
+#include "profiler/session/span_drain.h"
 #include "profiler/symbols/native_resolvers.h"
 
 namespace ctxprof {
@@ -124,6 +125,8 @@ class Recording : public SampleSink {
   // Writes the held samples with ticks <= horizon; calls `drain` (when not null) every
   // kRecordsBetweenDrains of them.
   void WriteUpTo(uint64_t horizon, const std::function<void()>* drain);
+  // Hands the spans closed since the last call to the writer (SpanDrain).
+  void DrainSpans();
   // A record that will not be written: gives back its object reference, if any.
   void Discard(const SampleRecord& record);
 
@@ -134,6 +137,7 @@ class Recording : public SampleSink {
   const Clock* clock_ = nullptr;
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
+  std::unique_ptr<SpanDrain> spans_;  // null when the process has no context map
   // Before writer_: the writer reports finished chunks to it until the writer is destroyed.
   // upload= and otlp=, in that order (either may be absent).
   std::vector<std::unique_ptr<Uploader>> uploaders_;

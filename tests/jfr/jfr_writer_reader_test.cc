@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <set>
 
 #include "ctxprof_version.h"
 #include "profiler/jfr/jfr_buffer.h"
@@ -835,6 +836,316 @@ TEST(JfrReaderRegressionTest, TickConversionsUseJavaLongArithmetic) {
   EXPECT_EQ(reader.NanosOf(INT64_MAX), INT64_MAX);
   EXPECT_EQ(reader.NanosOf(INT64_MIN), INT64_MIN);
 }
+
+// Timed spans (SpanIntervals): a ctxprof.Context event is the span itself, written when a record
+// falls inside it (a wait: by its start), or always with all_contexts; a record whose span
+// arrives later still triggers it, and a record between spans has no context.
+class TimedSpansTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
+  const bool all = GetParam();
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  for (uint64_t span = 1; span <= 4; span++) {
+    ContextSnapshot context{};
+    context.span_id = span;
+    context.attributes[0] = workload.dictionary->Intern("/s" + std::to_string(span));
+    workload.contexts.push_back(context);
+  }
+  EventFields wait{};
+  wait.class_id = workload.class_names->Intern("java/lang/Object");
+  wait.amount = 3 * ms;  // from t0 + 31 ms: inside span 3, which ends before the wait does
+  wait.park_time = kNoParkTimeout;
+  // Span 1 [t0, t0+10ms) holds a sample; span 2 [t0+10, t0+20) nothing; span 3 [t0+30, t0+32)
+  // the wait's start; span 4 [t0+40, t0+50) a sample that arrives before the span does. A sample
+  // at t0+25 lies between spans.
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 25 * ms, 0, -1, {}},
+      {SampleKind::kMonitorEnter, 7, t0 + 34 * ms, 0, 2, wait},
+      {SampleKind::kCpu, 7, t0 + 45 * ms, 0, 3, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath(all ? "spans_all.jfr" : "spans_triggered.jfr");
+  config.engine = "perf_cpu_clock";
+  config.lock_threshold_nanos = 1000000;
+  config.all_contexts = all;
+  JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
+  inputs.dropped_spans = [] { return uint64_t{5}; };
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  const uint64_t bounds[4][2] = {{0, 10}, {10, 20}, {30, 32}, {40, 50}};
+  for (int span = 0; span < 3; span++) {
+    writer->AddSpan(SpanInterval{7, t0 + bounds[span][0] * ms, t0 + bounds[span][1] * ms,
+                                 workload.contexts[span]});
+  }
+  SampleRecord record;
+  for (size_t i = 0; i < workload.samples.size(); i++) {
+    workload.Fill(i, &record);
+    clock.Set(record.ticks);
+    ASSERT_TRUE(IsOk(writer->Add(record)));
+  }
+  writer->AddSpan(SpanInterval{7, t0 + 40 * ms, t0 + 50 * ms, workload.contexts[3]});
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 60 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::map<int64_t, std::pair<int64_t, int64_t>> spans;  // span id -> [start, end) ticks
+  const JfrEvent* counters = nullptr;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.ProfilerCounters") counters = &event;
+    if (event.type_name() != "ctxprof.Context") continue;
+    const int64_t span = std::stoll(event.Field("spanId").string(), nullptr, 16);
+    EXPECT_EQ(spans.count(span), 0u) << "span " << span << " written twice";
+    spans[span] = {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()};
+  }
+  std::map<int64_t, std::pair<int64_t, int64_t>> expected;
+  for (int span = 0; span < 4; span++) {
+    if (span == 1 && !all) continue;  // nothing recorded inside
+    expected[span + 1] = {static_cast<int64_t>(t0 + bounds[span][0] * ms),
+                          static_cast<int64_t>(t0 + bounds[span][1] * ms)};
+  }
+  EXPECT_EQ(spans, expected);
+  auto span_at = [&reader](uint64_t ticks) -> std::string {
+    const JfrEvent* context = reader.ContextAt(7, static_cast<int64_t>(ticks));
+    return context == nullptr ? "-" : context->Field("endpoint").string();
+  };
+  EXPECT_EQ(span_at(t0 + 5 * ms), "/s1");
+  EXPECT_EQ(span_at(t0 + 25 * ms), "-");
+  EXPECT_EQ(span_at(t0 + 31 * ms), "/s3");  // the wait, by its start
+  EXPECT_EQ(span_at(t0 + 45 * ms), "/s4");
+  ASSERT_NE(counters, nullptr);
+  EXPECT_EQ(counters->Field("timedSpans").integer(), all ? 4 : 3);
+  EXPECT_EQ(counters->Field("droppedSpans").integer(), 5);
+}
+
+// A span still open at a flush: the part holding the flushed records is written with that
+// segment, and the rest when the span closes, without overlap.
+TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 9;
+  context.attributes[0] = workload.dictionary->Intern("/long");
+  workload.contexts.push_back(context);
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("spans_cut.jfr");
+  config.engine = "perf_cpu_clock";
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Flush()));
+  workload.Fill(1, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms))->Field("endpoint").string(),
+            "/long");
+  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 15 * ms))->Field("endpoint").string(),
+            "/long");
+}
+
+// A span triggered before a rotation and holding a record after it: each chunk must carry a
+// ctxprof.Context for the contextIds its samples use (ids are per chunk), and the parts written
+// in the two chunks must not overlap.
+TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 9;
+  context.attributes[0] = workload.dictionary->Intern("/long");
+  workload.contexts.push_back(context);
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("spans_rotated.jfr");
+  config.engine = "perf_cpu_clock";
+  config.context_id = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // drained before the records
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Rotate()));  // the span ends after every record settled so far
+  workload.Fill(1, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 2u);
+  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
+  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.Context") {
+      contexts.insert({event.chunk, event.Field("contextId").integer()});
+      intervals.push_back(
+          {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+    } else if (event.type_name() == "jdk.ExecutionSample") {
+      used.push_back({event.chunk, event.Field("contextId").integer()});
+    }
+  }
+  ASSERT_EQ(used.size(), 2u);
+  for (const auto& [chunk, id] : used) {
+    EXPECT_NE(id, 0) << "chunk " << chunk;
+    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
+  }
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+}
+
+// A record after the drain read the open interval (a dump writes every record up to now), then a
+// rotation before its span is drained: the record's own context (its contextId) must be in its
+// chunk, and the span, written later, must not overlap it.
+TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 9;
+  context.attributes[0] = workload.dictionary->Intern("/long");
+  workload.contexts.push_back(context);
+  workload.samples = {
+      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
+      {SampleKind::kCpu, 7, t0 + 20 * ms, 0, 0, {}},
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("spans_newer.jfr");
+  config.engine = "perf_cpu_clock";
+  config.context_id = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Rotate()));
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
+  workload.Fill(1, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 2u);
+  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
+  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.Context") {
+      contexts.insert({event.chunk, event.Field("contextId").integer()});
+      intervals.push_back(
+          {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+    } else if (event.type_name() == "jdk.ExecutionSample") {
+      used.push_back({event.chunk, event.Field("contextId").integer()});
+    }
+  }
+  ASSERT_EQ(used.size(), 2u);
+  for (const auto& [chunk, id] : used) {
+    EXPECT_NE(id, 0) << "chunk " << chunk;
+    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
+  }
+  // The open span, cut just after the record it holds, then its rest.
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 15 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "All" : "Triggered";
+                         });
 
 }  // namespace
 }  // namespace ctxprof

@@ -84,6 +84,13 @@ TEST(OptionsTest, EventLayoutKeys) {
   ExpectError("contextid=yes", "contextid", "yes");
 }
 
+TEST(OptionsTest, ContextsTriggeredOrAll) {
+  EXPECT_FALSE(ParseOk("").jfr.all_contexts);  // triggered
+  EXPECT_FALSE(ParseOk("contexts=triggered").jfr.all_contexts);
+  EXPECT_TRUE(ParseOk("contexts=all").jfr.all_contexts);
+  ExpectError("contexts=some", "contexts", "some");
+}
+
 TEST(OptionsTest, KernelFrames) {
   EXPECT_TRUE(ParseOk("").kernel_frames);
   EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
@@ -443,7 +450,7 @@ TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
           << text << " -> " << parsed.status().message();
     }
   }
-  EXPECT_EQ(keys.size(), 36u) << "a key was added or removed: update docs/SAMPLER.md too";
+  EXPECT_EQ(keys.size(), 37u) << "a key was added or removed: update docs/SAMPLER.md too";
   const StatusOr<Options> unknown = ParseOptions("bogus=1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(),

@@ -81,6 +81,19 @@ public final class ContextBench {
     }
   }
 
+  private static long spanLog; // the measuring thread's span log, -1 when untimed
+
+  /**
+   * Plays the profiler's span reader every 64 operations (marks every record read), so that the
+   * timed rows measure appends rather than the drops of a full log; costs a load and a store per
+   * 64 operations, in the timed and untimed rows alike.
+   */
+  private static void consumeSpans(int i) {
+    if ((i & 63) == 0 && spanLog >= 0) {
+      BlockMemory.putLong(spanLog + SpanLog.TAIL, BlockMemory.getLong(spanLog + SpanLog.HEAD));
+    }
+  }
+
   private static Map<String, Op> operations() {
     Profiler profiler = Profiler.getInstance();
     ContextSetter setter = new ContextSetter(profiler, List.of("endpoint", "tenant"));
@@ -92,6 +105,11 @@ public final class ContextBench {
     ThreadHandle handle = setter.forCurrentThread();
     AttributeValue valueA = setter.value(A);
     AttributeValue valueB = setter.value(B);
+    ThreadContext.BlockContext own = (ThreadContext.BlockContext) ThreadContext.current();
+    spanLog = own.log;
+    // The same thread's block without its span log: today's untimed writes, in the same fork.
+    ThreadHandle untimed =
+        new ThreadHandle(new ThreadContext.BlockContext(own.block, -1), (1 << endpoint) | (1 << tenant));
     long[] saved = new long[3];
     int[] savedAttributes = new int[ContextLayout.ATTRIBUTE_SLOTS];
 
@@ -102,6 +120,7 @@ public final class ContextBench {
           boolean ok = true;
           for (int i = 0; i < n; i++) {
             ok &= setter.setAttribute(endpoint, (i & 1) == 0 ? A : B);
+            consumeSpans(i);
           }
           blackhole += ok ? 1 : 0;
         });
@@ -111,6 +130,17 @@ public final class ContextBench {
           boolean ok = true;
           for (int i = 0; i < n; i++) {
             ok &= handle.setAttribute(endpoint, (i & 1) == 0 ? valueA : valueB);
+            consumeSpans(i);
+          }
+          blackhole += ok ? 1 : 0;
+        });
+    ops.put(
+        "setAttribute (handle, AttributeValue), untimed",
+        n -> {
+          boolean ok = true;
+          for (int i = 0; i < n; i++) {
+            ok &= untimed.setAttribute(endpoint, (i & 1) == 0 ? valueA : valueB);
+            consumeSpans(i);
           }
           blackhole += ok ? 1 : 0;
         });
@@ -120,6 +150,7 @@ public final class ContextBench {
           boolean ok = true;
           for (int i = 0; i < n; i++) {
             ok &= handle.setAttribute(endpoint, (i & 1) == 0 ? A : B);
+            consumeSpans(i);
           }
           blackhole += ok ? 1 : 0;
         });
@@ -135,6 +166,7 @@ public final class ContextBench {
         n -> {
           for (int i = 0; i < n; i++) {
             setter.setTraceContext(i, ~i, i * 31L);
+            consumeSpans(i);
           }
         });
     ops.put(
@@ -149,6 +181,7 @@ public final class ContextBench {
         n -> {
           for (int i = 0; i < n; i++) {
             setter.clear();
+            consumeSpans(i);
           }
         });
     ops.put(
@@ -166,6 +199,7 @@ public final class ContextBench {
               setter.setAttribute(endpoint, A);
               setter.setAttribute(tenant, B);
             }
+            consumeSpans(i);
           }
         });
     ops.put(
@@ -176,6 +210,7 @@ public final class ContextBench {
               handle.setAttribute(endpoint, valueA);
               handle.setAttribute(tenant, valueB);
             }
+            consumeSpans(i);
           }
         });
     ops.put(
@@ -186,6 +221,18 @@ public final class ContextBench {
                 handle.open(i, ~i, i * 31L, endpoint, valueA, tenant, valueB)) {
               // the span's work; the scope is what is measured
             }
+            consumeSpans(i);
+          }
+        });
+    ops.put(
+        "span lifecycle (handle, one-write open), untimed",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            try (ContextScope scope =
+                untimed.open(i, ~i, i * 31L, endpoint, valueA, tenant, valueB)) {
+              // the span's work; the scope is what is measured
+            }
+            consumeSpans(i);
           }
         });
     ops.put(
@@ -316,8 +363,14 @@ public final class ContextBench {
     }
     Profiler.getInstance(); // binds the library, which BlockMemory needs
     System.out.printf(
-        "Java %s (block access: %s), %d forks x (%d warm-up + %d measured) x %d ms%n",
-        System.getProperty("java.version"), BlockMemory.KIND, forks, warmups, iterations, millis);
+        "Java %s (block access: %s, span clock: %s), %d forks x (%d warm-up + %d measured) x %d ms%n",
+        System.getProperty("java.version"),
+        BlockMemory.KIND,
+        SpanClock.KIND,
+        forks,
+        warmups,
+        iterations,
+        millis);
     System.out.printf(
         "%-62s %10s %18s %12s%n", "operation (CPU time)", "median", "fork medians", "allocated");
     for (Map.Entry<String, List<Double>> entry : results.entrySet()) {

@@ -20,10 +20,23 @@ final class Native {
 
   /**
    * A direct buffer over the whole context map (every tid's block, at most 256 MiB of address
-   * space that is mostly never touched), for BlockMemory, which names each thread's block by its
-   * offset in it. Only the block's own thread may write a block.
+   * space that is mostly never touched, then the span logs, 304 MiB), for BlockMemory, which names
+   * each thread's block and span log by its offset in it. Only the block's own thread may write
+   * a block or a log's writer fields.
    */
   static native ByteBuffer contextMap0();
+
+  /** context/span_log.h's SpanLogLayout, in its field order (SpanLog.java). */
+  static native int[] spanLogLayout0();
+
+  /** The calling thread's span log (claimed on first call), or null when it has none. */
+  static native ByteBuffer spanLog0();
+
+  /** The address of the span clock (ctxprof_span_ticks), for a java.lang.foreign downcall (java/src22). */
+  static native long spanTicksAddress0();
+
+  /** Turns span timing of the native writers (C API, JNI) on or off, process-wide. */
+  static native void setSpanTiming0(boolean enabled);
 
   /** The address of a direct buffer's memory (a block, or the map). */
   static native long blockAddress0(ByteBuffer block);

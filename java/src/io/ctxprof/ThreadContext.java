@@ -91,7 +91,7 @@ abstract class ThreadContext {
     if (!isVirtual(Thread.currentThread())) {
       ByteBuffer block = Native.threadBlock0();
       if (block != null) {
-        return new BlockContext(BlockMemory.offsetOf(block));
+        return new BlockContext(BlockMemory.offsetOf(block), SpanLog.ofCurrentThread());
       }
     }
     return new JniContext();
@@ -143,6 +143,10 @@ abstract class ThreadContext {
    * what a same-thread signal handler needs. On AArch64 they are a {@code dmb ishst} and a {@code
    * dmb ish}. Each write is complete in memory before the next begins, so a reader never sees
    * two writes' fields under one even sequence.
+   *
+   * <p>Timed spans (SpanLog): before each write, the interval of the context it replaces is
+   * ended in the thread's span log, and the new interval's begin is stored inside the write, so
+   * a reader that brackets it with the sequence sees it with its context.
    */
   static final class BlockContext extends ThreadContext {
     private static final int SEQUENCE = ContextLayout.SEQUENCE;
@@ -152,10 +156,31 @@ abstract class ThreadContext {
     private static final int ATTRIBUTES = ContextLayout.ATTRIBUTES;
     private static final int SLOTS = ContextLayout.ATTRIBUTE_SLOTS;
 
-    private final long block;
+    final long block; // offset of the thread's block in the map
+    final long log; // the thread's span log (offset in the map), -1 when untimed
 
-    BlockContext(long block) {
+    BlockContext(long block, long log) {
       this.block = block;
+      this.log = log;
+    }
+
+    /** Ends the open interval now (SpanLog); returns now, or 0 when writes are untimed. */
+    private long endInterval() {
+      if (!SpanLog.TIMED || log < 0) {
+        return 0;
+      }
+      long now = SpanClock.now();
+      long high = BlockMemory.getLong(block + TRACE_HIGH);
+      long low = BlockMemory.getLong(block + TRACE_LOW);
+      long span = BlockMemory.getLong(block + SPAN);
+      long a01 = getAttributePair(0);
+      long a23 = getAttributePair(2);
+      long a45 = getAttributePair(4);
+      long a67 = getAttributePair(6);
+      if ((high | low | span | a01 | a23 | a45 | a67) != 0) {
+        SpanLog.append(log, now, high, low, span, a01, a23, a45, a67);
+      }
+      return now;
     }
 
     private long beginWrite() {
@@ -165,7 +190,10 @@ abstract class ThreadContext {
       return before;
     }
 
-    private void endWrite(long before) {
+    private void endWrite(long before, long now) {
+      if (now != 0) {
+        BlockMemory.putLong(log + SpanLog.OPEN_BEGIN, now); // the next interval's begin
+      }
       VarHandle.releaseFence(); // every field store is visible before the even sequence
       BlockMemory.putLong(block + SEQUENCE, before + 2);
     }
@@ -191,46 +219,51 @@ abstract class ThreadContext {
 
     @Override
     void setAttribute(int slot, int id) {
+      long now = endInterval();
       long before = beginWrite();
       putAttribute(slot, id);
-      endWrite(before);
+      endWrite(before, now);
     }
 
     @Override
     void setTraceContext(long traceIdHigh, long traceIdLow, long spanId) {
+      long now = endInterval();
       long before = beginWrite();
       putTrace(traceIdHigh, traceIdLow, spanId);
-      endWrite(before);
+      endWrite(before, now);
     }
 
     @Override
     void setTraceAndAttributes(
         long traceIdHigh, long traceIdLow, long spanId, int slot1, int id1, int slot2, int id2) {
+      long now = endInterval();
       long before = beginWrite();
       putTrace(traceIdHigh, traceIdLow, spanId);
       putAttribute(slot1, id1);
       putAttribute(slot2, id2);
-      endWrite(before);
+      endWrite(before, now);
     }
 
     @Override
     void setAll(long traceIdHigh, long traceIdLow, long spanId, int[] values) {
+      long now = endInterval();
       long before = beginWrite();
       putTrace(traceIdHigh, traceIdLow, spanId);
       for (int slot = 0; slot < SLOTS; slot++) {
         putAttribute(slot, values[slot]);
       }
-      endWrite(before);
+      endWrite(before, now);
     }
 
     @Override
     void clear() {
+      long now = endInterval();
       long before = beginWrite();
       putTrace(0L, 0L, 0L);
       for (int slot = 0; slot < SLOTS; slot += 2) {
         putAttributePair(slot, 0L);
       }
-      endWrite(before);
+      endWrite(before, now);
     }
 
     @Override
@@ -247,13 +280,14 @@ abstract class ThreadContext {
 
     @Override
     void restore(ContextScope scope) {
+      long now = endInterval();
       long before = beginWrite();
       putTrace(scope.traceIdHigh, scope.traceIdLow, scope.spanId);
       putAttributePair(0, scope.attributes01);
       putAttributePair(2, scope.attributes23);
       putAttributePair(4, scope.attributes45);
       putAttributePair(6, scope.attributes67);
-      endWrite(before);
+      endWrite(before, now);
     }
   }
 

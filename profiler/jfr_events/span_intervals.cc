@@ -1,0 +1,183 @@
+#include "profiler/jfr_events/span_intervals.h"
+
+#include <algorithm>
+
+#include "context/dictionary.h"
+
+namespace ctxprof {
+
+void SpanIntervals::Add(const SpanInterval& span) {
+  Thread& thread = threads_[span.tid];
+  Pending pending{span};
+  // Its start was written at a segment end already (CutOpen).
+  pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
+  if (span.end_ticks <= pending.span.begin_ticks) {  // nothing of it left to write
+    thread.unjoined.erase(
+        thread.unjoined.begin(),
+        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.end_ticks));
+    thread.last_end = std::max(thread.last_end, span.end_ticks);
+    return;
+  }
+  // Records remembered before this span was known: those before it are in no span.
+  auto first_inside =
+      std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
+  auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
+  pending.triggered = first_inside != after;
+  // Records that guessed this span's context are covered when it is written.
+  thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
+                                      [&span](const Guess& guess) {
+                                        return guess.ticks >= span.begin_ticks &&
+                                               guess.ticks < span.end_ticks;
+                                      }),
+                       thread.guessed.end());
+  thread.unjoined.erase(thread.unjoined.begin(), after);
+  thread.last_end = std::max(thread.last_end, span.end_ticks);
+  thread.spans.push_back(pending);
+}
+
+uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback) {
+  Thread& thread = threads_[tid];
+  // The last span beginning at or before `ticks`.
+  auto after = std::upper_bound(
+      thread.spans.begin(), thread.spans.end(), ticks,
+      [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
+  if (after != thread.spans.begin() && ticks < (after - 1)->span.end_ticks) {
+    Pending& pending = *(after - 1);
+    // Written whole at a flush of an earlier chunk: this chunk has no Context event for it, and
+    // writing it again would overlap.
+    if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
+    pending.triggered = true;
+    pending.last_record = std::max(pending.last_record, ticks);
+    return ids_->IdOf(pending.span.context, chunk_->chunk_number());
+  }
+  // Between two known spans, or in a part already written at an earlier segment end (a wait
+  // joined by its start): no context, as the chunk may not carry that part's.
+  if (ticks < thread.last_end || ticks < thread.written_until) return 0;
+  thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
+                         ticks);
+  // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
+  const bool in_open =
+      !thread.open_context.empty() && ticks >= thread.open_begin && ticks < thread.open_read;
+  if (in_open) return ids_->IdOf(thread.open_context, chunk_->chunk_number());
+  if (fallback.empty()) return 0;
+  thread.guessed.insert(
+      std::upper_bound(thread.guessed.begin(), thread.guessed.end(), ticks,
+                       [](uint64_t t, const Guess& guess) { return t < guess.ticks; }),
+      Guess{ticks, fallback});
+  return ids_->IdOf(fallback, chunk_->chunk_number());
+}
+
+void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+                            const ContextSnapshot& context) {
+  Thread& thread = threads_[tid];
+  const uint64_t since = context.empty() ? read_ticks : begin_ticks;
+  thread.unjoined.erase(thread.unjoined.begin(),
+                        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), since));
+  thread.open_begin = begin_ticks;
+  thread.open_read = read_ticks;
+  thread.open_context = context;
+}
+
+void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+  if (thread->open_context.empty() || thread->unjoined.empty()) return;
+  // The records the open interval holds: from its begin to when it was read.
+  const auto first =
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->open_begin);
+  const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
+  if (first == after) return;
+  const uint64_t begin = std::max(thread->open_begin, thread->written_until);
+  const uint64_t cut = *(after - 1) + 1;
+  if (cut <= begin) return;
+  WriteInterval(tid, begin, cut, thread->open_context, pending_bytes);
+  thread->written_until = cut;
+  thread->unjoined.erase(thread->unjoined.begin(), after);
+}
+
+void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
+  settled_ = std::max(settled_, horizon);
+  for (auto& [tid, thread] : threads_) {
+    while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {
+      Pending& front = thread.spans.front();
+      if (!front.written && (front.triggered || front.cut || write_all_)) {
+        Write(&front, pending_bytes);
+      }
+      thread.spans.pop_front();
+    }
+  }
+}
+
+void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
+  for (auto& [tid, thread] : threads_) {
+    for (Pending& pending : thread.spans) {
+      if (!pending.triggered || pending.written) continue;
+      // Within a chunk the span's contextId stays valid for later records: write it whole.
+      if (!chunk_end || pending.span.end_ticks <= settled_) {
+        Write(&pending, pending_bytes);
+        continue;
+      }
+      // Records of the next chunk may still fall in it: write it up to just after its last
+      // record; the rest follows when settled (or when a record triggers it again).
+      const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
+      WriteInterval(tid, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
+      pending.span.begin_ticks = cut;
+      pending.triggered = false;
+      pending.cut = true;
+      pending.written = cut == pending.span.end_ticks;
+    }
+    CutOpen(tid, &thread, pending_bytes);
+    if (chunk_end) WriteGuessed(tid, &thread, pending_bytes);
+  }
+}
+
+void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+  // Each run of records with one context, from where the thread's written intervals end (the
+  // open span's begin, when it is that span's context) to just after its last record; at least
+  // a tick, so that the chunk carries the context even of a record that a cut covered already.
+  // Spans drained later begin after it (Add).
+  size_t first = 0;
+  while (first < thread->guessed.size()) {
+    const ContextSnapshot& context = thread->guessed[first].context;
+    size_t last = first;
+    while (last + 1 < thread->guessed.size() && thread->guessed[last + 1].context == context) {
+      last++;
+    }
+    // After every span added so far, even one a later drain brought (the open interval's
+    // values are that drain's).
+    const uint64_t written = std::max(thread->written_until, thread->last_end);
+    const uint64_t begin = std::max(
+        context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
+        written);
+    const uint64_t end = std::max(thread->guessed[last].ticks + 1, begin + 1);
+    WriteInterval(tid, begin, end, context, pending_bytes);
+    thread->written_until = end;
+    first = last + 1;
+  }
+  thread->guessed.clear();
+  thread->unjoined.erase(
+      thread->unjoined.begin(),
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->written_until));
+}
+
+void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {
+  pending->written = true;
+  pending->written_chunk = chunk_->chunk_number();
+  const SpanInterval& span = pending->span;
+  WriteInterval(span.tid, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+}
+
+void SpanIntervals::WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+                                  const ContextSnapshot& context, uint64_t* pending_bytes) {
+  const uint32_t chunk = chunk_->chunk_number();
+  for (size_t slot = 0; slot < attribute_count_; slot++) {
+    const uint32_t id = context.attributes[slot];
+    if (id != Dictionary::kUnsetId) values_->Mark(id, chunk, pending_bytes);
+  }
+  const uint64_t context_id = ids_->IdOf(context, chunk);
+  chunk_->NoteEventTicks(end_ticks);
+  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks, thread_key_(tid),
+                                             context_id, &context, attribute_count_},
+                          &chunk_->out());
+  spans_written_++;
+}
+
+}  // namespace ctxprof

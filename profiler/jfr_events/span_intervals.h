@@ -1,0 +1,143 @@
+// SpanIntervals: turns timed spans (context/span_log.h, drained and converted to the session's
+// clock) into ctxprof.Context events whose startTime and duration are the span's real begin and
+// end, and joins each recorded event to the span open on its thread at its time.
+//
+// Per thread, spans arrive in order and never overlap (each context write ends one and starts the
+// next). A record (sample, allocation, or a wait, by its start) of a thread joins the pending span
+// that contains its time, which makes that span "triggered". A record whose span has not been
+// drained yet (it was still open) is remembered, and triggers the span that turns out to contain
+// it; one that falls before a later-arriving span's begin is in no span.
+//
+// When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
+// carries the spans of its records; with write_all also every other span once Settle(horizon)
+// says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
+// are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
+// a triggered span ending after the last horizon is written only up to just after its last
+// record, and the rest once settled (or at a later segment end, if triggered again). Each part
+// of a span is written once. A record falling in a span written whole at a flush of an earlier
+// chunk (it straddled that flush and the rotation) gets no context.
+//
+// A span still open holds records that no drained span claims yet. At a segment end the part of
+// it up to just after its last such record is written (the thread's open interval, as the drain
+// last read it: SetOpen), so each flush still carries the contexts of its records; the span's
+// record, when it arrives, is written from that cut on (if triggered), so intervals of one thread
+// never overlap. This also bounds what is remembered per thread to one segment's records. A
+// record after the drain's read (a dump writes every record up to now) took its own context's
+// id: at a chunk end that context is written up to just after it, again as a cut.
+//
+// Thread safety: none; owned by the JFR writer's thread.
+#ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
+#define CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "context/context_block.h"
+#include "profiler/jfr/jfr_chunk_writer.h"
+#include "profiler/jfr_events/attribute_value_pool.h"
+#include "profiler/jfr_events/context_ids.h"
+#include "profiler/jfr_events/event_encoder.h"
+
+namespace ctxprof {
+
+// One closed span of thread `tid`, in session clock ticks: [begin_ticks, end_ticks).
+struct SpanInterval {
+  int32_t tid;
+  uint64_t begin_ticks;
+  uint64_t end_ticks;
+  ContextSnapshot context;
+};
+
+class SpanIntervals {
+ public:
+  // Events go to `chunk`'s out(); `thread_key(tid)` gives (and queues for the chunk) the thread
+  // pool key of a tid. Every pointer must outlive this object.
+  SpanIntervals(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
+                ContextIds* ids, size_t attribute_count, bool write_all,
+                std::function<uint32_t(int32_t)> thread_key)
+      : chunk_(chunk),
+        encoder_(encoder),
+        values_(values),
+        ids_(ids),
+        attribute_count_(attribute_count),
+        write_all_(write_all),
+        thread_key_(std::move(thread_key)) {}
+
+  // Threads whose contexts are timed: their records join spans, not runs of samples. A thread
+  // stays timed for the rest of the recording (its last records come after its log is retired).
+  void AddTimedThreads(const std::unordered_set<int32_t>& tids) {
+    timed_.insert(tids.begin(), tids.end());
+  }
+  bool IsTimed(int32_t tid) const { return timed_.count(tid) != 0; }
+
+  void Add(const SpanInterval& span);
+  // Joins a record of timed thread `tid` at `ticks`. Returns the contextId of its span, or the
+  // id of `fallback` (the context the record carries) when the span is not known yet, 0 when the
+  // record is in no span.
+  uint64_t Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback);
+  // The thread's interval still open when the drain read it at `read_ticks`: it began at
+  // `begin_ticks` with `context` (empty: no span is open). Records before its begin that no
+  // span claimed are in none, and are forgotten.
+  void SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+               const ContextSnapshot& context);
+  void Settle(uint64_t horizon, uint64_t* pending_bytes);
+  // At a segment end; `chunk_end` when it ends the chunk.
+  void WriteTriggered(bool chunk_end, uint64_t* pending_bytes);
+
+  uint64_t spans_written() const { return spans_written_; }
+
+ private:
+  struct Pending {
+    SpanInterval span;
+    bool triggered = false;  // a record fell in its part not written yet
+    bool written = false;
+    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
+    bool cut = false;            // its start was written at a chunk end: the rest follows
+    uint64_t last_record = 0;    // the latest record that fell in it
+  };
+  // A record that no known span held, given the id of its own context (Join's fallback).
+  struct Guess {
+    uint64_t ticks;
+    ContextSnapshot context;
+  };
+  struct Thread {
+    std::deque<Pending> spans;       // by begin
+    std::vector<uint64_t> unjoined;  // record times after the last span's end
+    std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
+    uint64_t last_end = 0;       // end of the last span added
+    uint64_t written_until = 0;  // the open span was written up to here (a cut)
+    // The open interval as last read: [open_begin, open_read) had open_context.
+    uint64_t open_begin = 0;
+    uint64_t open_read = 0;
+    ContextSnapshot open_context{};
+  };
+
+  void Write(Pending* pending, uint64_t* pending_bytes);
+  // Writes the part of `thread`'s open span that holds its unjoined records.
+  void CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  // At a chunk end: writes the contexts that records took from their own snapshot (their span
+  // not drained yet), so that the chunk carries every contextId its records use.
+  void WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  void WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+                     const ContextSnapshot& context, uint64_t* pending_bytes);
+
+  JfrChunkWriter* const chunk_;
+  EventEncoder* const encoder_;
+  AttributeValuePool* const values_;
+  ContextIds* const ids_;
+  const size_t attribute_count_;
+  const bool write_all_;
+  const std::function<uint32_t(int32_t)> thread_key_;
+  std::unordered_set<int32_t> timed_;
+  std::unordered_map<int32_t, Thread> threads_;
+  uint64_t spans_written_ = 0;
+  uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_

@@ -1,0 +1,145 @@
+#include "profiler/session/span_drain.h"
+
+#include <time.h>
+
+#include <cstring>
+#include <vector>
+
+#include "context/span_log.h"
+
+namespace ctxprof {
+
+namespace {
+
+uint64_t MonotonicNanos() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);  // cannot fail for CLOCK_MONOTONIC with a valid pointer
+  return static_cast<uint64_t>(now.tv_sec) * kNanosPerSecond + now.tv_nsec;
+}
+
+// The TSC where it exists; on other machines span times are all monotonic nanoseconds, so the
+// TSC half of a pair is never used.
+uint64_t ReadTsc() {
+  const uint64_t ticks = SpanTicks();
+  return (ticks & kMonotonicFlag) != 0 ? 0 : ticks;
+}
+
+}  // namespace
+
+SpanDrain::SpanDrain(ContextMap* map, const Clock* clock)
+    : map_(map),
+      clock_(clock),
+      session_is_tsc_(strcmp(clock->Name(), "tsc") == 0),
+      tsc_per_nano_(session_is_tsc_ ? static_cast<double>(clock->TicksPerSecond()) / 1e9 : 0) {
+  latest_ = ReadPair();
+  previous_ = latest_;
+  // What the logs hold from before the recording (spans, and drops while nobody read them) is
+  // not the recording's.
+  uint64_t ignored = 0;
+  map_->span_logs().Drain([](int32_t, const SpanRecord&) {}, &ignored);
+}
+
+SpanDrain::Pair SpanDrain::ReadPair() {
+  Pair best;
+  uint64_t best_gap = UINT64_MAX;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    const uint64_t before = ReadTsc();
+    const uint64_t nanos = MonotonicNanos();
+    const uint64_t after = ReadTsc();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      best = Pair{before + (after - before) / 2, nanos};
+    }
+  }
+  return best;
+}
+
+uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
+  const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
+  const uint64_t value = span_ticks & ~kMonotonicFlag;
+  if (monotonic != session_is_tsc_) return value;  // already in the session's clock
+  // The rate between the last two pairs, or the calibration while there is only one.
+  const double nanos_apart =
+      static_cast<double>(latest_.monotonic_nanos) - static_cast<double>(previous_.monotonic_nanos);
+  const double tsc_per_nano =
+      nanos_apart > 1e6
+          ? (static_cast<double>(latest_.tsc) - static_cast<double>(previous_.tsc)) / nanos_apart
+          : (tsc_per_nano_ > 0 ? tsc_per_nano_ : 1.0);
+  if (monotonic) {
+    const double offset = static_cast<double>(value) - static_cast<double>(latest_.monotonic_nanos);
+    return static_cast<uint64_t>(static_cast<double>(latest_.tsc) + offset * tsc_per_nano);
+  }
+  const double offset = static_cast<double>(value) - static_cast<double>(latest_.tsc);
+  return static_cast<uint64_t>(static_cast<double>(latest_.monotonic_nanos) +
+                               offset / tsc_per_nano);
+}
+
+void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
+                      std::unordered_set<int32_t>* timed,
+                      const std::function<void(const OpenInterval&)>& open) {
+  const Pair pair = ReadPair();
+  // Keep pairs far enough apart for the rate to be precise (the drain runs every few ms).
+  if (pair.monotonic_nanos - latest_.monotonic_nanos > 100 * kNanosPerMilli) {
+    previous_ = latest_;
+    latest_ = pair;
+  }
+  SpanLogPool& pool = map_->span_logs();
+  // The open intervals first: a span that ended before one of them began was appended before
+  // its begin was stored, so the drain below sees it.
+  std::vector<OpenInterval> intervals;
+  timed->clear();
+  const uint64_t now = clock_->Now();
+  const size_t claimed = pool.claimed();
+  for (size_t i = 0; i < claimed; i++) {
+    const SpanLog* log = pool.log(i);
+    if (log->state.load(std::memory_order_acquire) != SpanLog::kOwned) continue;
+    const int32_t tid = log->tid.load(std::memory_order_relaxed);
+    timed->insert(tid);
+    const ContextBlock* block = map_->BlockFor(tid);
+    uint64_t begin = 0;
+    ContextSnapshot context;
+    if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &context) || begin == 0) {
+      continue;
+    }
+    intervals.push_back(OpenInterval{tid, ToSessionTicks(begin), now, context});
+  }
+  pool.Drain(
+      [&](int32_t tid, const SpanRecord& record) {
+        SpanInterval span;
+        span.tid = tid;
+        span.begin_ticks = ToSessionTicks(record.begin_ticks);
+        span.end_ticks = ToSessionTicks(record.end_ticks);
+        span.context.trace_id_high = record.trace_id_high;
+        span.context.trace_id_low = record.trace_id_low;
+        span.context.span_id = record.span_id;
+        for (int i = 0; i < kAttributeSlots; i++) span.context.attributes[i] = record.attributes[i];
+        emit(span);
+      },
+      &dropped_);
+  for (const OpenInterval& interval : intervals) open(interval);
+}
+
+void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {
+  SpanLogPool& pool = map_->span_logs();
+  const uint64_t now = clock_->Now();
+  const size_t claimed = pool.claimed();
+  for (size_t i = 0; i < claimed; i++) {
+    const SpanLog* log = pool.log(i);
+    if (log->state.load(std::memory_order_acquire) != SpanLog::kOwned) continue;
+    const int32_t tid = log->tid.load(std::memory_order_relaxed);
+    const ContextBlock* block = map_->BlockFor(tid);
+    if (block == nullptr) continue;
+    uint64_t begin = 0;
+    SpanInterval span;
+    if (!ReadOpenInterval(*block, *log, &begin, &span.context) || begin == 0 ||
+        span.context.empty()) {
+      continue;
+    }
+    span.tid = tid;
+    span.begin_ticks = ToSessionTicks(begin);
+    span.end_ticks = now;
+    emit(span);
+  }
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,287 @@
+package io.ctxprof.agent;
+
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.runJava;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ctxprof.agent.ChildProcess.Result;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Ground truth for timed spans (issue 25): SpansWorkload measures each span's length and each
+ * wait's; the recording's ctxprof.Context events must be the spans themselves (their real begin
+ * and end), present when something recorded falls inside them (contexts=triggered, the default)
+ * or always (contexts=all), and every monitor wait must join the span it happened in. The only
+ * tolerances are the issue's: a recorded length within max(0.5 ms, 2 %) of the measured one for
+ * at least 95 % of the spans, the measured one being the range that clock reads just before and
+ * after the open and the close allow (a preemption between a read and the call widens the range
+ * instead of failing the span); and a JDK event and our span at the same instant 10 us apart at
+ * most.
+ */
+class SpansTest {
+  @TempDir Path dir;
+
+  @Test
+  void contextEventsHaveTheSpansRealLengths() throws Exception {
+    Path jfr = dir.resolve("durations.jfr");
+    Map<String, Map<Long, Long>> truth = run("durations", "event=cpu,contexts=all", jfr);
+    Map<Long, Long> shortest = truth.get("span-min");
+    Map<Long, Long> longest = truth.get("span-max");
+    assertEquals(240, shortest.size(), "the workload's spans");
+    Map<Long, Span> recorded = contextsBySpan(JfrRecording.read(jfr));
+    int within = 0;
+    StringBuilder outside = new StringBuilder();
+    for (Map.Entry<Long, Long> span : shortest.entrySet()) {
+      Span context = recorded.get(span.getKey());
+      assertTrue(context != null, "span " + span.getKey() + " has no ctxprof.Context event");
+      long length = context.duration().toNanos();
+      long least = span.getValue();
+      long most = longest.get(span.getKey());
+      long tolerance = Math.max(500_000L, least / 50);
+      if (length >= least - tolerance && length <= most + tolerance) {
+        within++;
+      } else {
+        outside.append(' ').append(span.getKey()).append(": ").append(length).append(" not in [")
+            .append(least).append(", ").append(most).append(']');
+      }
+    }
+    System.out.println("spans within max(0.5 ms, 2 %) of their measured length: " + within
+        + " of " + shortest.size() + "; outside:" + outside);
+    assertTrue(within >= shortest.size() * 95 / 100, within + " of " + shortest.size() + outside);
+  }
+
+  @Test
+  void aSpanWithNothingRecordedInsideIsWrittenOnlyUnderAll() throws Exception {
+    Path triggered = dir.resolve("triggered.jfr");
+    run("empty", "lock=1ms", triggered);
+    JfrRecording recording = JfrRecording.read(triggered);
+    Map<Long, Span> spans = contextsBySpan(recording);
+    assertEquals(
+        null,
+        spans.get(1L),
+        "the sleeping span, under contexts=triggered; events inside it: " + eventsIn(recording, 1));
+    assertTrue(spans.containsKey(2L), "the spinning span, under contexts=triggered");
+
+    Path all = dir.resolve("all.jfr");
+    run("empty", "lock=1ms,contexts=all", all);
+    spans = contextsBySpan(JfrRecording.read(all));
+    assertTrue(spans.containsKey(1L), "the sleeping span, under contexts=all");
+    assertTrue(spans.containsKey(2L), "the spinning span, under contexts=all");
+  }
+
+  @Test
+  void monitorWaitsInRapidlyChangingSpansJoinTheirOwnSpan() throws Exception {
+    Path jfr = dir.resolve("waits.jfr");
+    Map<Long, Long> waits = run("waits", "event=cpu,lock=100us", jfr).get("wait");
+    JfrRecording recording = JfrRecording.read(jfr);
+    int joined = 0;
+    Set<Long> spansSeen = new HashSet<>();
+    for (RecordedEvent wait : recording.ofType("jdk.JavaMonitorEnter")) {
+      String thread = wait.getThread().getJavaName();
+      // The waits for the workload's monitors (in contend), not those for class loading locks
+      // before the first span or for System.out after the last.
+      if (thread == null
+          || !thread.startsWith("spans-")
+          || !wait.getClass("monitorClass").getName().equals("java.lang.Object")
+          || wait.getStackTrace() == null
+          || !wait.getStackTrace().getFrames().get(0).getMethod().getName().equals("contend")) {
+        continue;
+      }
+      List<RecordedEvent> contexts = recording.contextsAt(wait.getThread(), wait.getStartTime());
+      assertEquals(1, contexts.size(), "a wait is in exactly one span: " + wait);
+      long span = Long.parseUnsignedLong(contexts.get(0).getString("spanId"), 16);
+      long first = thread.equals("spans-0") ? 10_000 : 20_000;
+      assertTrue(span >= first && span < first + 400, "a span of the waiting thread: " + span);
+      assertTrue(spansSeen.add(span), "one wait per span, but two joined span " + span);
+      long measured = waits.get(span);
+      assertTrue(
+          wait.getDuration().toNanos() <= measured + 200_000,
+          "the wait joined span " + span + " (a wait of " + measured + " ns), but lasted "
+              + wait.getDuration());
+      joined++;
+    }
+    System.out.println("monitor waits joined to their span: " + joined);
+    assertTrue(joined >= 400, "too few waits recorded to judge: " + joined);
+    if (Runtime.version().feature() >= 25) {
+      assertEquals(spansSeen, spansOfWaitsInJdkPrint(jfr), "JDK 25's jfr print joins otherwise");
+    }
+  }
+
+  /**
+   * The span ids JDK 25's {@code jfr print} shows in the "Context:" lines of the waits for the
+   * workload's monitors (the java.lang.Object ones whose top frame is contend).
+   */
+  private static Set<Long> spansOfWaitsInJdkPrint(Path jfr) throws Exception {
+    Result print =
+        ChildProcess.run(
+            List.of(
+                ChildProcess.JAVA_HOME + "/bin/jfr",
+                "print",
+                "--events",
+                "jdk.JavaMonitorEnter",
+                jfr.toString()),
+            120);
+    assertEquals(0, print.exit, "jfr print: " + print.stderr);
+    Set<Long> spans = new HashSet<>();
+    String span = null;
+    boolean object = false;
+    boolean topIsContend = false;
+    boolean firstFrame = false;
+    for (String line : print.stdout) {
+      String text = line.trim();
+      if (text.equals("jdk.JavaMonitorEnter {")) {
+        span = null;
+        object = false;
+        topIsContend = false;
+      } else if (text.startsWith("Context: Context.spanId = ")) {
+        span = text.substring(text.indexOf('"') + 1, text.lastIndexOf('"'));
+      } else if (text.startsWith("monitorClass = java.lang.Object ")) {
+        object = true;
+      } else if (text.equals("stackTrace = [")) {
+        firstFrame = true;
+      } else if (firstFrame) {
+        topIsContend = text.startsWith(SpansWorkload.class.getName() + ".contend(");
+        firstFrame = false;
+      } else if (text.equals("}") && object && topIsContend) {
+        assertTrue(span != null, "jfr print shows a wait in no span");
+        spans.add(Long.parseUnsignedLong(span, 16));
+      }
+    }
+    return spans;
+  }
+
+  @Test
+  void aSpanAndAJdkEventAtTheSameInstantConvertToTheSameTime() throws Exception {
+    Path ours = dir.resolve("ours.jfr");
+    Path jdks = dir.resolve("jdk.jfr");
+    run("clock", "event=cpu,contexts=all", ours, jdks.toString());
+    Map<Long, Span> spans = contextsBySpan(JfrRecording.read(ours));
+    List<Long> gaps = new java.util.ArrayList<>(); // ns from the JDK's begin to ours, and ends
+    for (RecordedEvent marker : JfrRecording.read(jdks).ofType("ctxprof.test.SpanMarker")) {
+      Span span = spans.get(marker.getLong("spanId"));
+      assertTrue(span != null, "no ctxprof.Context for span " + marker.getLong("spanId"));
+      gaps.add(Duration.between(marker.getStartTime(), span.start).toNanos());
+      gaps.add(Duration.between(span.end, marker.getEndTime()).toNanos());
+    }
+    assertEquals(400, gaps.size(), "200 spans, each with a JDK event");
+    // The JDK's begin comes just before our open and its end just after our close, on one
+    // thread: a gap is a few hundred nanoseconds, longer only when the thread was preempted
+    // between the two (which only lengthens it). A clock error shows as gaps below zero or
+    // beyond 10 us for most spans.
+    long within = gaps.stream().filter(gap -> gap >= -10_000 && gap <= 10_000).count();
+    java.util.Collections.sort(gaps);
+    System.out.println("JDK event vs span, ns: min " + gaps.get(0) + ", median "
+        + gaps.get(gaps.size() / 2) + ", max " + gaps.get(gaps.size() - 1) + "; within 10 us: "
+        + within + " of " + gaps.size());
+    assertTrue(gaps.get(0) >= -10_000, "ours more than 10 us before the JDK's: " + gaps.get(0));
+    assertTrue(within >= gaps.size() * 95 / 100, within + " of " + gaps.size() + " within 10 us");
+  }
+
+  /** Runs SpansWorkload in {@code mode}; its truth lines by kind, then span id. */
+  private static Map<String, Map<Long, Long>> run(
+      String mode, String options, Path jfr, String... more) throws Exception {
+    List<String> args = new java.util.ArrayList<>(List.of(mode));
+    args.addAll(List.of(more));
+    Result result =
+        runJava(
+            List.of(agent("start," + options + ",attributes=endpoint,file=" + jfr)),
+            "SpansWorkload",
+            args.toArray(new String[0]));
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Map<String, Map<Long, Long>> truth = new HashMap<>();
+    for (String line : result.stdout) {
+      String[] parts = line.split(" ");
+      assertTrue(parts.length == 4 && parts[0].equals("truth"), "the JVM printed: " + line);
+      truth.computeIfAbsent(parts[1], k -> new HashMap<>())
+          .put(Long.parseLong(parts[2]), Long.parseLong(parts[3]));
+    }
+    return truth;
+  }
+
+  /** A span as recorded: its ctxprof.Context events, one or abutting parts on one thread. */
+  private static final class Span {
+    final long threadKey;
+    final Instant start;
+    final Instant end;
+
+    Span(long threadKey, Instant start, Instant end) {
+      this.threadKey = threadKey;
+      this.start = start;
+      this.end = end;
+    }
+
+    Duration duration() {
+      return Duration.between(start, end);
+    }
+  }
+
+  /**
+   * The recorded spans by span id. A span holding records on both sides of a chunk end (in file
+   * mode, every flush) is written in parts, so that each chunk carries the contexts of its own
+   * records (contextIds are per chunk): the parts of one span must abut, on one thread; nothing
+   * else gives a span two events.
+   */
+  private static Map<Long, Span> contextsBySpan(JfrRecording recording) {
+    Map<Long, List<RecordedEvent>> parts = new HashMap<>();
+    for (RecordedEvent context : recording.ofType("ctxprof.Context")) {
+      String span = context.getString("spanId");
+      if (span != null) {
+        parts
+            .computeIfAbsent(Long.parseUnsignedLong(span, 16), k -> new ArrayList<>())
+            .add(context);
+      }
+    }
+    Map<Long, Span> bySpan = new HashMap<>();
+    for (Map.Entry<Long, List<RecordedEvent>> entry : parts.entrySet()) {
+      List<RecordedEvent> events = entry.getValue();
+      events.sort(Comparator.comparing(RecordedEvent::getStartTime));
+      RecordedEvent first = events.get(0);
+      long thread = JfrRecording.threadKey(first.getThread());
+      Instant end = first.getEndTime();
+      for (RecordedEvent part : events.subList(1, events.size())) {
+        // Ticks convert to nanoseconds with rounding: a part's end and the next one's start
+        // (the same tick) may differ by a few nanoseconds.
+        long gap = Duration.between(end, part.getStartTime()).toNanos();
+        assertTrue(
+            JfrRecording.threadKey(part.getThread()) == thread && Math.abs(gap) <= 10,
+            "span " + Long.toHexString(entry.getKey()) + ": parts that do not abut: " + events);
+        end = part.getEndTime();
+      }
+      bySpan.put(entry.getKey(), new Span(thread, first.getStartTime(), end));
+    }
+    return bySpan;
+  }
+
+  /** The events other than contexts that lie in span {@code spanId}'s ctxprof.Context. */
+  private static List<RecordedEvent> eventsIn(JfrRecording recording, long spanId) {
+    List<RecordedEvent> inside = new java.util.ArrayList<>();
+    Span span = contextsBySpan(recording).get(spanId);
+    if (span == null) {
+      return inside;
+    }
+    for (RecordedEvent event : recording.events) {
+      if (!event.getEventType().getName().startsWith("ctxprof.")
+          && event.getThread() != null
+          && JfrRecording.threadKey(event.getThread()) == span.threadKey
+          && !event.getStartTime().isBefore(span.start)
+          && event.getStartTime().isBefore(span.end)) {
+        inside.add(event);
+      }
+    }
+    return inside;
+  }
+}
