@@ -963,7 +963,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
@@ -1100,7 +1100,7 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
