@@ -277,7 +277,7 @@ JAVA_OPERATIONS = [
      "span lifecycle: `ContextSetter.open(trace)` + 2 `setAttribute(String)` + close", 20.0),
 ]
 JAVA_LINE = re.compile(r"^(.*?)\s+([0-9.]+) ns\s+\[([0-9.]+) \.\. ([0-9.]+)\]\s+([0-9.]+) B/op$")
-JAVA_HEADER = re.compile(r"^Java (\S+) \(block access: (\w+)\)")
+JAVA_HEADER = re.compile(r"^Java (\S+) \(block access: (\w+)")
 
 
 def java_bench(options, jdk):
@@ -334,6 +334,50 @@ def java_section(options):
             " / ".join(jni) + " ns" if jni else "", goal))
     skipped = ("" if len(options.jdks) > 1 else
                "\nJDK 25 (Temurin) is not installed here: only JDK 17 was measured.\n")
+    return (java_header(arguments, accesses, skipped) + "\n".join(rows) + "\n\n"
+            + timed_spans_section(columns))
+
+
+# (timed operation, its untimed twin, label, clock reads per operation, target ratio, target).
+TIMED_OPERATIONS = [
+    ("span lifecycle (handle, one-write open)", "span lifecycle (handle, one-write open), untimed",
+     "span lifecycle: `ThreadHandle.open(trace, 2 attributes)` + close", 2, 3.0, "≤ 3×"),
+    ("setAttribute (handle, AttributeValue)", "setAttribute (handle, AttributeValue), untimed",
+     "`ThreadHandle.setAttribute(AttributeValue)`", 1, 1.1, "unchanged (≤ 1.1×)"),
+]
+
+
+def timed_spans_section(columns):
+    rows = ["| Operation | JDK | timed | untimed | ratio | timed − untimed − clock reads | Target |",
+            "|---|---|---:|---:|---:|---:|---|"]
+    clocks = []
+    for name, results in columns:
+        clock_rows = [key for key in results if key.startswith("floor: span clock read")]
+        if not clock_rows:
+            raise ReportError("ContextBench on %s printed no span clock floor" % name)
+        clock = results[clock_rows[0]][0]
+        clocks.append("%s: %.1f ns (%s)" % (name, clock, clock_rows[0].split("(")[1].rstrip(")")))
+        for timed, untimed, label, reads, ratio_target, target in TIMED_OPERATIONS:
+            for wanted in (timed, untimed):
+                if wanted not in results:
+                    raise ReportError("ContextBench on %s printed no '%s'" % (name, wanted))
+            ratio = results[timed][0] / results[untimed][0]
+            verdict = check("Timed %s on %s" % (label, name), target, "%.2f×" % ratio,
+                            ratio <= ratio_target)
+            rows.append("| %s | %s | %.1f ns | %.1f ns | %.2f× | %.1f ns | %s — %s |" % (
+                label, name, results[timed][0], results[untimed][0], ratio,
+                results[timed][0] - results[untimed][0] - reads * clock, target, verdict))
+    return ("### Timed spans (issue 25)\n\n"
+            "The same fork measures each write with the thread's span log (the default) and "
+            "without it (`-Dctxprof.spanTiming=false` restores this path for a process), and one "
+            "read of the span clock alone — %s. A timed write ends the interval it replaces: one "
+            "clock read and a record of ten 8-byte stores; a span is two timed writes. Where the "
+            "clock is `System.nanoTime()` (JDK 17; JDK 22+ without `--enable-native-access`) its "
+            "two reads alone exceed 3× the untimed span: the JDK has no cheaper clock for Java "
+            "code without JNI (docs/JAVA.md).\n\n" % "; ".join(clocks) + "\n".join(rows) + "\n")
+
+
+def java_header(arguments, accesses, skipped):
     return ("## Context write costs, Java\n\n"
             "`bazel run -c opt //bench:java_context_bench -- %s` on each JDK. JMH is not "
             "available offline; `ContextBench` forks JVMs, warms up, measures in batches, feeds "
@@ -346,8 +390,9 @@ def java_section(options):
             "pre-interned `AttributeValue`s (no value lookup); the span's fast path is the "
             "one-write `open`, which sets the trace and both attributes under one sequence bump. "
             "\"Through JNI\" is the same operation as a JNI call per write (the path of virtual "
-            "threads), for comparison.\n%s\n"
-            % (arguments, "; ".join(accesses), skipped) + "\n".join(rows) + "\n")
+            "threads), for comparison. Every row but those marked untimed is the default, "
+            "timed write (below).\n%s\n"
+            % (arguments, "; ".join(accesses), skipped))
 
 
 # ---------------------------------------------------------------------------------------------
