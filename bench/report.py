@@ -489,6 +489,30 @@ def writer_section(options):
             + "\n".join(rows) + "\n")
 
 
+def spans_section(options):
+    log("span drain: //bench/jfr:span_drain_bench")
+    output = run([options.span_drain_bench, "--benchmark_format=json"]
+                 + (["--benchmark_min_time=0.05"] if options.quick else []),
+                 timeout=900, env=dict(os.environ, TMPDIR=options.scratch))
+    rows = ["| Threads with a span log | Spans/s | Bytes/span | Written |", "|---:|---:|---:|---:|"]
+    for benchmark in json.loads(output)["benchmarks"]:
+        match = re.search(r"BM_DrainSpans/(\d+)", benchmark["name"])
+        if match:
+            rows.append("| %s | %.2f M | %.1f | %.0f %% |" % (
+                match.group(1), benchmark["items_per_second"] / 1e6, benchmark["bytes_per_span"],
+                100 * benchmark["written"]))
+    if len(rows) == 2:
+        raise ReportError("span_drain_bench printed no BM_DrainSpans result:\n" + output)
+    return ("## Timed spans drained by the writer thread\n\n`bazel run -c opt "
+            "//bench/jfr:span_drain_bench`: the writer thread's whole share of a closed span — "
+            "`SpanDrain::Drain` reads every thread's log and maps its times, "
+            "`SpanIntervals` keeps it, and with `contexts=all` writes it as a `ctxprof.Context` "
+            "event (trace, span, two attributes; flushed every second of span time) — 256 spans "
+            "per log per drain; the spans themselves are written outside the timed region, as "
+            "their threads would. CPU time of the writer thread per span, as spans per second:\n\n"
+            + "\n".join(rows) + "\n")
+
+
 # ---------------------------------------------------------------------------------------------
 # Overhead: the platform floor, a native program and a CPU-bound JVM workload
 
@@ -1087,6 +1111,7 @@ INPUTS = {  # attribute: path in the runfiles
     "context_bench": "bench/context_bench",
     "handler_bench": "bench/sampler/handler_cost_bench",
     "writer_bench": "bench/jfr/jfr_writer_bench",
+    "span_drain_bench": "bench/jfr/span_drain_bench",
     "floor_bench": "bench/sampler/signal_floor_bench",
     "native_overhead_bench": "bench/sampler/overhead_bench",
     "drops_bench": "bench/sampler/drops_bench",
@@ -1103,6 +1128,7 @@ SECTIONS = {
     "java": java_section,
     "handler": handler_section,
     "writer": writer_section,
+    "spans": spans_section,
     "overhead": overhead_section,
     "peer": peer_section,
     "events": events_section,
