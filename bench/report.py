@@ -513,6 +513,43 @@ def spans_section(options):
             + "\n".join(rows) + "\n")
 
 
+UNTIMED = ["-Dctxprof.spanTiming=false"]
+SPAN_CONFIGS = [  # (label, agent options, agent library, JVM options)
+    ("off", None, None, UNTIMED),
+    ("off, spans timed (the library loaded, no profiling)", None, None, ()),
+    ("`cpu` at 10 ms, untimed (`-Dctxprof.spanTiming=false`)", "event=cpu,interval=10ms", None,
+     UNTIMED),
+    ("`cpu` at 10 ms, spans timed (default)", "event=cpu,interval=10ms", None, ()),
+    ("`cpu` at 10 ms, spans timed, `contexts=all`", "event=cpu,interval=10ms,contexts=all", None,
+     ()),
+]
+
+
+def span_overhead_section(options):
+    sections = []
+    for jdk in options.jdks:
+        runs, ratios, rounds = jvm_overhead(options, jdk, SPAN_CONFIGS)
+        off = runs["off"]
+        requests_per_second = median([r["requests"] / r["wall"] for r in off])
+        rows = ["| Configuration | Median CPU | vs untimed, unprofiled: median [range] |",
+                "|---|---:|---:|"]
+        for label, *_ in SPAN_CONFIGS:
+            percent = [(ratio - 1) * 100 for ratio in ratios[label]]
+            rows.append("| %s | %.3f s | %s |" % (
+                label, median([r["cpu"] for r in runs[label]]),
+                "" if label == "off" else "%+.2f %% %s" % (median(percent),
+                                                          spread(percent, "%+.2f"))))
+        sections.append("On %s (%d round(s), %.0f requests/s, each one span):\n\n%s\n" % (
+            options.jdk_names[jdk], rounds, requests_per_second, "\n".join(rows)))
+    return ("## Timed spans on a serving workload\n\n"
+            "`OverheadWorkload` (below: every request is a span opened through `ContextSetter`, "
+            "its endpoint set inside, and closed: three timed writes) with span timing off and on, unprofiled and "
+            "profiled, in interleaved rounds; CPU of the measured phase relative to the "
+            "untimed, unprofiled run. Timing is on by default whether or not a profiler runs: "
+            "with no reader the logs fill and drop (counted), the writes cost the same.\n\n"
+            + "\n".join(sections))
+
+
 # ---------------------------------------------------------------------------------------------
 # Overhead: the platform floor, a native program and a CPU-bound JVM workload
 
@@ -567,13 +604,13 @@ REQUESTS = {"compute": ("60000", "1500"), "alloc": ("200000", "2000"),
             "lock": ("400000", "10000")}
 
 
-def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
+def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None, java_options=()):
     """One OverheadWorkload run, profiled by `agent` (default: ctxprof's library) with
-    `agent_options` when given."""
+    `agent_options` when given; `java_options` go to the JVM."""
     threads = str(os.cpu_count())
     warmup = "1" if options.quick else "3"
     requests = REQUESTS[work][1 if options.quick else 0]
-    command = [jdk + "/bin/java"]
+    command = [jdk + "/bin/java"] + list(java_options)
     if agent_options:
         command.append("-agentpath:%s=start,%s,file=%s" % (agent or options.library,
                                                            agent_options, recording))
@@ -590,6 +627,7 @@ def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
         if measured:
             result["cpu"] = int(measured.group(1)) / 1e9
             result["wall"] = int(measured.group(2)) / 1e9
+            result["requests"] = int(measured.group(3))
             result["allocated"] = int(measured.group(4))
             status = measured.group(5)
             samples = re.search(r"samples=(\d+)", status)
@@ -606,9 +644,10 @@ def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
 
 def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=None,
                  rounds=5):
-    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options) or
-    (label, agent options, agent library) of `configs`, one of them labelled "off" (the default
-    library is ctxprof's); returns runs and per-round CPU ratios to "off".
+    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options),
+    (label, agent options, agent library) or (label, agent options, agent library, JVM options)
+    of `configs`, one of them labelled "off" (the default library, None, is ctxprof's); returns
+    runs and per-round CPU ratios to "off".
 
     examine(label, recording), when given, runs after each profiled run and its result is the
     run's "recording" entry. With a `failures` dict, a failing run of an agent other than
@@ -623,14 +662,16 @@ def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=N
         log("JVM overhead (%s) on %s: round %d of %d" % (work, options.jdk_names[jdk],
                                                          round_index + 1, rounds))
         this_round = {}
-        for label, agent_options, *agent in rotated(configs, round_index):
-            agent = agent[0] if agent else None
+        for label, agent_options, *more in rotated(configs, round_index):
+            agent = more[0] if more else None
+            java_options = more[1] if len(more) > 1 else ()
             if failures is not None and label in failures:
                 continue
             if os.path.exists(recording):
                 os.unlink(recording)
             try:
-                result = jvm_run(options, jdk, agent_options, recording, work, agent)
+                result = jvm_run(options, jdk, agent_options, recording, work, agent,
+                                 java_options)
                 if examine and agent_options:
                     result["recording"] = examine(label, recording)
             except ReportError as error:
@@ -1129,6 +1170,7 @@ SECTIONS = {
     "handler": handler_section,
     "writer": writer_section,
     "spans": spans_section,
+    "span_overhead": span_overhead_section,
     "overhead": overhead_section,
     "peer": peer_section,
     "events": events_section,
