@@ -23,6 +23,8 @@ void SpanIntervals::Add(const SpanInterval& span) {
       std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
   auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
   pending.triggered = first_inside != after;
+  // A cut at a chunk end goes just after the last record inside (WriteTriggered).
+  if (pending.triggered) pending.last_record = *(after - 1);
   // Records that guessed this span's context are covered when it is written.
   thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
                                       [&span](const Guess& guess) {
@@ -98,7 +100,7 @@ void SpanIntervals::CutOpen(const Key& key, Thread* thread, uint64_t* pending_by
   const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
   if (first == after) return;
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
-  const uint64_t cut = *(after - 1) + 1;
+  const uint64_t cut = *(after - 1) + chunk_->DurationCovering(*(after - 1), *(after - 1));
   if (cut <= begin) return;
   WriteInterval(key, begin, cut, thread->open_context, pending_bytes);
   thread->written_until = cut;
@@ -135,7 +137,9 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
-      const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
+      const uint64_t cut = std::min(
+          pending.span.end_ticks,
+          pending.last_record + chunk_->DurationCovering(pending.last_record, pending.last_record));
       WriteInterval(key, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
       pending.triggered = false;
@@ -165,7 +169,9 @@ void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pendi
     const uint64_t begin = std::max(
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
-    const uint64_t end = std::max(thread->guessed[last].ticks + 1, begin + 1);
+    const uint64_t last_ticks = thread->guessed[last].ticks;
+    const uint64_t end =
+        std::max(last_ticks + chunk_->DurationCovering(last_ticks, last_ticks), begin + 1);
     WriteInterval(key, begin, end, context, pending_bytes);
     thread->written_until = end;
     first = last + 1;
