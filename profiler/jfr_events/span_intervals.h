@@ -50,6 +50,7 @@ struct SpanInterval {
   uint64_t begin_ticks;
   uint64_t end_ticks;
   ContextSnapshot context;
+  bool closed = true;  // false: still open at the recording's end (SpanDrain::DrainOpen)
 };
 
 class SpanIntervals {
