@@ -220,4 +220,55 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   }
 }
 
+void WriteLatencyReport(const Profile& profile, int attribute, std::string* out) {
+  const std::string attribute_name = attribute < 0 ? "" : profile.attribute_names()[attribute];
+  const std::map<std::string, LatencyHistogram> histograms = profile.LatencyBy(attribute);
+  std::map<std::string, int64_t> cpu_nanos;
+  for (const Sample& sample : profile.samples()) {
+    if (sample.kind == SampleKind::kCpu && sample.context >= 0) {
+      cpu_nanos[profile.ValueOf(sample, attribute)] += profile.MeasureOf(sample);
+    }
+  }
+  int64_t spans = 0;
+  for (const auto& [value, histogram] : histograms) spans += histogram.count();
+  *out += "spans: " + std::to_string(spans) + " (all closed spans, from ctxprof.SpanLatency)\n";
+  *out +=
+      "by: " +
+      (attribute_name.empty() ? std::string("(the recording has no attributes)") : attribute_name) +
+      "\n\n";
+  std::vector<std::pair<std::string, const LatencyHistogram*>> rows;
+  for (const auto& [value, histogram] : histograms) {
+    if (!value.empty() && histogram.count() > 0) rows.emplace_back(value, &histogram);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second->count() > b.second->count();
+  });
+  auto unset = histograms.find("");
+  if (unset != histograms.end() && unset->second.count() > 0) rows.emplace_back("", &unset->second);
+  auto milliseconds = [](int64_t nanos) {
+    char text[32];
+    snprintf(text, sizeof(text), "%.3f ms", static_cast<double>(nanos) / 1e6);
+    return std::string(text);
+  };
+  char line[256];
+  snprintf(line, sizeof(line), "%10s %14s %14s %14s %14s %14s  %s\n", "spans", "p50", "p90", "p99",
+           "max", "cpu/span", "value");
+  *out += line;
+  for (const auto& [value, histogram] : rows) {
+    const int64_t cpu_per_span = profile.period(SampleKind::kCpu) > 0
+                                     ? cpu_nanos[value] / std::max<int64_t>(histogram->count(), 1)
+                                     : -1;
+    snprintf(
+        line, sizeof(line), "%10lld %14s %14s %14s %14s %14s  ",
+        static_cast<long long>(histogram->count()), milliseconds(histogram->Percentile(50)).c_str(),
+        milliseconds(histogram->Percentile(90)).c_str(),
+        milliseconds(histogram->Percentile(99)).c_str(), milliseconds(histogram->max()).c_str(),
+        cpu_per_span < 0 ? "-" : milliseconds(cpu_per_span).c_str());
+    *out += line;
+    *out +=
+        (value.empty() ? attribute_name + " (unset)" : attribute_name + " = " + QuoteJson(value)) +
+        "\n";
+  }
+}
+
 }  // namespace ctxprof::tools

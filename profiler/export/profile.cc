@@ -15,10 +15,11 @@ namespace ctxprof {
 
 namespace {
 
-// ctxprof.Context fields that are not attributes.
+// ctxprof.Context and ctxprof.SpanLatency fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId";
+         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId" ||
+         name == "spans" || name == "totalDuration" || name == "maxDuration" || name == "buckets";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -173,6 +174,15 @@ int Profile::AttributeIndex(const std::string& name) const {
   return -1;
 }
 
+std::map<std::string, LatencyHistogram> Profile::LatencyBy(int attribute) const {
+  std::map<std::string, LatencyHistogram> by_value;
+  for (const auto& [values, histogram] : latencies_) {
+    const bool has = attribute >= 0 && static_cast<size_t>(attribute) < values.size();
+    by_value[has ? values[attribute] : ""].Merge(histogram);
+  }
+  return by_value;
+}
+
 const std::string& Profile::ValueOf(const Sample& sample, int attribute) const {
   static const std::string kUnset;
   if (sample.context < 0 || attribute < 0) return kUnset;
@@ -299,6 +309,22 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.Context") slots_of(event.type);
   }
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.SpanLatency") continue;
+    const std::vector<int>& slots = slots_of(event.type);  // may add attributes
+    std::vector<std::string> values(attribute_names_.size());
+    const std::vector<JfrValue>& fields = event.value.items();
+    for (size_t f = 0; f < slots.size() && f < fields.size(); f++) {
+      if (slots[f] >= 0) values[slots[f]] = fields[f].string();
+    }
+    LatencyHistogram histogram;
+    // A malformed bucket list adds nothing: the count and sum still hold.
+    histogram.AddBucketsText(event.Field("buckets").string());
+    histogram.AddBucket(0, event.Field("spans").integer() - histogram.count(),
+                        event.Field("totalDuration").integer(),
+                        event.Field("maxDuration").integer());
+    latencies_[values].Merge(histogram);
+  }
 
   std::unordered_map<const JfrEvent*, int32_t> context_of_event;
   auto intern_context = [&](const JfrEvent* event) -> int32_t {
@@ -369,8 +395,20 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     Sample sample;
     sample.kind = kind;
     const JfrValue& thread = event.thread();
-    sample.thread_id = thread.Field("osThreadId").integer();
     const int64_t thread_key = JfrReader::ThreadKey(thread);
+    // A wait joins its context at its end: the context was read there, and its start may fall
+    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
+    const int64_t join_ticks = IsSample(kind) || kind == SampleKind::kAllocation
+                                   ? event.start_ticks()
+                                   : event.start_ticks() + event.Field("duration").integer();
+    int64_t span_ticks = 0;
+    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks, &span_ticks);
+    if (context != nullptr) sample.span_nanos = reader.NanosOf(span_ticks);
+    if (span_filter_.active && (context == nullptr || sample.span_nanos < span_filter_.min_nanos ||
+                                sample.span_nanos > span_filter_.max_nanos)) {
+      continue;
+    }
+    sample.thread_id = thread.Field("osThreadId").integer();
     const JfrValue& java_name = thread.Field("javaName");
     std::string thread_name =
         java_name.is_null() ? thread.Field("osName").string() : java_name.string();
@@ -398,12 +436,6 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
                           ? AllocatedBytes(event)
                           : reader.NanosOf(event.Field("duration").integer());
     }
-    // A wait joins its context at its end: the context was read there, and its start may fall
-    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
-    const int64_t join_ticks = IsSample(kind) || kind == SampleKind::kAllocation
-                                   ? sample.ticks
-                                   : sample.ticks + event.Field("duration").integer();
-    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);

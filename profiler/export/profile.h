@@ -29,6 +29,7 @@
 #ifndef CTXPROF_PROFILER_EXPORT_PROFILE_H_
 #define CTXPROF_PROFILER_EXPORT_PROFILE_H_
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "profiler/base/event_kind.h"
+#include "profiler/base/latency_histogram.h"
 
 namespace ctxprof {
 
@@ -98,6 +100,16 @@ struct Sample {
   int64_t weight = 1;
   uint32_t stack = 0;    // index into Profile::stacks()
   int32_t context = -1;  // index into Profile::contexts(), -1 = no context
+  // The length of the span its context is (JfrReader::ContextAt), -1 = no context.
+  int64_t span_nanos = -1;
+};
+
+// Which samples to keep by the length of their span (--min-duration, --max-duration): those in
+// a span at least min_nanos and at most max_nanos long. Inactive: every sample.
+struct SpanFilter {
+  bool active = false;
+  int64_t min_nanos = 0;
+  int64_t max_nanos = INT64_MAX;
 };
 
 class Profile {
@@ -107,6 +119,8 @@ class Profile {
   // names the file and, for bad content, the offset (JfrReader's message); the samples of
   // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // Keeps only the samples the filter admits from the next Load on.
+  void set_span_filter(const SpanFilter& filter) { span_filter_ = filter; }
   // Load for a recording already in memory (a finished chunk file the exporter read); `name`
   // stands for its path in messages.
   bool LoadBytes(const std::string& name, std::vector<uint8_t> bytes, EventSelection selection,
@@ -158,6 +172,13 @@ class Profile {
   // The value of attribute `attribute` in `sample`'s context; "" when unset or no context.
   const std::string& ValueOf(const Sample& sample, int attribute) const;
 
+  // The ctxprof.SpanLatency histograms of every loaded file (all closed spans, written as a
+  // ctxprof.Context or not), added up per value of attribute `attribute` ("" = unset).
+  std::map<std::string, LatencyHistogram> LatencyBy(int attribute) const;
+  // Whether any loaded file had ctxprof.SpanLatency events (a ctxprof recording with timed
+  // spans).
+  bool has_latencies() const { return !latencies_.empty(); }
+
  private:
   std::vector<Frame> frames_;
   std::vector<std::vector<uint32_t>> stacks_;
@@ -182,6 +203,10 @@ class Profile {
   std::map<std::vector<uint32_t>, uint32_t> stack_index_;
   std::map<std::vector<std::string>, int32_t> context_index_;  // trace, span, values...
   WeightUnit unit_ = WeightUnit::kSamples;
+  SpanFilter span_filter_;
+  // ctxprof.SpanLatency histograms by attribute values (parallel to attribute_names_ when the
+  // file was loaded; shorter when a later file added attributes).
+  std::map<std::vector<std::string>, LatencyHistogram> latencies_;
 };
 
 // A JVM class name as JFR stores it ("java/lang/String", "[B", "[Ljava/lang/String;") in Java

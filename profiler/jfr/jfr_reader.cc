@@ -677,15 +677,58 @@ Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
     if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
       end_ticks = INT64_MAX;
     }
-    contexts_[ThreadKey(event.thread())].push_back(ContextInterval{start_ticks, end_ticks, i});
+    contexts_[ThreadKey(event.thread())].push_back(
+        ContextInterval{start_ticks, end_ticks, i, start_ticks, end_ticks});
   }
   for (auto& [tid, intervals] : contexts_) {
     std::stable_sort(intervals.begin(), intervals.end(),
                      [](const ContextInterval& a, const ContextInterval& b) {
                        return a.start_ticks < b.start_ticks;
                      });
+    JoinSpanParts(&intervals);
   }
   return Status();
+}
+
+namespace {
+
+// What identifies a context across chunks: every field of a ctxprof.Context but its time,
+// thread and per-chunk id, by name (chunks of concatenated recordings may declare the type
+// differently).
+std::string ContextIdentity(const JfrEvent& event) {
+  std::string identity;
+  const std::vector<JfrField>& fields = event.type->fields;
+  const std::vector<JfrValue>& values = event.value.items();
+  for (size_t f = 0; f < fields.size() && f < values.size(); f++) {
+    const std::string& name = fields[f].name;
+    if (name == "startTime" || name == "duration" || name == "eventThread" || name == "contextId") {
+      continue;
+    }
+    identity += name;
+    identity += values[f].is_null() ? std::string(1, '\x01') : '=' + values[f].string();
+    identity += '\0';
+  }
+  return identity;
+}
+
+}  // namespace
+
+void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
+  size_t first = 0;
+  while (first < intervals->size()) {
+    const std::string identity = ContextIdentity(events_[(*intervals)[first].event]);
+    size_t last = first;
+    while (last + 1 < intervals->size() &&
+           (*intervals)[last + 1].start_ticks == (*intervals)[last].end_ticks &&
+           ContextIdentity(events_[(*intervals)[last + 1].event]) == identity) {
+      last++;
+    }
+    for (size_t i = first; i <= last; i++) {
+      (*intervals)[i].span_start_ticks = (*intervals)[first].start_ticks;
+      (*intervals)[i].span_end_ticks = (*intervals)[last].end_ticks;
+    }
+    first = last + 1;
+  }
 }
 
 int64_t JfrReader::ThreadKey(const JfrValue& thread) {
@@ -695,7 +738,7 @@ int64_t JfrReader::ThreadKey(const JfrValue& thread) {
   return static_cast<int64_t>(0 - static_cast<uint64_t>(thread.Field("javaThreadId").integer()));
 }
 
-const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
+const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_ticks) const {
   auto it = contexts_.find(thread_key);
   if (it == contexts_.end()) return nullptr;
   const std::vector<ContextInterval>& intervals = it->second;
@@ -705,7 +748,13 @@ const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
       [](int64_t t, const ContextInterval& interval) { return t < interval.start_ticks; });
   if (after == intervals.begin()) return nullptr;
   const ContextInterval& candidate = *(after - 1);
-  return ticks < candidate.end_ticks ? &events_[candidate.event] : nullptr;
+  if (ticks >= candidate.end_ticks) return nullptr;
+  if (span_ticks != nullptr) {
+    // Wrapping: any values a file holds subtract without undefined behaviour.
+    *span_ticks = static_cast<int64_t>(static_cast<uint64_t>(candidate.span_end_ticks) -
+                                       static_cast<uint64_t>(candidate.span_start_ticks));
+  }
+  return &events_[candidate.event];
 }
 
 const JfrValue& JfrEvent::thread() const {

@@ -106,8 +106,12 @@ class JfrReader {
   // The ctxprof.Context event of the thread with ThreadKey `thread_key` whose
   // [startTime, startTime + duration) contains `ticks`, or nullptr: the join of a sample to its
   // context. Intervals of a thread do not overlap (docs/JFR.md); if a file has overlapping ones,
-  // the latest-starting wins.
-  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks) const;
+  // the latest-starting wins. With `span_ticks`, also the length of the whole span: the
+  // interval joined with its abutting neighbours of the same context (every field but
+  // startTime, duration, eventThread and contextId equal), because a writer cuts a span still
+  // open at a flush or chunk end into parts (docs/JFR.md, "How context is encoded"). This is
+  // the one join of an event to its context, for samples and any other event alike.
+  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_ticks = nullptr) const;
 
  private:
   class ChunkParser;
@@ -122,7 +126,12 @@ class JfrReader {
     int64_t start_ticks;
     int64_t end_ticks;
     size_t event;  // index into events_
+    // The whole span's [start, end): this interval joined with abutting ones of its context.
+    int64_t span_start_ticks;
+    int64_t span_end_ticks;
   };
+  // Sets span_start_ticks and span_end_ticks of one thread's intervals, sorted by start.
+  void JoinSpanParts(std::vector<ContextInterval>* intervals) const;
   // ThreadKey -> the thread's ctxprof.Context intervals, sorted by start.
   std::map<int64_t, std::vector<ContextInterval>> contexts_;
 };

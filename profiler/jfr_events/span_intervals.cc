@@ -23,6 +23,8 @@ void SpanIntervals::Add(const SpanInterval& span) {
       std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
   auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
   pending.triggered = first_inside != after;
+  // A cut at a chunk end goes just after the last record inside (WriteTriggered).
+  if (pending.triggered) pending.last_record = *(after - 1);
   // Records that guessed this span's context are covered when it is written.
   thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
                                       [&span](const Guess& guess) {

@@ -3,6 +3,7 @@
 // length, a span still open at the end not at all.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -180,6 +181,64 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   // closed span holds no record, so no Context event under contexts=triggered.
   EXPECT_GE(context_events["/a"], 5);
   EXPECT_EQ(context_events.count("/b"), 0u);
+}
+
+// A record that reaches the writer before its span is drained triggers the span when it arrives
+// (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
+// that record, not at tick 1 (a cut from a last record never set: an interval of negative
+// duration, then one of hours).
+TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 3;
+  context.attributes[0] = workload.dictionary->Intern("/late");
+  workload.contexts = {context};
+  workload.samples = {{SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}}};
+  JfrWriterConfig config;
+  config.path = TempPath("span_late.jfr");
+  config.engine = "perf_cpu_clock";
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // drained after its record
+  ASSERT_TRUE(IsOk(writer->Rotate()));
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  EXPECT_EQ(intervals,
+            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
+                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  // The reader joins the parts back into the span's whole length.
+  int64_t span_ticks = 0;
+  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_ticks), nullptr);
+  EXPECT_EQ(span_ticks, static_cast<int64_t>(30 * ms));
 }
 
 }  // namespace
