@@ -168,6 +168,9 @@ struct AnalysisArguments {
   bool labels_given = false;
   size_t top = 10;
   EventSelection events = EventSelection::kAll;
+  std::vector<std::string> event_types;  // --events TYPE,... (kTypes)
+  std::string value = "duration";        // --value FIELD
+  bool value_given = false;
   bool quiet = false;
   bool threads = false;
   bool diff = false;
@@ -254,10 +257,32 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
                    value + "\"";
           return false;
         }
+      } else if (arg == "--value") {
+        out->value = value;
+        out->value_given = true;
       } else if (arg == "--events") {
-        if (!ParseEventSelection(value, &out->events)) {
-          *error =
-              command + ": --events wants cpu, wall, all, alloc or lock, got \"" + value + "\"";
+        out->event_types.clear();
+        if (value.find('.') != std::string::npos) {
+          // Event type names, e.g. jdk.FileRead,jdk.SocketRead.
+          out->events = EventSelection::kTypes;
+          size_t start = 0;
+          while (start <= value.size()) {
+            const size_t comma = std::min(value.find(',', start), value.size());
+            const std::string type = value.substr(start, comma - start);
+            if (type.empty() || type.find('.') == std::string::npos) {
+              *error = command + ": --events " + value + ": \"" + type +
+                       "\" is not an event type name (a type is named like jdk.FileRead; give "
+                       "types only, comma-separated)";
+              return false;
+            }
+            out->event_types.push_back(type);
+            start = comma + 1;
+          }
+        } else if (!ParseEventSelection(value, &out->events)) {
+          *error = command +
+                   ": --events wants cpu, wall, all, alloc, lock or event types (e.g. "
+                   "jdk.FileRead,jdk.SocketRead), got \"" +
+                   value + "\"";
           return false;
         }
       }
@@ -281,6 +306,11 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
   if (out->diff && !by_duration && out->inputs.size() != 2) {
     *error = command + ": --diff wants two recordings, BEFORE AFTER (got " +
              std::to_string(out->inputs.size()) + ")";
+    return false;
+  }
+  if (out->value_given && out->events != EventSelection::kTypes) {
+    *error = command + ": --value FIELD weighs events of --events TYPE,... (e.g. --events " +
+             "jdk.FileRead --value bytesRead); cpu, wall, alloc and lock have their own weights";
     return false;
   }
   if (out->inputs.empty()) {
@@ -316,6 +346,7 @@ SpanFilter OtherSpans(const AnalysisArguments& arguments) {
 bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::string>& inputs,
                  const SpanFilter& spans, Profile* profile) {
   profile->set_span_filter(spans);
+  profile->set_event_types(arguments.event_types, arguments.value);
   std::vector<std::string> files, notes;
   std::string error;
   const bool expanded = ExpandInputs(inputs, &files, &notes, &error);
@@ -334,6 +365,16 @@ bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::stri
       fprintf(stderr, "ctxprof: %s\n", error.c_str());
       return false;
     }
+  }
+  for (const Profile::EventType& type : profile->event_types()) {
+    if (type.seen) continue;
+    std::string known;
+    for (const std::string& name : profile->types_with_stacks()) known += " " + name;
+    fprintf(stderr,
+            "ctxprof: --events %s: no such events in the recording (its events with a stack "
+            "trace:%s)\n",
+            type.name.c_str(), known.empty() ? " none" : known.c_str());
+    return false;
   }
   // Said even with --quiet: they qualify the result.
   for (const std::string& note : profile->Notes()) {
@@ -397,8 +438,8 @@ int Report(const std::vector<std::string>& args, const std::string& /*executable
   AnalysisArguments arguments;
   std::string error;
   if (!ParseAnalysisArguments("report", args,
-                              {"--by", "--threads", "--top", "--events", "--quiet", "--latency",
-                               "--min-duration", "--max-duration"},
+                              {"--by", "--threads", "--top", "--events", "--value", "--quiet",
+                               "--latency", "--min-duration", "--max-duration"},
                               &arguments, &error)) {
     return Usage(error);
   }
@@ -440,10 +481,10 @@ int Report(const std::vector<std::string>& args, const std::string& /*executable
 int Flame(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments(
-          "flame", args,
-          {"-o", "--by", "--diff", "--events", "--quiet", "--min-duration", "--max-duration"},
-          &arguments, &error)) {
+  if (!ParseAnalysisArguments("flame", args,
+                              {"-o", "--by", "--diff", "--events", "--value", "--quiet",
+                               "--min-duration", "--max-duration"},
+                              &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
@@ -488,10 +529,10 @@ int Flame(const std::vector<std::string>& args, const std::string& /*executable*
 int Convert(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments(
-          "convert", args,
-          {"--to", "-o", "--events", "--labels", "--quiet", "--min-duration", "--max-duration"},
-          &arguments, &error)) {
+  if (!ParseAnalysisArguments("convert", args,
+                              {"--to", "-o", "--events", "--value", "--labels", "--quiet",
+                               "--min-duration", "--max-duration"},
+                              &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.to != "collapsed" && arguments.to != "pprof" && arguments.to != "otlp") {

@@ -305,6 +305,7 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     size_t class_index;
     size_t field_index;
     uint32_t annotation_id;
+    std::string value;  // the annotation's value attribute, "" when it has none
   };
   std::vector<FieldAnnotation> field_annotations;  // resolved once all classes are known
   for (const Element& section : root.children) {
@@ -335,8 +336,10 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
           uint32_t annotation_id;
           if (strings[annotation.name] == "annotation" &&
               parse_id(attribute(annotation, "class"), &annotation_id)) {
-            field_annotations.push_back(
-                FieldAnnotation{classes_->size(), klass.fields.size(), annotation_id});
+            const std::string* value = attribute(annotation, "value");
+            field_annotations.push_back(FieldAnnotation{classes_->size(), klass.fields.size(),
+                                                        annotation_id,
+                                                        value == nullptr ? "" : *value});
           }
         }
         klass.fields.push_back(std::move(field));
@@ -357,9 +360,11 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
   }
   for (const FieldAnnotation& a : field_annotations) {
     auto it = class_by_id_.find(a.annotation_id);
-    if (it != class_by_id_.end() && it->second->name == "jdk.jfr.Contextual") {
-      (*classes_)[a.class_index].fields[a.field_index].contextual = true;
-    }
+    if (it == class_by_id_.end()) continue;
+    JfrField& field = (*classes_)[a.class_index].fields[a.field_index];
+    if (it->second->name == "jdk.jfr.Contextual") field.contextual = true;
+    if (it->second->name == "jdk.jfr.Timespan") field.timespan = a.value;
+    if (it->second->name == "jdk.jfr.DataAmount") field.data_amount = a.value;
   }
   for (const JfrClass& klass : *classes_) {
     for (const JfrField& field : klass.fields) {
