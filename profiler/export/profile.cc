@@ -516,9 +516,9 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
         IsSample(kind) || kind == SampleKind::kAllocation || kind == SampleKind::kEvent
             ? event.start_ticks()
             : event.start_ticks() + event.Field("duration").integer();
-    int64_t span_ticks = 0;
-    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks, &span_ticks);
-    if (context != nullptr) sample.span_nanos = reader.NanosOf(span_ticks);
+    int64_t span_nanos = 0;
+    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks, &span_nanos, event.chunk);
+    if (context != nullptr) sample.span_nanos = span_nanos;
     if (span_filter_.active && (context == nullptr || sample.span_nanos < span_filter_.min_nanos ||
                                 sample.span_nanos > span_filter_.max_nanos)) {
       continue;

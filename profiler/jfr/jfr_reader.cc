@@ -672,6 +672,7 @@ Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
     }
   } while (start != 0);
 
+  FindClockDomains();
   contexts_.clear();
   for (size_t i = 0; i < events_.size(); i++) {
     const JfrEvent& event = events_[i];
@@ -682,7 +683,7 @@ Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
     if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
       end_ticks = INT64_MAX;
     }
-    contexts_[ThreadKey(event.thread())].push_back(
+    contexts_[{chunk_domain_[event.chunk], ThreadKey(event.thread())}].push_back(
         ContextInterval{start_ticks, end_ticks, i, start_ticks, end_ticks});
   }
   for (auto& [tid, intervals] : contexts_) {
@@ -743,8 +744,50 @@ int64_t JfrReader::ThreadKey(const JfrValue& thread) {
   return static_cast<int64_t>(0 - static_cast<uint64_t>(thread.Field("javaThreadId").integer()));
 }
 
-const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_ticks) const {
-  auto it = contexts_.find(thread_key);
+void JfrReader::FindClockDomains() {
+  chunk_domain_.clear();
+  domain_anchor_.clear();
+  for (uint32_t c = 0; c < chunks_.size(); c++) {
+    const JfrChunkInfo& chunk = chunks_[c];
+    uint32_t domain = 0;
+    for (; domain < domain_anchor_.size(); domain++) {
+      const JfrChunkInfo& anchor = chunks_[domain_anchor_[domain]];
+      if (anchor.ticks_per_second != chunk.ticks_per_second || chunk.ticks_per_second == 0) {
+        continue;
+      }
+      // Where the anchor's clock puts this chunk's start, against where its header does.
+      const long double elapsed_nanos =
+          static_cast<long double>(static_cast<int64_t>(chunk.start_ticks - anchor.start_ticks)) *
+          1e9L / static_cast<long double>(chunk.ticks_per_second);
+      const long double header_nanos = static_cast<long double>(static_cast<int64_t>(
+          static_cast<uint64_t>(chunk.start_nanos) - static_cast<uint64_t>(anchor.start_nanos)));
+      if (fabsl(elapsed_nanos - header_nanos) < 1e6L) break;
+    }
+    if (domain == domain_anchor_.size()) domain_anchor_.push_back(c);
+    chunk_domain_.push_back(domain);
+  }
+}
+
+int64_t JfrReader::TicksOnDomain(uint32_t chunk, int64_t ticks, uint32_t domain) const {
+  const JfrChunkInfo& from = chunks_[chunk];
+  const JfrChunkInfo& to = chunks_[domain_anchor_[domain]];
+  if (from.ticks_per_second == 0 || to.ticks_per_second == 0) return INT64_MIN;
+  // Differences first, so that long double keeps every nanosecond of epoch-sized values.
+  const long double nanos =
+      static_cast<long double>(static_cast<int64_t>(static_cast<uint64_t>(from.start_nanos) -
+                                                    static_cast<uint64_t>(to.start_nanos))) +
+      static_cast<long double>(
+          static_cast<int64_t>(static_cast<uint64_t>(ticks) - from.start_ticks)) *
+          1e9L / static_cast<long double>(from.ticks_per_second);
+  const long double converted = static_cast<long double>(to.start_ticks) +
+                                nanos * static_cast<long double>(to.ticks_per_second) / 1e9L;
+  if (!(converted > -9.2e18L && converted < 9.2e18L)) return INT64_MIN;
+  return static_cast<int64_t>(floorl(converted));
+}
+
+const JfrReader::ContextInterval* JfrReader::IntervalAt(uint32_t domain, int64_t thread_key,
+                                                        int64_t ticks) const {
+  auto it = contexts_.find({domain, thread_key});
   if (it == contexts_.end()) return nullptr;
   const std::vector<ContextInterval>& intervals = it->second;
   // The last interval starting at or before `ticks`.
@@ -753,13 +796,31 @@ const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t*
       [](int64_t t, const ContextInterval& interval) { return t < interval.start_ticks; });
   if (after == intervals.begin()) return nullptr;
   const ContextInterval& candidate = *(after - 1);
-  if (ticks >= candidate.end_ticks) return nullptr;
-  if (span_ticks != nullptr) {
-    // Wrapping: any values a file holds subtract without undefined behaviour.
-    *span_ticks = static_cast<int64_t>(static_cast<uint64_t>(candidate.span_end_ticks) -
-                                       static_cast<uint64_t>(candidate.span_start_ticks));
+  return ticks < candidate.end_ticks ? &candidate : nullptr;
+}
+
+const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_nanos,
+                                     uint32_t chunk) const {
+  if (chunk >= chunk_domain_.size()) return nullptr;
+  const uint32_t home = chunk_domain_[chunk];
+  const ContextInterval* found = IntervalAt(home, thread_key, ticks);
+  uint32_t domain = home;
+  for (uint32_t other = 0; found == nullptr && other < domain_anchor_.size(); other++) {
+    if (other == home) continue;
+    const int64_t converted = TicksOnDomain(chunk, ticks, other);
+    if (converted != INT64_MIN) found = IntervalAt(other, thread_key, converted);
+    domain = other;
   }
-  return &events_[candidate.event];
+  if (found == nullptr) return nullptr;
+  if (span_nanos != nullptr) {
+    // Wrapping: any values a file holds subtract without undefined behaviour.
+    const int64_t span_ticks = static_cast<int64_t>(static_cast<uint64_t>(found->span_end_ticks) -
+                                                    static_cast<uint64_t>(found->span_start_ticks));
+    *span_nanos =
+        JavaLongOf(static_cast<double>(span_ticks) /
+                   (static_cast<double>(chunks_[domain_anchor_[domain]].ticks_per_second) / 1e9));
+  }
+  return &events_[found->event];
 }
 
 const JfrValue& JfrEvent::thread() const {

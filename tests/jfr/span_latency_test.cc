@@ -236,9 +236,9 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
   // The reader joins the parts back into the span's whole length.
-  int64_t span_ticks = 0;
-  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_ticks), nullptr);
-  EXPECT_EQ(span_ticks, static_cast<int64_t>(30 * ms));
+  int64_t span_nanos = 0;
+  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
+  EXPECT_EQ(span_nanos, 30000000);
 }
 
 }  // namespace
