@@ -56,7 +56,10 @@ allocated (or waited-for) class is the leaf of each stack.
   --top N          rows per section (default 10)
   --events E       cpu, wall, all (cpu and wall samples; the default), alloc
                    (jdk.ObjectAllocationSample; in ctxprof uploads jdk.ObjectAllocationInNewTLAB)
-                   or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
+                   or lock (jdk.JavaMonitorEnter, jdk.ThreadPark); or event types with a stack,
+                   comma-separated (jdk.FileRead,jdk.SocketRead, an application's shop.Order)
+  --value FIELD    with --events TYPE: the numeric field to add up (default duration; e.g.
+                   bytesRead): time spans in ns, data amounts in bytes, else the number
   --min-duration D only the events inside spans at least D long (D with its unit: ns, us, ms,
                    s or m, e.g. 50ms); an event's span is its ctxprof.Context on its thread
   --max-duration D only the events inside spans at most D long
@@ -81,7 +84,9 @@ BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
   --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
-  --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
+  --events E       cpu, wall, all, alloc (widths in bytes), lock (widths in ns) or event types;
+                   as for report
+  --value FIELD    with --events TYPE: the field that sizes the frames (default duration)
   --min-duration D, --max-duration D
                    only the events inside spans at least (at most) D long, as for report; with
                    --diff one of them compares those spans (AFTER) with the other spans (BEFORE)
@@ -104,7 +109,10 @@ constexpr const char* kConvertHelp =
   RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
-                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
+                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values;
+                   or event types (jdk.FileRead,...), each its own pprof sample type / OTLP
+                   profile (TYPE/bytes, TYPE/nanoseconds or TYPE/count)
+  --value FIELD    with --events TYPE: the numeric field to add up (default duration)
   --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
                    trace_id, span_id, attribute names, or none (default: kind and the
                    attributes for pprof, the attributes for OTLP; ids make a series per

@@ -73,7 +73,19 @@ done
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
 expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
-expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" --events heap
+expect 2 '--events wants cpu, wall, all, alloc, lock or event types (e.g. jdk.FileRead,jdk.SocketRead), got "heap"' \
+  report "$tmp/good.jfr" --events heap
+expect 2 '--events jdk.FileRead,,x: "" is not an event type name (a type is named like jdk.FileRead; give types only, comma-separated)' \
+  report "$tmp/good.jfr" --events jdk.FileRead,,x
+expect 2 '"cpu" is not an event type name' report "$tmp/good.jfr" --events jdk.FileRead,cpu
+expect 2 "--value FIELD weighs events of --events TYPE,... (e.g. --events jdk.FileRead --value bytesRead); cpu, wall, alloc and lock have their own weights" \
+  report "$tmp/good.jfr" --events alloc --value weight
+expect 1 "--events jdk.FileRead: no such events in the recording (its events with a stack trace: ctxprof.CpuSample profiler.WallClockSample)" \
+  report "$tmp/good.jfr" --events jdk.FileRead
+expect 1 "--value duration: ctxprof.CpuSample has no field of that name (its numeric fields: weight); choose one with --value" \
+  report "$tmp/good.jfr" --events ctxprof.CpuSample
+expect 1 "--value state: ctxprof.CpuSample's field is not a number (its numeric fields: weight)" \
+  report "$tmp/good.jfr" --events ctxprof.CpuSample --value state
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
@@ -143,6 +155,13 @@ expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet --min-duration 1
 [[ -s $tmp/out ]] && fail "--min-duration 1m kept samples: $(cat "$tmp/out")"
 expect 1 "report --latency: the recording has no ctxprof.SpanLatency events" \
   report "$tmp/good.jfr" --latency
+# Any event type: ctxprof's own CPU sample events weighed by their weight field are the cpu
+# samples, line for line.
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o "$tmp/cpu.txt" --quiet --events cpu
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet --events ctxprof.CpuSample \
+  --value weight
+cmp -s "$tmp/out" "$tmp/cpu.txt" ||
+  fail "--events ctxprof.CpuSample --value weight differs from --events cpu: $(cat "$tmp/out")"
 # Several recordings add up; a folder is read as a repository (its .jfr files).
 mkdir -p "$tmp/two"
 cp "$tmp/good.jfr" "$tmp/two/a.jfr"
