@@ -532,7 +532,7 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     if (known.second) threads_.push_back(Thread{sample.thread_id, std::move(thread_name)});
     sample.thread = known.first->second;
     sample.ticks = event.start_ticks();
-    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
+    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks, event.chunk);
     sample.stack = intern_stack(event.Field("stackTrace"));
     if (IsSample(kind)) {
       const JfrValue& samples = event.Field("samples");

@@ -828,9 +828,10 @@ const JfrValue& JfrEvent::thread() const {
   return event_thread.is_null() ? Field("sampledThread") : event_thread;
 }
 
-int64_t JfrReader::EpochNanosOf(int64_t ticks) const {
+int64_t JfrReader::EpochNanosOf(int64_t ticks, uint32_t chunk) const {
   if (chunks_.empty()) return 0;
-  const JfrChunkInfo& first = chunks_[0];
+  const JfrChunkInfo& first =
+      chunk < chunk_domain_.size() ? chunks_[domain_anchor_[chunk_domain_[chunk]]] : chunks_[0];
   const double divisor = static_cast<double>(first.ticks_per_second) / 1e9;
   // The JDK computes in Java longs: the subtraction and the addition wrap.
   const uint64_t elapsed_ticks = static_cast<uint64_t>(ticks) - first.start_ticks;

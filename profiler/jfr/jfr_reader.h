@@ -92,8 +92,10 @@ class JfrReader {
 
   // Converts ticks to nanoseconds since the epoch like JDK 25 does: with the first chunk's
   // header for every chunk, in Java long arithmetic (sums wrap, out-of-range quotients
-  // saturate), so any value a file holds converts without undefined behaviour.
-  int64_t EpochNanosOf(int64_t ticks) const;
+  // saturate), so any value a file holds converts without undefined behaviour. `chunk`: the
+  // event's chunk; one on another clock than the first chunk (a concatenated JDK recording,
+  // see ContextAt) converts with the first chunk of its own clock instead.
+  int64_t EpochNanosOf(int64_t ticks, uint32_t chunk = 0) const;
   // Converts a tick duration to nanoseconds (JDK rule: truncation; saturates like Java).
   int64_t NanosOf(int64_t ticks) const;
 

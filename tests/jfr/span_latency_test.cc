@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "profiler/base/latency_histogram.h"
@@ -79,6 +81,11 @@ TEST(LatencyHistogramTest, PercentilesAreWithinHalfABucketOfTheNearestRank) {
     EXPECT_FALSE(parsed.AddBucketsText(bad)) << bad;
   }
   EXPECT_EQ(parsed.count(), histogram.count());
+}
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
 std::string TempPath(const std::string& name) {
@@ -239,6 +246,77 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
   int64_t span_nanos = 0;
   ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
   EXPECT_EQ(span_nanos, 30000000);
+}
+
+// A recording on another clock concatenated with ours (the JDK's recorder counts nanosecond
+// ticks, ctxprof the TSC): its events join our spans through each chunk's epoch time, and convert
+// to epoch nanoseconds with their own chunk's header.
+TEST(SpanLatencyTest, EventsOfAChunkOnAnotherClockJoinThroughEpochTime) {
+  FakeClock tsc;                                  // 2.4 GHz
+  FakeClock nanos(1000000000ULL, 5000000000ULL);  // ns ticks, the same epoch anchor
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = tsc.TicksPerSecond() / 1000;
+  const uint64_t t0 = tsc.Now() + ms;
+  std::string error;
+  Workload ours;
+  ours.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(ours.attributes->Register({"endpoint"}, &error)) << error;
+  ContextSnapshot context{};
+  context.span_id = 4;
+  context.attributes[0] = ours.dictionary->Intern("/io");
+  JfrWriterConfig config;
+  config.path = TempPath("span_clock_ours.jfr");
+  config.engine = "perf_cpu_clock";
+  config.all_contexts = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, ours.Inputs(&tsc, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  opened.value()->AddTimedThreads({7});
+  opened.value()->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});
+  opened.value()->SettleSpans(UINT64_MAX);
+  tsc.Set(t0 + 50 * ms);
+  ASSERT_TRUE(IsOk(opened.value()->Close()));
+
+  // The other recording: samples of thread 7 at our t0 + 10 ms and t0 + 40 ms, no context.
+  Workload theirs;
+  theirs.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(theirs.attributes->Register({"endpoint"}, &error)) << error;
+  theirs.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  theirs.stack_truncated = {false};
+  const uint64_t n0 = 5000000000ULL + (t0 - tsc.AnchorTicks()) * 1000 / 2400;  // t0 in ns ticks
+  theirs.samples = {{SampleKind::kCpu, 7, n0 + 10000000, 0, -1, {}},
+                    {SampleKind::kCpu, 7, n0 + 40000000, 0, -1, {}}};
+  config.path = TempPath("span_clock_theirs.jfr");
+  opened = JfrWriter::Open(config, theirs.Inputs(&nanos, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  SampleRecord record;
+  for (size_t i = 0; i < theirs.samples.size(); i++) {
+    theirs.Fill(i, &record);
+    nanos.Set(record.ticks);
+    ASSERT_TRUE(IsOk(opened.value()->Add(record)));
+  }
+  nanos.Set(n0 + 60000000);
+  ASSERT_TRUE(IsOk(opened.value()->Close()));
+
+  std::vector<uint8_t> both = ReadBytes(TempPath("span_clock_ours.jfr"));
+  const std::vector<uint8_t> second = ReadBytes(config.path);
+  both.insert(both.end(), second.begin(), second.end());
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Parse("both", both, {})));
+  std::vector<std::string> joined;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "jdk.ExecutionSample") continue;
+    EXPECT_EQ(
+        reader.EpochNanosOf(event.start_ticks(), event.chunk),
+        reader.EpochNanosOf(static_cast<int64_t>(t0), 0) + (joined.empty() ? 10000000 : 40000000));
+    int64_t span_nanos = 0;
+    const JfrEvent* found = reader.ContextAt(7, event.start_ticks(), &span_nanos, event.chunk);
+    joined.push_back(found == nullptr
+                         ? "-"
+                         : found->Field("endpoint").string() + " " + std::to_string(span_nanos));
+  }
+  EXPECT_EQ(joined, (std::vector<std::string>{"/io 30000000", "-"}));
 }
 
 }  // namespace
