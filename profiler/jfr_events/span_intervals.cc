@@ -88,7 +88,7 @@ void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes
   const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
   if (first == after) return;
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
-  const uint64_t cut = *(after - 1) + 1;
+  const uint64_t cut = JustAfter(*(after - 1));
   if (cut <= begin) return;
   WriteInterval(tid, begin, cut, thread->open_context, pending_bytes);
   thread->written_until = cut;
@@ -119,7 +119,7 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
-      const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
+      const uint64_t cut = std::min(pending.span.end_ticks, JustAfter(pending.last_record));
       WriteInterval(tid, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
       pending.triggered = false;
@@ -149,7 +149,7 @@ void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_
     const uint64_t begin = std::max(
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
-    const uint64_t end = std::max(thread->guessed[last].ticks + 1, begin + 1);
+    const uint64_t end = std::max(JustAfter(thread->guessed[last].ticks), begin + 1);
     WriteInterval(tid, begin, end, context, pending_bytes);
     thread->written_until = end;
     first = last + 1;
@@ -158,6 +158,21 @@ void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_
   thread->unjoined.erase(
       thread->unjoined.begin(),
       std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->written_until));
+}
+
+uint64_t SpanIntervals::JustAfter(uint64_t ticks) const {
+  // The JDK's conversion with the file's first chunk header (ContextRuns::DurationTicks): a reader
+  // that compares nanoseconds must see the cut after the record, with 1 ns to spare for readers
+  // that convert with a later chunk's header.
+  const double ticks_per_nano = chunk_->ticks_per_nano();
+  auto to_nanos = [this, ticks_per_nano](uint64_t t) {
+    return static_cast<int64_t>(
+        static_cast<double>(static_cast<int64_t>(t - chunk_->file_start_ticks())) / ticks_per_nano);
+  };
+  const int64_t needed = to_nanos(ticks) + 2;
+  uint64_t cut = ticks + 1;
+  while (to_nanos(cut) < needed) cut++;
+  return cut;
 }
 
 void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {

@@ -13,7 +13,8 @@
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
 // are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
 // a triggered span ending after the last horizon is written only up to just after its last
-// record, and the rest once settled (or at a later segment end, if triggered again). Each part
+// record (2 ns after it as JDK readers convert ticks: JustAfter), and the rest once settled (or
+// at a later segment end, if triggered again). Each part
 // of a span is written once. A record falling in a span written whole at a flush of an earlier
 // chunk (it straddled that flush and the rotation) gets no context.
 //
@@ -123,6 +124,10 @@ class SpanIntervals {
   // At a chunk end: writes the contexts that records took from their own snapshot (their span
   // not drained yet), so that the chunk carries every contextId its records use.
   void WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  // The first tick that JDK readers, which compare nanoseconds, see at least 2 ns after `ticks`:
+  // where a span is cut after a record, so that every reader finds the record in the part
+  // before the cut (a cut 1 tick after it converts to the record's own nanosecond at a TSC rate).
+  uint64_t JustAfter(uint64_t ticks) const;
   void WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
                      const ContextSnapshot& context, uint64_t* pending_bytes);
 

@@ -192,8 +192,8 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
 
 // A record that reaches the writer before its span is drained triggers the span when it arrives
 // (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
-// that record, not at tick 1 (a cut from a last record never set: an interval of negative
-// duration, then one of hours).
+// that record (2 ns after it, as the JDK converts ticks), not at tick 1 (a cut from a last record
+// never set: an interval of negative duration, then one of hours).
 TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
   FakeClock clock;
   FakeFrameResolver frames;
@@ -238,7 +238,7 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
