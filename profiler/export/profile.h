@@ -16,6 +16,12 @@
 // the park blocker's class (type "Class", Java name such as "byte[]"), so reports and graphs say
 // what was allocated or waited for.
 //
+// With --events TYPE (EventSelection::kTypes) a sample is any event of those types, weighing its
+// numeric field --value (set_event_types), joined at its start. Every sample knows the length of
+// the span its context is (span_nanos: the abutting Context parts joined, JfrReader::ContextAt),
+// which set_span_filter selects on (--min-duration, --max-duration); ctxprof.SpanLatency
+// histograms add up per attribute value (LatencyBy).
+//
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
 //
