@@ -36,6 +36,7 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
                return threads_.Key(tid, virtual_thread_id, chunk_->chunk_number(),
                                    &pending_pool_bytes_);
              }),
+      latencies_(attribute_names_.size(), inputs.clock->TicksPerSecond()),
       live_(inputs.objects != nullptr
                 ? std::make_unique<LiveObjects>(inputs.objects, LiveObjects::kDefaultCapacity)
                 : nullptr) {}
@@ -176,6 +177,7 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
 
 Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
   spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
+  latencies_.Write(chunk_.get(), &encoder_, &values_, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.

@@ -13,7 +13,8 @@
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
 // are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
 // a triggered span ending after the last horizon is written only up to just after its last
-// record, and the rest once settled (or at a later segment end, if triggered again). Each part
+// record (2 ns after it as JDK readers convert ticks: JustAfter), and the rest once settled (or
+// at a later segment end, if triggered again). Each part
 // of a span is written once. A record falling in a span written whole at a flush of an earlier
 // chunk (it straddled that flush and the rotation) gets no context.
 //
@@ -24,7 +25,7 @@
 // never overlap. This also bounds what is remembered per thread to one segment's records. A
 // record after the drain's read (a dump writes every record up to now) took its own context's
 // id: at a chunk end that context is written up to just after it, again as a cut. "Just after"
-// is JfrChunkWriter::DurationCovering: far enough that every reader converts the record inside.
+// is JfrChunkWriter::TicksJustAfter: far enough that every reader converts the record inside.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
@@ -54,6 +55,7 @@ struct SpanInterval {
   uint64_t end_ticks;
   ContextSnapshot context;
   uint64_t virtual_thread_id = 0;
+  bool closed = true;  // false: still open at the recording's end (SpanDrain::DrainOpen)
 };
 
 class SpanIntervals {

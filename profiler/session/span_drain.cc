@@ -144,6 +144,7 @@ void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) 
     span.tid = tid;
     span.begin_ticks = ToSessionTicks(begin);
     span.end_ticks = now;
+    span.closed = false;
     emit(span);
   }
 }
