@@ -190,6 +190,78 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   EXPECT_EQ(context_events.count("/b"), 0u);
 }
 
+// A tracer opens a span with its ids, then sets its attributes: three intervals of one span,
+// counted as one span of their whole length under the attributes it closed with, once the thread
+// has gone on to another context; a span nested in it splits it; one open at the end is not
+// counted.
+TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint", "tenant"}, &error)) << error;
+  auto context_of = [&](uint64_t span, const char* endpoint, const char* tenant) {
+    ContextSnapshot context{};
+    context.trace_id_low = 99;
+    context.span_id = span;
+    if (endpoint != nullptr) context.attributes[0] = workload.dictionary->Intern(endpoint);
+    if (tenant != nullptr) context.attributes[1] = workload.dictionary->Intern(tenant);
+    return context;
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("span_latency_merge.jfr");
+  config.engine = "perf_cpu_clock";
+  config.repository.clear();
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  // Span 1: [t0, t0 + 12 ms) in three intervals (ids; + endpoint; + tenant).
+  writer->AddSpan(SpanInterval{7, t0, t0 + 1 * ms, context_of(1, nullptr, nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 1 * ms, t0 + 2 * ms, context_of(1, "/a", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 2 * ms, t0 + 12 * ms, context_of(1, "/a", "acme")});
+  // The thread's context is empty at the drain: span 1 is complete.
+  writer->SetOpenSpan(7, 0, t0 + 12 * ms, t0 + 13 * ms, ContextSnapshot{});
+  // Span 2 [t0 + 20, t0 + 40) with span 3 nested in [t0 + 25, t0 + 30): 2 counts twice (5 and
+  // 10 ms), 3 once (5 ms).
+  writer->AddSpan(SpanInterval{7, t0 + 20 * ms, t0 + 25 * ms, context_of(2, "/b", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 25 * ms, t0 + 30 * ms, context_of(3, "/c", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 30 * ms, t0 + 40 * ms, context_of(2, "/b", nullptr)});
+  // Span 4, still open at the end (DrainOpen): not counted.
+  writer->AddSpan(SpanInterval{7, t0 + 50 * ms, t0 + 55 * ms, context_of(4, "/d", nullptr)});
+  SpanInterval open_at_end{7, t0 + 55 * ms, t0 + 60 * ms, context_of(4, "/d", "acme")};
+  open_at_end.closed = false;
+  writer->AddSpan(open_at_end);
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 70 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::map<std::string, LatencyHistogram> histograms;  // by "endpoint/tenant"
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.SpanLatency") continue;
+    LatencyHistogram histogram;
+    ASSERT_TRUE(histogram.AddBucketsText(event.Field("buckets").string()));
+    const JfrValue& tenant = event.Field("tenant");
+    histograms[event.Field("endpoint").string() + "/" + (tenant.is_null() ? "" : tenant.string())]
+        .Merge(histogram);
+  }
+  ASSERT_EQ(histograms.size(), 3u);
+  EXPECT_EQ(histograms["/a/acme"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(12000000), 1}}));
+  EXPECT_EQ(histograms["/b/"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(5000000), 1},
+                                        {LatencyHistogram::FloorOf(10000000), 1}}));
+  EXPECT_EQ(histograms["/c/"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(5000000), 1}}));
+}
+
 // A record that reaches the writer before its span is drained triggers the span when it arrives
 // (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
 // that record (2 ns after it, as the JDK converts ticks), not at tick 1 (a cut from a last record
