@@ -12,6 +12,7 @@
 #include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
+#include "jni/jfr_sync.h"
 #include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_stubs.h"
@@ -295,6 +296,9 @@ Status InitLocked(JavaVM* vm, bool live) {
   hooks.events_start = JvmEvents::Start;
   hooks.events_stop = JvmEvents::Stop;
   hooks.object_tracker = JvmEvents::NewObjectTracker;
+  hooks.jdk_recorder = [vm](const JdkRecorderRequest& request) {
+    return JfrSync::Start(vm, request);
+  };
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
 
   if (live) {

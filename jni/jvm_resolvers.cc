@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "jni/jfr_sync.h"
 #include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -122,7 +123,11 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 }
 
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
-  if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
+  if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) {
+    native_.Resolve(tid, out);
+  } else if (JfrSync::ThreadKeysAreJavaIds() && out->java_thread_id > 0) {
+    out->jdk_key = static_cast<uint32_t>(out->java_thread_id);
+  }
 }
 
 std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }

@@ -533,6 +533,19 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
                   "recorded event falls inside it) or contexts=all (every span)"));
     }
     options->jfr.all_contexts = value == "all";
+    options->jfr.contexts_given = true;
+    return Status();
+  }
+  if (key == "jfrsync") {
+    bool valid = !value.empty() && value != "+" && value.find("++") == std::string_view::npos &&
+                 !(value.size() > 1 && value.back() == '+' && value.front() == '+');
+    if (!valid) {
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a JFR configuration",
+                  "give a predefined configuration (jfrsync=default, jfrsync=profile), a .jfc "
+                  "file, or events to enable, e.g. jfrsync=+jdk.FileRead+jdk.SocketRead"));
+    }
+    options->jfrsync = std::string(value);
     return Status();
   }
   if (key == "upload") return ParseUploadUrl(value, &options->upload);
@@ -566,6 +579,31 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
   }
   // A key of OptionTable() that no branch above parses (options_test catches it).
   return Status::InvalidArgument("option " + Quote(key) + " is listed but not parsed");
+}
+
+// jfrsync= and what it needs from the other options: one recording file, and every span
+// written, because the JDK's events reach the file only when its recorder stops.
+Status CheckJfrSync(Options* options) {
+  if (options->file.empty()) {
+    return Status::InvalidArgument(
+        Problem("jfrsync", options->jfrsync, "needs file=",
+                "the JDK's chunks are added to one recording file: add file=PATH.jfr "
+                "(repository= and upload= are not synchronised yet)"));
+  }
+  if (options->jfr.contexts_given && !options->jfr.all_contexts) {
+    return Status::InvalidArgument(
+        Problem("contexts", "triggered", "cannot see the JDK's events",
+                "the JDK's events reach the recording only when its recorder stops, after "
+                "the spans are written; with jfrsync= every span is written (contexts=all)"));
+  }
+  options->jfr.all_contexts = true;
+  if (options->clock_given && options->clock == ClockKind::kTsc) {
+    return Status::InvalidArgument(
+        Problem("clock", "tsc", "conflicts with jfrsync=",
+                "with jfrsync= the recording counts time in the JDK's own ticks: remove clock="));
+  }
+  options->clock = ClockKind::kMonotonic;
+  return Status();
 }
 
 // upload= and what it needs from the other options; fills the upload defaults.
@@ -731,6 +769,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"wallsamples", "profiler", "wall sample event: profiler (profiler.WallClockSample) or jdk"},
       {"contexts", "triggered", "spans as ctxprof.Context: triggered (an event inside) or all"},
       {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
+      {"jfrsync", "", "default, profile, a .jfc or +event+event: the JDK's recorder too (file=)"},
       {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
       {"uploadname", "ctxprof", "the application name in Pyroscope"},
       {"uploadlabels", "", "static series labels, k=v;k2=v2"},
@@ -796,6 +835,9 @@ StatusOr<Options> ParseOptions(std::string_view text) {
   }
   if (!options.upload.url.empty()) {
     if (Status checked = CheckUpload(&options); !checked.ok()) return checked;
+  }
+  if (!options.jfrsync.empty()) {
+    if (Status checked = CheckJfrSync(&options); !checked.ok()) return checked;
   }
   if (!options.otlp.url.empty() && options.repository.empty()) {
     return Status::InvalidArgument(

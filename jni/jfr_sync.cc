@@ -1,0 +1,389 @@
+#include "jni/jfr_sync.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "jni/java_strings.h"
+#include "profiler/jfr/jfr_copy.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr jlong kNanosPerSecond = 1000000000;
+// Since JDK 19 (virtual threads) the recorder's key of a Java thread is its java.lang.Thread id.
+constexpr jint kFirstFeatureKeyingByThreadId = 19;
+
+std::atomic<bool> g_thread_keys_are_java_ids{false};
+// How long StopInto waits for the JVM's shutdown to finish writing a recording it stopped.
+constexpr int kShutdownWaitMillis = 2000;
+
+// The calling thread's JNIEnv, attaching it (as a daemon) for the scope if it was not.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(JavaVM* vm) : vm_(vm) {
+    if (vm->GetEnv(reinterpret_cast<void**>(&env_), JNI_VERSION_1_8) == JNI_OK) return;
+    JavaVMAttachArgs args{JNI_VERSION_1_8, const_cast<char*>("ctxprof jfrsync"), nullptr};
+    if (vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&env_), &args) == JNI_OK) {
+      attached_ = true;
+    } else {
+      env_ = nullptr;
+    }
+  }
+  ~ScopedEnv() {
+    if (attached_) vm_->DetachCurrentThread();
+  }
+  JNIEnv* get() const { return env_; }
+
+ private:
+  JavaVM* const vm_;
+  JNIEnv* env_ = nullptr;
+  bool attached_ = false;
+};
+
+// The pending exception as its toString() ("java.nio.file.NoSuchFileException: x.jfc"),
+// cleared; "" when none is pending.
+std::string TakeException(JNIEnv* env) {
+  if (!env->ExceptionCheck()) return "";
+  jthrowable thrown = env->ExceptionOccurred();
+  env->ExceptionClear();
+  jclass object = env->FindClass("java/lang/Object");
+  jmethodID to_string =
+      object != nullptr ? env->GetMethodID(object, "toString", "()Ljava/lang/String;") : nullptr;
+  std::string text = "an exception";
+  if (to_string != nullptr) {
+    auto described = static_cast<jstring>(env->CallObjectMethod(thrown, to_string));
+    if (!env->ExceptionCheck() && described != nullptr) text = FromJavaString(env, described);
+  }
+  env->ExceptionClear();
+  return text;
+}
+
+// Whether the pending exception is an instance of `class_name`; leaves it pending.
+bool PendingIs(JNIEnv* env, const char* class_name) {
+  if (!env->ExceptionCheck()) return false;
+  jthrowable thrown = env->ExceptionOccurred();
+  env->ExceptionClear();
+  jclass type = env->FindClass(class_name);
+  const bool is = type != nullptr && env->IsInstanceOf(thrown, type);
+  env->ExceptionClear();
+  env->Throw(thrown);
+  return is;
+}
+
+Status Failed(JNIEnv* env, const std::string& what) {
+  const std::string thrown = TakeException(env);
+  return Status::Unavailable(what + (thrown.empty() ? "" : ": " + thrown), 0);
+}
+
+uint64_t MonotonicNanos() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);  // cannot fail for CLOCK_MONOTONIC with a valid pointer
+  return static_cast<uint64_t>(now.tv_sec) * kNanosPerSecond + now.tv_nsec;
+}
+
+// The JDK's JFR tick origin in CLOCK_MONOTONIC nanoseconds (see the header).
+StatusOr<uint64_t> ReadOrigin(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  if (jvm == nullptr) {
+    return Failed(env, "the JVM has no jdk.jfr module (the JDK's Flight Recorder)");
+  }
+  jmethodID counter_time = env->GetStaticMethodID(jvm, "counterTime", "()J");
+  if (counter_time == nullptr) return Failed(env, "jdk.jfr.internal.JVM has no counterTime()");
+  // Static since JDK 22; an instance method of JVM.getJVM() before.
+  jlong frequency = 0;
+  if (jmethodID static_method = env->GetStaticMethodID(jvm, "getTicksFrequency", "()J")) {
+    frequency = env->CallStaticLongMethod(jvm, static_method);
+  } else {
+    env->ExceptionClear();
+    jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+    jmethodID method = env->GetMethodID(jvm, "getTicksFrequency", "()J");
+    if (get_jvm == nullptr || method == nullptr) {
+      return Failed(env, "jdk.jfr.internal.JVM has no getTicksFrequency()");
+    }
+    jobject instance = env->CallStaticObjectMethod(jvm, get_jvm);
+    if (instance != nullptr) frequency = env->CallLongMethod(instance, method);
+  }
+  if (env->ExceptionCheck()) return Failed(env, "cannot read the JDK recorder's tick frequency");
+  if (frequency != kNanosPerSecond) {
+    return Status::Unavailable(
+        "the JVM's Flight Recorder counts " + std::to_string(frequency) +
+            " ticks per second (-XX:+UseFastUnorderedTimeStamps): jfrsync= needs its default "
+            "nanosecond clock",
+        0);
+  }
+  uint64_t best_gap = UINT64_MAX;
+  uint64_t origin = 0;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    const uint64_t before = MonotonicNanos();
+    const jlong ticks = env->CallStaticLongMethod(jvm, counter_time);
+    const uint64_t after = MonotonicNanos();
+    if (env->ExceptionCheck()) return Failed(env, "cannot read the JDK recorder's clock");
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      origin = before + (after - before) / 2 - static_cast<uint64_t>(ticks);
+    }
+  }
+  return origin;
+}
+
+jobject PathOf(JNIEnv* env, const std::string& path) {
+  jclass paths = env->FindClass("java/nio/file/Paths");
+  jclass string = env->FindClass("java/lang/String");
+  if (paths == nullptr || string == nullptr) return nullptr;
+  jmethodID get = env->GetStaticMethodID(
+      paths, "get", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/nio/file/Path;");
+  jstring first = ToJavaString(env, path);
+  jobjectArray more = env->NewObjectArray(0, string, nullptr);
+  if (get == nullptr || first == nullptr || more == nullptr) return nullptr;
+  return env->CallStaticObjectMethod(paths, get, first, more);
+}
+
+// Calls recording.name(String) for each of `events`, the Recording methods enable and disable.
+bool ForEachEvent(JNIEnv* env, jobject recording, const char* name,
+                  const std::vector<std::string>& events) {
+  jclass type = env->GetObjectClass(recording);
+  jmethodID method = env->GetMethodID(type, name, "(Ljava/lang/String;)Ljdk/jfr/EventSettings;");
+  if (method == nullptr) return false;
+  for (const std::string& event : events) {
+    jstring text = ToJavaString(env, event);
+    if (text == nullptr) return false;
+    jobject settings = env->CallObjectMethod(recording, method, text);
+    if (env->ExceptionCheck()) return false;
+    env->DeleteLocalRef(settings);
+    env->DeleteLocalRef(text);
+  }
+  return true;
+}
+
+// The JDK's events of the kinds the session records itself (async-profiler turns off the same).
+std::vector<std::string> EventsToDisable(const JdkRecorderRequest& request) {
+  std::vector<std::string> events;
+  if (request.samples)
+    events.insert(events.end(), {"jdk.ExecutionSample", "jdk.NativeMethodSample"});
+  if (request.allocations) {
+    events.insert(events.end(), {"jdk.ObjectAllocationSample", "jdk.ObjectAllocationInNewTLAB",
+                                 "jdk.ObjectAllocationOutsideTLAB", "jdk.OldObjectSample"});
+  }
+  if (request.locks) events.insert(events.end(), {"jdk.JavaMonitorEnter", "jdk.ThreadPark"});
+  return events;
+}
+
+// A new jdk.jfr.Recording for `config`, not started (a local reference), or null with an
+// exception pending or *error set.
+jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string* error) {
+  jclass recording_class = env->FindClass("jdk/jfr/Recording");
+  if (recording_class == nullptr) return nullptr;
+  if (request.config[0] == '+') {
+    jmethodID create = env->GetMethodID(recording_class, "<init>", "()V");
+    jobject recording = create != nullptr ? env->NewObject(recording_class, create) : nullptr;
+    std::vector<std::string> events;
+    for (size_t begin = 1; begin <= request.config.size();) {
+      size_t end = request.config.find('+', begin);
+      if (end == std::string::npos) end = request.config.size();
+      events.push_back(request.config.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    if (recording == nullptr || !ForEachEvent(env, recording, "enable", events)) return nullptr;
+    return recording;
+  }
+  jclass configuration = env->FindClass("jdk/jfr/Configuration");
+  if (configuration == nullptr) return nullptr;
+  jmethodID by_name = env->GetStaticMethodID(configuration, "getConfiguration",
+                                             "(Ljava/lang/String;)Ljdk/jfr/Configuration;");
+  jmethodID from_file = env->GetStaticMethodID(configuration, "create",
+                                               "(Ljava/nio/file/Path;)Ljdk/jfr/Configuration;");
+  jstring name = ToJavaString(env, request.config);
+  if (by_name == nullptr || from_file == nullptr || name == nullptr) return nullptr;
+  jobject chosen = env->CallStaticObjectMethod(configuration, by_name, name);
+  if (PendingIs(env, "java/nio/file/NoSuchFileException")) {
+    env->ExceptionClear();
+    jobject path = PathOf(env, request.config);
+    if (path == nullptr) return nullptr;
+    chosen = env->CallStaticObjectMethod(configuration, from_file, path);
+    if (PendingIs(env, "java/nio/file/NoSuchFileException")) {
+      env->ExceptionClear();
+      *error = "'" + request.config +
+               "' is neither a predefined configuration (default, profile) nor a .jfc file";
+      return nullptr;
+    }
+  }
+  if (chosen == nullptr) return nullptr;
+  jmethodID create = env->GetMethodID(recording_class, "<init>", "(Ljdk/jfr/Configuration;)V");
+  jobject recording = create != nullptr ? env->NewObject(recording_class, create, chosen) : nullptr;
+  if (recording == nullptr || !ForEachEvent(env, recording, "disable", EventsToDisable(request))) {
+    return nullptr;
+  }
+  return recording;
+}
+
+// recording.method(argument) for a void or boolean method; false with an exception pending.
+bool Call(JNIEnv* env, jobject recording, const char* method, const char* signature,
+          jvalue argument) {
+  jmethodID id = env->GetMethodID(env->GetObjectClass(recording), method, signature);
+  if (id == nullptr) return false;
+  const char result = signature[strlen(signature) - 1];
+  if (result == 'Z') {
+    env->CallBooleanMethodA(recording, id, &argument);
+  } else {
+    env->CallVoidMethodA(recording, id, &argument);
+  }
+  return !env->ExceptionCheck();
+}
+
+std::string StateOf(JNIEnv* env, jobject recording) {
+  jclass type = env->GetObjectClass(recording);
+  jmethodID get_state = env->GetMethodID(type, "getState", "()Ljdk/jfr/RecordingState;");
+  jobject state = get_state != nullptr ? env->CallObjectMethod(recording, get_state) : nullptr;
+  if (state == nullptr) {
+    env->ExceptionClear();
+    return "";
+  }
+  jmethodID name = env->GetMethodID(env->GetObjectClass(state), "name", "()Ljava/lang/String;");
+  auto text = static_cast<jstring>(name != nullptr ? env->CallObjectMethod(state, name) : nullptr);
+  env->ExceptionClear();
+  return FromJavaString(env, text);
+}
+
+Status OpenForCopy(const std::string& path, JfrCopySource* source) {
+  source->name = path;
+  source->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat file;
+  if (source->fd < 0 || fstat(source->fd, &file) != 0) {
+    const int os_error = errno;
+    return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
+  }
+  source->bytes = static_cast<uint64_t>(file.st_size);
+  return Status();
+}
+
+// Runtime.version().feature(), or 0 when it cannot be read.
+jint FeatureVersion(JNIEnv* env) {
+  jclass runtime = env->FindClass("java/lang/Runtime");
+  jmethodID version = runtime != nullptr ? env->GetStaticMethodID(runtime, "version",
+                                                                  "()Ljava/lang/Runtime$Version;")
+                                         : nullptr;
+  jobject value = version != nullptr ? env->CallStaticObjectMethod(runtime, version) : nullptr;
+  jmethodID feature =
+      value != nullptr ? env->GetMethodID(env->GetObjectClass(value), "feature", "()I") : nullptr;
+  const jint number = feature != nullptr ? env->CallIntMethod(value, feature) : 0;
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return 0;
+  }
+  return number;
+}
+
+}  // namespace
+
+bool JfrSync::ThreadKeysAreJavaIds() {
+  return g_thread_keys_are_java_ids.load(std::memory_order_relaxed);
+}
+
+StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
+                                                      const JdkRecorderRequest& request) {
+  ScopedEnv scoped(vm);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("cannot attach to the JVM", 0);
+  if (env->PushLocalFrame(32) != JNI_OK) return Failed(env, "out of memory");
+  struct PopFrame {
+    JNIEnv* env;
+    ~PopFrame() { env->PopLocalFrame(nullptr); }
+  } pop{env};
+  StatusOr<uint64_t> origin = ReadOrigin(env);
+  if (!origin.ok()) return origin.status();
+  std::string error;
+  jobject recording = NewRecording(env, request, &error);
+  if (recording == nullptr) {
+    return error.empty()
+               ? Failed(env, "cannot create the JDK's recording for '" + request.config + "'")
+               : Status::Unavailable(error, 0);
+  }
+  const std::string destination = request.file + ".jdk.jfr";
+  jvalue argument;
+  argument.l = ToJavaString(env, "ctxprof jfrsync");
+  bool set =
+      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
+  argument.z = JNI_TRUE;
+  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
+  argument.l = PathOf(env, destination);
+  set = set && argument.l != nullptr &&
+        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+  if (!set) return Failed(env, "cannot set up the JDK's recording");
+  argument.l = nullptr;
+  if (!Call(env, recording, "start", "()V", argument)) {
+    return Failed(env, "the JDK's recorder did not start");
+  }
+  jobject global = env->NewGlobalRef(recording);
+  if (global == nullptr) return Failed(env, "out of memory");
+  g_thread_keys_are_java_ids.store(FeatureVersion(env) >= kFirstFeatureKeyingByThreadId,
+                                   std::memory_order_relaxed);
+  return std::unique_ptr<JdkRecorder>(new JfrSync(vm, global, destination, origin.value()));
+}
+
+JfrSync::~JfrSync() {
+  g_thread_keys_are_java_ids.store(false, std::memory_order_relaxed);
+  if (recording_ == nullptr) return;
+  ScopedEnv scoped(vm_);
+  if (JNIEnv* env = scoped.get()) {
+    jvalue none;
+    none.l = nullptr;
+    Call(env, recording_, "close", "()V", none);  // discards what it recorded
+    env->ExceptionClear();
+    env->DeleteGlobalRef(recording_);
+  }
+  unlink(destination_.c_str());
+}
+
+Status JfrSync::StopInto(const std::string& path) {
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  if (StateOf(env, recording_) == "RUNNING") {
+    jvalue none;
+    none.l = nullptr;
+    // The JVM's shutdown may stop it between the two calls: then it is written by the JVM.
+    if (!Call(env, recording_, "stop", "()Z", none)) env->ExceptionClear();
+  }
+  // A recording the JVM's shutdown stopped is written to its destination outside the
+  // recording's state lock: wait until the file is there and the state says it is done.
+  struct stat written;
+  for (int waited = 0; waited < kShutdownWaitMillis; waited += 10) {
+    const std::string state = StateOf(env, recording_);
+    if ((state == "STOPPED" || state == "CLOSED") && stat(destination_.c_str(), &written) == 0) {
+      break;
+    }
+    usleep(10 * 1000);
+  }
+  JfrCopySource ours{path, -1, 0};
+  JfrCopySource jdks{destination_, -1, 0};
+  Status copied = OpenForCopy(path, &ours);
+  if (copied.ok()) copied = OpenForCopy(destination_, &jdks);
+  const std::string joined = path + ".tmp";
+  if (copied.ok()) copied = CopyChunks({ours, jdks}, joined);
+  if (copied.ok() && rename(joined.c_str(), path.c_str()) != 0) {
+    const int os_error = errno;
+    copied =
+        Status::Io("cannot rename " + joined + " to " + path + ": " + strerror(os_error), os_error);
+  }
+  if (ours.fd >= 0) close(ours.fd);
+  if (jdks.fd >= 0) close(jdks.fd);
+  if (!copied.ok()) unlink(joined.c_str());
+  jvalue none;
+  none.l = nullptr;
+  Call(env, recording_, "close", "()V", none);
+  env->ExceptionClear();
+  env->DeleteGlobalRef(recording_);
+  recording_ = nullptr;
+  unlink(destination_.c_str());
+  if (copied.ok()) return copied;
+  return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+}  // namespace ctxprof

@@ -1,0 +1,71 @@
+// JfrSync: jfrsync=CONFIG in a JVM (profiler/session/jdk_recorder.h): a jdk.jfr.Recording with
+// that configuration, started beside the session through JNI and written, when it stops, after
+// the session's own chunks in the one recording file.
+//
+// CONFIG as async-profiler reads it: "+a+b" is a recording with only the events a and b enabled
+// (their default settings); anything else is a predefined configuration's name
+// (Configuration.getConfiguration: "default", "profile") or, when there is none by that name, a
+// .jfc file (Configuration.create). The JDK's events of the kinds the session records itself
+// are disabled in a configuration (the request says which); "+" lists are taken as they are.
+//
+// The recording goes to disk and has a destination next to the session's file (FILE.jdk.jfr):
+// the JDK writes it there when the recording stops, whether StopInto stops it or the JVM's
+// shutdown did first (JFR's shutdown hook stops every recording before the agent's VMDeath).
+// StopInto then copies the session's chunks and the JDK's into FILE.tmp (jfr_copy.h) and
+// renames it over FILE, so FILE is whole at every moment; the destination is removed.
+//
+// Time base: the JDK's ticks. Without -XX:+UseFastUnorderedTimeStamps HotSpot's JFR counts
+// nanoseconds of the same CLOCK_MONOTONIC since the JVM's start; the origin is read as the
+// midpoint of the tightest of a few clock reads around jdk.jfr.internal.JVM.counterTime()
+// (JNI ignores module encapsulation). A TSC-counting JFR is refused (kUnavailable).
+//
+// Thread keys: JDK 25's printer joins a contextual event to others by the thread pool's key, so
+// on JDK 19+ the session keys Java threads as the JDK does (ThreadKeysAreJavaIds).
+//
+// Thread safety: none, but for ThreadKeysAreJavaIds (an atomic); Profiler calls Start and StopInto
+// from its controller, without its lock. Each call attaches the calling thread to the VM for its
+// duration if it is not attached.
+#ifndef CTXPROF_JNI_JFR_SYNC_H_
+#define CTXPROF_JNI_JFR_SYNC_H_
+
+#include <jni.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "profiler/base/status.h"
+#include "profiler/session/jdk_recorder.h"
+
+namespace ctxprof {
+
+class JfrSync : public JdkRecorder {
+ public:
+  // Starts the JDK's recording for a session writing request.file. kUnavailable saying why: no
+  // jdk.jfr module, an unknown configuration or event, the recorder refused (its exception).
+  static StatusOr<std::unique_ptr<JdkRecorder>> Start(JavaVM* vm,
+                                                      const JdkRecorderRequest& request);
+  // True while a JfrSync runs on a JDK whose recorder keys each Java thread by its
+  // java.lang.Thread id (JDK 19+; JDK 17 has keys of its own): the JFR thread resolver then
+  // gives our pool the same keys (ResolvedThread::jdk_key). Any thread may ask.
+  static bool ThreadKeysAreJavaIds();
+  ~JfrSync() override;
+  uint64_t monotonic_origin_nanos() const override { return origin_nanos_; }
+  Status StopInto(const std::string& path) override;
+
+ private:
+  JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos)
+      : vm_(vm),
+        recording_(recording),
+        destination_(std::move(destination)),
+        origin_nanos_(origin_nanos) {}
+
+  JavaVM* const vm_;
+  jobject recording_;  // a global reference; null once closed
+  const std::string destination_;
+  const uint64_t origin_nanos_;
+};
+
+}  // namespace ctxprof
+
+#endif  // CTXPROF_JNI_JFR_SYNC_H_
