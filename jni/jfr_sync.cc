@@ -17,10 +17,13 @@ namespace ctxprof {
 namespace {
 
 constexpr jlong kNanosPerSecond = 1000000000;
-// Since JDK 19 (virtual threads) the recorder's key of a Java thread is its java.lang.Thread id.
-constexpr jint kFirstFeatureKeyingByThreadId = 19;
-
-std::atomic<bool> g_thread_keys_are_java_ids{false};
+// jdk.jfr.internal.JVM.getThreadId(Thread): static since JDK 22, else on JVM.getJVM().
+struct KeyLookup {
+  jclass jvm;        // a global reference
+  jobject instance;  // a global reference, or null for the static method
+  jmethodID get_thread_id;
+};
+std::atomic<KeyLookup*> g_key_lookup{nullptr};
 // How long StopInto waits for the JVM's shutdown to finish writing a recording it stopped.
 constexpr int kShutdownWaitMillis = 2000;
 
@@ -263,27 +266,50 @@ Status OpenForCopy(const std::string& path, JfrCopySource* source) {
   return Status();
 }
 
-// Runtime.version().feature(), or 0 when it cannot be read.
-jint FeatureVersion(JNIEnv* env) {
-  jclass runtime = env->FindClass("java/lang/Runtime");
-  jmethodID version = runtime != nullptr ? env->GetStaticMethodID(runtime, "version",
-                                                                  "()Ljava/lang/Runtime$Version;")
-                                         : nullptr;
-  jobject value = version != nullptr ? env->CallStaticObjectMethod(runtime, version) : nullptr;
-  jmethodID feature =
-      value != nullptr ? env->GetMethodID(env->GetObjectClass(value), "feature", "()I") : nullptr;
-  const jint number = feature != nullptr ? env->CallIntMethod(value, feature) : 0;
-  if (env->ExceptionCheck()) {
+// The JDK recorder's thread key lookup, or null (an exception cleared) when the JDK has none.
+KeyLookup* NewKeyLookup(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  jmethodID method = jvm != nullptr
+                         ? env->GetStaticMethodID(jvm, "getThreadId", "(Ljava/lang/Thread;)J")
+                         : nullptr;
+  jobject instance = nullptr;
+  if (jvm != nullptr && method == nullptr) {
     env->ExceptionClear();
-    return 0;
+    jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+    instance = get_jvm != nullptr ? env->CallStaticObjectMethod(jvm, get_jvm) : nullptr;
+    method = instance != nullptr ? env->GetMethodID(jvm, "getThreadId", "(Ljava/lang/Thread;)J")
+                                 : nullptr;
   }
-  return number;
+  if (method == nullptr || env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return nullptr;
+  }
+  auto* lookup = new KeyLookup{static_cast<jclass>(env->NewGlobalRef(jvm)),
+                               instance != nullptr ? env->NewGlobalRef(instance) : nullptr, method};
+  if (lookup->jvm == nullptr || (instance != nullptr && lookup->instance == nullptr)) {
+    env->ExceptionClear();
+    if (lookup->jvm != nullptr) env->DeleteGlobalRef(lookup->jvm);
+    delete lookup;
+    return nullptr;
+  }
+  return lookup;
 }
 
 }  // namespace
 
-bool JfrSync::ThreadKeysAreJavaIds() {
-  return g_thread_keys_are_java_ids.load(std::memory_order_relaxed);
+bool JfrSync::Running() { return g_key_lookup.load(std::memory_order_acquire) != nullptr; }
+
+uint32_t JfrSync::JdkThreadKey(JNIEnv* env, jobject thread) {
+  const KeyLookup* lookup = g_key_lookup.load(std::memory_order_acquire);
+  if (lookup == nullptr) return 0;
+  const jlong key = lookup->instance != nullptr
+                        ? env->CallLongMethod(lookup->instance, lookup->get_thread_id, thread)
+                        : env->CallStaticLongMethod(lookup->jvm, lookup->get_thread_id, thread);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return 0;
+  }
+  return key > 0 && key <= UINT32_MAX ? static_cast<uint32_t>(key) : 0;
 }
 
 StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
@@ -322,16 +348,22 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   }
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
-  g_thread_keys_are_java_ids.store(FeatureVersion(env) >= kFirstFeatureKeyingByThreadId,
-                                   std::memory_order_relaxed);
+  g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
   return std::unique_ptr<JdkRecorder>(new JfrSync(vm, global, destination, origin.value()));
 }
 
 JfrSync::~JfrSync() {
-  g_thread_keys_are_java_ids.store(false, std::memory_order_relaxed);
-  if (recording_ == nullptr) return;
   ScopedEnv scoped(vm_);
-  if (JNIEnv* env = scoped.get()) {
+  JNIEnv* env = scoped.get();
+  if (KeyLookup* lookup = g_key_lookup.exchange(nullptr, std::memory_order_acq_rel)) {
+    if (env != nullptr) {
+      env->DeleteGlobalRef(lookup->jvm);
+      if (lookup->instance != nullptr) env->DeleteGlobalRef(lookup->instance);
+    }
+    delete lookup;
+  }
+  if (recording_ == nullptr) return;
+  if (env != nullptr) {
     jvalue none;
     none.l = nullptr;
     Call(env, recording_, "close", "()V", none);  // discards what it recorded

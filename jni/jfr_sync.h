@@ -20,9 +20,12 @@
 // (JNI ignores module encapsulation). A TSC-counting JFR is refused (kUnavailable).
 //
 // Thread keys: JDK 25's printer joins a contextual event to others by the thread pool's key, so
-// on JDK 19+ the session keys Java threads as the JDK does (ThreadKeysAreJavaIds).
+// the session keys Java threads as the JDK's recorder does (JdkThreadKey: its own id on JDK 17,
+// the java.lang.Thread id since JDK 19). The lookup (JNI references to jdk.jfr.internal.JVM) is
+// published by Start before the session starts and withdrawn by the destructor after it
+// stopped, when its writer thread, the one caller, has been joined.
 //
-// Thread safety: none, but for ThreadKeysAreJavaIds (an atomic); Profiler calls Start and StopInto
+// Thread safety: none, but for Running and JdkThreadKey (above); Profiler calls Start and StopInto
 // from its controller, without its lock. Each call attaches the calling thread to the VM for its
 // duration if it is not attached.
 #ifndef CTXPROF_JNI_JFR_SYNC_H_
@@ -45,10 +48,12 @@ class JfrSync : public JdkRecorder {
   // jdk.jfr module, an unknown configuration or event, the recorder refused (its exception).
   static StatusOr<std::unique_ptr<JdkRecorder>> Start(JavaVM* vm,
                                                       const JdkRecorderRequest& request);
-  // True while a JfrSync runs on a JDK whose recorder keys each Java thread by its
-  // java.lang.Thread id (JDK 19+; JDK 17 has keys of its own): the JFR thread resolver then
-  // gives our pool the same keys (ResolvedThread::jdk_key). Any thread may ask.
-  static bool ThreadKeysAreJavaIds();
+  // True from a successful Start to the recorder's end: the JFR thread resolver then asks
+  // JdkThreadKey for each Java thread (ResolvedThread::jdk_key). Any thread may ask.
+  static bool Running();
+  // The JDK recorder's key of `thread` (jdk.jfr.internal.JVM.getThreadId), 0 when unknown.
+  // Only while Running(), from a thread attached to the VM (the session's writer).
+  static uint32_t JdkThreadKey(JNIEnv* env, jobject thread);
   ~JfrSync() override;
   uint64_t monotonic_origin_nanos() const override { return origin_nanos_; }
   Status StopInto(const std::string& path) override;

@@ -289,7 +289,7 @@ Status InitLocked(JavaVM* vm, bool live) {
   }
   if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
-  hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
+  hooks.thread_resolver = [vm] { return std::make_unique<JvmThreadResolver>(vm); };
   hooks.background_start = AttachBackgroundThread;
   hooks.background_end = DetachBackgroundThread;
   JvmEvents::Init(vm);

@@ -125,8 +125,13 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
   if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) {
     native_.Resolve(tid, out);
-  } else if (JfrSync::ThreadKeysAreJavaIds() && out->java_thread_id > 0) {
-    out->jdk_key = static_cast<uint32_t>(out->java_thread_id);
+  } else if (JfrSync::Running()) {
+    JNIEnv* env = nullptr;
+    if (vm_->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return;
+    jobject thread = JvmThreads::ThreadOf(env, tid);
+    if (thread == nullptr) return;
+    out->jdk_key = JfrSync::JdkThreadKey(env, thread);
+    env->DeleteLocalRef(thread);
   }
 }
 

@@ -1,0 +1,292 @@
+package io.ctxprof.agent;
+
+import static io.ctxprof.agent.ChildProcess.agent;
+import static io.ctxprof.agent.ChildProcess.runJava;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.ctxprof.agent.ChildProcess.Result;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import jdk.jfr.consumer.RecordedEvent;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Ground truth for jfrsync (issue 26): FileServiceWorkload counts the bytes it reads and writes
+ * per endpoint; the one recording file must hold the JDK's I/O events and the application's
+ * events beside ctxprof's spans, and joining each JDK event to the ctxprof.Context interval of
+ * its thread and time (what any reader can do) must give those counts within 1 %, put every
+ * application event in its own request's span and no event of a thread outside requests in any.
+ * JDK 25's own printer must show the Context lines on the same events, and JDK 17's jfr must read
+ * the file.
+ */
+class JfrSyncTest {
+  static final String JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64";
+  static final String JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64";
+  static final List<String> IO = List.of("FileRead", "FileWrite", "SocketRead", "SocketWrite");
+
+  @TempDir Path dir;
+
+  @Test
+  void theJdksEventsJoinTheirRequests() throws Exception {
+    Path jfc = dir.resolve("io.jfc");
+    StringBuilder settings = new StringBuilder();
+    for (String kind : IO) settings.append(eventSettings("jdk." + kind, "0 ms"));
+    settings.append(eventSettings("ctxprof.test.Order", "0 ms"));
+    Files.writeString(jfc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        + "<configuration version=\"2.0\" label=\"io\">\n" + settings + "</configuration>\n");
+    Path jfr = dir.resolve("service.jfr");
+    Result result = runJava(
+        List.of(agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc + ",file=" + jfr)),
+        "FileServiceWorkload", dir.toString());
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Map<String, Long> truth = truthOf(result);
+    assertTrue(!Files.exists(Path.of(jfr + ".jdk.jfr")), "the JDK's part was left beside");
+
+    Joined joined = Joined.read(jfr, dir);
+    // Bytes per endpoint and kind from the JDK's events, as the service counted them.
+    StringBuilder report = new StringBuilder();
+    for (Map.Entry<String, Long> counted : truth.entrySet()) {
+      if (counted.getKey().startsWith("orders")) continue;
+      long recorded = joined.bytes.getOrDefault(counted.getKey(), 0L);
+      report.append(counted.getKey()).append(": counted ").append(counted.getValue())
+          .append(", recorded ").append(recorded).append('\n');
+    }
+    System.out.print(report);
+    for (Map.Entry<String, Long> counted : truth.entrySet()) {
+      if (counted.getKey().startsWith("orders")) continue;
+      long recorded = joined.bytes.getOrDefault(counted.getKey(), 0L);
+      assertTrue(Math.abs(recorded - counted.getValue()) <= counted.getValue() / 100,
+          counted.getKey() + " off by more than 1 %:\n" + report);
+    }
+    assertEquals(List.of(), joined.outOfPlace, "I/O events joined to the wrong side of a span");
+
+    // Every application event in its own request's span.
+    assertEquals(truth.get("orders -"), (long) joined.orders, "ctxprof.test.Order events");
+    assertEquals(List.of(), joined.misplacedOrders, "orders outside their own request's span");
+
+    // JDK 25's printer shows the span's Context lines on the same events, and only on them.
+    if (Files.isExecutable(Path.of(JDK25, "bin/jfr"))) {
+      Printed orders = Printed.of(jfr, "ctxprof.test.Order", dir);
+      assertEquals(joined.orders, orders.withContext, "JDK 25 jfr print: orders with Context");
+      assertEquals(0, orders.withoutContext, "JDK 25 jfr print: orders without Context");
+      Printed reads =
+          Printed.of(jfr, "jdk.FileRead,jdk.FileWrite,jdk.SocketRead,jdk.SocketWrite", dir);
+      assertEquals(joined.inRequests, reads.withContext, "JDK 25 jfr print: I/O with Context");
+      assertEquals(0, reads.outsideWithContext, "JDK 25 jfr print: background I/O with Context");
+    } else {
+      System.out.println("JDK 25 not installed at " + JDK25 + ": its printer is not checked");
+    }
+    // JDK 17's jfr reads the whole file.
+    Result summary =
+        ChildProcess.run(List.of(JDK17 + "/bin/jfr", "summary", jfr.toString()), 120);
+    assertEquals(0, summary.exit, "JDK 17 jfr summary: " + summary);
+    for (String type : List.of("jdk.FileRead", "ctxprof.test.Order", "ctxprof.Context")) {
+      assertTrue(summary.stdout.stream().anyMatch(l -> l.trim().matches(
+          type.replace(".", "\\.") + "\\s+[1-9][0-9]*\\s+.*")), type + " in " + summary.stdout);
+    }
+  }
+
+  @Test
+  void theJavaApiStartsItAndPlusEnablesNamedEvents() throws Exception {
+    Path jfr = dir.resolve("api.jfr");
+    List<String> jvm = new ArrayList<>(List.of("-Dctxprof.library=" + ChildProcess.LIBRARY));
+    if (Runtime.version().feature() >= 22) {
+      jvm.add("--enable-native-access=ALL-UNNAMED"); // System.load without a warning
+    }
+    Result result = runJava(jvm, "FileServiceWorkload", dir.toString(),
+        "event=cpu+wall,wall=20ms,attributes=endpoint,jfrsync=+ctxprof.test.Order,file=" + jfr);
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Joined joined = Joined.read(jfr, dir);
+    assertEquals(truthOf(result).get("orders -"), (long) joined.orders, "orders");
+    assertEquals(List.of(), joined.misplacedOrders, "orders outside their own request's span");
+    assertEquals(Map.of(), joined.bytes, "I/O events, which +ctxprof.test.Order leaves out");
+  }
+
+  @Test
+  void aConfigurationLosesTheJdksEventsOfWhatCtxprofRecords() throws Exception {
+    Path jfr = dir.resolve("default.jfr");
+    Result result = runJava(
+        List.of(agent("start,event=cpu+wall,wall=20ms,lock=1ms,attributes=endpoint,"
+            + "jfrsync=profile,file=" + jfr)),
+        "FileServiceWorkload", dir.toString());
+    assertEquals(0, result.exit, result.toString());
+    Map<String, Integer> counts = new TreeMap<>();
+    int jdkSamples = 0;
+    for (RecordedEvent event : JfrRecording.read(jfr).events) {
+      counts.merge(event.getEventType().getName(), 1, Integer::sum);
+      // ctxprof's CPU samples say STATE_DEFAULT; the JDK's the thread's state.
+      if (event.getEventType().getName().equals("jdk.ExecutionSample")
+          && !"STATE_DEFAULT".equals(event.getString("state"))) {
+        jdkSamples++;
+      }
+    }
+    assertEquals(0, jdkSamples, "the JDK's own CPU samples: " + counts);
+    assertEquals(null, counts.get("jdk.NativeMethodSample"), "the JDK's wall samples: " + counts);
+    assertTrue(counts.getOrDefault("jdk.JVMInformation", 0) > 0
+        && counts.getOrDefault("jdk.ExecutionSample", 0) > 0, "both sides: " + counts);
+  }
+
+  @Test
+  void aConfigurationThatCannotStartLeavesCtxprofProfiling() throws Exception {
+    Path jfr = dir.resolve("missing.jfr");
+    Path jfc = dir.resolve("nosuch.jfc");
+    Result result = runJava(
+        List.of(agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc + ",file=" + jfr)),
+        "FileServiceWorkload", dir.toString());
+    assertEquals(0, result.exit, result.toString());
+    assertEquals(List.of("ctxprof: jfrsync=" + jfc + ": '" + jfc + "' is neither a predefined "
+        + "configuration (default, profile) nor a .jfc file; recording without the JDK's events"),
+        result.stderr);
+    Joined joined = Joined.read(jfr, dir);
+    assertEquals(0, joined.orders, "no JDK recorder, no application events");
+    assertTrue(joined.contexts > 0, "ctxprof's spans");
+  }
+
+  private static String eventSettings(String name, String threshold) {
+    return "  <event name=\"" + name + "\">\n"
+        + "    <setting name=\"enabled\">true</setting>\n"
+        + "    <setting name=\"stackTrace\">true</setting>\n"
+        + "    <setting name=\"threshold\">" + threshold + "</setting>\n"
+        + "  </event>\n";
+  }
+
+  private static Map<String, Long> truthOf(Result result) {
+    Map<String, Long> truth = new TreeMap<>();
+    for (String line : result.stdout) {
+      String[] parts = line.split(" ");
+      assertTrue(parts.length == 4 && parts[0].equals("truth"), "the JVM printed: " + line);
+      truth.put(parts[1] + " " + parts[2], Long.parseLong(parts[3]));
+    }
+    return truth;
+  }
+
+  /** A span as recorded: [start, end) on one thread, with its endpoint and span id. */
+  private static final class Span {
+    final Instant start;
+    final Instant end;
+    final String endpoint;
+    final String spanId;
+
+    Span(RecordedEvent context) {
+      start = context.getStartTime();
+      end = context.getEndTime();
+      endpoint = context.getString("endpoint");
+      spanId = context.getString("spanId");
+    }
+  }
+
+  /** The recording's JDK and application events joined to spans by thread and start time. */
+  private static final class Joined {
+    final Map<String, Long> bytes = new HashMap<>(); // "ENDPOINT KIND" (background: no span)
+    final List<String> outOfPlace = new ArrayList<>();
+    final List<String> misplacedOrders = new ArrayList<>();
+    int orders;
+    int inRequests; // I/O events of request threads (all inside spans)
+    int contexts;
+
+    /** File events count only on the service's files in {@code dir} (not class loading's). */
+    static Joined read(Path jfr, Path dir) throws Exception {
+      JfrRecording recording = JfrRecording.read(jfr);
+      Map<Long, List<Span>> spans = new HashMap<>();
+      Joined joined = new Joined();
+      for (Map.Entry<Long, List<RecordedEvent>> thread : recording.contexts.entrySet()) {
+        List<Span> list = new ArrayList<>();
+        for (RecordedEvent context : thread.getValue()) list.add(new Span(context));
+        spans.put(thread.getKey(), list);
+        joined.contexts += list.size();
+      }
+      for (RecordedEvent event : recording.events) {
+        String type = event.getEventType().getName();
+        String kind = type.startsWith("jdk.") ? type.substring(4) : type;
+        boolean io = IO.contains(kind);
+        if (!io && !type.equals("ctxprof.test.Order")) continue;
+        String path = kind.startsWith("File") ? event.getString("path") : null;
+        if (kind.startsWith("File") && (path == null || !path.startsWith(dir.toString()))) {
+          continue;
+        }
+        Span span = null;
+        for (Span candidate : spans.getOrDefault(
+            JfrRecording.threadKey(event.getThread()), List.of())) {
+          if (!event.getStartTime().isBefore(candidate.start)
+              && event.getStartTime().isBefore(candidate.end)) {
+            span = candidate;
+          }
+        }
+        String thread = event.getThread().getJavaName();
+        if (type.equals("ctxprof.test.Order")) {
+          joined.orders++;
+          String expected = String.format("%016x", event.getLong("requestId"));
+          if (span == null || !span.spanId.equals(expected)
+              || !span.endpoint.equals(event.getString("endpoint"))) {
+            joined.misplacedOrders.add(expected + (span == null ? " in none" : " in " + span.spanId));
+          }
+          continue;
+        }
+        boolean request = thread.startsWith("request-");
+        if (request != (span != null)) {
+          joined.outOfPlace.add(type + " of " + thread + " at " + event.getStartTime()
+              + (span == null ? " outside every span" : " in span " + span.spanId));
+        }
+        if (request) joined.inRequests++;
+        String field = kind.endsWith("Read") ? "bytesRead" : "bytesWritten";
+        long amount = Math.max(0, event.getLong(field));
+        String owner = span != null ? span.endpoint : thread.equals("background") ? "background"
+            : "elsewhere";
+        joined.bytes.merge(owner + " " + kind, amount, Long::sum);
+      }
+      return joined;
+    }
+  }
+
+  /**
+   * What JDK 25's `jfr print` shows: events of the given types with and without Context (file
+   * events only on the service's files in {@code dir}).
+   */
+  private static final class Printed {
+    int withContext;
+    int withoutContext;
+    int outsideWithContext; // events of threads outside requests that show Context lines
+
+    static Printed of(Path jfr, String types, Path dir) throws Exception {
+      Result printed = ChildProcess.run(
+          List.of(JDK25 + "/bin/jfr", "print", "--events", types, jfr.toString()), 120);
+      assertEquals(0, printed.exit, "JDK 25 jfr print: " + printed.stderr);
+      Printed counts = new Printed();
+      boolean inEvent = false;
+      boolean context = false;
+      boolean service = true;
+      String thread = "";
+      for (String line : printed.stdout) {
+        if (line.endsWith(" {") && !line.startsWith(" ")) {
+          inEvent = true;
+          context = false;
+          service = true;
+          thread = "";
+        } else if (line.trim().startsWith("Context: ")) {
+          context = true;
+        } else if (line.trim().startsWith("eventThread = ")) {
+          thread = line.trim();
+        } else if (line.trim().startsWith("path = ")) {
+          service = line.trim().startsWith("path = \"" + dir);
+        } else if (inEvent && line.equals("}")) {
+          inEvent = false;
+          if (!service) continue;
+          if (context) counts.withContext++;
+          else counts.withoutContext++;
+          if (context && !thread.contains("\"request-")) counts.outsideWithContext++;
+        }
+      }
+      return counts;
+    }
+  }
+}
