@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "jni/java_strings.h"
@@ -295,6 +296,26 @@ KeyLookup* NewKeyLookup(JNIEnv* env) {
   return lookup;
 }
 
+// Writes `path` anew as its chunks followed by those of `jdk_file` (through path.tmp, renamed
+// over it, so `path` is whole at every moment). kIo naming the file at fault.
+Status AppendChunks(const std::string& path, const std::string& jdk_file) {
+  JfrCopySource ours{path, -1, 0};
+  JfrCopySource jdks{jdk_file, -1, 0};
+  Status copied = OpenForCopy(path, &ours);
+  if (copied.ok()) copied = OpenForCopy(jdk_file, &jdks);
+  const std::string joined = path + ".tmp";
+  if (copied.ok()) copied = CopyChunks({ours, jdks}, joined);
+  if (copied.ok() && rename(joined.c_str(), path.c_str()) != 0) {
+    const int os_error = errno;
+    copied =
+        Status::Io("cannot rename " + joined + " to " + path + ": " + strerror(os_error), os_error);
+  }
+  if (ours.fd >= 0) close(ours.fd);
+  if (jdks.fd >= 0) close(jdks.fd);
+  if (!copied.ok()) unlink(joined.c_str());
+  return copied;
+}
+
 }  // namespace
 
 bool JfrSync::Running() { return g_key_lookup.load(std::memory_order_acquire) != nullptr; }
@@ -374,6 +395,8 @@ JfrSync::~JfrSync() {
 }
 
 Status JfrSync::StopInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
@@ -393,20 +416,7 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  JfrCopySource ours{path, -1, 0};
-  JfrCopySource jdks{destination_, -1, 0};
-  Status copied = OpenForCopy(path, &ours);
-  if (copied.ok()) copied = OpenForCopy(destination_, &jdks);
-  const std::string joined = path + ".tmp";
-  if (copied.ok()) copied = CopyChunks({ours, jdks}, joined);
-  if (copied.ok() && rename(joined.c_str(), path.c_str()) != 0) {
-    const int os_error = errno;
-    copied =
-        Status::Io("cannot rename " + joined + " to " + path + ": " + strerror(os_error), os_error);
-  }
-  if (ours.fd >= 0) close(ours.fd);
-  if (jdks.fd >= 0) close(jdks.fd);
-  if (!copied.ok()) unlink(joined.c_str());
+  const Status copied = AppendChunks(path, destination_);
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -416,6 +426,29 @@ Status JfrSync::StopInto(const std::string& path) {
   unlink(destination_.c_str());
   if (copied.ok()) return copied;
   return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+}  // namespace ctxprof
+
+namespace ctxprof {
+
+Status JfrSync::SnapshotInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const std::string snapshot = path + ".jdk.jfr";
+  jvalue argument;
+  argument.l = PathOf(env, snapshot);
+  Status status =
+      argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
+          ? AppendChunks(path, snapshot)
+          : Failed(env, "the JDK's recorder did not dump");
+  if (argument.l != nullptr) env->DeleteLocalRef(argument.l);
+  unlink(snapshot.c_str());
+  if (status.ok()) return status;
+  return status.Prefixed("jfrsync: the JDK's events are not in " + path);
 }
 
 }  // namespace ctxprof

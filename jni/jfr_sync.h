@@ -12,7 +12,8 @@
 // the JDK writes it there when the recording stops, whether StopInto stops it or the JVM's
 // shutdown did first (JFR's shutdown hook stops every recording before the agent's VMDeath).
 // StopInto then copies the session's chunks and the JDK's into FILE.tmp (jfr_copy.h) and
-// renames it over FILE, so FILE is whole at every moment; the destination is removed.
+// renames it over FILE, so FILE is whole at every moment; the destination is removed. A dump
+// (SnapshotInto) does the same with what Recording.dump writes of the running recording.
 //
 // Time base: the JDK's ticks. Without -XX:+UseFastUnorderedTimeStamps HotSpot's JFR counts
 // nanoseconds of the same CLOCK_MONOTONIC since the JVM's start; the origin is read as the
@@ -25,7 +26,8 @@
 // published by Start before the session starts and withdrawn by the destructor after it
 // stopped, when its writer thread, the one caller, has been joined.
 //
-// Thread safety: none, but for Running and JdkThreadKey (above); Profiler calls Start and StopInto
+// Thread safety: StopInto and SnapshotInto are serialised by a mutex (a dump may run beside the
+// stop); Running and JdkThreadKey as above; Profiler calls Start and StopInto
 // from its controller, without its lock. Each call attaches the calling thread to the VM for its
 // duration if it is not attached.
 #ifndef CTXPROF_JNI_JFR_SYNC_H_
@@ -35,6 +37,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "profiler/base/status.h"
@@ -57,6 +60,7 @@ class JfrSync : public JdkRecorder {
   ~JfrSync() override;
   uint64_t monotonic_origin_nanos() const override { return origin_nanos_; }
   Status StopInto(const std::string& path) override;
+  Status SnapshotInto(const std::string& path) override;
 
  private:
   JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos)
@@ -66,7 +70,8 @@ class JfrSync : public JdkRecorder {
         origin_nanos_(origin_nanos) {}
 
   JavaVM* const vm_;
-  jobject recording_;  // a global reference; null once closed
+  std::mutex mutex_;   // a dump and the stop may come from two threads
+  jobject recording_;  // a global reference; null once closed; guarded by mutex_
   const std::string destination_;
   const uint64_t origin_nanos_;
 };

@@ -80,7 +80,7 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
 }
 
 Status Profiler::Stop() {
-  std::unique_ptr<JdkRecorder> jdk_recorder;
+  std::shared_ptr<JdkRecorder> jdk_recorder;
   std::string file;
   Status stopped;
   {
@@ -115,6 +115,7 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
   std::shared_ptr<Aggregator> aggregator;
   PublishedFiles recording;
   std::unique_ptr<FrameResolver> frames;
+  std::shared_ptr<JdkRecorder> jdk_recorder;
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
     if (last_aggregator_ == nullptr) {
@@ -124,13 +125,18 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
     aggregator = last_aggregator_;
     // A failed or empty publication leaves the aggregated samples to dump.
     if (format == DumpFormat::kJfr && session_ != nullptr) session_->PublishRecording(&recording);
+    jdk_recorder = jdk_recorder_;
     if (format == DumpFormat::kJfr && recording.bytes() == 0 && hooks_.frame_resolver) {
       frames = hooks_.frame_resolver();
     }
   }
   // Symbolizing and copying take a while: outside the control mutex.
   if (format == DumpFormat::kCollapsed) return aggregator->WriteCollapsed(path);
-  if (recording.bytes() > 0) return CopyRecording(recording, path);
+  if (recording.bytes() > 0) {
+    const Status copied = CopyRecording(recording, path);
+    if (!copied.ok() || jdk_recorder == nullptr) return copied;
+    return jdk_recorder->SnapshotInto(path);  // jfrsync=: the JDK's events so far follow
+  }
   if (frames == nullptr) frames = std::make_unique<NativeFrameResolver>();
   std::string error;
   ProcessContext* store = ProcessContext::Get(&error);

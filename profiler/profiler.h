@@ -86,7 +86,8 @@ class Profiler {
   SessionStats last_stats_;                      // guarded by control_mutex_
   RuntimeHooks hooks_;                           // guarded by control_mutex_
   // jfrsync=: the JDK's recorder beside session_, started and stopped outside the lock.
-  std::unique_ptr<JdkRecorder> jdk_recorder_;  // guarded by control_mutex_
+  // Shared with a dump that copies outside the lock.
+  std::shared_ptr<JdkRecorder> jdk_recorder_;  // guarded by control_mutex_
 };
 
 }  // namespace ctxprof

@@ -6,7 +6,8 @@
 // (docs/JFR.md, "jfrsync"), so a session synchronised with the JDK counts time in the JDK's own
 // ticks: CLOCK_MONOTONIC nanoseconds minus the JVM's origin (MonotonicClock(origin)).
 //
-// Thread safety: none; the controller that starts and stops the session makes every call.
+// Thread safety: StopInto and SnapshotInto may run at the same time (a dump beside the stop);
+// the rest is the controller's, which starts and stops the session.
 #ifndef CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 #define CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 
@@ -40,6 +41,9 @@ class JdkRecorder {
   // as its own chunks followed by the JDK's. kUnavailable with the JDK's reason, or kIo naming
   // the file; `path` is left as it was on failure.
   virtual Status StopInto(const std::string& path) = 0;
+  // For a dump: appends what the JDK's recording holds so far (it goes on) to `path`, a dump of
+  // the session's recording, the same way. Fails like StopInto; kWrongState after it.
+  virtual Status SnapshotInto(const std::string& path) = 0;
 };
 
 }  // namespace ctxprof

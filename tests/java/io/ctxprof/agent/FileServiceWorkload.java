@@ -5,14 +5,17 @@ import io.ctxprof.ContextScope;
 import io.ctxprof.ContextSetter;
 import io.ctxprof.Profiler;
 import io.ctxprof.ThreadHandle;
+import java.io.BufferedReader;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -35,8 +38,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@code truth orders - COUNT}: the application events committed.
  * </ul>
  *
- * <p>Args: DIR [OPTIONS]: the folder for the service's files; with OPTIONS the profiler is
- * started and stopped through the Java API with that start string (else the agent runs it).
+ * <p>Args: DIR [OPTIONS | --attach]: the folder for the service's files; with OPTIONS the
+ * profiler is started and stopped through the Java API with that start string (else the agent
+ * runs it); with --attach main prints "ready", serves when it reads "go" (a profiler attached in
+ * between), prints "served" after the truth and exits when it reads "quit".
  */
 public final class FileServiceWorkload {
   /** The application's own event, committed once per request. */
@@ -57,7 +62,16 @@ public final class FileServiceWorkload {
 
   public static void main(String[] args) throws Exception {
     Path dir = Path.of(args[0]);
-    if (args.length > 1) Profiler.getInstance().start(args[1]);
+    boolean attach = args.length > 1 && args[1].equals("--attach");
+    BufferedReader input =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    if (attach) {
+      System.out.println("ready");
+      System.out.flush();
+      if (!"go".equals(input.readLine())) return;
+    } else if (args.length > 1) {
+      Profiler.getInstance().start(args[1]);
+    }
     ContextSetter setter = new ContextSetter(Profiler.getInstance(), List.of("endpoint"));
     int endpoint = setter.offsetOf("endpoint");
     Path shared = dir.resolve("download.bin");
@@ -83,10 +97,17 @@ public final class FileServiceWorkload {
       done.set(true);
       background.join();
     }
-    if (args.length > 1) Profiler.getInstance().stop();
+    if (args.length > 1 && !attach) Profiler.getInstance().stop();
     synchronized (COUNTED) {
       for (Map.Entry<String, long[]> entry : COUNTED.entrySet()) {
         System.out.println("truth " + entry.getKey() + " " + entry.getValue()[0]);
+      }
+    }
+    if (attach) {
+      System.out.println("served");
+      System.out.flush();
+      while (!"quit".equals(input.readLine())) {
+        // the profiler is dumped and stopped from outside meanwhile
       }
     }
   }

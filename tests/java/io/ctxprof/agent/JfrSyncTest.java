@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ctxprof.agent.ChildProcess.Result;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -14,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,16 +39,13 @@ class JfrSyncTest {
   static final String JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64";
   static final List<String> IO = List.of("FileRead", "FileWrite", "SocketRead", "SocketWrite");
 
+  static final String TOOL = System.getProperty("ctxprof.tool");
+
   @TempDir Path dir;
 
   @Test
   void theJdksEventsJoinTheirRequests() throws Exception {
-    Path jfc = dir.resolve("io.jfc");
-    StringBuilder settings = new StringBuilder();
-    for (String kind : IO) settings.append(eventSettings("jdk." + kind, "0 ms"));
-    settings.append(eventSettings("ctxprof.test.Order", "0 ms"));
-    Files.writeString(jfc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        + "<configuration version=\"2.0\" label=\"io\">\n" + settings + "</configuration>\n");
+    Path jfc = writeIoConfiguration();
     Path jfr = dir.resolve("service.jfr");
     Result result = runJava(
         List.of(agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc + ",file=" + jfr)),
@@ -52,7 +56,89 @@ class JfrSyncTest {
     assertTrue(!Files.exists(Path.of(jfr + ".jdk.jfr")), "the JDK's part was left beside");
 
     Joined joined = Joined.read(jfr, dir);
-    // Bytes per endpoint and kind from the JDK's events, as the service counted them.
+    expectCounted(joined, truth);
+    expectPrinted(jfr, joined);
+    // JDK 17's jfr reads the whole file.
+    Result summary =
+        ChildProcess.run(List.of(JDK17 + "/bin/jfr", "summary", jfr.toString()), 120);
+    assertEquals(0, summary.exit, "JDK 17 jfr summary: " + summary);
+    for (String type : List.of("jdk.FileRead", "ctxprof.test.Order", "ctxprof.Context")) {
+      assertTrue(summary.stdout.stream().anyMatch(l -> l.trim().matches(
+          type.replace(".", "\\.") + "\\s+[1-9][0-9]*\\s+.*")), type + " in " + summary.stdout);
+    }
+  }
+
+  /** ctxprof attach PID start --jfrsync; a dump while it runs and the stop hold both sides. */
+  @Test
+  void attachStartsItInARunningJvmAndDumpsAndStopHoldBoth() throws Exception {
+    Path jfc = writeIoConfiguration();
+    Path jfr = dir.resolve("attached.jfr");
+    Path dump = dir.resolve("dumped.jfr");
+    List<String> command = ChildProcess.javaCommand(
+        List.of("-Dctxprof.library=" + ChildProcess.LIBRARY));
+    if (Runtime.version().feature() >= 22) command.add("--enable-native-access=ALL-UNNAMED");
+    command.addAll(List.of(FileServiceWorkload.class.getName(), dir.toString(), "--attach"));
+    Process process = new ProcessBuilder(command)
+        .redirectError(dir.resolve("attached.err").toFile()).start();
+    try {
+      BufferedReader out = new BufferedReader(
+          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("ready", out.readLine(), Files.readString(dir.resolve("attached.err")));
+      expectAttached(process.pid(), "start", "--event", "cpu", "--attributes", "endpoint",
+          "--jfrsync", jfc.toString(), "-o", jfr.toString());
+      Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+      in.write("go\n");
+      in.flush();
+      List<String> lines = new ArrayList<>();
+      for (String line; !"served".equals(line = out.readLine()); ) {
+        assertTrue(line != null, "the service ended: " + lines);
+        lines.add(line);
+      }
+      Map<String, Long> truth = truthOf(new Result(0, lines, List.of()));
+      // A dump writes the spans that ended before its horizon, the reorder window (50 ms) ago
+      // (Recording::Publish): the last requests must be older than that.
+      Thread.sleep(200);
+      expectAttached(process.pid(), "dump", "-o", dump.toString());
+      expectAttached(process.pid(), "stop");
+      in.write("quit\n");
+      in.flush();
+      assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the service did not quit");
+      assertEquals(0, process.exitValue(), Files.readString(dir.resolve("attached.err")));
+      for (Path recording : List.of(dump, jfr)) {
+        Joined joined = Joined.read(recording, dir);
+        System.out.println(recording.getFileName() + ":");
+        expectCounted(joined, truth);
+      }
+      expectPrinted(jfr, Joined.read(jfr, dir));
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  private static void expectAttached(long pid, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(TOOL, "attach", Long.toString(pid)));
+    command.addAll(List.of(args));
+    command.addAll(List.of("--lib", ChildProcess.LIBRARY, "--timeout", "30"));
+    Result result = ChildProcess.run(command, 120);
+    assertEquals(0, result.exit, "ctxprof attach " + List.of(args) + ": " + result);
+  }
+
+  private Path writeIoConfiguration() throws IOException {
+    Path jfc = dir.resolve("io.jfc");
+    StringBuilder settings = new StringBuilder();
+    for (String kind : IO) settings.append(eventSettings("jdk." + kind, "0 ms"));
+    settings.append(eventSettings("ctxprof.test.Order", "0 ms"));
+    Files.writeString(jfc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        + "<configuration version=\"2.0\" label=\"io\">\n" + settings + "</configuration>\n");
+    return jfc;
+  }
+
+  /**
+   * The bytes per endpoint and kind of the JDK's joined events are the service's counts (1 %),
+   * every I/O event of a request thread is in a span and none of another thread, and every
+   * application event is in its own request's span.
+   */
+  private static void expectCounted(Joined joined, Map<String, Long> truth) {
     StringBuilder report = new StringBuilder();
     for (Map.Entry<String, Long> counted : truth.entrySet()) {
       if (counted.getKey().startsWith("orders")) continue;
@@ -68,12 +154,12 @@ class JfrSyncTest {
           counted.getKey() + " off by more than 1 %:\n" + report);
     }
     assertEquals(List.of(), joined.outOfPlace, "I/O events joined to the wrong side of a span");
-
-    // Every application event in its own request's span.
     assertEquals(truth.get("orders -"), (long) joined.orders, "ctxprof.test.Order events");
     assertEquals(List.of(), joined.misplacedOrders, "orders outside their own request's span");
+  }
 
-    // JDK 25's printer shows the span's Context lines on the same events, and only on them.
+  /** JDK 25's printer shows the span's Context lines on the same events, and only on them. */
+  private void expectPrinted(Path jfr, Joined joined) throws Exception {
     if (Files.isExecutable(Path.of(JDK25, "bin/jfr"))) {
       Printed orders = Printed.of(jfr, "ctxprof.test.Order", dir);
       assertEquals(joined.orders, orders.withContext, "JDK 25 jfr print: orders with Context");
@@ -84,14 +170,6 @@ class JfrSyncTest {
       assertEquals(0, reads.outsideWithContext, "JDK 25 jfr print: background I/O with Context");
     } else {
       System.out.println("JDK 25 not installed at " + JDK25 + ": its printer is not checked");
-    }
-    // JDK 17's jfr reads the whole file.
-    Result summary =
-        ChildProcess.run(List.of(JDK17 + "/bin/jfr", "summary", jfr.toString()), 120);
-    assertEquals(0, summary.exit, "JDK 17 jfr summary: " + summary);
-    for (String type : List.of("jdk.FileRead", "ctxprof.test.Order", "ctxprof.Context")) {
-      assertTrue(summary.stdout.stream().anyMatch(l -> l.trim().matches(
-          type.replace(".", "\\.") + "\\s+[1-9][0-9]*\\s+.*")), type + " in " + summary.stdout);
     }
   }
 
