@@ -5,14 +5,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
 #include "jni/java_strings.h"
 #include "profiler/jfr/jfr_copy.h"
+#include "profiler/jfr/jfr_reader.h"
 
 namespace ctxprof {
 namespace {
@@ -296,24 +299,160 @@ KeyLookup* NewKeyLookup(JNIEnv* env) {
   return lookup;
 }
 
-// Writes `path` anew as its chunks followed by those of `jdk_file` (through path.tmp, renamed
-// over it, so `path` is whole at every moment). kIo naming the file at fault.
-Status AppendChunks(const std::string& path, const std::string& jdk_file) {
-  JfrCopySource ours{path, -1, 0};
-  JfrCopySource jdks{jdk_file, -1, 0};
-  Status copied = OpenForCopy(path, &ours);
-  if (copied.ok()) copied = OpenForCopy(jdk_file, &jdks);
+// A JFR setting's duration ("20 ms", "0 ns", "1 s") in nanoseconds; false when it is not one.
+bool ParseSettingDuration(const std::string& text, uint64_t* nanos) {
+  size_t digits = 0;
+  uint64_t number = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9' &&
+         number < UINT64_MAX / 10 - 10) {
+    number = number * 10 + static_cast<uint64_t>(text[digits++] - '0');
+  }
+  size_t unit = digits;
+  while (unit < text.size() && text[unit] == ' ') unit++;
+  static const std::pair<const char*, uint64_t> kUnits[] = {
+      {"ns", 1},          {"us", 1000},         {"ms", 1000000},      {"s", kNanosPerSecond},
+      {"m", 60000000000}, {"h", 3600000000000}, {"d", 86400000000000}};
+  for (const auto& [name, scale] : kUnits) {
+    if (digits > 0 && text.compare(unit, std::string::npos, name) == 0 &&
+        number <= UINT64_MAX / scale) {
+      *nanos = number * scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+// select=if-context: sets every duration threshold of `recording` to 0 and returns the ones it
+// had (or request.threshold_nanos, when given) by event name. False with an exception pending.
+bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderRequest& request,
+                         std::map<std::string, uint64_t>* thresholds) {
+  jclass type = env->GetObjectClass(recording);
+  jmethodID get = env->GetMethodID(type, "getSettings", "()Ljava/util/Map;");
+  jmethodID set = env->GetMethodID(type, "setSettings", "(Ljava/util/Map;)V");
+  jobject settings =
+      get != nullptr && set != nullptr ? env->CallObjectMethod(recording, get) : nullptr;
+  jclass map = env->FindClass("java/util/Map");
+  jclass set_class = env->FindClass("java/util/Set");
+  if (settings == nullptr || map == nullptr || set_class == nullptr) return false;
+  jmethodID key_set = env->GetMethodID(map, "keySet", "()Ljava/util/Set;");
+  jmethodID get_value = env->GetMethodID(map, "get", "(Ljava/lang/Object;)Ljava/lang/Object;");
+  jmethodID put =
+      env->GetMethodID(map, "put", "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;");
+  jmethodID to_array = env->GetMethodID(set_class, "toArray", "()[Ljava/lang/Object;");
+  if (key_set == nullptr || get_value == nullptr || put == nullptr || to_array == nullptr) {
+    return false;
+  }
+  // A HashMap copy: the recording's own may be unmodifiable.
+  jclass hash_map = env->FindClass("java/util/HashMap");
+  jmethodID copy =
+      hash_map != nullptr ? env->GetMethodID(hash_map, "<init>", "(Ljava/util/Map;)V") : nullptr;
+  jobject changed = copy != nullptr ? env->NewObject(hash_map, copy, settings) : nullptr;
+  jobject keys = changed != nullptr ? env->CallObjectMethod(changed, key_set) : nullptr;
+  auto names =
+      static_cast<jobjectArray>(keys != nullptr ? env->CallObjectMethod(keys, to_array) : nullptr);
+  if (names == nullptr) return false;
+  static const std::string kSuffix = "#threshold";
+  std::vector<std::string> events;
+  for (jsize i = 0; i < env->GetArrayLength(names); i++) {
+    auto key = static_cast<jstring>(env->GetObjectArrayElement(names, i));
+    const std::string text = FromJavaString(env, key);
+    if (text.size() > kSuffix.size() &&
+        text.compare(text.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+      auto value = static_cast<jstring>(env->CallObjectMethod(changed, get_value, key));
+      uint64_t nanos = 0;
+      if (!ParseSettingDuration(FromJavaString(env, value), &nanos)) nanos = 0;
+      (*thresholds)[text.substr(0, text.size() - kSuffix.size())] =
+          request.threshold_given ? request.threshold_nanos : nanos;
+      env->DeleteLocalRef(value);
+    }
+    env->DeleteLocalRef(key);
+  }
+  if (request.config[0] == '+' && request.threshold_given) {
+    for (size_t begin = 1; begin <= request.config.size();) {
+      size_t end = request.config.find('+', begin);
+      if (end == std::string::npos) end = request.config.size();
+      (*thresholds)[request.config.substr(begin, end - begin)] = request.threshold_nanos;
+      begin = end + 1;
+    }
+  }
+  jstring zero = ToJavaString(env, "0 ns");
+  for (const auto& [event, threshold] : *thresholds) {
+    jstring key = ToJavaString(env, event + kSuffix);
+    if (zero == nullptr || key == nullptr) return false;
+    env->DeleteLocalRef(env->CallObjectMethod(changed, put, key, zero));
+    env->DeleteLocalRef(key);
+  }
+  env->CallVoidMethod(recording, set, changed);
+  return !env->ExceptionCheck();
+}
+
+// Writes `path` anew (through path.tmp, renamed over it, so `path` is whole at every moment)
+// from `sources`, whose files it opens and closes. kIo naming the file at fault.
+Status Rewrite(const std::string& path, std::vector<JfrCopySource> sources) {
+  Status copied;
+  for (JfrCopySource& source : sources) {
+    if (copied.ok()) copied = OpenForCopy(source.name, &source);
+  }
   const std::string joined = path + ".tmp";
-  if (copied.ok()) copied = CopyChunks({ours, jdks}, joined);
+  if (copied.ok()) copied = CopyChunks(sources, joined);
   if (copied.ok() && rename(joined.c_str(), path.c_str()) != 0) {
     const int os_error = errno;
     copied =
         Status::Io("cannot rename " + joined + " to " + path + ": " + strerror(os_error), os_error);
   }
-  if (ours.fd >= 0) close(ours.fd);
-  if (jdks.fd >= 0) close(jdks.fd);
+  for (const JfrCopySource& source : sources) {
+    if (source.fd >= 0) close(source.fd);
+  }
   if (!copied.ok()) unlink(joined.c_str());
   return copied;
+}
+
+// The file offsets of the JDK's events in `path` (those at or after `jdk_from`) that
+// select=if-context leaves out: a duration below their type's threshold, outside every span of
+// their thread (ctxprof.Context, same osThreadId, start inside). Both sides count the JDK's
+// ticks, so the comparison is exact.
+StatusOr<std::vector<uint64_t>> ShortEventsOutsideSpans(
+    const std::string& path, uint64_t jdk_from, const std::map<std::string, uint64_t>& thresholds) {
+  JfrReader reader;
+  if (Status read = reader.Read(path, JfrReader::Options()); !read.ok()) return read;
+  std::vector<uint64_t> drop;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.file_offset < jdk_from) continue;
+    const auto threshold = thresholds.find(event.type_name());
+    const JfrValue& duration = event.Field("duration");
+    if (threshold == thresholds.end() || threshold->second == 0 || duration.is_null() ||
+        static_cast<uint64_t>(std::max<int64_t>(0, reader.NanosOf(duration.integer()))) >=
+            threshold->second) {
+      continue;
+    }
+    const JfrValue& thread = event.thread();
+    if (!thread.is_null() &&
+        reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks()) != nullptr) {
+      continue;
+    }
+    drop.push_back(event.file_offset);
+  }
+  std::sort(drop.begin(), drop.end());
+  return drop;
+}
+
+// Writes `path` anew as its chunks followed by those of `jdk_file`; with `thresholds`
+// (select=if-context), without the JDK's short events outside spans.
+Status AppendChunks(const std::string& path, const std::string& jdk_file,
+                    const std::map<std::string, uint64_t>& thresholds) {
+  struct stat ours;
+  if (stat(path.c_str(), &ours) != 0) {
+    const int os_error = errno;
+    return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
+  }
+  Status copied =
+      Rewrite(path, {JfrCopySource{path, -1, 0, {}}, JfrCopySource{jdk_file, -1, 0, {}}});
+  if (!copied.ok() || thresholds.empty()) return copied;
+  StatusOr<std::vector<uint64_t>> drop =
+      ShortEventsOutsideSpans(path, static_cast<uint64_t>(ours.st_size), thresholds);
+  if (!drop.ok()) return drop.status();
+  if (drop.value().empty()) return Status();
+  return Rewrite(path, {JfrCopySource{path, -1, 0, std::move(drop.value())}});
 }
 
 }  // namespace
@@ -352,6 +491,10 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
                ? Failed(env, "cannot create the JDK's recording for '" + request.config + "'")
                : Status::Unavailable(error, 0);
   }
+  std::map<std::string, uint64_t> thresholds;
+  if (request.select_if_context && !RecordEveryDuration(env, recording, request, &thresholds)) {
+    return Failed(env, "cannot record the JDK's duration events below their thresholds");
+  }
   const std::string destination = request.file + ".jdk.jfr";
   jvalue argument;
   argument.l = ToJavaString(env, "ctxprof jfrsync");
@@ -370,7 +513,8 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(new JfrSync(vm, global, destination, origin.value()));
+  return std::unique_ptr<JdkRecorder>(
+      new JfrSync(vm, global, destination, origin.value(), std::move(thresholds)));
 }
 
 JfrSync::~JfrSync() {
@@ -416,7 +560,7 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  const Status copied = AppendChunks(path, destination_);
+  const Status copied = AppendChunks(path, destination_, thresholds_);
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -443,7 +587,7 @@ Status JfrSync::SnapshotInto(const std::string& path) {
   argument.l = PathOf(env, snapshot);
   Status status =
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
-          ? AppendChunks(path, snapshot)
+          ? AppendChunks(path, snapshot, thresholds_)
           : Failed(env, "the JDK's recorder did not dump");
   if (argument.l != nullptr) env->DeleteLocalRef(argument.l);
   unlink(snapshot.c_str());

@@ -15,6 +15,12 @@
 // renames it over FILE, so FILE is whole at every moment; the destination is removed. A dump
 // (SnapshotInto) does the same with what Recording.dump writes of the running recording.
 //
+// select=if-context: the recording's duration thresholds are set to 0 (the JDK records every
+// duration event) and remembered; when the JDK's chunks are added, those of its events below
+// their threshold that fall in no span (JfrReader::ContextAt over the joined file) are left out
+// (CopyChunks' drop list), so a request's every event is kept and elsewhere only slow ones.
+// The whole file is read into memory for it (JfrReader), once per stop or dump.
+//
 // Time base: the JDK's ticks. Without -XX:+UseFastUnorderedTimeStamps HotSpot's JFR counts
 // nanoseconds of the same CLOCK_MONOTONIC since the JVM's start; the origin is read as the
 // midpoint of the tightest of a few clock reads around jdk.jfr.internal.JVM.counterTime()
@@ -36,6 +42,7 @@
 #include <jni.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -63,17 +70,21 @@ class JfrSync : public JdkRecorder {
   Status SnapshotInto(const std::string& path) override;
 
  private:
-  JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos)
+  JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos,
+          std::map<std::string, uint64_t> thresholds)
       : vm_(vm),
         recording_(recording),
         destination_(std::move(destination)),
-        origin_nanos_(origin_nanos) {}
+        origin_nanos_(origin_nanos),
+        thresholds_(std::move(thresholds)) {}
 
   JavaVM* const vm_;
   std::mutex mutex_;   // a dump and the stop may come from two threads
   jobject recording_;  // a global reference; null once closed; guarded by mutex_
   const std::string destination_;
   const uint64_t origin_nanos_;
+  // select=if-context: event name -> the threshold below which it is kept only inside spans.
+  const std::map<std::string, uint64_t> thresholds_;
 };
 
 }  // namespace ctxprof

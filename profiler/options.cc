@@ -548,6 +548,11 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
     options->jfrsync = std::string(value);
     return Status();
   }
+  if (key == "jfrthreshold") {
+    options->jfrsync_threshold_given = true;
+    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs,
+                               &options->jfrsync_threshold_ns);
+  }
   if (key == "upload") return ParseUploadUrl(value, &options->upload);
   if (key == "otlp") return ParseOtlpUrl(value, &options->otlp);
   if (key == "uploadname") {
@@ -770,6 +775,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"contexts", "triggered", "spans as ctxprof.Context: triggered (an event inside) or all"},
       {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
       {"jfrsync", "", "default, profile, a .jfc or +event+event: the JDK's recorder too (file=)"},
+      {"jfrthreshold", "", "jfrsync, select=if-context: JDK events this short only in spans"},
       {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
       {"uploadname", "ctxprof", "the application name in Pyroscope"},
       {"uploadlabels", "", "static series labels, k=v;k2=v2"},
@@ -860,10 +866,18 @@ StatusOr<Options> ParseOptions(std::string_view text) {
         "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live");
   }
   if (options.select == EventSelect::kIfContext && options.alloc_interval_bytes == 0 &&
-      !options.lock_enabled) {
+      !options.lock_enabled && options.jfrsync.empty()) {
     return Status::InvalidArgument(
-        Problem("select", "if-context", "applies only to allocation and lock events",
-                "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context"));
+        Problem("select", "if-context", "applies only to allocation and lock events and jfrsync=",
+                "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context, or "
+                "jfrsync=CONFIG"));
+  }
+  if (options.jfrsync_threshold_given &&
+      (options.jfrsync.empty() || options.select != EventSelect::kIfContext)) {
+    return Status::InvalidArgument(
+        Problem("jfrthreshold", FormatNanos(options.jfrsync_threshold_ns),
+                "applies only to jfrsync= with select=if-context",
+                "add jfrsync=CONFIG,select=if-context, or remove jfrthreshold="));
   }
   if ((options.alloc_interval_bytes != 0 || options.lock_enabled) && options.file.empty() &&
       options.repository.empty()) {

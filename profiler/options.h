@@ -22,7 +22,8 @@
 //              wallsamples=profiler|jdk, contextid=: validated here, consumed by the writer
 //              (docs/JFR.md)
 //   jfrsync    jfrsync=CONFIG (a JVM only; file= required; implies contexts=all and a clock in
-//              the JDK's ticks: profiler/session/jdk_recorder.h)
+//              the JDK's ticks: profiler/session/jdk_recorder.h); with select=if-context the
+//              JDK's short duration events only inside spans, jfrthreshold= their threshold
 //   upload     upload=URL (repository= required; implies contextid=true, clock=monotonic and the
 //              Pyroscope layout; CPU and wall intervals equal and dividing 1s), uploadname=,
 //              uploadlabels=, uploadca=, and uploadtoken=, uploadbasic=, uploadtenant= as
@@ -163,6 +164,10 @@ struct Options {
   // jfrsync=: the JDK's Flight Recorder beside the session, with this configuration (a
   // predefined one, a .jfc path or +name+name...); its chunks end the file= recording.
   std::string jfrsync;
+  // jfrthreshold=: with select=if-context, the JDK's duration events shorter than this are kept
+  // only inside spans (default: each event's threshold in the configuration).
+  uint64_t jfrsync_threshold_ns = 0;
+  bool jfrsync_threshold_given = false;
   // Not an option: the JDK recorder's origin for MonotonicClock, set by Profiler::Start once the
   // JDK's recorder runs (profiler/session/jdk_recorder.h); 0 otherwise.
   uint64_t clock_origin_nanos = 0;

@@ -38,6 +38,9 @@ StatusOr<std::unique_ptr<JdkRecorder>> StartJdkRecorder(const Options& options,
   request.samples = options.cpu_engine != CpuEngineKind::kNone || options.wall_enabled;
   request.allocations = options.alloc_interval_bytes != 0;
   request.locks = options.lock_enabled;
+  request.select_if_context = options.select == EventSelect::kIfContext;
+  request.threshold_given = options.jfrsync_threshold_given;
+  request.threshold_nanos = options.jfrsync_threshold_ns;
   StatusOr<std::unique_ptr<JdkRecorder>> started = hooks.jdk_recorder(request);
   if (started.ok()) return started;
   *note = "jfrsync=" + options.jfrsync + ": " + started.status().message() +

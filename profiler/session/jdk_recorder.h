@@ -30,6 +30,12 @@ struct JdkRecorderRequest {
   bool samples = false;
   bool allocations = false;
   bool locks = false;
+  // select=if-context: the JDK's duration events are recorded whatever their duration, and
+  // those shorter than their threshold (the configuration's, or threshold_nanos when given)
+  // are left out of the file unless they fall inside a span.
+  bool select_if_context = false;
+  bool threshold_given = false;
+  uint64_t threshold_nanos = 0;
 };
 
 class JdkRecorder {

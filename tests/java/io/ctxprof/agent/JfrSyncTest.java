@@ -68,6 +68,36 @@ class JfrSyncTest {
     }
   }
 
+  /**
+   * select=if-context: with thresholds of 1 s (the configuration's, or jfrthreshold= over +name
+   * events recorded at their defaults) every I/O event of a request is kept, whatever its
+   * duration, and none of the background thread's (none takes 1 s).
+   */
+  @Test
+  void selectIfContextKeepsEveryRequestsEventsAndOnlySlowOnesElsewhere() throws Exception {
+    Path jfc = writeIoConfiguration("1 s");
+    String plus = "+jdk.FileRead+jdk.FileWrite+jdk.SocketRead+jdk.SocketWrite+ctxprof.test.Order";
+    for (String sync : List.of("jfrsync=" + jfc, "jfrsync=" + plus + ",jfrthreshold=1s")) {
+      Path jfr = dir.resolve("if-context.jfr");
+      Result result = runJava(
+          List.of(agent("start,event=cpu,attributes=endpoint," + sync
+              + ",select=if-context,file=" + jfr)),
+          "FileServiceWorkload", dir.toString());
+      assertEquals(0, result.exit, result.toString());
+      assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+      Map<String, Long> truth = truthOf(result);
+      Joined joined = Joined.read(jfr, dir);
+      System.out.println(sync + ": " + joined.bytes);
+      for (String kind : List.of("FileRead", "FileWrite")) {
+        assertTrue(truth.get("background " + kind) > 0, "the background thread's " + kind);
+        assertEquals(null, joined.bytes.get("background " + kind), sync + ": background");
+      }
+      truth.keySet().removeIf(key -> key.startsWith("background"));
+      expectCounted(joined, truth);
+      Files.delete(jfr);
+    }
+  }
+
   /** ctxprof attach PID start --jfrsync; a dump while it runs and the stop hold both sides. */
   @Test
   void attachStartsItInARunningJvmAndDumpsAndStopHoldBoth() throws Exception {
@@ -124,9 +154,14 @@ class JfrSyncTest {
   }
 
   private Path writeIoConfiguration() throws IOException {
+    return writeIoConfiguration("0 ms");
+  }
+
+  /** The four I/O events and the application's, with stacks, at `threshold`. */
+  private Path writeIoConfiguration(String threshold) throws IOException {
     Path jfc = dir.resolve("io.jfc");
     StringBuilder settings = new StringBuilder();
-    for (String kind : IO) settings.append(eventSettings("jdk." + kind, "0 ms"));
+    for (String kind : IO) settings.append(eventSettings("jdk." + kind, threshold));
     settings.append(eventSettings("ctxprof.test.Order", "0 ms"));
     Files.writeString(jfc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         + "<configuration version=\"2.0\" label=\"io\">\n" + settings + "</configuration>\n");
