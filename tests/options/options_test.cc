@@ -108,6 +108,18 @@ TEST(OptionsTest, JfrSync) {
   for (const char* bad : {"", "+", "+a++b", "+a+"}) {
     ExpectError(std::string("file=/tmp/a.jfr,jfrsync=") + bad, "jfrsync");
   }
+  // select=if-context applies to the JDK's duration events; jfrthreshold= overrides their
+  // configuration's thresholds.
+  const Options selected =
+      ParseOk("jfrsync=profile,file=/tmp/a.jfr,select=if-context,jfrthreshold=5ms");
+  EXPECT_EQ(selected.select, EventSelect::kIfContext);
+  EXPECT_TRUE(selected.jfrsync_threshold_given);
+  EXPECT_EQ(selected.jfrsync_threshold_ns, 5000000u);
+  EXPECT_FALSE(
+      ParseOk("jfrsync=profile,file=/tmp/a.jfr,select=if-context").jfrsync_threshold_given);
+  ExpectError("jfrsync=profile,file=/tmp/a.jfr,jfrthreshold=5ms", "jfrthreshold");
+  ExpectError("select=if-context,lock=1ms,file=/tmp/a.jfr,jfrthreshold=5ms", "jfrthreshold");
+  ExpectError("select=if-context,file=/tmp/a.jfr", "select", "if-context");
 }
 
 TEST(OptionsTest, KernelFrames) {
@@ -469,7 +481,7 @@ TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
           << text << " -> " << parsed.status().message();
     }
   }
-  EXPECT_EQ(keys.size(), 38u) << "a key was added or removed: update docs/SAMPLER.md too";
+  EXPECT_EQ(keys.size(), 39u) << "a key was added or removed: update docs/SAMPLER.md too";
   const StatusOr<Options> unknown = ParseOptions("bogus=1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(),
