@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "jni/java_strings.h"
@@ -407,39 +408,54 @@ Status Rewrite(const std::string& path, std::vector<JfrCopySource> sources) {
   return copied;
 }
 
-// The file offsets of the JDK's events in `path` (those at or after `jdk_from`) that
-// select=if-context leaves out: a duration below their type's threshold, outside every span of
-// their thread (ctxprof.Context, same osThreadId, start inside). Both sides count the JDK's
-// ticks, so the comparison is exact.
-StatusOr<std::vector<uint64_t>> ShortEventsOutsideSpans(
-    const std::string& path, uint64_t jdk_from, const std::map<std::string, uint64_t>& thresholds) {
+// What the joined file `path` leaves out, as file offsets of records, ascending: with
+// `thresholds` (select=if-context) the JDK's events (those at or after `jdk_from`) shorter than
+// their type's threshold that fall in no span of their thread; with `triggered`
+// (contexts=triggered) the spans (ctxprof.Context) in which no event that stays falls. An event
+// falls in a span when its thread's osThreadId is the span's and its start lies in [start,
+// end): JfrReader::ContextAt, the readers' own join. Both sides count the JDK's ticks, so the
+// comparison is exact.
+StatusOr<std::vector<uint64_t>> RecordsLeftOut(const std::string& path, uint64_t jdk_from,
+                                               const std::map<std::string, uint64_t>& thresholds,
+                                               bool triggered) {
   JfrReader reader;
   if (Status read = reader.Read(path, JfrReader::Options()); !read.ok()) return read;
   std::vector<uint64_t> drop;
+  std::unordered_set<const JfrEvent*> spans_with_events;
   for (const JfrEvent& event : reader.events()) {
-    if (event.file_offset < jdk_from) continue;
+    if (event.type_name() == "ctxprof.Context") continue;
+    const JfrValue& thread = event.thread();
+    const JfrEvent* span =
+        thread.is_null() ? nullptr
+                         : reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks());
+    if (span != nullptr) {
+      spans_with_events.insert(span);
+      continue;
+    }
     const auto threshold = thresholds.find(event.type_name());
     const JfrValue& duration = event.Field("duration");
-    if (threshold == thresholds.end() || threshold->second == 0 || duration.is_null() ||
-        static_cast<uint64_t>(std::max<int64_t>(0, reader.NanosOf(duration.integer()))) >=
+    if (event.file_offset >= jdk_from && threshold != thresholds.end() && !duration.is_null() &&
+        static_cast<uint64_t>(std::max<int64_t>(0, reader.NanosOf(duration.integer()))) <
             threshold->second) {
-      continue;
+      drop.push_back(event.file_offset);
     }
-    const JfrValue& thread = event.thread();
-    if (!thread.is_null() &&
-        reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks()) != nullptr) {
-      continue;
+  }
+  if (triggered) {
+    for (const JfrEvent& event : reader.events()) {
+      if (event.file_offset < jdk_from && event.type_name() == "ctxprof.Context" &&
+          spans_with_events.count(&event) == 0) {
+        drop.push_back(event.file_offset);
+      }
     }
-    drop.push_back(event.file_offset);
   }
   std::sort(drop.begin(), drop.end());
   return drop;
 }
 
-// Writes `path` anew as its chunks followed by those of `jdk_file`; with `thresholds`
-// (select=if-context), without the JDK's short events outside spans.
+// Writes `path` anew as its chunks followed by those of `jdk_file`, then without the records
+// RecordsLeftOut names when `thresholds` or `triggered` ask for a selection.
 Status AppendChunks(const std::string& path, const std::string& jdk_file,
-                    const std::map<std::string, uint64_t>& thresholds) {
+                    const std::map<std::string, uint64_t>& thresholds, bool triggered) {
   struct stat ours;
   if (stat(path.c_str(), &ours) != 0) {
     const int os_error = errno;
@@ -447,9 +463,9 @@ Status AppendChunks(const std::string& path, const std::string& jdk_file,
   }
   Status copied =
       Rewrite(path, {JfrCopySource{path, -1, 0, {}}, JfrCopySource{jdk_file, -1, 0, {}}});
-  if (!copied.ok() || thresholds.empty()) return copied;
+  if (!copied.ok() || (thresholds.empty() && !triggered)) return copied;
   StatusOr<std::vector<uint64_t>> drop =
-      ShortEventsOutsideSpans(path, static_cast<uint64_t>(ours.st_size), thresholds);
+      RecordsLeftOut(path, static_cast<uint64_t>(ours.st_size), thresholds, triggered);
   if (!drop.ok()) return drop.status();
   if (drop.value().empty()) return Status();
   return Rewrite(path, {JfrCopySource{path, -1, 0, std::move(drop.value())}});
@@ -513,8 +529,8 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(
-      new JfrSync(vm, global, destination, origin.value(), std::move(thresholds)));
+  return std::unique_ptr<JdkRecorder>(new JfrSync(
+      vm, global, destination, origin.value(), std::move(thresholds), request.triggered_contexts));
 }
 
 JfrSync::~JfrSync() {
@@ -560,7 +576,7 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  const Status copied = AppendChunks(path, destination_, thresholds_);
+  const Status copied = AppendChunks(path, destination_, thresholds_, triggered_);
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -587,7 +603,7 @@ Status JfrSync::SnapshotInto(const std::string& path) {
   argument.l = PathOf(env, snapshot);
   Status status =
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
-          ? AppendChunks(path, snapshot, thresholds_)
+          ? AppendChunks(path, snapshot, thresholds_, triggered_)
           : Failed(env, "the JDK's recorder did not dump");
   if (argument.l != nullptr) env->DeleteLocalRef(argument.l);
   unlink(snapshot.c_str());

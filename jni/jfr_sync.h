@@ -19,7 +19,10 @@
 // duration event) and remembered; when the JDK's chunks are added, those of its events below
 // their threshold that fall in no span (JfrReader::ContextAt over the joined file) are left out
 // (CopyChunks' drop list), so a request's every event is kept and elsewhere only slow ones.
-// The whole file is read into memory for it (JfrReader), once per stop or dump.
+// contexts=triggered works the same way: the session writes every span, and the spans in which
+// no event stays (ctxprof's or the JDK's) are left out when the JDK's chunks join the file, so a
+// request whose only event was a jdk.FileRead keeps its span. The whole file is read into
+// memory for either (JfrReader), once per stop or dump.
 //
 // Time base: the JDK's ticks. Without -XX:+UseFastUnorderedTimeStamps HotSpot's JFR counts
 // nanoseconds of the same CLOCK_MONOTONIC since the JVM's start; the origin is read as the
@@ -71,12 +74,13 @@ class JfrSync : public JdkRecorder {
 
  private:
   JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos,
-          std::map<std::string, uint64_t> thresholds)
+          std::map<std::string, uint64_t> thresholds, bool triggered)
       : vm_(vm),
         recording_(recording),
         destination_(std::move(destination)),
         origin_nanos_(origin_nanos),
-        thresholds_(std::move(thresholds)) {}
+        thresholds_(std::move(thresholds)),
+        triggered_(triggered) {}
 
   JavaVM* const vm_;
   std::mutex mutex_;   // a dump and the stop may come from two threads
@@ -85,6 +89,7 @@ class JfrSync : public JdkRecorder {
   const uint64_t origin_nanos_;
   // select=if-context: event name -> the threshold below which it is kept only inside spans.
   const std::map<std::string, uint64_t> thresholds_;
+  const bool triggered_;  // contexts=triggered: spans without an event are left out at the end
 };
 
 }  // namespace ctxprof

@@ -587,7 +587,7 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
 }
 
 // jfrsync= and what it needs from the other options: one recording file, and every span
-// written, because the JDK's events reach the file only when its recorder stops.
+// written (see below).
 Status CheckJfrSync(Options* options) {
   if (options->file.empty()) {
     return Status::InvalidArgument(
@@ -595,12 +595,9 @@ Status CheckJfrSync(Options* options) {
                 "the JDK's chunks are added to one recording file: add file=PATH.jfr "
                 "(repository= and upload= are not synchronised yet)"));
   }
-  if (options->jfr.contexts_given && !options->jfr.all_contexts) {
-    return Status::InvalidArgument(
-        Problem("contexts", "triggered", "cannot see the JDK's events",
-                "the JDK's events reach the recording only when its recorder stops, after "
-                "the spans are written; with jfrsync= every span is written (contexts=all)"));
-  }
+  // The JDK's events reach the file only when its recorder stops: the writer writes every span,
+  // and with contexts=triggered given, those without an event are left out then.
+  options->jfrsync_triggered_contexts = options->jfr.contexts_given && !options->jfr.all_contexts;
   options->jfr.all_contexts = true;
   if (options->clock_given && options->clock == ClockKind::kTsc) {
     return Status::InvalidArgument(

@@ -21,8 +21,9 @@
 //   JFR        chunksize=, maxsize=, chunktime=, maxage=, flush=, cpusamples=jdk|ctxprof,
 //              wallsamples=profiler|jdk, contextid=: validated here, consumed by the writer
 //              (docs/JFR.md)
-//   jfrsync    jfrsync=CONFIG (a JVM only; file= required; implies contexts=all and a clock in
-//              the JDK's ticks: profiler/session/jdk_recorder.h); with select=if-context the
+//   jfrsync    jfrsync=CONFIG (a JVM only; file= required; contexts=all unless contexts=triggered
+//              is given; a clock in the JDK's ticks: profiler/session/jdk_recorder.h); with
+//              select=if-context the
 //              JDK's short duration events only inside spans, jfrthreshold= their threshold
 //   upload     upload=URL (repository= required; implies contextid=true, clock=monotonic and the
 //              Pyroscope layout; CPU and wall intervals equal and dividing 1s), uploadname=,
@@ -168,6 +169,9 @@ struct Options {
   // only inside spans (default: each event's threshold in the configuration).
   uint64_t jfrsync_threshold_ns = 0;
   bool jfrsync_threshold_given = false;
+  // contexts=triggered with jfrsync=: the writer writes every span (jfr.all_contexts) and the
+  // untriggered ones are left out when the JDK's chunks join the file.
+  bool jfrsync_triggered_contexts = false;
   // Not an option: the JDK recorder's origin for MonotonicClock, set by Profiler::Start once the
   // JDK's recorder runs (profiler/session/jdk_recorder.h); 0 otherwise.
   uint64_t clock_origin_nanos = 0;

@@ -39,6 +39,7 @@ StatusOr<std::unique_ptr<JdkRecorder>> StartJdkRecorder(const Options& options,
   request.allocations = options.alloc_interval_bytes != 0;
   request.locks = options.lock_enabled;
   request.select_if_context = options.select == EventSelect::kIfContext;
+  request.triggered_contexts = options.jfrsync_triggered_contexts;
   request.threshold_given = options.jfrsync_threshold_given;
   request.threshold_nanos = options.jfrsync_threshold_ns;
   StatusOr<std::unique_ptr<JdkRecorder>> started = hooks.jdk_recorder(request);

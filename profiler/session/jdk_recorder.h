@@ -34,6 +34,9 @@ struct JdkRecorderRequest {
   // those shorter than their threshold (the configuration's, or threshold_nanos when given)
   // are left out of the file unless they fall inside a span.
   bool select_if_context = false;
+  // contexts=triggered: the session writes every span; those in which no event of the joined
+  // file falls (ctxprof's or the JDK's) are left out when the JDK's chunks are added.
+  bool triggered_contexts = false;
   bool threshold_given = false;
   uint64_t threshold_nanos = 0;
 };

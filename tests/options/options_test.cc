@@ -103,7 +103,11 @@ TEST(OptionsTest, JfrSync) {
   EXPECT_EQ(ParseOk("jfrsync=/etc/io.jfc,clock=monotonic,file=/tmp/a.jfr").jfrsync, "/etc/io.jfc");
   ExpectError("jfrsync=default", "jfrsync", "default");  // no file=
   ExpectError("jfrsync=default,repository=/tmp/r", "jfrsync", "default");
-  ExpectError("jfrsync=default,file=/tmp/a.jfr,contexts=triggered", "contexts", "triggered");
+  // contexts=triggered, given: spans without an event are left out at the end.
+  const Options triggered = ParseOk("jfrsync=default,file=/tmp/a.jfr,contexts=triggered");
+  EXPECT_TRUE(triggered.jfr.all_contexts);
+  EXPECT_TRUE(triggered.jfrsync_triggered_contexts);
+  EXPECT_FALSE(plus.jfrsync_triggered_contexts);
   ExpectError("jfrsync=default,file=/tmp/a.jfr,clock=tsc", "clock", "tsc");
   for (const char* bad : {"", "+", "+a++b", "+a+"}) {
     ExpectError(std::string("file=/tmp/a.jfr,jfrsync=") + bad, "jfrsync");

@@ -25,9 +25,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A small file and socket service for the jfrsync ground truth (issue 26; JfrSyncTest): request
- * threads serve /upload (file writes), /download (file reads) and /echo (a round trip through a
- * local echo server), each request inside its own span (span id = request id) and committing an
- * application event (ctxprof.test.Order) with its endpoint and id; a background thread writes
+ * threads serve /upload (file writes), /download (file reads), /echo (a round trip through a
+ * local echo server) and /idle (a 2 ms sleep, nothing else), each request inside its own span
+ * (span id = request id), all but /idle committing an application event (ctxprof.test.Order)
+ * with its endpoint and id; a background thread writes
  * and reads a file of its own outside any request, and the echo server's threads do their socket
  * I/O outside requests too. The service counts what it did and prints, at the end:
  *
@@ -35,7 +36,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@code truth ENDPOINT KIND BYTES}: bytes per endpoint and kind (FileRead, FileWrite,
  *       SocketRead, SocketWrite) as the calls returned them; ENDPOINT {@code background} for
  *       the background thread;
- *   <li>{@code truth orders - COUNT}: the application events committed.
+ *   <li>{@code truth orders - COUNT}: the application events committed;
+ *   <li>{@code truth idle - COUNT}: the /idle requests.
  * </ul>
  *
  * <p>Args: DIR [OPTIONS | --attach]: the folder for the service's files; with OPTIONS the
@@ -52,7 +54,7 @@ public final class FileServiceWorkload {
     long requestId;
   }
 
-  static final String[] ENDPOINTS = {"/upload", "/download", "/echo"};
+  static final String[] ENDPOINTS = {"/upload", "/download", "/echo", "/idle"};
   static final int REQUEST_THREADS = 3;
   static final int REQUESTS_PER_THREAD = 45;
 
@@ -152,6 +154,10 @@ public final class FileServiceWorkload {
                 count(endpoint, "FileRead", n);
               }
             }
+          } else if (endpoint.equals("/idle")) {
+            Thread.sleep(2); // nothing recorded: no I/O, no CPU, no application event
+            count("idle", "-", 1);
+            continue;
           } else {
             int length = 1 + random.nextInt(buffer.length);
             toEcho.write(buffer, 0, length);

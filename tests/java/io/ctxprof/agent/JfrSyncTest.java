@@ -57,6 +57,8 @@ class JfrSyncTest {
 
     Joined joined = Joined.read(jfr, dir);
     expectCounted(joined, truth);
+    // jfrsync= writes every span (contexts=all), those with nothing inside too.
+    assertEquals(truth.get("idle -"), (long) joined.spansOf.getOrDefault("/idle", 0), "/idle");
     expectPrinted(jfr, joined);
     // JDK 17's jfr reads the whole file.
     Result summary =
@@ -66,6 +68,34 @@ class JfrSyncTest {
       assertTrue(summary.stdout.stream().anyMatch(l -> l.trim().matches(
           type.replace(".", "\\.") + "\\s+[1-9][0-9]*\\s+.*")), type + " in " + summary.stdout);
     }
+  }
+
+  /**
+   * contexts=triggered: the spans in which nothing was recorded (/idle) are left out, and every
+   * request whose only events were the JDK's (most have no CPU sample) keeps its span.
+   */
+  @Test
+  void contextsTriggeredKeepsTheSpansOfTheJdksEvents() throws Exception {
+    Path jfc = writeIoConfiguration();
+    Path jfr = dir.resolve("triggered.jfr");
+    Result result = runJava(
+        List.of(agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc
+            + ",contexts=triggered,file=" + jfr)),
+        "FileServiceWorkload", dir.toString());
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Map<String, Long> truth = truthOf(result);
+    Joined joined = Joined.read(jfr, dir);
+    System.out.println("spans by endpoint: " + joined.spansOf + "; samples in spans: "
+        + joined.samplesInSpans);
+    expectCounted(joined, truth);
+    assertEquals(null, joined.spansOf.get("/idle"), "spans with nothing inside");
+    long requests = (long) FileServiceWorkload.REQUEST_THREADS
+        * FileServiceWorkload.REQUESTS_PER_THREAD;
+    long busy = joined.spansOf.values().stream().mapToLong(Integer::longValue).sum();
+    assertEquals(requests - truth.get("idle -"), busy, "spans of requests with events");
+    assertTrue(joined.samplesInSpans < busy, "most requests hold no CPU sample");
+    expectPrinted(jfr, joined);
   }
 
   /**
@@ -176,14 +206,14 @@ class JfrSyncTest {
   private static void expectCounted(Joined joined, Map<String, Long> truth) {
     StringBuilder report = new StringBuilder();
     for (Map.Entry<String, Long> counted : truth.entrySet()) {
-      if (counted.getKey().startsWith("orders")) continue;
+      if (counted.getKey().endsWith(" -")) continue; // counts of requests, not bytes
       long recorded = joined.bytes.getOrDefault(counted.getKey(), 0L);
       report.append(counted.getKey()).append(": counted ").append(counted.getValue())
           .append(", recorded ").append(recorded).append('\n');
     }
     System.out.print(report);
     for (Map.Entry<String, Long> counted : truth.entrySet()) {
-      if (counted.getKey().startsWith("orders")) continue;
+      if (counted.getKey().endsWith(" -")) continue;
       long recorded = joined.bytes.getOrDefault(counted.getKey(), 0L);
       assertTrue(Math.abs(recorded - counted.getValue()) <= counted.getValue() / 100,
           counted.getKey() + " off by more than 1 %:\n" + report);
@@ -306,17 +336,34 @@ class JfrSyncTest {
     int orders;
     int inRequests; // I/O events of request threads (all inside spans)
     int contexts;
+    final Map<String, Integer> spansOf = new TreeMap<>(); // spans by endpoint (parts merged)
+    int samplesInSpans; // ctxprof's CPU samples inside a span
 
     /** File events count only on the service's files in {@code dir} (not class loading's). */
     static Joined read(Path jfr, Path dir) throws Exception {
       JfrRecording recording = JfrRecording.read(jfr);
       Map<Long, List<Span>> spans = new HashMap<>();
       Joined joined = new Joined();
+      java.util.Set<String> spanIds = new java.util.HashSet<>();
       for (Map.Entry<Long, List<RecordedEvent>> thread : recording.contexts.entrySet()) {
         List<Span> list = new ArrayList<>();
-        for (RecordedEvent context : thread.getValue()) list.add(new Span(context));
+        for (RecordedEvent context : thread.getValue()) {
+          Span span = new Span(context);
+          list.add(span);
+          if (spanIds.add(span.spanId)) joined.spansOf.merge(span.endpoint, 1, Integer::sum);
+        }
         spans.put(thread.getKey(), list);
         joined.contexts += list.size();
+      }
+      for (RecordedEvent sample : recording.samples) {
+        for (Span span : spans.getOrDefault(
+            JfrRecording.threadKey(sample.getThread("sampledThread")),
+            List.of())) {
+          if (!sample.getStartTime().isBefore(span.start)
+              && sample.getStartTime().isBefore(span.end)) {
+            joined.samplesInSpans++;
+          }
+        }
       }
       for (RecordedEvent event : recording.events) {
         String type = event.getEventType().getName();
