@@ -55,6 +55,22 @@ class ScopedEnv {
   bool attached_ = false;
 };
 
+// A JNI local frame for a scope: the references made in it are freed at its end, however many
+// (StopInto polls the state in a loop; a Java caller's frame would keep them all). ok() is false
+// when the JVM is out of memory (an exception is then pending).
+class LocalFrame {
+ public:
+  LocalFrame(JNIEnv* env, jint capacity) : env_(env), ok_(env->PushLocalFrame(capacity) == 0) {}
+  ~LocalFrame() {
+    if (ok_) env_->PopLocalFrame(nullptr);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  JNIEnv* const env_;
+  const bool ok_;
+};
+
 // The pending exception as its toString() ("java.nio.file.NoSuchFileException: x.jfc"),
 // cleared; "" when none is pending.
 std::string TakeException(JNIEnv* env) {
@@ -72,6 +88,10 @@ std::string TakeException(JNIEnv* env) {
   env->ExceptionClear();
   return text;
 }
+
+// `value`, the result of a Call*Method, or null when it threw (the exception stays pending).
+// Checking after every call is JNI's rule (-Xcheck:jni warns otherwise).
+jobject Checked(JNIEnv* env, jobject value) { return env->ExceptionCheck() ? nullptr : value; }
 
 // Whether the pending exception is an instance of `class_name`; leaves it pending.
 bool PendingIs(JNIEnv* env, const char* class_name) {
@@ -115,7 +135,7 @@ StatusOr<uint64_t> ReadOrigin(JNIEnv* env) {
     if (get_jvm == nullptr || method == nullptr) {
       return Failed(env, "jdk.jfr.internal.JVM has no getTicksFrequency()");
     }
-    jobject instance = env->CallStaticObjectMethod(jvm, get_jvm);
+    jobject instance = Checked(env, env->CallStaticObjectMethod(jvm, get_jvm));
     if (instance != nullptr) frequency = env->CallLongMethod(instance, method);
   }
   if (env->ExceptionCheck()) return Failed(env, "cannot read the JDK recorder's tick frequency");
@@ -150,7 +170,7 @@ jobject PathOf(JNIEnv* env, const std::string& path) {
   jstring first = ToJavaString(env, path);
   jobjectArray more = env->NewObjectArray(0, string, nullptr);
   if (get == nullptr || first == nullptr || more == nullptr) return nullptr;
-  return env->CallStaticObjectMethod(paths, get, first, more);
+  return Checked(env, env->CallStaticObjectMethod(paths, get, first, more));
 }
 
 // Calls recording.name(String) for each of `events`, the Recording methods enable and disable.
@@ -190,7 +210,8 @@ jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string
   if (recording_class == nullptr) return nullptr;
   if (request.config[0] == '+') {
     jmethodID create = env->GetMethodID(recording_class, "<init>", "()V");
-    jobject recording = create != nullptr ? env->NewObject(recording_class, create) : nullptr;
+    jobject recording =
+        create != nullptr ? Checked(env, env->NewObject(recording_class, create)) : nullptr;
     std::vector<std::string> events;
     for (size_t begin = 1; begin <= request.config.size();) {
       size_t end = request.config.find('+', begin);
@@ -224,7 +245,8 @@ jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string
   }
   if (chosen == nullptr) return nullptr;
   jmethodID create = env->GetMethodID(recording_class, "<init>", "(Ljdk/jfr/Configuration;)V");
-  jobject recording = create != nullptr ? env->NewObject(recording_class, create, chosen) : nullptr;
+  jobject recording =
+      create != nullptr ? Checked(env, env->NewObject(recording_class, create, chosen)) : nullptr;
   if (recording == nullptr || !ForEachEvent(env, recording, "disable", EventsToDisable(request))) {
     return nullptr;
   }
@@ -246,15 +268,22 @@ bool Call(JNIEnv* env, jobject recording, const char* method, const char* signat
 }
 
 std::string StateOf(JNIEnv* env, jobject recording) {
+  const LocalFrame frame(env, 8);
+  if (!frame.ok()) {
+    env->ExceptionClear();
+    return "";
+  }
   jclass type = env->GetObjectClass(recording);
   jmethodID get_state = env->GetMethodID(type, "getState", "()Ljdk/jfr/RecordingState;");
-  jobject state = get_state != nullptr ? env->CallObjectMethod(recording, get_state) : nullptr;
+  jobject state =
+      get_state != nullptr ? Checked(env, env->CallObjectMethod(recording, get_state)) : nullptr;
   if (state == nullptr) {
     env->ExceptionClear();
     return "";
   }
   jmethodID name = env->GetMethodID(env->GetObjectClass(state), "name", "()Ljava/lang/String;");
-  auto text = static_cast<jstring>(name != nullptr ? env->CallObjectMethod(state, name) : nullptr);
+  auto text = static_cast<jstring>(
+      name != nullptr ? Checked(env, env->CallObjectMethod(state, name)) : nullptr);
   env->ExceptionClear();
   return FromJavaString(env, text);
 }
@@ -281,7 +310,8 @@ KeyLookup* NewKeyLookup(JNIEnv* env) {
   if (jvm != nullptr && method == nullptr) {
     env->ExceptionClear();
     jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
-    instance = get_jvm != nullptr ? env->CallStaticObjectMethod(jvm, get_jvm) : nullptr;
+    instance =
+        get_jvm != nullptr ? Checked(env, env->CallStaticObjectMethod(jvm, get_jvm)) : nullptr;
     method = instance != nullptr ? env->GetMethodID(jvm, "getThreadId", "(Ljava/lang/Thread;)J")
                                  : nullptr;
   }
@@ -330,8 +360,9 @@ bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderReques
   jclass type = env->GetObjectClass(recording);
   jmethodID get = env->GetMethodID(type, "getSettings", "()Ljava/util/Map;");
   jmethodID set = env->GetMethodID(type, "setSettings", "(Ljava/util/Map;)V");
-  jobject settings =
-      get != nullptr && set != nullptr ? env->CallObjectMethod(recording, get) : nullptr;
+  jobject settings = get != nullptr && set != nullptr
+                         ? Checked(env, env->CallObjectMethod(recording, get))
+                         : nullptr;
   jclass map = env->FindClass("java/util/Map");
   jclass set_class = env->FindClass("java/util/Set");
   if (settings == nullptr || map == nullptr || set_class == nullptr) return false;
@@ -347,10 +378,12 @@ bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderReques
   jclass hash_map = env->FindClass("java/util/HashMap");
   jmethodID copy =
       hash_map != nullptr ? env->GetMethodID(hash_map, "<init>", "(Ljava/util/Map;)V") : nullptr;
-  jobject changed = copy != nullptr ? env->NewObject(hash_map, copy, settings) : nullptr;
-  jobject keys = changed != nullptr ? env->CallObjectMethod(changed, key_set) : nullptr;
-  auto names =
-      static_cast<jobjectArray>(keys != nullptr ? env->CallObjectMethod(keys, to_array) : nullptr);
+  jobject changed =
+      copy != nullptr ? Checked(env, env->NewObject(hash_map, copy, settings)) : nullptr;
+  jobject keys =
+      changed != nullptr ? Checked(env, env->CallObjectMethod(changed, key_set)) : nullptr;
+  auto names = static_cast<jobjectArray>(
+      keys != nullptr ? Checked(env, env->CallObjectMethod(keys, to_array)) : nullptr);
   if (names == nullptr) return false;
   static const std::string kSuffix = "#threshold";
   std::vector<std::string> events;
@@ -359,7 +392,9 @@ bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderReques
     const std::string text = FromJavaString(env, key);
     if (text.size() > kSuffix.size() &&
         text.compare(text.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
-      auto value = static_cast<jstring>(env->CallObjectMethod(changed, get_value, key));
+      auto value =
+          static_cast<jstring>(Checked(env, env->CallObjectMethod(changed, get_value, key)));
+      if (env->ExceptionCheck()) return false;
       uint64_t nanos = 0;
       if (!ParseSettingDuration(FromJavaString(env, value), &nanos)) nanos = 0;
       (*thresholds)[text.substr(0, text.size() - kSuffix.size())] =
@@ -380,7 +415,8 @@ bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderReques
   for (const auto& [event, threshold] : *thresholds) {
     jstring key = ToJavaString(env, event + kSuffix);
     if (zero == nullptr || key == nullptr) return false;
-    env->DeleteLocalRef(env->CallObjectMethod(changed, put, key, zero));
+    env->DeleteLocalRef(Checked(env, env->CallObjectMethod(changed, put, key, zero)));
+    if (env->ExceptionCheck()) return false;
     env->DeleteLocalRef(key);
   }
   env->CallVoidMethod(recording, set, changed);
@@ -493,11 +529,8 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   ScopedEnv scoped(vm);
   JNIEnv* env = scoped.get();
   if (env == nullptr) return Status::Unavailable("cannot attach to the JVM", 0);
-  if (env->PushLocalFrame(32) != JNI_OK) return Failed(env, "out of memory");
-  struct PopFrame {
-    JNIEnv* env;
-    ~PopFrame() { env->PopLocalFrame(nullptr); }
-  } pop{env};
+  const LocalFrame frame(env, 64);
+  if (!frame.ok()) return Failed(env, "out of memory");
   StatusOr<uint64_t> origin = ReadOrigin(env);
   if (!origin.ok()) return origin.status();
   std::string error;
@@ -545,6 +578,7 @@ JfrSync::~JfrSync() {
   }
   if (recording_ == nullptr) return;
   if (env != nullptr) {
+    const LocalFrame frame(env, 8);
     jvalue none;
     none.l = nullptr;
     Call(env, recording_, "close", "()V", none);  // discards what it recorded
@@ -560,6 +594,8 @@ Status JfrSync::StopInto(const std::string& path) {
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
   if (StateOf(env, recording_) == "RUNNING") {
     jvalue none;
     none.l = nullptr;
@@ -588,16 +624,14 @@ Status JfrSync::StopInto(const std::string& path) {
   return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
 }
 
-}  // namespace ctxprof
-
-namespace ctxprof {
-
 Status JfrSync::SnapshotInto(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
   const std::string snapshot = path + ".jdk.jfr";
   jvalue argument;
   argument.l = PathOf(env, snapshot);
@@ -605,7 +639,6 @@ Status JfrSync::SnapshotInto(const std::string& path) {
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
           ? AppendChunks(path, snapshot, thresholds_, triggered_)
           : Failed(env, "the JDK's recorder did not dump");
-  if (argument.l != nullptr) env->DeleteLocalRef(argument.l);
   unlink(snapshot.c_str());
   if (status.ok()) return status;
   return status.Prefixed("jfrsync: the JDK's events are not in " + path);
