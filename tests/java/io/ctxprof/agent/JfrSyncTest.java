@@ -301,6 +301,27 @@ class JfrSyncTest {
     assertTrue(joined.contexts > 0, "ctxprof's spans");
   }
 
+  /** A JVM without the jdk.jfr module: one line, and ctxprof records on. */
+  @Test
+  void aJvmWithoutFlightRecorderGetsOneLineAndCtxprofRecords() throws Exception {
+    Path jfr = dir.resolve("no-jfr.jfr");
+    List<String> command = new ArrayList<>(List.of(ChildProcess.JAVA_HOME + "/bin/java",
+        "--limit-modules", "java.base", agent("start,event=cpu,jfrsync=default,file=" + jfr),
+        "-version"));
+    Result result = ChildProcess.run(command, 120);
+    assertEquals(0, result.exit, result.toString());
+    assertEquals(List.of("ctxprof: jfrsync=default: the JVM has no jdk.jfr module (the JDK's "
+        + "Flight Recorder): java.lang.NoClassDefFoundError: jdk/jfr/internal/JVM; recording "
+        + "without the JDK's events"),
+        result.stderr.stream().filter(l -> l.startsWith("ctxprof:")).collect(
+            java.util.stream.Collectors.toList()));
+    Map<String, Integer> counts = new TreeMap<>();
+    for (RecordedEvent event : JfrRecording.read(jfr).events) {
+      counts.merge(event.getEventType().getName(), 1, Integer::sum);
+    }
+    assertTrue(counts.containsKey("ctxprof.ProfilerSettings"), "ctxprof's recording: " + counts);
+  }
+
   private static String eventSettings(String name, String threshold) {
     return "  <event name=\"" + name + "\">\n"
         + "    <setting name=\"enabled\">true</setting>\n"
