@@ -1,22 +1,17 @@
 #include "jni/jfr_sync.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <unordered_set>
 #include <vector>
 
 #include "jni/java_strings.h"
-#include "profiler/jfr/jfr_copy.h"
-#include "profiler/jfr/jfr_reader.h"
+#include "profiler/jfr/jfr_append.h"
 
 namespace ctxprof {
 namespace {
@@ -288,18 +283,6 @@ std::string StateOf(JNIEnv* env, jobject recording) {
   return FromJavaString(env, text);
 }
 
-Status OpenForCopy(const std::string& path, JfrCopySource* source) {
-  source->name = path;
-  source->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat file;
-  if (source->fd < 0 || fstat(source->fd, &file) != 0) {
-    const int os_error = errno;
-    return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
-  }
-  source->bytes = static_cast<uint64_t>(file.st_size);
-  return Status();
-}
-
 // The JDK recorder's thread key lookup, or null (an exception cleared) when the JDK has none.
 KeyLookup* NewKeyLookup(JNIEnv* env) {
   jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
@@ -423,90 +406,6 @@ bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderReques
   return !env->ExceptionCheck();
 }
 
-// Writes `path` anew (through path.tmp, renamed over it, so `path` is whole at every moment)
-// from `sources`, whose files it opens and closes. kIo naming the file at fault.
-Status Rewrite(const std::string& path, std::vector<JfrCopySource> sources) {
-  Status copied;
-  for (JfrCopySource& source : sources) {
-    if (copied.ok()) copied = OpenForCopy(source.name, &source);
-  }
-  const std::string joined = path + ".tmp";
-  if (copied.ok()) copied = CopyChunks(sources, joined);
-  if (copied.ok() && rename(joined.c_str(), path.c_str()) != 0) {
-    const int os_error = errno;
-    copied =
-        Status::Io("cannot rename " + joined + " to " + path + ": " + strerror(os_error), os_error);
-  }
-  for (const JfrCopySource& source : sources) {
-    if (source.fd >= 0) close(source.fd);
-  }
-  if (!copied.ok()) unlink(joined.c_str());
-  return copied;
-}
-
-// What the joined file `path` leaves out, as file offsets of records, ascending: with
-// `thresholds` (select=if-context) the JDK's events (those at or after `jdk_from`) shorter than
-// their type's threshold that fall in no span of their thread; with `triggered`
-// (contexts=triggered) the spans (ctxprof.Context) in which no event that stays falls. An event
-// falls in a span when its thread's osThreadId is the span's and its start lies in [start,
-// end): JfrReader::ContextAt, the readers' own join. Both sides count the JDK's ticks, so the
-// comparison is exact.
-StatusOr<std::vector<uint64_t>> RecordsLeftOut(const std::string& path, uint64_t jdk_from,
-                                               const std::map<std::string, uint64_t>& thresholds,
-                                               bool triggered) {
-  JfrReader reader;
-  if (Status read = reader.Read(path, JfrReader::Options()); !read.ok()) return read;
-  std::vector<uint64_t> drop;
-  std::unordered_set<const JfrEvent*> spans_with_events;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() == "ctxprof.Context") continue;
-    const JfrValue& thread = event.thread();
-    const JfrEvent* span =
-        thread.is_null() ? nullptr
-                         : reader.ContextAt(JfrReader::ThreadKey(thread), event.start_ticks());
-    if (span != nullptr) {
-      spans_with_events.insert(span);
-      continue;
-    }
-    const auto threshold = thresholds.find(event.type_name());
-    const JfrValue& duration = event.Field("duration");
-    if (event.file_offset >= jdk_from && threshold != thresholds.end() && !duration.is_null() &&
-        static_cast<uint64_t>(std::max<int64_t>(0, reader.NanosOf(duration.integer()))) <
-            threshold->second) {
-      drop.push_back(event.file_offset);
-    }
-  }
-  if (triggered) {
-    for (const JfrEvent& event : reader.events()) {
-      if (event.file_offset < jdk_from && event.type_name() == "ctxprof.Context" &&
-          spans_with_events.count(&event) == 0) {
-        drop.push_back(event.file_offset);
-      }
-    }
-  }
-  std::sort(drop.begin(), drop.end());
-  return drop;
-}
-
-// Writes `path` anew as its chunks followed by those of `jdk_file`, then without the records
-// RecordsLeftOut names when `thresholds` or `triggered` ask for a selection.
-Status AppendChunks(const std::string& path, const std::string& jdk_file,
-                    const std::map<std::string, uint64_t>& thresholds, bool triggered) {
-  struct stat ours;
-  if (stat(path.c_str(), &ours) != 0) {
-    const int os_error = errno;
-    return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
-  }
-  Status copied =
-      Rewrite(path, {JfrCopySource{path, -1, 0, {}}, JfrCopySource{jdk_file, -1, 0, {}}});
-  if (!copied.ok() || (thresholds.empty() && !triggered)) return copied;
-  StatusOr<std::vector<uint64_t>> drop =
-      RecordsLeftOut(path, static_cast<uint64_t>(ours.st_size), thresholds, triggered);
-  if (!drop.ok()) return drop.status();
-  if (drop.value().empty()) return Status();
-  return Rewrite(path, {JfrCopySource{path, -1, 0, std::move(drop.value())}});
-}
-
 }  // namespace
 
 bool JfrSync::Running() { return g_key_lookup.load(std::memory_order_acquire) != nullptr; }
@@ -540,8 +439,10 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
                ? Failed(env, "cannot create the JDK's recording for '" + request.config + "'")
                : Status::Unavailable(error, 0);
   }
-  std::map<std::string, uint64_t> thresholds;
-  if (request.select_if_context && !RecordEveryDuration(env, recording, request, &thresholds)) {
+  AppendSelection selection;
+  selection.triggered = request.triggered_contexts;
+  if (request.select_if_context &&
+      !RecordEveryDuration(env, recording, request, &selection.thresholds)) {
     return Failed(env, "cannot record the JDK's duration events below their thresholds");
   }
   const std::string destination = request.file + ".jdk.jfr";
@@ -562,8 +463,8 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(new JfrSync(
-      vm, global, destination, origin.value(), std::move(thresholds), request.triggered_contexts));
+  return std::unique_ptr<JdkRecorder>(
+      new JfrSync(vm, global, destination, origin.value(), std::move(selection)));
 }
 
 JfrSync::~JfrSync() {
@@ -612,7 +513,7 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  const Status copied = AppendChunks(path, destination_, thresholds_, triggered_);
+  const Status copied = AppendRecording(path, destination_, selection_);
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -637,7 +538,7 @@ Status JfrSync::SnapshotInto(const std::string& path) {
   argument.l = PathOf(env, snapshot);
   Status status =
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
-          ? AppendChunks(path, snapshot, thresholds_, triggered_)
+          ? AppendRecording(path, snapshot, selection_)
           : Failed(env, "the JDK's recorder did not dump");
   unlink(snapshot.c_str());
   if (status.ok()) return status;

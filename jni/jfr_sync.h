@@ -45,12 +45,12 @@
 #include <jni.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "profiler/base/status.h"
+#include "profiler/jfr/jfr_append.h"
 #include "profiler/session/jdk_recorder.h"
 
 namespace ctxprof {
@@ -74,22 +74,20 @@ class JfrSync : public JdkRecorder {
 
  private:
   JfrSync(JavaVM* vm, jobject recording, std::string destination, uint64_t origin_nanos,
-          std::map<std::string, uint64_t> thresholds, bool triggered)
+          AppendSelection selection)
       : vm_(vm),
         recording_(recording),
         destination_(std::move(destination)),
         origin_nanos_(origin_nanos),
-        thresholds_(std::move(thresholds)),
-        triggered_(triggered) {}
+        selection_(std::move(selection)) {}
 
   JavaVM* const vm_;
   std::mutex mutex_;   // a dump and the stop may come from two threads
   jobject recording_;  // a global reference; null once closed; guarded by mutex_
   const std::string destination_;
   const uint64_t origin_nanos_;
-  // select=if-context: event name -> the threshold below which it is kept only inside spans.
-  const std::map<std::string, uint64_t> thresholds_;
-  const bool triggered_;  // contexts=triggered: spans without an event are left out at the end
+  // select=if-context's thresholds and contexts=triggered, applied when the files join.
+  const AppendSelection selection_;
 };
 
 }  // namespace ctxprof
