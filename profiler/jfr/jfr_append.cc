@@ -61,7 +61,9 @@ StatusOr<std::vector<uint64_t>> RecordsLeftOut(const std::string& path, uint64_t
                                                const AppendSelection& selection) {
   const std::map<std::string, uint64_t>& thresholds = selection.thresholds;
   JfrReader reader;
-  if (Status read = reader.Read(path, JfrReader::Options()); !read.ok()) return read;
+  JfrReader::Options options;
+  options.leading_fields = 3;  // startTime, duration, eventThread (or startTime, thread)
+  if (Status read = reader.Read(path, options); !read.ok()) return read;
   std::vector<uint64_t> drop;
   std::unordered_set<const JfrEvent*> spans_with_events;
   for (const JfrEvent& event : reader.events()) {

@@ -10,7 +10,8 @@
 //    stays falls, whichever file it came from, are left out.
 //
 // `path` is replaced through `path.tmp` and a rename, so it is whole at every moment; with a
-// selection the joined file is read whole into memory (JfrReader) and written once more.
+// selection the joined file is read into memory (JfrReader, each event's leading fields only:
+// times and thread) and written once more.
 //
 // Thread safety: none needed; reads and writes only the given files.
 #ifndef CTXPROF_PROFILER_JFR_JFR_APPEND_H_

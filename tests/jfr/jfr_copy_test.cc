@@ -89,5 +89,37 @@ TEST(JfrCopyTest, LeavesOutGivenEventsAndKeepsEverythingElse) {
   EXPECT_LT(after.chunks()[0].size, before.chunks()[0].size);
 }
 
+// What jfr_append reads: each event's leading fields only (times and thread), the same events.
+TEST(JfrCopyTest, TheReaderDecodesLeadingFieldsOnly) {
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;
+  const Workload workload = MakeWorkload(2, 50, clock.Now() + spacing, spacing, 3);
+  JfrWriterConfig config;
+  config.path = FreshPath("jfr_copy_leading.jfr");
+  config.engine = "cpu";
+  config.interval_nanos = 1000000;
+  ASSERT_TRUE(WriteWorkload(workload, &clock, spacing, config, [] { return uint64_t{0}; }).ok());
+  JfrReader whole;
+  ASSERT_TRUE(whole.Read(config.path, JfrReader::Options()).ok());
+  JfrReader::Options options;
+  options.leading_fields = 2;
+  JfrReader leading;
+  ASSERT_TRUE(leading.Read(config.path, options).ok());
+  ASSERT_EQ(leading.events().size(), whole.events().size());
+  size_t samples = 0;
+  for (size_t i = 0; i < whole.events().size(); i++) {
+    const JfrEvent& event = leading.events()[i];
+    EXPECT_EQ(event.start_ticks(), whole.events()[i].start_ticks());
+    EXPECT_EQ(event.file_offset, whole.events()[i].file_offset);
+    if (event.type_name() != "jdk.ExecutionSample") continue;
+    samples++;
+    EXPECT_EQ(event.thread().Field("osThreadId").integer(),
+              whole.events()[i].thread().Field("osThreadId").integer());
+    EXPECT_TRUE(event.Field("stackTrace").is_null());
+    EXPECT_FALSE(whole.events()[i].Field("stackTrace").is_null());
+  }
+  EXPECT_GT(samples, 20u);
+}
+
 }  // namespace
 }  // namespace ctxprof
