@@ -57,7 +57,9 @@ SpanDrain::Pair SpanDrain::ReadPair() {
 uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
   const uint64_t value = span_ticks & ~kMonotonicFlag;
-  if (monotonic != session_is_tsc_) return value;  // already in the session's clock
+  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
+  const uint64_t origin = clock_->MonotonicOrigin();
+  if (monotonic != session_is_tsc_) return monotonic ? value - origin : value;  // the session's
   // The rate between the last two pairs, or the calibration while there is only one.
   const double nanos_apart =
       static_cast<double>(latest_.monotonic_nanos) - static_cast<double>(previous_.monotonic_nanos);
@@ -71,7 +73,8 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   }
   const double offset = static_cast<double>(value) - static_cast<double>(latest_.tsc);
   return static_cast<uint64_t>(static_cast<double>(latest_.monotonic_nanos) +
-                               offset / tsc_per_nano);
+                               offset / tsc_per_nano) -
+         origin;
 }
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
