@@ -151,6 +151,11 @@ class JfrChunkWriter {
   uint64_t file_start_ticks() const { return file_start_ticks_; }
   int64_t file_start_nanos() const { return file_start_nanos_; }
   double ticks_per_nano() const { return ticks_per_nano_; }
+  // The shortest duration from `first_ticks` whose end every reader converts to at least 2 ns
+  // after `last_ticks`: an interval [first, first + duration) that contains `last` for the
+  // JDK's conversion (and with 1 ns to spare for a reader converting with a later chunk's
+  // header, as JDK 17 and JMC do).
+  uint64_t DurationCovering(uint64_t first_ticks, uint64_t last_ticks) const;
 
   // Repository mode: the finished chunk files still present, oldest first.
   std::vector<std::string> finished_chunk_files() const;

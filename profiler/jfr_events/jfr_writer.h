@@ -167,10 +167,11 @@ class JfrWriter {
     latencies_.Add(span);
     spans_.Add(span);
   }
-  // Thread `tid`'s interval still open at `read_ticks` began at `begin_ticks` with `context`.
-  void SetOpenSpan(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
-                   const ContextSnapshot& context) {
-    spans_.SetOpen(tid, begin_ticks, read_ticks, context);
+  // Thread `tid`'s interval still open at `read_ticks` began at `begin_ticks` with `context`,
+  // run by `virtual_thread_id` (0: the thread itself).
+  void SetOpenSpan(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
+                   uint64_t read_ticks, const ContextSnapshot& context) {
+    spans_.SetOpen(tid, virtual_thread_id, begin_ticks, read_ticks, context);
   }
   // Every record up to `horizon` has been added: spans ending by then are decided.
   void SettleSpans(uint64_t horizon) { spans_.Settle(horizon, &pending_pool_bytes_); }

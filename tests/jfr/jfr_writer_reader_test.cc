@@ -935,6 +935,10 @@ TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
 
 // A span still open at a flush: the part holding the flushed records is written with that
 // segment, and the rest when the span closes, without overlap.
+// A cut goes this far after a span's last record: 2 ns of the fake 2.4 GHz clock, rounded up
+// (JfrChunkWriter::DurationCovering), so that every reader converts the record inside.
+constexpr uint64_t kJustAfter = 5;
+
 TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
   FakeClock clock;
   FakeFrameResolver frames;
@@ -963,7 +967,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
@@ -986,7 +990,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + kJustAfter);
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1062,7 +1066,7 @@ TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
+  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + kJustAfter);
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1100,7 +1104,7 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
@@ -1134,10 +1138,9 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
     EXPECT_NE(id, 0) << "chunk " << chunk;
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
-  // The open span, cut just after the record it holds (2 ns later, as the JDK converts), then
-  // its rest.
+  // The open span, cut just after the record it holds, then its rest.
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 15 * ms));
+  const int64_t cut = static_cast<int64_t>(t0 + 15 * ms + kJustAfter);
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));

@@ -40,7 +40,9 @@ TEST(LatencyHistogramTest, BucketsAreExactBelow128NsThenAtMostOne64thWide) {
     EXPECT_LT(nanos, floor + width);
     EXPECT_EQ(LatencyHistogram::FloorOf(floor + width - 1), floor);
     EXPECT_EQ(LatencyHistogram::FloorOf(floor + width), floor + width);
-    if (floor >= 128) EXPECT_LE(width * 64, floor);
+    if (floor >= 128) {
+      EXPECT_LE(width * 64, floor);
+    }
   }
   EXPECT_EQ(LatencyHistogram::FloorOf(INT64_MAX), INT64_MAX - ((int64_t{1} << 56) - 1));
 }
@@ -139,11 +141,11 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   };
   writer->AddSpan(SpanInterval{7, t0, t0 + 10 * ms, workload.contexts[0]});
   add(0);
-  writer->SetOpenSpan(7, t0 + 10 * ms, t0 + 16 * ms, workload.contexts[1]);
+  writer->SetOpenSpan(7, 0, t0 + 10 * ms, t0 + 16 * ms, workload.contexts[1]);
   add(1);
   ASSERT_TRUE(IsOk(writer->Flush()));  // cuts span 2
   writer->AddSpan(SpanInterval{7, t0 + 10 * ms, t0 + 30 * ms, workload.contexts[1]});
-  writer->SetOpenSpan(7, t0 + 30 * ms, t0 + 36 * ms, workload.contexts[2]);
+  writer->SetOpenSpan(7, 0, t0 + 30 * ms, t0 + 36 * ms, workload.contexts[2]);
   add(2);
   ASSERT_TRUE(IsOk(writer->Rotate()));
   add(3);
@@ -192,7 +194,7 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
 
 // A record that reaches the writer before its span is drained triggers the span when it arrives
 // (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
-// that record (2 ns after it, as the JDK converts ticks), not at tick 1 (a cut from a last record
+// that record, not at tick 1 (a cut from a last record
 // never set: an interval of negative duration, then one of hours).
 TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
   FakeClock clock;
@@ -238,7 +240,11 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
+  // Just after the record: 2 ns of the fake 2.4 GHz clock rounded up, 5 ticks
+  // (JfrChunkWriter::DurationCovering), so that every reader converts the record inside.
+  const int64_t recorded = static_cast<int64_t>(t0 + 5 * ms);
+  const int64_t cut = recorded + 5;
+  EXPECT_GE(reader.EpochNanosOf(cut), reader.EpochNanosOf(recorded) + 2);
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
