@@ -325,5 +325,62 @@ TEST(SpanLatencyTest, EventsOfAChunkOnAnotherClockJoinThroughEpochTime) {
   EXPECT_EQ(joined, (std::vector<std::string>{"/io 30000000", "-"}));
 }
 
+// A span still open at a flush is cut there, and its rest is written when it closes even with
+// nothing recorded in the rest (contexts=triggered): the parts abut and add up to its length,
+// which the reader joins back.
+TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 6;
+  context.attributes[0] = workload.dictionary->Intern("/slow");
+  workload.contexts = {context};
+  workload.samples = {{SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}}};
+  JfrWriterConfig config;
+  config.path = TempPath("span_rest.jfr");
+  config.engine = "perf_cpu_clock";
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Flush()));                            // cuts the span after its record
+  writer->AddSpan(SpanInterval{7, t0, t0 + 200 * ms, context});  // closes, nothing more inside
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 300 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  ASSERT_EQ(intervals.size(), 2u);
+  EXPECT_EQ(intervals[0].first, static_cast<int64_t>(t0));
+  EXPECT_EQ(intervals[0].second, intervals[1].first);
+  EXPECT_EQ(intervals[1].second, static_cast<int64_t>(t0 + 200 * ms));
+  int64_t span_nanos = 0;
+  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
+  EXPECT_EQ(span_nanos, 200000000);
+}
+
 }  // namespace
 }  // namespace ctxprof
