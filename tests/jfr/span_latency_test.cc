@@ -382,5 +382,55 @@ TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
   EXPECT_EQ(span_nanos, 200000000);
 }
 
+// The reader's span length: parts of a context with a span id are one span even with a gap
+// between them (a one-tick interval of a stale context may sit there); parts of a context without
+// ids are one span only when they abut.
+TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  ContextSnapshot with_id{};
+  with_id.span_id = 8;
+  with_id.attributes[0] = workload.dictionary->Intern("/a");
+  ContextSnapshot without_id{};
+  without_id.attributes[0] = workload.dictionary->Intern("/b");
+  JfrWriterConfig config;
+  config.path = TempPath("span_parts.jfr");
+  config.engine = "perf_cpu_clock";
+  config.all_contexts = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7, 9, 11});
+  // Thread 7: /a in two parts a tick apart. Thread 9: /b likewise. Thread 11: /b abutting.
+  for (int32_t tid : {7, 9, 11}) {
+    const ContextSnapshot& context = tid == 7 ? with_id : without_id;
+    const uint64_t gap = tid == 11 ? 0 : 1;
+    writer->AddSpan(SpanInterval{tid, t0, t0 + 10 * ms, context});
+    writer->AddSpan(SpanInterval{tid, t0 + 10 * ms + gap, t0 + 30 * ms, context});
+  }
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  auto length_at = [&reader, t0, ms](int64_t tid) {
+    int64_t span_nanos = -1;
+    reader.ContextAt(tid, static_cast<int64_t>(t0 + 5 * ms), &span_nanos);
+    return span_nanos;
+  };
+  EXPECT_EQ(length_at(7), 30000000);
+  EXPECT_EQ(length_at(9), 10000000);
+  EXPECT_EQ(length_at(11), 30000000);
+}
+
 }  // namespace
 }  // namespace ctxprof
