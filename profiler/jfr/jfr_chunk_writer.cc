@@ -321,19 +321,17 @@ std::vector<std::string> JfrChunkWriter::finished_chunk_files() const {
   return paths;
 }
 
-uint64_t JfrChunkWriter::DurationCovering(uint64_t first_ticks, uint64_t last_ticks) const {
+uint64_t JfrChunkWriter::TicksJustAfter(uint64_t ticks) const {
   // The JDK's conversion (jdk.jfr.internal.consumer.TimeConverter) with the first chunk's
   // header, which JDK 25 uses for every chunk: nanos = start + (long)((ticks - startTicks) / d).
-  auto to_nanos = [this](uint64_t ticks) {
-    return file_start_nanos_ + static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(
-                                                        ticks - file_start_ticks_)) /
-                                                    ticks_per_nano_);
+  auto to_nanos = [this](uint64_t t) {
+    return static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(t - file_start_ticks_)) /
+                                ticks_per_nano_);
   };
-  const int64_t needed_nanos = to_nanos(last_ticks) - to_nanos(first_ticks) + 2;
-  uint64_t ticks =
-      static_cast<uint64_t>(std::ceil(static_cast<double>(needed_nanos) * ticks_per_nano_));
-  while (static_cast<int64_t>(static_cast<double>(ticks) / ticks_per_nano_) < needed_nanos) ticks++;
-  return ticks;
+  const int64_t needed = to_nanos(ticks) + 2;
+  uint64_t after = ticks + 1;  // a few steps: 2 ns are a few ticks
+  while (to_nanos(after) < needed) after++;
+  return after;
 }
 
 }  // namespace ctxprof

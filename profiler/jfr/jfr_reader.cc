@@ -725,10 +725,15 @@ void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
   for (const ContextInterval& part : parts) {
     identities.push_back(ContextIdentity(events_[part.event]));
   }
-  // A context with a trace or span id is one request's: all its parts on the thread are one
-  // span, however the writer cut it (its rest may begin a tick after the cut, past a record's
-  // one-tick interval of its own context at a chunk end).
-  std::map<std::string, std::pair<int64_t, int64_t>> identified;  // identity -> [start, end)
+  // A trace or span id names one span: all the thread's intervals with those ids are its parts,
+  // whatever attributes each carries (a tracer opens a span, then sets its endpoint: two
+  // intervals) and however the writer cut it (its rest may begin a tick after the cut, past a
+  // record's one-tick interval of its own context at a chunk end).
+  std::map<std::string, std::pair<int64_t, int64_t>> identified;  // ids -> [start, end)
+  auto ids_of = [this, &parts](size_t i) {
+    const JfrEvent& event = events_[parts[i].event];
+    return event.Field("traceId").string() + '/' + event.Field("spanId").string();
+  };
   auto has_id = [this, &parts](size_t i) {
     const JfrEvent& event = events_[parts[i].event];
     return !event.Field("traceId").is_null() || !event.Field("spanId").is_null();
@@ -736,7 +741,7 @@ void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
   for (size_t i = 0; i < parts.size(); i++) {
     if (!has_id(i)) continue;
     auto [range, inserted] =
-        identified.emplace(identities[i], std::make_pair(parts[i].start_ticks, parts[i].end_ticks));
+        identified.emplace(ids_of(i), std::make_pair(parts[i].start_ticks, parts[i].end_ticks));
     if (!inserted) {
       range->second.first = std::min(range->second.first, parts[i].start_ticks);
       range->second.second = std::max(range->second.second, parts[i].end_ticks);
@@ -751,7 +756,7 @@ void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
   std::vector<bool> continues(parts.size(), false);
   for (size_t i = 0; i < parts.size(); i++) {
     if (has_id(i)) {
-      const std::pair<int64_t, int64_t>& range = identified[identities[i]];
+      const std::pair<int64_t, int64_t>& range = identified[ids_of(i)];
       parts[i].span_start_ticks = range.first;
       parts[i].span_end_ticks = range.second;
       continue;

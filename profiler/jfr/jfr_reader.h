@@ -115,9 +115,9 @@ class JfrReader {
   // is as close as the two writers' clocks agree. With `span_nanos`, also the length of the
   // whole span, which a writer may have cut into parts at flushes and chunk ends (docs/JFR.md,
   // "How the tool joins events to spans"): from the first to the last interval of the thread
-  // with the same context (every field but startTime, duration, eventThread and contextId
-  // equal) when it has a trace or span id, else the interval joined with its abutting
-  // neighbours of the same context. The one join of an event to its context, for every type.
+  // with the same trace and span id when it has one, else the interval joined with its abutting
+  // neighbours of the same context (every field but startTime, duration, eventThread and
+  // contextId equal). The one join of an event to its context, for every type.
   const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_nanos = nullptr,
                             uint32_t chunk = 0) const;
 

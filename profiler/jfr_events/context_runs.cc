@@ -1,7 +1,6 @@
 #include "profiler/jfr_events/context_runs.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "context/dictionary.h"
 
@@ -57,7 +56,7 @@ void ContextRuns::EndAll() {
 }
 
 uint64_t ContextRuns::DurationTicks(uint64_t first_ticks, uint64_t last_ticks) const {
-  return chunk_->DurationCovering(first_ticks, last_ticks);
+  return chunk_->TicksJustAfter(last_ticks) - first_ticks;
 }
 
 void ContextRuns::End(Run* run, uint64_t next_ticks) {

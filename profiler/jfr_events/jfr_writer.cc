@@ -177,6 +177,8 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
 
 Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
   spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
+  // The recording's end completes every span it saw close: no interval can follow.
+  if (final_chunk) latencies_.CountUnfinished();
   latencies_.Write(chunk_.get(), &encoder_, &values_, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {

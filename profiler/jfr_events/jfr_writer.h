@@ -171,6 +171,7 @@ class JfrWriter {
   // run by `virtual_thread_id` (0: the thread itself).
   void SetOpenSpan(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
                    uint64_t read_ticks, const ContextSnapshot& context) {
+    latencies_.SetOpen(tid, virtual_thread_id, context);
     spans_.SetOpen(tid, virtual_thread_id, begin_ticks, read_ticks, context);
   }
   // Every record up to `horizon` has been added: spans ending by then are decided.

@@ -102,7 +102,7 @@ void SpanIntervals::CutOpen(const Key& key, Thread* thread, uint64_t* pending_by
   const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
   if (first == after) return;
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
-  const uint64_t cut = *(after - 1) + chunk_->DurationCovering(*(after - 1), *(after - 1));
+  const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
   WriteInterval(key, begin, cut, thread->open_context, pending_bytes);
   thread->written_until = cut;
@@ -139,9 +139,8 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
-      const uint64_t cut = std::min(
-          pending.span.end_ticks,
-          pending.last_record + chunk_->DurationCovering(pending.last_record, pending.last_record));
+      const uint64_t cut =
+          std::min(pending.span.end_ticks, chunk_->TicksJustAfter(pending.last_record));
       WriteInterval(key, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
       pending.triggered = false;
@@ -171,9 +170,7 @@ void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pendi
     const uint64_t begin = std::max(
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
-    const uint64_t last_ticks = thread->guessed[last].ticks;
-    const uint64_t end =
-        std::max(last_ticks + chunk_->DurationCovering(last_ticks, last_ticks), begin + 1);
+    const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
     WriteInterval(key, begin, end, context, pending_bytes);
     thread->written_until = end;
     first = last + 1;

@@ -24,7 +24,7 @@
 // never overlap. This also bounds what is remembered per thread to one segment's records. A
 // record after the drain's read (a dump writes every record up to now) took its own context's
 // id: at a chunk end that context is written up to just after it, again as a cut. "Just after"
-// is JfrChunkWriter::DurationCovering: far enough that every reader converts the record inside.
+// is JfrChunkWriter::TicksJustAfter: far enough that every reader converts the record inside.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_

@@ -2,12 +2,17 @@
 // events, so that percentiles are right even when contexts=triggered writes only the spans
 // something was recorded in.
 //
-// The JFR writer hands each span the drain closed (JfrWriter::AddSpan, the same spans
+// The JFR writer hands each interval the drain closed (JfrWriter::AddSpan, the same intervals
 // SpanIntervals turns into ctxprof.Context events) to Add before anything cuts it, so a span that
-// a chunk end or a flush writes in parts counts once, with its whole length. Spans are grouped by
-// their attribute values (trace and span id left out: one histogram per request would defeat
-// it). At every segment end Write appends one event per group that had a span close since the
-// last segment end, and starts over: histograms are per segment, and a reader adds them up
+// a chunk end or a flush writes in parts counts once, with its whole length. A span is what a
+// trace and span id name: its intervals on one thread that follow each other without a gap (a
+// tracer opens the span, then sets its attributes: three intervals) count as one, from the
+// first's begin to the last's end, with the last's attribute values; it counts once the thread
+// has gone on to another context (the next interval, or the open one SetOpen reports). Intervals
+// without ids count one by one. A parent span counts per stretch between its children. Spans are
+// grouped by their attribute values (trace and span id left out: one histogram per request would
+// defeat it). At every segment end Write appends one event per group that had a span close since
+// the last segment end, and starts over: histograms are per segment, and a reader adds them up
 // (LatencyHistogram, profiler/base). A span the recording's end finds still open (DrainOpen) is
 // not closed and is not counted.
 //
@@ -37,8 +42,14 @@ class SpanLatencies {
   SpanLatencies(size_t attribute_count, uint64_t ticks_per_second)
       : attribute_count_(attribute_count), nanos_per_tick_(1e9 / ticks_per_second) {}
 
-  // A span the drain closed (`span.closed`); one still open at the end is ignored.
+  // An interval the drain closed (`span.closed`); one still open at the end is not counted, nor
+  // the span it continues.
   void Add(const SpanInterval& span);
+  // The interval thread `tid` (its virtual thread, if not 0) had open at the drain: a span
+  // held back by Add whose ids it does not carry is complete.
+  void SetOpen(int32_t tid, uint64_t virtual_thread_id, const ContextSnapshot& open);
+  // At the recording's end: counts the spans Add held back.
+  void CountUnfinished();
   // Appends this segment's events to `chunk`'s out() (their attribute values queued in
   // `values`), and forgets them.
   void Write(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
@@ -52,9 +63,13 @@ class SpanLatencies {
     uint64_t last_end = 0;
   };
 
+  void Count(const SpanInterval& span);
+
   const size_t attribute_count_;
   const double nanos_per_tick_;
   std::map<Attributes, Group> groups_;
+  // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on.
+  std::map<std::pair<int32_t, uint64_t>, SpanInterval> unfinished_;
 };
 
 }  // namespace ctxprof

@@ -935,10 +935,6 @@ TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
 
 // A span still open at a flush: the part holding the flushed records is written with that
 // segment, and the rest when the span closes, without overlap.
-// A cut goes this far after a span's last record: 2 ns of the fake 2.4 GHz clock, rounded up
-// (JfrChunkWriter::DurationCovering), so that every reader converts the record inside.
-constexpr uint64_t kJustAfter = 5;
-
 TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
   FakeClock clock;
   FakeFrameResolver frames;
@@ -990,7 +986,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + kJustAfter);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1066,7 +1062,7 @@ TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + kJustAfter);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1138,9 +1134,10 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
     EXPECT_NE(id, 0) << "chunk " << chunk;
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
-  // The open span, cut just after the record it holds, then its rest.
+  // The open span, cut just after the record it holds (2 ns later, as the JDK converts), then
+  // its rest.
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 15 * ms + kJustAfter);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 15 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));

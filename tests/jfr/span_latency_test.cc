@@ -192,6 +192,78 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   EXPECT_EQ(context_events.count("/b"), 0u);
 }
 
+// A tracer opens a span with its ids, then sets its attributes: three intervals of one span,
+// counted as one span of their whole length under the attributes it closed with, once the thread
+// has gone on to another context; a span nested in it splits it; one open at the end is not
+// counted.
+TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint", "tenant"}, &error)) << error;
+  auto context_of = [&](uint64_t span, const char* endpoint, const char* tenant) {
+    ContextSnapshot context{};
+    context.trace_id_low = 99;
+    context.span_id = span;
+    if (endpoint != nullptr) context.attributes[0] = workload.dictionary->Intern(endpoint);
+    if (tenant != nullptr) context.attributes[1] = workload.dictionary->Intern(tenant);
+    return context;
+  };
+  JfrWriterConfig config;
+  config.path = TempPath("span_latency_merge.jfr");
+  config.engine = "perf_cpu_clock";
+  config.repository.clear();
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  // Span 1: [t0, t0 + 12 ms) in three intervals (ids; + endpoint; + tenant).
+  writer->AddSpan(SpanInterval{7, t0, t0 + 1 * ms, context_of(1, nullptr, nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 1 * ms, t0 + 2 * ms, context_of(1, "/a", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 2 * ms, t0 + 12 * ms, context_of(1, "/a", "acme")});
+  // The thread's context is empty at the drain: span 1 is complete.
+  writer->SetOpenSpan(7, 0, t0 + 12 * ms, t0 + 13 * ms, ContextSnapshot{});
+  // Span 2 [t0 + 20, t0 + 40) with span 3 nested in [t0 + 25, t0 + 30): 2 counts twice (5 and
+  // 10 ms), 3 once (5 ms).
+  writer->AddSpan(SpanInterval{7, t0 + 20 * ms, t0 + 25 * ms, context_of(2, "/b", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 25 * ms, t0 + 30 * ms, context_of(3, "/c", nullptr)});
+  writer->AddSpan(SpanInterval{7, t0 + 30 * ms, t0 + 40 * ms, context_of(2, "/b", nullptr)});
+  // Span 4, still open at the end (DrainOpen): not counted.
+  writer->AddSpan(SpanInterval{7, t0 + 50 * ms, t0 + 55 * ms, context_of(4, "/d", nullptr)});
+  SpanInterval open_at_end{7, t0 + 55 * ms, t0 + 60 * ms, context_of(4, "/d", "acme")};
+  open_at_end.closed = false;
+  writer->AddSpan(open_at_end);
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 70 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::map<std::string, LatencyHistogram> histograms;  // by "endpoint/tenant"
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.SpanLatency") continue;
+    LatencyHistogram histogram;
+    ASSERT_TRUE(histogram.AddBucketsText(event.Field("buckets").string()));
+    const JfrValue& tenant = event.Field("tenant");
+    histograms[event.Field("endpoint").string() + "/" + (tenant.is_null() ? "" : tenant.string())]
+        .Merge(histogram);
+  }
+  ASSERT_EQ(histograms.size(), 3u);
+  EXPECT_EQ(histograms["/a/acme"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(12000000), 1}}));
+  EXPECT_EQ(histograms["/b/"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(5000000), 1},
+                                        {LatencyHistogram::FloorOf(10000000), 1}}));
+  EXPECT_EQ(histograms["/c/"].counts(),
+            (std::map<int64_t, int64_t>{{LatencyHistogram::FloorOf(5000000), 1}}));
+}
+
 // A record that reaches the writer before its span is drained triggers the span when it arrives
 // (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
 // that record, not at tick 1 (a cut from a last record
@@ -240,11 +312,8 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  // Just after the record: 2 ns of the fake 2.4 GHz clock rounded up, 5 ticks
-  // (JfrChunkWriter::DurationCovering), so that every reader converts the record inside.
-  const int64_t recorded = static_cast<int64_t>(t0 + 5 * ms);
-  const int64_t cut = recorded + 5;
-  EXPECT_GE(reader.EpochNanosOf(cut), reader.EpochNanosOf(recorded) + 2);
+  // Just after the record, as every reader converts ticks (JfrChunkWriter::TicksJustAfter).
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -382,9 +451,10 @@ TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
   EXPECT_EQ(span_nanos, 200000000);
 }
 
-// The reader's span length: parts of a context with a span id are one span even with a gap
-// between them (a one-tick interval of a stale context may sit there); parts of a context without
-// ids are one span only when they abut.
+// The reader's span length: the intervals of one thread with one span id are one span, even with
+// a gap between them (a one-tick interval of a stale context may sit there) and when its
+// attributes changed in between; intervals of a context without ids are one span only when they
+// abut.
 TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
   FakeClock clock;
   FakeFrameResolver frames;
@@ -408,8 +478,13 @@ TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
       JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7, 9, 11});
+  writer->AddTimedThreads({7, 9, 11, 13});
   // Thread 7: /a in two parts a tick apart. Thread 9: /b likewise. Thread 11: /b abutting.
+  // Thread 13: span 8 without an endpoint, then with /a.
+  ContextSnapshot unset = with_id;
+  unset.attributes[0] = 0;
+  writer->AddSpan(SpanInterval{13, t0, t0 + 10 * ms, unset});
+  writer->AddSpan(SpanInterval{13, t0 + 10 * ms, t0 + 30 * ms, with_id});
   for (int32_t tid : {7, 9, 11}) {
     const ContextSnapshot& context = tid == 7 ? with_id : without_id;
     const uint64_t gap = tid == 11 ? 0 : 1;
@@ -430,6 +505,7 @@ TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
   EXPECT_EQ(length_at(7), 30000000);
   EXPECT_EQ(length_at(9), 10000000);
   EXPECT_EQ(length_at(11), 30000000);
+  EXPECT_EQ(length_at(13), 30000000);
 }
 
 }  // namespace
