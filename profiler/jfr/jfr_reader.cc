@@ -721,20 +721,64 @@ std::string ContextIdentity(const JfrEvent& event) {
 }  // namespace
 
 void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
-  size_t first = 0;
-  while (first < intervals->size()) {
-    const std::string identity = ContextIdentity(events_[(*intervals)[first].event]);
-    size_t last = first;
-    while (last + 1 < intervals->size() &&
-           (*intervals)[last + 1].start_ticks == (*intervals)[last].end_ticks &&
-           ContextIdentity(events_[(*intervals)[last + 1].event]) == identity) {
-      last++;
+  std::vector<ContextInterval>& parts = *intervals;
+  std::vector<std::string> identities;
+  for (const ContextInterval& part : parts) {
+    identities.push_back(ContextIdentity(events_[part.event]));
+  }
+  // A trace or span id names one span: all the thread's intervals with those ids are its parts,
+  // whatever attributes each carries (a tracer opens a span, then sets its endpoint: two
+  // intervals) and however the writer cut it (its rest may begin a tick after the cut, past a
+  // record's one-tick interval of its own context at a chunk end).
+  std::map<std::string, std::pair<int64_t, int64_t>> identified;  // ids -> [start, end)
+  auto ids_of = [this, &parts](size_t i) {
+    const JfrEvent& event = events_[parts[i].event];
+    return event.Field("traceId").string() + '/' + event.Field("spanId").string();
+  };
+  auto has_id = [this, &parts](size_t i) {
+    const JfrEvent& event = events_[parts[i].event];
+    return !event.Field("traceId").is_null() || !event.Field("spanId").is_null();
+  };
+  for (size_t i = 0; i < parts.size(); i++) {
+    if (!has_id(i)) continue;
+    auto [range, inserted] =
+        identified.emplace(ids_of(i), std::make_pair(parts[i].start_ticks, parts[i].end_ticks));
+    if (!inserted) {
+      range->second.first = std::min(range->second.first, parts[i].start_ticks);
+      range->second.second = std::max(range->second.second, parts[i].end_ticks);
     }
-    for (size_t i = first; i <= last; i++) {
-      (*intervals)[i].span_start_ticks = (*intervals)[first].start_ticks;
-      (*intervals)[i].span_end_ticks = (*intervals)[last].end_ticks;
+  }
+  // Without ids, a part continues the one of the same context that ends where it starts.
+  std::map<std::pair<std::string, int64_t>, size_t> by_start;  // (identity, start) -> part
+  for (size_t i = 0; i < parts.size(); i++) {
+    if (!has_id(i)) by_start.emplace(std::make_pair(identities[i], parts[i].start_ticks), i);
+  }
+  std::vector<size_t> next(parts.size(), SIZE_MAX);
+  std::vector<bool> continues(parts.size(), false);
+  for (size_t i = 0; i < parts.size(); i++) {
+    if (has_id(i)) {
+      const std::pair<int64_t, int64_t>& range = identified[ids_of(i)];
+      parts[i].span_start_ticks = range.first;
+      parts[i].span_end_ticks = range.second;
+      continue;
     }
-    first = last + 1;
+    auto found = by_start.find({identities[i], parts[i].end_ticks});
+    if (found == by_start.end() || found->second == i || continues[found->second] ||
+        parts[i].end_ticks <= parts[i].start_ticks) {
+      continue;
+    }
+    next[i] = found->second;
+    continues[found->second] = true;
+  }
+  for (size_t head = 0; head < parts.size(); head++) {
+    if (has_id(head) || continues[head]) continue;
+    size_t last = head;
+    while (next[last] != SIZE_MAX) last = next[last];
+    for (size_t i = head;; i = next[i]) {
+      parts[i].span_start_ticks = parts[head].start_ticks;
+      parts[i].span_end_ticks = parts[last].end_ticks;
+      if (i == last) break;
+    }
   }
 }
 

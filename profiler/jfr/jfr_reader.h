@@ -118,10 +118,11 @@ class JfrReader {
   // clock (a file that concatenates the JDK's recording, in nanosecond ticks, with ours, in TSC
   // ticks) through epoch nanoseconds, each chunk converted with its own header, so the join
   // is as close as the two writers' clocks agree. With `span_nanos`, also the length of the
-  // whole span: the interval joined with its abutting neighbours of the same context (every
-  // field but startTime, duration, eventThread and contextId equal), because a writer cuts a span
-  // still open at a flush or chunk end into parts (docs/JFR.md, "How context is encoded"). This
-  // is the one join of an event to its context, for samples and any other event alike.
+  // whole span, which a writer may have cut into parts at flushes and chunk ends (docs/JFR.md,
+  // "How the tool joins events to spans"): from the first to the last interval of the thread
+  // with the same trace and span id when it has one, else the interval joined with its abutting
+  // neighbours of the same context (every field but startTime, duration, eventThread and
+  // contextId equal). The one join of an event to its context, for every type.
   const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_nanos = nullptr,
                             uint32_t chunk = 0) const;
 
@@ -138,7 +139,7 @@ class JfrReader {
     int64_t start_ticks;
     int64_t end_ticks;
     size_t event;  // index into events_
-    // The whole span's [start, end): this interval joined with abutting ones of its context.
+    // The whole span's [start, end): this interval joined with the other parts of its span.
     int64_t span_start_ticks;
     int64_t span_end_ticks;
   };

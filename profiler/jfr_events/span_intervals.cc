@@ -9,8 +9,10 @@ namespace ctxprof {
 void SpanIntervals::Add(const SpanInterval& span) {
   Thread& thread = threads_[KeyOf(span.tid, span.virtual_thread_id)];
   Pending pending{span};
-  // Its start was written at a segment end already (CutOpen).
+  // Its start was written at a segment end already (CutOpen): the rest follows once settled,
+  // triggered or not, so that its parts add up to its length.
   pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
+  pending.cut = pending.span.begin_ticks > span.begin_ticks;
   if (span.end_ticks <= pending.span.begin_ticks) {  // nothing of it left to write
     thread.unjoined.erase(
         thread.unjoined.begin(),

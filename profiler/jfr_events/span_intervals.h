@@ -13,8 +13,7 @@
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
 // are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
 // a triggered span ending after the last horizon is written only up to just after its last
-// record (2 ns after it as JDK readers convert ticks: JustAfter), and the rest once settled (or
-// at a later segment end, if triggered again). Each part
+// record, and the rest once settled (or at a later segment end, if triggered again). Each part
 // of a span is written once. A record falling in a span written whole at a flush of an earlier
 // chunk (it straddled that flush and the rotation) gets no context.
 //

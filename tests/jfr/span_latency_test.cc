@@ -40,7 +40,9 @@ TEST(LatencyHistogramTest, BucketsAreExactBelow128NsThenAtMostOne64thWide) {
     EXPECT_LT(nanos, floor + width);
     EXPECT_EQ(LatencyHistogram::FloorOf(floor + width - 1), floor);
     EXPECT_EQ(LatencyHistogram::FloorOf(floor + width), floor + width);
-    if (floor >= 128) EXPECT_LE(width * 64, floor);
+    if (floor >= 128) {
+      EXPECT_LE(width * 64, floor);
+    }
   }
   EXPECT_EQ(LatencyHistogram::FloorOf(INT64_MAX), INT64_MAX - ((int64_t{1} << 56) - 1));
 }
@@ -264,7 +266,7 @@ TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
 
 // A record that reaches the writer before its span is drained triggers the span when it arrives
 // (SpanIntervals::Add); at a chunk end before the span is settled, the span is cut just after
-// that record (2 ns after it, as the JDK converts ticks), not at tick 1 (a cut from a last record
+// that record, not at tick 1 (a cut from a last record
 // never set: an interval of negative duration, then one of hours).
 TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
   FakeClock clock;
@@ -310,6 +312,7 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
+  // Just after the record, as every reader converts ticks (JfrChunkWriter::TicksJustAfter).
   const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
@@ -389,6 +392,120 @@ TEST(SpanLatencyTest, EventsOfAChunkOnAnotherClockJoinThroughEpochTime) {
                          : found->Field("endpoint").string() + " " + std::to_string(span_nanos));
   }
   EXPECT_EQ(joined, (std::vector<std::string>{"/io 30000000", "-"}));
+}
+
+// A span still open at a flush is cut there, and its rest is written when it closes even with
+// nothing recorded in the rest (contexts=triggered): the parts abut and add up to its length,
+// which the reader joins back.
+TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  ContextSnapshot context{};
+  context.span_id = 6;
+  context.attributes[0] = workload.dictionary->Intern("/slow");
+  workload.contexts = {context};
+  workload.samples = {{SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}}};
+  JfrWriterConfig config;
+  config.path = TempPath("span_rest.jfr");
+  config.engine = "perf_cpu_clock";
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  SampleRecord record;
+  workload.Fill(0, &record);
+  clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(writer->Add(record)));
+  ASSERT_TRUE(IsOk(writer->Flush()));                            // cuts the span after its record
+  writer->AddSpan(SpanInterval{7, t0, t0 + 200 * ms, context});  // closes, nothing more inside
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 300 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  ASSERT_EQ(intervals.size(), 2u);
+  EXPECT_EQ(intervals[0].first, static_cast<int64_t>(t0));
+  EXPECT_EQ(intervals[0].second, intervals[1].first);
+  EXPECT_EQ(intervals[1].second, static_cast<int64_t>(t0 + 200 * ms));
+  int64_t span_nanos = 0;
+  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
+  EXPECT_EQ(span_nanos, 200000000);
+}
+
+// The reader's span length: the intervals of one thread with one span id are one span, even with
+// a gap between them (a one-tick interval of a stale context may sit there) and when its
+// attributes changed in between; intervals of a context without ids are one span only when they
+// abut.
+TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
+  ContextSnapshot with_id{};
+  with_id.span_id = 8;
+  with_id.attributes[0] = workload.dictionary->Intern("/a");
+  ContextSnapshot without_id{};
+  without_id.attributes[0] = workload.dictionary->Intern("/b");
+  JfrWriterConfig config;
+  config.path = TempPath("span_parts.jfr");
+  config.engine = "perf_cpu_clock";
+  config.all_contexts = true;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7, 9, 11, 13});
+  // Thread 7: /a in two parts a tick apart. Thread 9: /b likewise. Thread 11: /b abutting.
+  // Thread 13: span 8 without an endpoint, then with /a.
+  ContextSnapshot unset = with_id;
+  unset.attributes[0] = 0;
+  writer->AddSpan(SpanInterval{13, t0, t0 + 10 * ms, unset});
+  writer->AddSpan(SpanInterval{13, t0 + 10 * ms, t0 + 30 * ms, with_id});
+  for (int32_t tid : {7, 9, 11}) {
+    const ContextSnapshot& context = tid == 7 ? with_id : without_id;
+    const uint64_t gap = tid == 11 ? 0 : 1;
+    writer->AddSpan(SpanInterval{tid, t0, t0 + 10 * ms, context});
+    writer->AddSpan(SpanInterval{tid, t0 + 10 * ms + gap, t0 + 30 * ms, context});
+  }
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 40 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  auto length_at = [&reader, t0, ms](int64_t tid) {
+    int64_t span_nanos = -1;
+    reader.ContextAt(tid, static_cast<int64_t>(t0 + 5 * ms), &span_nanos);
+    return span_nanos;
+  };
+  EXPECT_EQ(length_at(7), 30000000);
+  EXPECT_EQ(length_at(9), 10000000);
+  EXPECT_EQ(length_at(11), 30000000);
+  EXPECT_EQ(length_at(13), 30000000);
 }
 
 }  // namespace

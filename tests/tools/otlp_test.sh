@@ -42,9 +42,16 @@ decode "$tmp/thread.otlp" "$tmp/thread.txt"
 # in the kind's unit, one timestamp per event and its bytes or nanoseconds as its value; the
 # allocation profile's period is the recording's alloc= interval; every stack in the dictionary
 # is one a sample uses.
+# The same events read as any event type (--events TYPE --value FIELD): one profile per type,
+# named after it, in its field's unit (weight is a @DataAmount, duration a @Timespan), no period.
 "$generator" "$tmp/events.jfr" events
-for events in alloc lock; do
-  timeout 60 "$ctxprof" convert --to otlp --events $events "$tmp/events.jfr" \
+for events in alloc lock jdk.ObjectAllocationSample jdk.JavaMonitorEnter,jdk.ThreadPark; do
+  value=()
+  case $events in
+    jdk.ObjectAllocationSample) value=(--value weight) ;;
+    jdk.*) value=(--value duration) ;;
+  esac
+  timeout 60 "$ctxprof" convert --to otlp --events $events "${value[@]}" "$tmp/events.jfr" \
     -o "$tmp/$events.otlp" --quiet
   decode "$tmp/$events.otlp" "$tmp/$events.txt"
   /usr/bin/python3 - "$tmp/$events.txt" $events "$(dirname "$checker")" <<'CHECK' ||
@@ -80,7 +87,11 @@ for profile in data["resource_profiles"][0]["scope_profiles"][0]["profiles"]:
     got[name] = (unit, times, values, period)
 want = {"alloc": {"alloc": ("bytes", 4, 11500, 524288)},
         "lock": {"monitor": ("nanoseconds", 1, 2000000, 0),
-                 "park": ("nanoseconds", 1, 5000000, 0)}}[sys.argv[2]]
+                 "park": ("nanoseconds", 1, 5000000, 0)},
+        "jdk.ObjectAllocationSample": {"jdk.ObjectAllocationSample": ("bytes", 4, 11500, 0)},
+        "jdk.JavaMonitorEnter,jdk.ThreadPark": {
+            "jdk.JavaMonitorEnter": ("nanoseconds", 1, 2000000, 0),
+            "jdk.ThreadPark": ("nanoseconds", 1, 5000000, 0)}}[sys.argv[2]]
 if got != want:
     fail("profiles %r, want %r" % (got, want))
 CHECK

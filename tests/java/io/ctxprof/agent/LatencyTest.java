@@ -32,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  *       the histogram's resolution (1/128 of the value) of the same percentiles of the measured
  *       lengths, where a measured length is the range the clock reads around the open and the
  *       close allow (the nearest-rank percentile of the least lengths to that of the most);
+ *   <li>its CPU per span is within 20 % of the threads' own CPU clocks read around each span;
  *   <li>the JDK's {@code jfr print} reads ctxprof.SpanLatency;
  *   <li>{@code flame --diff --min-duration} writes a page comparing the two.
  * </ul>
@@ -147,6 +148,20 @@ class LatencyTest {
           "p" + percents[p] + " " + reported + " not within [" + low + ", " + high + "] +- "
               + slack);
     }
+
+    // CPU per span: the CPU samples in the spans x 1 ms over 200, against the threads' own CPU
+    // clocks around each span; 20 % for sampling (about 500 samples: a few % of noise) and for
+    // the engine's attribution at the spans' edges.
+    long cpuTruth = 0;
+    for (long nanos : truth.get("cpu").values()) {
+      cpuTruth += nanos;
+    }
+    double cpuPerSpan = Double.parseDouble(cells[9]) * 1e6;
+    double cpuExpected = cpuTruth / 200.0;
+    System.out.println("CPU per span: reported " + cpuPerSpan + " ns, measured " + cpuExpected);
+    assertTrue(
+        Math.abs(cpuPerSpan / cpuExpected - 1) <= 0.20,
+        "CPU per span " + cpuPerSpan + " ns, the threads measured " + cpuExpected);
 
     Result print =
         ChildProcess.run(

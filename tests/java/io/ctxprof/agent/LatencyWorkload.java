@@ -13,10 +13,13 @@ import java.util.List;
  * ({@link #slowWork}, 20 to 39 ms of CPU) while the others run {@link #fastWork} (1 to 2.9 ms).
  * Prints one line per span: {@code truth span-min ID NANOS}, {@code truth span-max ID NANOS}
  * (the least and the most the span's length can be, from clock reads around its open and its
- * close) and {@code truth slow ID 0|1}. Span ids are unique in the run.
+ * close), {@code truth slow ID 0|1} and {@code truth cpu ID NANOS} (the thread's CPU time from just
+ * before the open to just after the close). Span ids are unique in the run.
  */
 public final class LatencyWorkload {
   static volatile long sink;
+  private static final java.lang.management.ThreadMXBean THREADS =
+      java.lang.management.ManagementFactory.getThreadMXBean();
   private static ContextSetter setter;
   private static int endpoint;
 
@@ -43,6 +46,7 @@ public final class LatencyWorkload {
     for (int i = 0; i < count; i++) {
       long id = firstId + i;
       boolean slow = i % 5 == 0;
+      long cpuBefore = THREADS.getCurrentThreadCpuTime();
       long beforeOpen = System.nanoTime();
       long afterOpen;
       long beforeClose;
@@ -59,9 +63,11 @@ public final class LatencyWorkload {
         scope.close();
       }
       long afterClose = System.nanoTime();
+      long cpu = THREADS.getCurrentThreadCpuTime() - cpuBefore;
       truth.append("truth span-min ").append(id).append(' ').append(beforeClose - afterOpen);
       truth.append("\ntruth span-max ").append(id).append(' ').append(afterClose - beforeOpen);
-      truth.append("\ntruth slow ").append(id).append(' ').append(slow ? 1 : 0).append('\n');
+      truth.append("\ntruth slow ").append(id).append(' ').append(slow ? 1 : 0);
+      truth.append("\ntruth cpu ").append(id).append(' ').append(cpu).append('\n');
     }
     synchronized (System.out) {
       System.out.print(truth);
