@@ -55,6 +55,24 @@ class TimedWriter {
   BlockWriter writer_;
 };
 
+__attribute__((tls_model("initial-exec"))) __thread OtelThreadRecord* own_otel_record = nullptr;
+// Set when every record was taken: the thread then publishes nothing rather than retry the lock.
+__attribute__((tls_model("initial-exec"))) __thread bool otel_record_refused = false;
+
+// After a block write: the thread's OpenTelemetry record follows the block (publishing on).
+void RefreshOtelRecord(ProcessContext* store, const ContextBlock& block) {
+  if (!store->otel_enabled()) return;
+  OtelThreadRecord* record = ThreadContext::OwnOtelRecord();
+  if (record == nullptr) return;
+  ContextSnapshot current;
+  ReadBlock(block, &current, kSameThreadReadAttempts);  // our own block: always consistent
+  std::string_view values[kAttributeSlots];
+  for (int slot = 0; slot < kAttributeSlots; slot++) {
+    values[slot] = store->dictionary().ValueOf(current.attributes[slot]);
+  }
+  WriteOtelRecord(current, values, record);
+}
+
 bool IsRegisteredSlot(ProcessContext* store, int slot) {
   return slot >= 0 && slot < store->attributes().size();
 }
@@ -83,30 +101,41 @@ ContextWrite ThreadContext::SetAttributeId(int slot, uint32_t id) {
   if (found != ContextWrite::kWritten) return found;
   if (!IsRegisteredSlot(store, slot)) return ContextWrite::kBadSlot;
   TimedWriter(block)->SetAttribute(slot, id);
+  RefreshOtelRecord(store, *block);
   return ContextWrite::kWritten;
 }
 
 ContextWrite ThreadContext::SetTrace(uint64_t trace_high, uint64_t trace_low, uint64_t span_id) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
+  const ContextWrite found = FindOwnBlock(store, &block);
   if (found != ContextWrite::kWritten) return found;
-  TimedWriter writer(block);
-  writer->SetTraceId(trace_high, trace_low);
-  writer->SetSpanId(span_id);
+  {
+    TimedWriter writer(block);
+    writer->SetTraceId(trace_high, trace_low);
+    writer->SetSpanId(span_id);
+  }
+  RefreshOtelRecord(store, *block);
   return ContextWrite::kWritten;
 }
 
 ContextWrite ThreadContext::SetAll(const ContextSnapshot& context) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) TimedWriter(block)->SetAll(context);
+  const ContextWrite found = FindOwnBlock(store, &block);
+  if (found != ContextWrite::kWritten) return found;
+  TimedWriter(block)->SetAll(context);
+  RefreshOtelRecord(store, *block);
   return found;
 }
 
 ContextWrite ThreadContext::Clear() {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) TimedWriter(block)->Clear();
+  const ContextWrite found = FindOwnBlock(store, &block);
+  if (found != ContextWrite::kWritten) return found;
+  TimedWriter(block)->Clear();
+  RefreshOtelRecord(store, *block);
   return found;
 }
 
@@ -134,7 +163,20 @@ void ThreadContext::OnThreadEnd(pid_t tid) {
     if (block != nullptr) ReadBlock(*block, &current, kSameThreadReadAttempts);
     SpanLogPool::Retire(log, current, SpanTicks());
   }
+  if (own_otel_record != nullptr) {
+    store->map().otel_records().Release(own_otel_record);
+    own_otel_record = nullptr;
+  }
   store->map().OnThreadEnd(tid);
+}
+
+OtelThreadRecord* ThreadContext::OwnOtelRecord() {
+  if (own_otel_record != nullptr || otel_record_refused) return own_otel_record;
+  ProcessContext* store = Store();
+  if (store == nullptr || !store->otel_enabled()) return nullptr;
+  own_otel_record = store->map().otel_records().Claim();
+  otel_record_refused = own_otel_record == nullptr;
+  return own_otel_record;
 }
 
 SpanLog* ThreadContext::OwnSpanLog() {

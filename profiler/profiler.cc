@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "context/process_context.h"
+#include "profiler/export/otlp_exporter.h"
 #include "profiler/options.h"
 #include "profiler/sampler/tsc_clock.h"
 #include "profiler/session/recording_dump.h"
@@ -24,6 +25,14 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
   if (session_ != nullptr) {
     return Status::WrongState(
         "the profiler is already running; stop the running session before starting another");
+  }
+  if (options.otel_context) {
+    // Before the session: its attributes= registration then republishes the key map.
+    std::string error;
+    ProcessContext* store = ProcessContext::Get(&error);
+    if (store == nullptr || !store->PublishOtel(OtelResourceAttributes(), &error)) {
+      return Status::Unavailable("option 'otelcontext': " + error, 0);
+    }
   }
   StatusOr<std::unique_ptr<Session>> started = Session::Start(options, hooks_, notes);
   if (!started.ok()) return started.status();

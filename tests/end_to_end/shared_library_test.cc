@@ -57,7 +57,8 @@ TEST(SharedLibraryTest, DlopenStartDumpStop) {
   EXPECT_GT(with_context, 0);
 }
 
-// Every global symbol the library defines is part of the C API or a JVM entry point.
+// Every global symbol the library defines is part of the C API, a JVM entry point or the
+// OpenTelemetry thread context pointer (OTEP 4947, tests/otel).
 TEST(SharedLibraryTest, ExportsOnlyEntryPoints) {
   void* library = dlopen(LibraryPath().c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
@@ -87,6 +88,11 @@ TEST(SharedLibraryTest, ExportsOnlyEntryPoints) {
     const std::string name = names + symbol.st_name;
     if (name.rfind("ctxprof_", 0) == 0) {
       ++c_api;
+      continue;
+    }
+    if (name == "otel_thread_ctx_v1") {
+      EXPECT_EQ(ELF64_ST_TYPE(symbol.st_info), STT_TLS);
+      EXPECT_EQ(symbol.st_size, 8u);
       continue;
     }
     // Besides the C API, only JVM entry points: JNI methods of io.ctxprof and agent hooks.
