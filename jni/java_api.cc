@@ -140,6 +140,10 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass
 JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_otelFlag0(JNIEnv* env, jclass) {
   ctxprof::ProcessContext* store = ctxprof::Store(env);
   if (store == nullptr) return nullptr;
+  // Called from OtelRecord's initializer: FindClass sees the class being initialized.
+  jclass otel_record = env->FindClass("io/ctxprof/OtelRecord");
+  if (otel_record != nullptr) ctxprof::JvmAgent::RegisterJavaOtel(env, otel_record);
+  env->ExceptionClear();
   return env->NewDirectByteBuffer(
       store->map().otel_records().base() + ctxprof::OtelRecordPool::kFlagOffset, 1);
 }

@@ -116,6 +116,7 @@ the JVM exits 0 but its agent wrote no recording (it refused to start), record e
   --lock D             lock waits at least this long, e.g. 10ms (lock)
   --select S           all or if-context (select)
   --live               also the sampled objects still alive at the end (live; needs --alloc)
+  --otelcontext true   publish contexts for OpenTelemetry readers, OTEP 4947 (otelcontext)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";

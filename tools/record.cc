@@ -23,11 +23,20 @@ struct FlagKey {
   const char* key;
 };
 constexpr FlagKey kFlagKeys[] = {
-    {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
-    {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
-    {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
-    {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
+    {"--event", "event"},
+    {"--interval", "interval"},
+    {"--wall", "wall"},
+    {"--depth", "depth"},
+    {"--attributes", "attributes"},
+    {"--filter", "filter"},
+    {"--clock", "clock"},
+    {"--chunksize", "chunksize"},
+    {"--chunktime", "chunktime"},
+    {"--unwind", "unwind"},
+    {"--alloc", "alloc"},
+    {"--lock", "lock"},
     {"--select", "select"},
+    {"--otelcontext", "otelcontext"},
 };
 
 bool IsFile(const std::string& path) {

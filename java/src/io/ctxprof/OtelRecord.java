@@ -18,6 +18,8 @@ import java.util.Arrays;
  * 4-byte store of {valid = 1, flags = 0, size}. Readers read it only while this thread is
  * stopped, so the fences (compiler barriers on x86-64) are all the ordering they need. An empty
  * context is {@code valid = 0}. Three native accesses per write, whatever the attributes.
+ * (Appending a changed attribute's entry instead, which the OTEP allows, measured no better
+ * across the benchmark's rows and made some JIT outcomes several times slower.)
  *
  * <p>Values come from the dictionary by id: a process-wide table filled on first use of an id
  * (one JNI call per id), and a per-slot cache of the last id, so a repeated value costs an
@@ -42,11 +44,20 @@ final class OtelRecord {
 
   private static volatile Text[] texts = new Text[256];
 
+  /**
+   * Whether Java writes publish: turned on once by sync(). A volatile static is a plain load on
+   * x86-64 and measured free beside the write (docs/JAVA.md); a MutableCallSite constant was
+   * not folded at the depth of a scope's write on JDK 25 (C2's inlining budget, MemorySegment)
+   * and cost more, and the native flag's load more still.
+   */
+  static volatile boolean publishing;
+
   static {
     ByteBuffer flag = Native.otelFlag0();
     // The flag byte is the pool's record 0 `valid` (offset 24): the aligned word around it
     // holds nothing else but zeros.
     FLAG = flag == null ? -1 : BlockMemory.offsetOf(flag);
+    sync();
   }
 
   private final long record; // offset of this thread's record in the map
@@ -62,6 +73,17 @@ final class OtelRecord {
   /** Whether the process publishes OpenTelemetry contexts (one load from the map). */
   static boolean enabled() {
     return FLAG >= 0 && BlockMemory.getLong(FLAG) != 0;
+  }
+
+  /**
+   * Turns Java publishing on when the process publishes: called when this class initializes
+   * (an agent started with otelcontext=true before), after each Profiler.execute, and by the
+   * library when a session started through attach turned publishing on (jni/java_api.cc).
+   */
+  static void sync() {
+    if (!publishing && enabled()) {
+      publishing = true;
+    }
   }
 
   /** The calling thread's record (claimed natively, pointer published), or null. */

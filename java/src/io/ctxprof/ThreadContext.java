@@ -149,8 +149,8 @@ abstract class ThreadContext {
    * a reader that brackets it with the sequence sees it with its context.
    *
    * <p>OpenTelemetry (OtelRecord): while {@code otelcontext=true} publishing is on, each write
-   * then refreshes the thread's OTEP 4947 record from the block; off, it costs a field and a
-   * flag load.
+   * then refreshes the thread's OTEP 4947 record from the block; off, the check is the load of
+   * a volatile static (OtelRecord.publishing).
    */
   static final class BlockContext extends ThreadContext {
     private static final int SEQUENCE = ContextLayout.SEQUENCE;
@@ -170,11 +170,12 @@ abstract class ThreadContext {
       this.log = log;
     }
 
+    /** After a write: the record follows the block. */
     private void publishOtel() {
       OtelRecord record = otel;
       if (record != null) {
         record.refresh(block);
-      } else if (!otelRefused && OtelRecord.enabled()) {
+      } else if (!otelRefused) {
         attachOtel();
       }
     }
@@ -219,7 +220,9 @@ abstract class ThreadContext {
       }
       VarHandle.releaseFence(); // every field store is visible before the even sequence
       BlockMemory.putLong(block + SEQUENCE, before + 2);
-      publishOtel();
+      if (OtelRecord.publishing) {
+        publishOtel();
+      }
     }
 
     private void putTrace(long traceIdHigh, long traceIdLow, long spanId) {

@@ -22,7 +22,8 @@ import java.util.concurrent.CountDownLatch;
  * <ul>
  *   <li>a ThreadHandle: a scope opened with two attributes; then that scope closed and a new
  *       trace and value set (the fast path: the record refreshed from Java);
- *   <li>ContextSetter by name, with a multi-byte value, then one attribute cleared;
+ *   <li>ContextSetter by name, one attribute set twice (the record then holds two entries for
+ *       it: the reader takes the last), a multi-byte value, then one attribute cleared;
  *   <li>attributes without a trace, then clear() (no record);
  *   <li>on JDK 21+ a virtual thread (JNI writes into its carrier's record; after a sleep it is
  *       mounted again, so the mount hook restored the record); it spins while the test reads, so
@@ -142,6 +143,7 @@ public final class OtelWorkload {
     long low = 0xa3ce929d0e0e4736L;
     long span = 0x00f067aa0ba902b7L;
     setter.setTraceContext(high, low, span);
+    setter.setAttribute("http.route", "/first"); // appended, then appended again: the last wins
     setter.setAttribute("http.route", "/caf\u00e9/\u00fcn\u00efcode");
     setter.setAttribute("tenant", "globex");
     report(
