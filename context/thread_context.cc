@@ -1,5 +1,7 @@
 #include "context/thread_context.h"
 
+#include <pthread.h>
+
 #include <atomic>
 
 #include "context/process_context.h"
@@ -56,6 +58,17 @@ class TimedWriter {
 };
 
 __attribute__((tls_model("initial-exec"))) __thread OtelThreadRecord* own_otel_record = nullptr;
+
+// A thread that exits without the runtime's end hook (a native thread of the C API) gives its
+// record back through this key's destructor; OnThreadEnd clears the key's value first.
+void ReleaseOtelRecordAtExit(void* record) {
+  ProcessContext* store = Store();
+  if (store != nullptr) store->map().otel_records().Release(static_cast<OtelThreadRecord*>(record));
+  own_otel_record = nullptr;
+}
+pthread_key_t otel_record_key;
+const bool otel_record_key_created =
+    pthread_key_create(&otel_record_key, ReleaseOtelRecordAtExit) == 0;
 // Set when every record was taken: the thread then publishes nothing rather than retry the lock.
 __attribute__((tls_model("initial-exec"))) __thread bool otel_record_refused = false;
 
@@ -164,6 +177,7 @@ void ThreadContext::OnThreadEnd(pid_t tid) {
     SpanLogPool::Retire(log, current, SpanTicks());
   }
   if (own_otel_record != nullptr) {
+    if (otel_record_key_created) pthread_setspecific(otel_record_key, nullptr);
     store->map().otel_records().Release(own_otel_record);
     own_otel_record = nullptr;
   }
@@ -176,6 +190,10 @@ OtelThreadRecord* ThreadContext::OwnOtelRecord() {
   if (store == nullptr || !store->otel_enabled()) return nullptr;
   own_otel_record = store->map().otel_records().Claim();
   otel_record_refused = own_otel_record == nullptr;
+  // Without the key (creation failed: no keys left) such a thread keeps its record.
+  if (own_otel_record != nullptr && otel_record_key_created) {
+    pthread_setspecific(otel_record_key, own_otel_record);
+  }
   return own_otel_record;
 }
 

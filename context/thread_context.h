@@ -23,7 +23,8 @@
 //
 // OpenTelemetry (ProcessContext::PublishOtel): while publishing is on, every write also rewrites
 // the thread's OTEP 4947 record from the block (otel_thread_record.h), claiming the record and
-// setting otel_thread_ctx_v1 on the thread's first write; thread end gives the record back.
+// setting otel_thread_ctx_v1 on the thread's first write; thread end (the hook, else a pthread
+// key destructor) gives the record back.
 //
 // A thread whose tid is at or beyond the map's capacity has no block (ContextMap::BlockFor
 // counts the lookup in out_of_range_lookups): every write is dropped with kNoBlock, reads see

@@ -9,6 +9,9 @@
 #include <string_view>
 #include <thread>
 
+#include "context/process_context.h"
+#include "context/thread_context.h"
+
 extern "C" __thread ctxprof::OtelThreadRecord* otel_thread_ctx_v1;
 
 namespace ctxprof {
@@ -109,6 +112,24 @@ TEST(OtelRecordPoolTest, ClaimPublishesThePointerAndReleaseClearsIt) {
   }).join();
   delete pool;
   munmap(memory, OtelRecordPool::kBytes);
+}
+
+// Threads that write a context and exit without OnThreadEnd (native threads of the C API) give
+// their records back: more of them than the pool holds all get one.
+TEST(OtelThreadRecordTest, ThreadsWithoutTheEndHookGiveTheirRecordBack) {
+  std::string error;
+  ProcessContext* store = ProcessContext::Get(&error);
+  ASSERT_NE(store, nullptr) << error;
+  ASSERT_TRUE(store->PublishOtel({{"service.name", "otel-thread-record-test"}}, &error)) << error;
+  const uint64_t failures = store->map().otel_records().claim_failures();
+  for (size_t i = 0; i < OtelRecordPool::kRecords + 100; i++) {
+    std::thread([] {
+      ASSERT_EQ(ThreadContext::SetTrace(1, 2, 3), ContextWrite::kWritten);
+      ASSERT_NE(otel_thread_ctx_v1, nullptr);
+      EXPECT_EQ(otel_thread_ctx_v1->valid, 1);
+    }).join();
+  }
+  EXPECT_EQ(store->map().otel_records().claim_failures(), failures);
 }
 
 }  // namespace
