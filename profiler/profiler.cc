@@ -30,7 +30,7 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
     // Before the session: its attributes= registration then republishes the key map.
     std::string error;
     ProcessContext* store = ProcessContext::Get(&error);
-    if (store == nullptr || !store->PublishOtel(OtelResourceAttributes(), &error)) {
+    if (store == nullptr || !store->PublishOtel(OtelResourceAttributes("otelcontext"), &error)) {
       return Status::Unavailable("option 'otelcontext': " + error, 0);
     }
   }

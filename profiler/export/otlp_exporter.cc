@@ -265,11 +265,11 @@ std::chrono::milliseconds Timeout(std::chrono::milliseconds fallback) {
 }  // namespace
 
 // The resource attributes (otlp_exporter.h).
-std::vector<ResourceAttribute> OtelResourceAttributes() {
+std::vector<ResourceAttribute> OtelResourceAttributes(const std::string& option) {
   std::vector<std::pair<std::string, std::string>> given;
   std::string error;
   if (!ParsePairs(Environment("OTEL_RESOURCE_ATTRIBUTES"), &given, &error)) {
-    PrintNotice("OTEL_RESOURCE_ATTRIBUTES ignored: " + error);
+    PrintNotice(option + ": OTEL_RESOURCE_ATTRIBUTES ignored: " + error);
     given.clear();
   }
   std::string service = Environment("OTEL_SERVICE_NAME");
@@ -316,7 +316,7 @@ StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
   config.credentials_hint = " (check the headers in OTEL_EXPORTER_OTLP_HEADERS)";
   config.accepted_note = PartialSuccessNote;
   config.headers = std::move(headers.value());
-  config.make_request = [path = url.value().path, resource = OtelResourceAttributes()](
+  config.make_request = [path = url.value().path, resource = OtelResourceAttributes("otlp")](
                             const FinishedChunk& chunk, std::string file) {
     return OtlpRequest(chunk, std::move(file), path, resource);
   };

@@ -33,6 +33,7 @@
 #ifndef CTXPROF_PROFILER_EXPORT_OTLP_EXPORTER_H_
 #define CTXPROF_PROFILER_EXPORT_OTLP_EXPORTER_H_
 
+#include <string>
 #include <vector>
 
 #include "profiler/base/status.h"
@@ -47,8 +48,9 @@ namespace ctxprof {
 StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options);
 
 // The resource attributes above, from the environment (also what otelcontext=true publishes as
-// the OpenTelemetry process context). A notice when OTEL_RESOURCE_ATTRIBUTES is malformed.
-std::vector<ResourceAttribute> OtelResourceAttributes();
+// the OpenTelemetry process context). A notice "<option>: OTEL_RESOURCE_ATTRIBUTES ignored: ..."
+// when that variable is malformed.
+std::vector<ResourceAttribute> OtelResourceAttributes(const std::string& option);
 
 }  // namespace ctxprof
 
