@@ -6,6 +6,9 @@
 //   ctx <tid> none                      (the thread's context is empty)
 // Rounds: 0 = trace, span and attributes on all three threads (thread 2: attributes only);
 // 1 = changed spans and values, thread 1 drops an attribute, thread 2 clears its context.
+// When another library exporting foreign_otel_pointer() is loaded (the test preloads
+// libforeign_otel_publisher.so), each thread also prints that library's otel_thread_ctx_v1:
+//   foreign <tid> <pointer, 0 while nobody wrote it>
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,6 +47,8 @@ int round_number = 0;   // guarded by mutex
 int reported = 0;       // threads that reported the current round, guarded by mutex
 bool quitting = false;  // guarded by mutex
 
+void* (*foreign_otel_pointer)() = nullptr;  // set before the threads start
+
 std::string Hex(uint64_t value) {
   char text[17];
   snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
@@ -80,6 +85,9 @@ void Worker(const Api& api, int index) {
     }
     std::unique_lock<std::mutex> lock(mutex);
     std::cout << line << std::endl;
+    if (foreign_otel_pointer != nullptr) {
+      std::cout << "foreign " << tid << " " << foreign_otel_pointer() << std::endl;
+    }
     reported++;
     changed.notify_all();
     changed.wait(lock, [round] { return quitting || round_number > round; });
@@ -105,6 +113,7 @@ int main(int argc, char** argv) {
   Bind(library, "ctxprof_set_attribute", &api.set_attribute);
   Bind(library, "ctxprof_set_trace_context", &api.set_trace_context);
   Bind(library, "ctxprof_clear_context", &api.clear_context);
+  foreign_otel_pointer = reinterpret_cast<void* (*)()>(dlsym(RTLD_DEFAULT, "foreign_otel_pointer"));
   const char* names[] = {"http.route", "tenant"};
   if (api.register_attributes(names, 2) != 0) {
     fprintf(stderr, "otel_c_workload: cannot register attributes\n");

@@ -359,7 +359,7 @@ struct Workload {
   int in = -1;          // its stdin
 };
 
-Workload Spawn(const std::vector<std::string>& command) {
+Workload Spawn(const std::vector<std::string>& command, const std::string& preload) {
   int to_child[2], from_child[2];
   if (pipe(to_child) != 0 || pipe(from_child) != 0) return {};
   const pid_t pid = fork();
@@ -369,6 +369,7 @@ Workload Spawn(const std::vector<std::string>& command) {
     close(to_child[1]);
     close(from_child[0]);
     setenv("OTEL_SERVICE_NAME", "otel-reader-test", 1);
+    if (!preload.empty()) setenv("LD_PRELOAD", preload.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -380,14 +381,16 @@ Workload Spawn(const std::vector<std::string>& command) {
   return Workload{pid, fdopen(from_child[0], "r"), to_child[1]};
 }
 
-// Reads one round: the "ctx" lines up to "ready". False on EOF.
-bool ReadRound(FILE* out, std::vector<std::string>* lines) {
+// Reads one round: the "ctx" lines up to "ready" (and the "foreign" ones into *foreign). False
+// on EOF.
+bool ReadRound(FILE* out, std::vector<std::string>* lines, std::vector<std::string>* foreign) {
   char buffer[4096];
   while (fgets(buffer, sizeof(buffer), out) != nullptr) {
     std::string line(buffer);
     if (!line.empty() && line.back() == '\n') line.pop_back();
     if (line == "ready") return true;
     if (line.rfind("ctx ", 0) == 0) lines->push_back(line);
+    if (line.rfind("foreign ", 0) == 0) foreign->push_back(line);
   }
   return false;
 }
@@ -397,13 +400,21 @@ std::string TestFile(const char* path) {
 }
 
 // Checks every thread the workload reported, over two rounds; `threads` = lines per round.
-void CheckWorkload(const std::vector<std::string>& command, size_t threads) {
-  Workload workload = Spawn(command);
+// `preload`: a library for LD_PRELOAD that exports its own otel_thread_ctx_v1; then each thread
+// also reports that variable, which must stay null (our writes are ours).
+void CheckWorkload(const std::vector<std::string>& command, size_t threads,
+                   const std::string& preload = "") {
+  Workload workload = Spawn(command, preload);
   ASSERT_GT(workload.pid, 0);
   for (int round = 0; round < 2; round++) {
-    std::vector<std::string> lines;
-    ASSERT_TRUE(ReadRound(workload.out, &lines)) << "the workload ended before round " << round;
+    std::vector<std::string> lines, foreign;
+    ASSERT_TRUE(ReadRound(workload.out, &lines, &foreign))
+        << "the workload ended before round " << round;
     ASSERT_EQ(lines.size(), threads);
+    ASSERT_EQ(foreign.size(), preload.empty() ? 0 : threads);
+    for (const std::string& line : foreign) {
+      EXPECT_EQ(line.substr(line.rfind(' ') + 1), "0") << line << ": our write went elsewhere";
+    }
 
     ProcessContextView process;
     std::string why;
@@ -463,6 +474,13 @@ void CheckWorkload(const std::vector<std::string>& command, size_t threads) {
 
 TEST(OtelReaderTest, CApiThreads) {
   CheckWorkload({TestFile("tests/otel/otel_c_workload"), TestFile("jni/libctxprof.so")}, 3);
+}
+
+// Another publisher first in the global scope: libctxprof.so (linked -Bsymbolic) still writes its
+// own otel_thread_ctx_v1, and readers find our records through our relocation.
+TEST(OtelReaderTest, CApiThreadsBesideAnotherPublisher) {
+  CheckWorkload({TestFile("tests/otel/otel_c_workload"), TestFile("jni/libctxprof.so")}, 3,
+                TestFile("tests/otel/libforeign_otel_publisher.so"));
 }
 
 // The Java workload on each JDK the suite tests (tests/jdks.sh): JDK 17, and 25 when installed.
