@@ -400,10 +400,27 @@ std::string TestFile(const char* path) {
 }
 
 // Checks every thread the workload reported, over two rounds; `threads` = lines per round.
+// Runs `command` and waits for it; its exit status.
+int Run(const std::vector<std::string>& command) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 // `preload`: a library for LD_PRELOAD that exports its own otel_thread_ctx_v1; then each thread
-// also reports that variable, which must stay null (our writes are ours).
+// also reports that variable, which must stay null (our writes are ours). `attach`: the workload
+// starts no session; after round 0 (then nothing may be published) `ctxprof attach` starts one
+// with otelcontext=true, and round 1 is checked.
 void CheckWorkload(const std::vector<std::string>& command, size_t threads,
-                   const std::string& preload = "") {
+                   const std::string& preload = "", bool attach = false) {
   Workload workload = Spawn(command, preload);
   ASSERT_GT(workload.pid, 0);
   for (int round = 0; round < 2; round++) {
@@ -418,6 +435,16 @@ void CheckWorkload(const std::vector<std::string>& command, size_t threads,
 
     ProcessContextView process;
     std::string why;
+    if (attach && round == 0) {
+      EXPECT_FALSE(ReadProcessContext(workload.pid, &process, &why)) << "published before attach";
+      const std::string recording = std::string(getenv("TEST_TMPDIR")) + "/attach.jfr";
+      ASSERT_EQ(Run({TestFile("tools/ctxprof"), "attach", std::to_string(workload.pid), "start",
+                     "--lib", TestFile("jni/libctxprof.so"), "--event", "ctimer", "--interval",
+                     "100ms", "--otelcontext", "true", "-o", recording}),
+                0);
+      ASSERT_EQ(write(workload.in, "next\n", 5), 5);
+      continue;
+    }
     ASSERT_TRUE(ReadProcessContext(workload.pid, &process, &why)) << why;
     EXPECT_EQ(process.resource["service.name"], "otel-reader-test");
     EXPECT_EQ(process.resource["process.pid"], std::to_string(workload.pid));
@@ -500,6 +527,19 @@ TEST(OtelReaderTest, JavaThreads) {
         4);
   }
   EXPECT_GT(jdks, 0) << "no JDK 17 at /usr/lib/jvm/java-17-openjdk-amd64";
+}
+
+// Publishing started by `ctxprof attach` on a JVM whose threads write through the Java fast path:
+// the library turns the Java writers on (JvmAgent::SyncJavaOtel). JDK 25 (virtual threads too)
+// when installed, else JDK 17.
+TEST(OtelReaderTest, JavaThreadsAfterAttach) {
+  std::string java = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java";
+  if (access(java.c_str(), X_OK) != 0) java = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java";
+  CheckWorkload({java, "-Dctxprof.library=" + TestFile("jni/libctxprof.so"),
+                 "--enable-native-access=ALL-UNNAMED", "-cp",
+                 TestFile("java/ctxprof.jar") + ":" + TestFile("tests/java/ctxprof_tests.jar"),
+                 "io.ctxprof.OtelWorkload", "attach"},
+                4, "", /*attach=*/true);
 }
 
 }  // namespace

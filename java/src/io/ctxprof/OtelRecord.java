@@ -17,7 +17,7 @@ import java.util.Arrays;
  * = 0}, a store-store fence, one bulk copy of the ids and entries, a store-store fence, and one
  * 4-byte store of {valid = 1, flags = 0, size}. Readers read it only while this thread is
  * stopped, so the fences (compiler barriers on x86-64) are all the ordering they need. An empty
- * context is {@code valid = 0}. Three native accesses per write, whatever the attributes.
+ * context is {@code valid = 0}. Three stores to the record per write, whatever the attributes.
  * (Appending a changed attribute's entry instead, which the OTEP allows, measured no better
  * across the benchmark's rows and made some JIT outcomes several times slower.)
  *
@@ -78,7 +78,8 @@ final class OtelRecord {
   /**
    * Turns Java publishing on when the process publishes: called when this class initializes
    * (an agent started with otelcontext=true before), after each Profiler.execute, and by the
-   * library when a session started through attach turned publishing on (jni/java_api.cc).
+   * library when a session started through attach turned publishing on (jni/attach_command.cc,
+   * through JvmAgent::SyncJavaOtel).
    */
   static void sync() {
     if (!publishing && enabled()) {

@@ -17,7 +17,10 @@ import java.util.concurrent.CountDownLatch;
  * A child JVM for tests/otel/otel_reader_test: starts the profiler with otelcontext=true and
  * sets contexts on four threads through every Java write path, printing what each set in
  * otel_c_workload's line format ("ctx TID TRACE SPAN k=v;k=v" or "ctx TID none", then "ready";
- * stdin "next" = next round, anything else = exit). Rounds 0 and 1:
+ * stdin "next" = next round, anything else = exit). With the argument {@code attach} it starts
+ * no session itself: the test attaches one with otelcontext=true after round 0, so round 1's
+ * Java writes publish only if the library told the Java writers (OtelRecord.sync through JNI).
+ * Rounds 0 and 1:
  *
  * <ul>
  *   <li>a ThreadHandle: a scope opened with two attributes; then that scope closed and a new
@@ -39,7 +42,9 @@ public final class OtelWorkload {
   public static void main(String[] args) throws Exception {
     ContextSetter setter =
         new ContextSetter(Profiler.getInstance(), List.of("http.route", "tenant"));
-    Profiler.getInstance().start("event=ctimer,interval=100ms,otelcontext=true");
+    if (args.length == 0 || !args[0].equals("attach")) {
+      Profiler.getInstance().start("event=ctimer,interval=100ms,otelcontext=true");
+    } // else the test starts it with `ctxprof attach PID start --otelcontext true` after round 0
     int route = setter.offsetOf("http.route");
     int tenant = setter.offsetOf("tenant");
     PrintStream out = new PrintStream(System.out, true, "UTF-8"); // whatever the locale says
