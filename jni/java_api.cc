@@ -138,7 +138,10 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass
 }
 
 JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_otelFlag0(JNIEnv* env, jclass) {
-  ctxprof::ProcessContext* store = ctxprof::Store(env);
+  // No exception without a store: OtelRecord's initializer runs on the write path, which
+  // then simply never publishes (the write itself reports the missing store).
+  std::string error;
+  ctxprof::ProcessContext* store = ctxprof::ProcessContext::Get(&error);
   if (store == nullptr) return nullptr;
   // Called from OtelRecord's initializer: FindClass sees the class being initialized.
   jclass otel_record = env->FindClass("io/ctxprof/OtelRecord");

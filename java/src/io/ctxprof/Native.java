@@ -37,8 +37,9 @@ final class Native {
 
   /**
    * A one-byte buffer over the OpenTelemetry record pool's "publishing" flag
-   * (context/otel_thread_record.h), inside the context map; null without a store. Called by
-   * OtelRecord's initializer, which it registers so that an attach start can call its sync().
+   * (context/otel_thread_record.h), inside the context map; null (no exception) without a
+   * store. Called by OtelRecord's initializer, which it registers so that an attach start can
+   * call its sync().
    */
   static native ByteBuffer otelFlag0();
 
