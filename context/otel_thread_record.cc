@@ -67,7 +67,7 @@ OtelThreadRecord* OtelRecordPool::Claim() {
     } else if (next_ < kRecords) {
       record = &records_[next_++];
     } else {
-      claim_failures_++;
+      claim_failures_.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
   }

@@ -23,6 +23,7 @@
 #ifndef CTXPROF_CONTEXT_OTEL_THREAD_RECORD_H_
 #define CTXPROF_CONTEXT_OTEL_THREAD_RECORD_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -74,7 +75,7 @@ class OtelRecordPool {
   // are taken (counted). Release() clears the pointer, then frees the record.
   OtelThreadRecord* Claim();
   void Release(OtelThreadRecord* record);
-  uint64_t claim_failures() const { return claim_failures_; }
+  uint64_t claim_failures() const { return claim_failures_.load(std::memory_order_relaxed); }
 
  private:
   OtelThreadRecord* const records_;
@@ -82,7 +83,7 @@ class OtelRecordPool {
   size_t next_ = 1;  // records below next_ were handed out at least once
   size_t free_[kRecords];
   size_t free_count_ = 0;
-  uint64_t claim_failures_ = 0;
+  std::atomic<uint64_t> claim_failures_{0};  // written under mutex_, read from anywhere
 };
 
 }  // namespace ctxprof
