@@ -277,7 +277,7 @@ JAVA_OPERATIONS = [
      "span lifecycle: `ContextSetter.open(trace)` + 2 `setAttribute(String)` + close", 20.0),
 ]
 JAVA_LINE = re.compile(r"^(.*?)\s+([0-9.]+) ns\s+\[([0-9.]+) \.\. ([0-9.]+)\]\s+([0-9.]+) B/op$")
-JAVA_HEADER = re.compile(r"^Java (\S+) \(block access: (\w+)\)")
+JAVA_HEADER = re.compile(r"^Java (\S+) \(block access: (\w+)")
 
 
 def java_bench(options, jdk):
@@ -334,6 +334,50 @@ def java_section(options):
             " / ".join(jni) + " ns" if jni else "", goal))
     skipped = ("" if len(options.jdks) > 1 else
                "\nJDK 25 (Temurin) is not installed here: only JDK 17 was measured.\n")
+    return (java_header(arguments, accesses, skipped) + "\n".join(rows) + "\n\n"
+            + timed_spans_section(columns))
+
+
+# (timed operation, its untimed twin, label, clock reads per operation, target ratio, target).
+TIMED_OPERATIONS = [
+    ("span lifecycle (handle, one-write open)", "span lifecycle (handle, one-write open), untimed",
+     "span lifecycle: `ThreadHandle.open(trace, 2 attributes)` + close", 2, 3.0, "≤ 3×"),
+    ("setAttribute (handle, AttributeValue)", "setAttribute (handle, AttributeValue), untimed",
+     "`ThreadHandle.setAttribute(AttributeValue)`", 1, 1.1, "unchanged (≤ 1.1×)"),
+]
+
+
+def timed_spans_section(columns):
+    rows = ["| Operation | JDK | timed | untimed | ratio | timed − untimed − clock reads | Target |",
+            "|---|---|---:|---:|---:|---:|---|"]
+    clocks = []
+    for name, results in columns:
+        clock_rows = [key for key in results if key.startswith("floor: span clock read")]
+        if not clock_rows:
+            raise ReportError("ContextBench on %s printed no span clock floor" % name)
+        clock = results[clock_rows[0]][0]
+        clocks.append("%s: %.1f ns (%s)" % (name, clock, clock_rows[0].split("(")[1].rstrip(")")))
+        for timed, untimed, label, reads, ratio_target, target in TIMED_OPERATIONS:
+            for wanted in (timed, untimed):
+                if wanted not in results:
+                    raise ReportError("ContextBench on %s printed no '%s'" % (name, wanted))
+            ratio = results[timed][0] / results[untimed][0]
+            verdict = check("Timed %s on %s" % (label, name), target, "%.2f×" % ratio,
+                            ratio <= ratio_target)
+            rows.append("| %s | %s | %.1f ns | %.1f ns | %.2f× | %.1f ns | %s — %s |" % (
+                label, name, results[timed][0], results[untimed][0], ratio,
+                results[timed][0] - results[untimed][0] - reads * clock, target, verdict))
+    return ("### Timed spans (issue 25)\n\n"
+            "The same fork measures each write with the thread's span log (the default) and "
+            "without it (`-Dctxprof.spanTiming=false` restores this path for a process), and one "
+            "read of the span clock alone — %s. A timed write ends the interval it replaces: one "
+            "clock read and a record of ten 8-byte stores; a span is two timed writes. Where the "
+            "clock is `System.nanoTime()` (JDK 17; JDK 22+ without `--enable-native-access`) its "
+            "two reads alone exceed 3× the untimed span: the JDK has no cheaper clock for Java "
+            "code without JNI (docs/JAVA.md).\n\n" % "; ".join(clocks) + "\n".join(rows) + "\n")
+
+
+def java_header(arguments, accesses, skipped):
     return ("## Context write costs, Java\n\n"
             "`bazel run -c opt //bench:java_context_bench -- %s` on each JDK. JMH is not "
             "available offline; `ContextBench` forks JVMs, warms up, measures in batches, feeds "
@@ -346,8 +390,9 @@ def java_section(options):
             "pre-interned `AttributeValue`s (no value lookup); the span's fast path is the "
             "one-write `open`, which sets the trace and both attributes under one sequence bump. "
             "\"Through JNI\" is the same operation as a JNI call per write (the path of virtual "
-            "threads), for comparison.\n%s\n"
-            % (arguments, "; ".join(accesses), skipped) + "\n".join(rows) + "\n")
+            "threads), for comparison. Every row but those marked untimed is the default, "
+            "timed write (below).\n%s\n"
+            % (arguments, "; ".join(accesses), skipped))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +489,67 @@ def writer_section(options):
             + "\n".join(rows) + "\n")
 
 
+def spans_section(options):
+    log("span drain: //bench/jfr:span_drain_bench")
+    output = run([options.span_drain_bench, "--benchmark_format=json"]
+                 + (["--benchmark_min_time=0.05"] if options.quick else []),
+                 timeout=900, env=dict(os.environ, TMPDIR=options.scratch))
+    rows = ["| Threads with a span log | Spans/s | Bytes/span | Written |", "|---:|---:|---:|---:|"]
+    for benchmark in json.loads(output)["benchmarks"]:
+        match = re.search(r"BM_DrainSpans/(\d+)", benchmark["name"])
+        if match:
+            rows.append("| %s | %.2f M | %.1f | %.0f %% |" % (
+                match.group(1), benchmark["items_per_second"] / 1e6, benchmark["bytes_per_span"],
+                100 * benchmark["written"]))
+    if len(rows) == 2:
+        raise ReportError("span_drain_bench printed no BM_DrainSpans result:\n" + output)
+    return ("## Timed spans drained by the writer thread\n\n`bazel run -c opt "
+            "//bench/jfr:span_drain_bench`: the writer thread's whole share of a closed span — "
+            "`SpanDrain::Drain` reads every thread's log and maps its times, "
+            "`SpanIntervals` keeps it, and with `contexts=all` writes it as a `ctxprof.Context` "
+            "event (trace, span, two attributes; flushed every second of span time) — 256 spans "
+            "per log per drain; the spans themselves are written outside the timed region, as "
+            "their threads would. CPU time of the writer thread per span, as spans per second:\n\n"
+            + "\n".join(rows) + "\n")
+
+
+UNTIMED = ["-Dctxprof.spanTiming=false"]
+SPAN_CONFIGS = [  # (label, agent options, agent library, JVM options)
+    ("off", None, None, UNTIMED),
+    ("off, spans timed (the library loaded, no profiling)", None, None, ()),
+    ("`cpu` at 10 ms, untimed (`-Dctxprof.spanTiming=false`)", "event=cpu,interval=10ms", None,
+     UNTIMED),
+    ("`cpu` at 10 ms, spans timed (default)", "event=cpu,interval=10ms", None, ()),
+    ("`cpu` at 10 ms, spans timed, `contexts=all`", "event=cpu,interval=10ms,contexts=all", None,
+     ()),
+]
+
+
+def span_overhead_section(options):
+    sections = []
+    for jdk in options.jdks:
+        runs, ratios, rounds = jvm_overhead(options, jdk, SPAN_CONFIGS)
+        off = runs["off"]
+        requests_per_second = median([r["requests"] / r["wall"] for r in off])
+        rows = ["| Configuration | Median CPU | vs untimed, unprofiled: median [range] |",
+                "|---|---:|---:|"]
+        for label, *_ in SPAN_CONFIGS:
+            percent = [(ratio - 1) * 100 for ratio in ratios[label]]
+            rows.append("| %s | %.3f s | %s |" % (
+                label, median([r["cpu"] for r in runs[label]]),
+                "" if label == "off" else "%+.2f %% %s" % (median(percent),
+                                                          spread(percent, "%+.2f"))))
+        sections.append("On %s (%d round(s), %.0f requests/s, each one span):\n\n%s\n" % (
+            options.jdk_names[jdk], rounds, requests_per_second, "\n".join(rows)))
+    return ("## Timed spans on a serving workload\n\n"
+            "`OverheadWorkload` (below: every request is a span opened through `ContextSetter`, "
+            "its endpoint set inside, and closed: three timed writes) with span timing off and on, unprofiled and "
+            "profiled, in interleaved rounds; CPU of the measured phase relative to the "
+            "untimed, unprofiled run. Timing is on by default whether or not a profiler runs: "
+            "with no reader the logs fill and drop (counted), the writes cost the same.\n\n"
+            + "\n".join(sections))
+
+
 # ---------------------------------------------------------------------------------------------
 # Overhead: the platform floor, a native program and a CPU-bound JVM workload
 
@@ -498,13 +604,13 @@ REQUESTS = {"compute": ("60000", "1500"), "alloc": ("200000", "2000"),
             "lock": ("400000", "10000")}
 
 
-def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
+def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None, java_options=()):
     """One OverheadWorkload run, profiled by `agent` (default: ctxprof's library) with
-    `agent_options` when given."""
+    `agent_options` when given; `java_options` go to the JVM."""
     threads = str(os.cpu_count())
     warmup = "1" if options.quick else "3"
     requests = REQUESTS[work][1 if options.quick else 0]
-    command = [jdk + "/bin/java"]
+    command = [jdk + "/bin/java"] + list(java_options)
     if agent_options:
         command.append("-agentpath:%s=start,%s,file=%s" % (agent or options.library,
                                                            agent_options, recording))
@@ -521,6 +627,7 @@ def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
         if measured:
             result["cpu"] = int(measured.group(1)) / 1e9
             result["wall"] = int(measured.group(2)) / 1e9
+            result["requests"] = int(measured.group(3))
             result["allocated"] = int(measured.group(4))
             status = measured.group(5)
             samples = re.search(r"samples=(\d+)", status)
@@ -537,9 +644,10 @@ def jvm_run(options, jdk, agent_options, recording, work="compute", agent=None):
 
 def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=None,
                  rounds=5):
-    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options) or
-    (label, agent options, agent library) of `configs`, one of them labelled "off" (the default
-    library is ctxprof's); returns runs and per-round CPU ratios to "off".
+    """Interleaved rounds of OverheadWorkload `work` under each (label, agent options),
+    (label, agent options, agent library) or (label, agent options, agent library, JVM options)
+    of `configs`, one of them labelled "off" (the default library, None, is ctxprof's); returns
+    runs and per-round CPU ratios to "off".
 
     examine(label, recording), when given, runs after each profiled run and its result is the
     run's "recording" entry. With a `failures` dict, a failing run of an agent other than
@@ -554,14 +662,16 @@ def jvm_overhead(options, jdk, configs, work="compute", examine=None, failures=N
         log("JVM overhead (%s) on %s: round %d of %d" % (work, options.jdk_names[jdk],
                                                          round_index + 1, rounds))
         this_round = {}
-        for label, agent_options, *agent in rotated(configs, round_index):
-            agent = agent[0] if agent else None
+        for label, agent_options, *more in rotated(configs, round_index):
+            agent = more[0] if more else None
+            java_options = more[1] if len(more) > 1 else ()
             if failures is not None and label in failures:
                 continue
             if os.path.exists(recording):
                 os.unlink(recording)
             try:
-                result = jvm_run(options, jdk, agent_options, recording, work, agent)
+                result = jvm_run(options, jdk, agent_options, recording, work, agent,
+                                 java_options)
                 if examine and agent_options:
                     result["recording"] = examine(label, recording)
             except ReportError as error:
@@ -1042,6 +1152,7 @@ INPUTS = {  # attribute: path in the runfiles
     "context_bench": "bench/context_bench",
     "handler_bench": "bench/sampler/handler_cost_bench",
     "writer_bench": "bench/jfr/jfr_writer_bench",
+    "span_drain_bench": "bench/jfr/span_drain_bench",
     "floor_bench": "bench/sampler/signal_floor_bench",
     "native_overhead_bench": "bench/sampler/overhead_bench",
     "drops_bench": "bench/sampler/drops_bench",
@@ -1058,6 +1169,8 @@ SECTIONS = {
     "java": java_section,
     "handler": handler_section,
     "writer": writer_section,
+    "spans": spans_section,
+    "span_overhead": span_overhead_section,
     "overhead": overhead_section,
     "peer": peer_section,
     "events": events_section,

@@ -33,15 +33,17 @@ void SpanLog::EndInterval(const ContextSnapshot& current, uint64_t now) {
   record.trace_id_low = current.trace_id_low;
   record.span_id = current.span_id;
   for (int i = 0; i < kAttributeSlots; i++) record.attributes[i] = current.attributes[i];
+  record.owner = open_owner.load(std::memory_order_relaxed);
   head.store(position + 1, std::memory_order_release);
 }
 
 bool ReadOpenInterval(const ContextBlock& block, const SpanLog& log, uint64_t* begin,
-                      ContextSnapshot* context) {
+                      uint64_t* owner, ContextSnapshot* context) {
   for (int attempt = 0; attempt < kOtherThreadReadAttempts; attempt++) {
     const uint64_t before = block.sequence.load(std::memory_order_acquire);
     if (before & 1) continue;
     *begin = log.open_begin.load(std::memory_order_relaxed);
+    *owner = log.open_owner.load(std::memory_order_relaxed);
     if (ReadBlock(block, context, 1) != ReadStatus::kConsistent) continue;
     // Keeps the loads above ahead of the re-check, as in ReadBlock.
     std::atomic_thread_fence(std::memory_order_acquire);
@@ -93,6 +95,7 @@ void SpanLogPool::Free(SpanLog* log) {
   log->tail.store(0, std::memory_order_relaxed);
   log->dropped.store(0, std::memory_order_relaxed);
   log->open_begin.store(0, std::memory_order_relaxed);
+  log->open_owner.store(0, std::memory_order_relaxed);
   log->state.store(SpanLog::kFree, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mutex_);
   free_[free_count_++] = static_cast<size_t>((reinterpret_cast<char*>(log) - logs_) /

@@ -21,9 +21,13 @@
 // open_begin is stored inside the block's seqlock write, so a reader that brackets it with the
 // block's sequence sees it together with the context it belongs to.
 //
-// Memory bound: kLogs (4096) logs of kSpanLogBytes (76 KiB: 1024 records of 72 bytes and the
-// header) = 304 MiB of address space reserved with the context map (MAP_NORESERVE); a thread
-// touches its own log only when it writes timed contexts, at most 76 KiB of it. A thread that finds
+// Owner: a carrier thread runs other logical threads (a JVM's virtual threads). Each interval
+// records the one that ran in it (ThreadContext::Mount); an owner's interval suspended on one
+// carrier goes on when it mounts on another, so a record's begin may be another log's time.
+//
+// Memory bound: kLogs (4096) logs of kSpanLogBytes (84 KiB: 1024 records of 80 bytes and the
+// header) = 336 MiB of address space reserved with the context map (MAP_NORESERVE); a thread
+// touches its own log only when it writes timed contexts, at most 84 KiB of it. A thread that finds
 // no free log writes untimed (counted in claim_failures()). A log returns to the pool when its
 // thread ends (Retire) and the reader has drained it; a thread that exits without the end hook
 // keeps its log.
@@ -48,8 +52,9 @@ struct SpanRecord {
   uint64_t trace_id_low;
   uint64_t span_id;
   uint32_t attributes[kAttributeSlots];
+  uint64_t owner;  // who ran in the interval: 0 = the log's thread, else ThreadContext::Mount's
 };
-static_assert(sizeof(SpanRecord) == 72, "the Java writer uses this layout");
+static_assert(sizeof(SpanRecord) == 80, "the Java writer uses this layout");
 
 inline constexpr uint64_t kMonotonicFlag = uint64_t{1} << 63;
 
@@ -65,6 +70,7 @@ struct SpanLog {
   std::atomic<uint64_t> head;        // records appended
   std::atomic<uint64_t> dropped;     // records dropped because the log was full
   std::atomic<uint64_t> open_begin;  // begin of the interval still open; 0 = none yet
+  std::atomic<uint64_t> open_owner;  // who runs in it (SpanRecord::owner)
   std::atomic<int32_t> tid;          // the owner's kernel tid (set when claimed)
   std::atomic<uint32_t> state;       // kFree, kOwned, kRetired
   // Reader's cache line.
@@ -75,12 +81,15 @@ struct SpanLog {
 
   // Owner only: ends the interval of `current` (the block's context before this write) at
   // `now`, appending it unless it is empty or the log is full (then counted). Call it before
-  // the block write, and SetOpenBegin(now) inside it.
+  // the block write, and SetOpenBegin(now, owner) inside it.
   void EndInterval(const ContextSnapshot& current, uint64_t now);
-  void SetOpenBegin(uint64_t now) { open_begin.store(now, std::memory_order_relaxed); }
+  void SetOpenBegin(uint64_t now, uint64_t owner) {
+    open_begin.store(now, std::memory_order_relaxed);
+    open_owner.store(owner, std::memory_order_relaxed);
+  }
 };
 
-inline constexpr size_t kSpanLogBytes = 76 * 1024;
+inline constexpr size_t kSpanLogBytes = 84 * 1024;
 static_assert(sizeof(SpanLog) <= kSpanLogBytes, "a log fits its stride");
 
 // The layout as numbers, for the Java writer (java/src/io/ctxprof/SpanLog.java).
@@ -90,11 +99,11 @@ struct SpanLogLayout {
 };
 SpanLogLayout GetSpanLogLayout();
 
-// Reads the interval `log` has open: its begin and the context of `block` (the same thread's),
-// as one consistent pair (open_begin is written inside the block's seqlock write). False when
-// writes kept the block busy. Safe from any thread.
+// Reads the interval `log` has open: its begin, its owner and the context of `block` (the same
+// thread's), as one consistent set (open_begin and open_owner are written inside the block's
+// seqlock write). False when writes kept the block busy. Safe from any thread.
 bool ReadOpenInterval(const ContextBlock& block, const SpanLog& log, uint64_t* begin,
-                      ContextSnapshot* context);
+                      uint64_t* owner, ContextSnapshot* context);
 
 class SpanLogPool {
  public:

@@ -28,6 +28,8 @@ std::atomic<bool> span_timing{true};
 __attribute__((tls_model("initial-exec"))) __thread SpanLog* own_span_log = nullptr;
 // Set when every log was taken: the thread then writes untimed rather than retry the lock.
 __attribute__((tls_model("initial-exec"))) __thread bool span_log_refused = false;
+// The logical thread this thread runs (Mount); the intervals its writes start are that one's.
+__attribute__((tls_model("initial-exec"))) __thread uint64_t interval_owner = 0;
 
 // Ends the interval of `block`'s context (its owner is the caller) at the time of the write
 // about to happen; returns the log to stamp the new interval's begin in (nullptr: untimed).
@@ -47,7 +49,7 @@ SpanLog* EndOpenInterval(const ContextBlock& block, uint64_t* now) {
 class TimedWriter {
  public:
   explicit TimedWriter(ContextBlock* block) : log_(EndOpenInterval(*block, &now_)), writer_(block) {
-    if (log_ != nullptr) log_->SetOpenBegin(now_);
+    if (log_ != nullptr) log_->SetOpenBegin(now_, interval_owner);
   }
   BlockWriter* operator->() { return &writer_; }
 
@@ -158,6 +160,35 @@ void ThreadContext::Read(ContextSnapshot* out) {
       ReadBlock(*block, out, kSameThreadReadAttempts) != ReadStatus::kConsistent) {
     *out = ContextSnapshot{};
   }
+}
+
+void ThreadContext::Mount(uint64_t owner, const SuspendedContext& saved) {
+  ContextBlock* block = nullptr;
+  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  uint64_t now = 0;
+  SpanLog* log = EndOpenInterval(*block, &now);
+  interval_owner = owner;
+  BlockWriter writer(block);
+  if (log != nullptr)
+    log->SetOpenBegin(saved.interval_begin != 0 ? saved.interval_begin : now, owner);
+  writer.SetAll(saved.context);
+}
+
+void ThreadContext::Unmount(SuspendedContext* saved) {
+  ContextBlock* block = nullptr;
+  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  if (saved == nullptr) {  // the owner ended: so does its interval
+    TimedWriter(block)->Clear();
+    interval_owner = 0;
+    return;
+  }
+  ReadBlock(*block, &saved->context, kSameThreadReadAttempts);  // its only writer: consistent
+  SpanLog* log = span_timing.load(std::memory_order_relaxed) ? OwnSpanLog() : nullptr;
+  saved->interval_begin = log != nullptr ? log->open_begin.load(std::memory_order_relaxed) : 0;
+  interval_owner = 0;
+  BlockWriter writer(block);
+  if (log != nullptr) log->SetOpenBegin(SpanTicks(), 0);
+  writer.Clear();
 }
 
 void ThreadContext::OnThreadStart(pid_t tid) {

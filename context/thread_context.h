@@ -72,6 +72,20 @@ class ThreadContext {
   // caller is the block's only writer, so the copy is always one complete write.
   static void Read(ContextSnapshot* out);
 
+  // A carrier thread running other logical threads (a JVM's virtual threads; `owner` is the
+  // runtime's id of one, never 0). Mount: the carrier's own interval ends, `saved.context` is
+  // written, and the owner's interval goes on from `saved.interval_begin` (now, if 0), so its
+  // spans keep their real begin wherever it ran before. Unmount: the owner's context and the
+  // begin of its open interval go to *saved, not to the log (the interval stays open while the
+  // owner is not mounted), or with saved == nullptr (the owner ended) the interval ends now;
+  // then the carrier's own, empty, context is written.
+  struct SuspendedContext {
+    ContextSnapshot context{};
+    uint64_t interval_begin = 0;
+  };
+  static void Mount(uint64_t owner, const SuspendedContext& saved);
+  static void Unmount(SuspendedContext* saved);
+
   // Thread lifecycle: clear the block of `tid`, which must be the calling thread's (the
   // runtime's thread start and end hooks run on the thread itself). Clearing at start covers a
   // thread that died without an end hook: a recycled tid never inherits a dead thread's

@@ -75,12 +75,12 @@ void MountArguments(va_list arguments, JNIEnv** jni, jthread* thread) {
   *thread = va_arg(arguments, jthread);
 }
 
-// The snapshot of the current (virtual) thread; created when `create`.
-ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
+// The saved context of the current (virtual) thread; created when `create`.
+ThreadContext::SuspendedContext* SnapshotOf(jvmtiEnv* jvmti, bool create) {
   void* data = nullptr;
   if (jvmti->GetThreadLocalStorage(nullptr, &data) != JVMTI_ERROR_NONE) return nullptr;
   if (data == nullptr && create) {
-    auto* snapshot = new (std::nothrow) ContextSnapshot();
+    auto* snapshot = new (std::nothrow) ThreadContext::SuspendedContext();
     if (snapshot == nullptr) return nullptr;
     if (jvmti->SetThreadLocalStorage(nullptr, snapshot) != JVMTI_ERROR_NONE) {
       delete snapshot;
@@ -88,7 +88,7 @@ ContextSnapshot* SnapshotOf(jvmtiEnv* jvmti, bool create) {
     }
     data = snapshot;
   }
-  return static_cast<ContextSnapshot*>(data);
+  return static_cast<ThreadContext::SuspendedContext*>(data);
 }
 
 void JNICALL OnMount(jvmtiEnv* jvmti, ...) {
@@ -99,18 +99,13 @@ void JNICALL OnMount(jvmtiEnv* jvmti, ...) {
   MountArguments(arguments, &jni, &thread);
   va_end(arguments);
   t_mounted = IdOf(jni, thread);
-  const ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
-  if (snapshot != nullptr) {
-    ThreadContext::SetAll(*snapshot);
-  } else {
-    ThreadContext::Clear();
-  }
+  const ThreadContext::SuspendedContext* saved = SnapshotOf(jvmti, /*create=*/false);
+  ThreadContext::Mount(t_mounted, saved != nullptr ? *saved : ThreadContext::SuspendedContext{});
 }
 
 void JNICALL OnUnmount(jvmtiEnv* jvmti, ...) {
-  ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/true);
-  if (snapshot != nullptr) ThreadContext::Read(snapshot);
-  ThreadContext::Clear();
+  // Without memory to save it in, the context is lost and its interval ends here.
+  ThreadContext::Unmount(SnapshotOf(jvmti, /*create=*/true));
   t_mounted = 0;
 }
 
@@ -161,19 +156,19 @@ Status VirtualThreads::Enable(jvmtiEnv* jvmti) {
 }
 
 void JNICALL VirtualThreads::OnStart(jvmtiEnv*, JNIEnv* jni, jthread thread) {
-  ThreadContext::Clear();
   t_mounted = IdOf(jni, thread);
+  ThreadContext::Mount(t_mounted, ThreadContext::SuspendedContext{});
   RecordName(jni, thread, t_mounted);
 }
 
 void JNICALL VirtualThreads::OnEnd(jvmtiEnv* jvmti, JNIEnv*, jthread) {
-  ThreadContext::Clear();
+  ThreadContext::Unmount(nullptr);
   if (t_mounted != 0) {
     std::lock_guard<std::mutex> lock(g_names_mutex);
     g_names->erase(t_mounted);
   }
   t_mounted = 0;
-  ContextSnapshot* snapshot = SnapshotOf(jvmti, /*create=*/false);
+  ThreadContext::SuspendedContext* snapshot = SnapshotOf(jvmti, /*create=*/false);
   if (snapshot == nullptr) return;
   jvmti->SetThreadLocalStorage(nullptr, nullptr);
   delete snapshot;

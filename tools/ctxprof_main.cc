@@ -40,7 +40,9 @@ Exit status: 0 ok, 1 bad input, unwritable output or a failed attach, 2 usage er
 )help";
 
 constexpr const char* kReportHelp =
-    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events E] [--quiet]
+    R"help(usage: ctxprof report RECORDING... [--by ATTRIBUTE | --threads] [--top N] [--events E]
+                      [--min-duration D] [--max-duration D] [--quiet]
+       ctxprof report RECORDING... --latency [--by ATTRIBUTE] [--quiet]
 
 Per value of ATTRIBUTE (default: "endpoint" if recorded, else the first attribute), the hottest
 methods: self and total samples, each as a share of the value's samples and of all samples,
@@ -54,13 +56,23 @@ allocated (or waited-for) class is the leaf of each stack.
   --top N          rows per section (default 10)
   --events E       cpu, wall, all (cpu and wall samples; the default), alloc
                    (jdk.ObjectAllocationSample; in ctxprof uploads jdk.ObjectAllocationInNewTLAB)
-                   or lock (jdk.JavaMonitorEnter, jdk.ThreadPark)
+                   or lock (jdk.JavaMonitorEnter, jdk.ThreadPark); or event types with a stack,
+                   comma-separated (jdk.FileRead,jdk.SocketRead, an application's shop.Order)
+  --value FIELD    with --events TYPE: the numeric field to add up (default duration; e.g.
+                   bytesRead): time spans in ns, data amounts in bytes, else the number
+  --min-duration D only the events inside spans at least D long (D with its unit: ns, us, ms,
+                   s or m, e.g. 50ms); an event's span is its ctxprof.Context on its thread
+  --max-duration D only the events inside spans at most D long
+  --latency        per ATTRIBUTE value: spans, p50/p90/p99/max span length (from the
+                   ctxprof.SpanLatency histograms of all spans, within 0.8 %) and CPU per span
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kFlameHelp =
-    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events E] [--quiet]
+    R"help(usage: ctxprof flame RECORDING... -o FLAME.html [--by ATTRIBUTE] [--events E]
+                     [--min-duration D] [--max-duration D] [--quiet]
        ctxprof flame --diff BEFORE AFTER -o DIFF.html [--by ATTRIBUTE] [--events E]
+       ctxprof flame --diff --min-duration D | --max-duration D RECORDING... -o DIFF.html
 
 Writes one self-contained HTML page (no network resources): an icicle graph with a selector
 ("all", each ATTRIBUTE value, "(unset)", "(no context)"), search and click-to-zoom.
@@ -72,12 +84,19 @@ BEFORE and AFTER are one recording each (a file or a repository folder).
   -o FILE          the page to write (required)
   --diff           compare two recordings (BEFORE first)
   --by ATTRIBUTE   as for report (default: "endpoint" if recorded, else the first attribute)
-  --events E       cpu, wall, all, alloc (widths in bytes) or lock (widths in ns); as for report
+  --events E       cpu, wall, all, alloc (widths in bytes), lock (widths in ns) or event types;
+                   as for report
+  --value FIELD    with --events TYPE: the field that sizes the frames (default duration)
+  --min-duration D, --max-duration D
+                   only the events inside spans at least (at most) D long, as for report; with
+                   --diff one of them compares those spans (AFTER) with the other spans (BEFORE)
+                   of the same recordings: "why are the slow requests slow"
   --quiet          no progress on stderr
 )help";
 
 constexpr const char* kConvertHelp =
-    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events E] [--labels LIST] [--quiet]
+    R"help(usage: ctxprof convert --to collapsed|pprof|otlp RECORDING... -o OUT [--events E] [--labels LIST]
+                       [--min-duration D] [--max-duration D] [--quiet]
 
   --to collapsed   folded stacks, root first, context as leading "[name=value]" frames:
                    [endpoint=/checkout];[tenant=acme];com.example.Main.main;... 12
@@ -90,11 +109,16 @@ constexpr const char* kConvertHelp =
   RECORDING        as for report (files, repository folders, recordings being written)
   -o OUT           the file to write (required; "-" = stdout)
   --events E       cpu, wall, all, alloc or lock, as for report; collapsed counts are then bytes
-                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values
+                   or ns, pprof and OTLP have alloc/bytes or monitor and park/nanoseconds values;
+                   or event types (jdk.FileRead,...), each its own pprof sample type / OTLP
+                   profile (TYPE/bytes, TYPE/nanoseconds or TYPE/count)
+  --value FIELD    with --events TYPE: the numeric field to add up (default duration)
   --labels LIST    pprof labels / OTLP attributes, comma-separated: kind, thread, thread_id,
                    trace_id, span_id, attribute names, or none (default: kind and the
                    attributes for pprof, the attributes for OTLP; ids make a series per
                    request or thread in Pyroscope and most backends)
+  --min-duration D, --max-duration D
+                   only the events inside spans at least (at most) D long, as for report
   --quiet          no progress on stderr
 )help";
 
@@ -153,10 +177,43 @@ struct AnalysisArguments {
   bool labels_given = false;
   size_t top = 10;
   EventSelection events = EventSelection::kAll;
+  std::vector<std::string> event_types;  // --events TYPE,... (kTypes)
+  std::string value = "duration";        // --value FIELD
+  bool value_given = false;
   bool quiet = false;
   bool threads = false;
   bool diff = false;
+  bool latency = false;
+  // --min-duration / --max-duration in nanoseconds; -1 = not given.
+  int64_t min_duration = -1;
+  int64_t max_duration = -1;
+  std::string duration_text;  // e.g. ">= 50ms", for titles
 };
+
+// A duration with its unit: a decimal number then ns, us, ms, s or m ("250ms", "1.5s");
+// false for anything else, or a value of 2^63 ns or more.
+bool ParseDuration(const std::string& text, int64_t* nanos) {
+  static const std::pair<const char*, double> kUnits[] = {
+      {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}};
+  size_t digits = 0;
+  while (digits < text.size() &&
+         (isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+    digits++;
+  }
+  const std::string number = text.substr(0, digits);
+  const std::string unit = text.substr(digits);
+  if (number.empty() || number == "." || std::count(number.begin(), number.end(), '.') > 1) {
+    return false;
+  }
+  for (const auto& [name, scale] : kUnits) {
+    if (unit != name) continue;
+    const double value = strtod(number.c_str(), nullptr) * scale;
+    if (!(value < 9.2e18)) return false;
+    *nanos = static_cast<int64_t>(value + 0.5);
+    return true;
+  }
+  return false;
+}
 
 // Parses `args` (after the command); `allowed` lists the flags the command takes.
 bool ParseAnalysisArguments(const std::string& command, const std::vector<std::string>& args,
@@ -170,8 +227,11 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
         *error = command + ": unknown option \"" + arg + "\" (see ctxprof " + command + " --help)";
         return false;
       }
-      if (arg == "--quiet" || arg == "--threads" || arg == "--diff") {
-        (arg == "--quiet" ? out->quiet : arg == "--threads" ? out->threads : out->diff) = true;
+      if (arg == "--quiet" || arg == "--threads" || arg == "--diff" || arg == "--latency") {
+        (arg == "--quiet"     ? out->quiet
+         : arg == "--threads" ? out->threads
+         : arg == "--diff"    ? out->diff
+                              : out->latency) = true;
         continue;
       }
       if (i + 1 >= args.size()) {
@@ -196,10 +256,42 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
           return false;
         }
         out->top = static_cast<size_t>(top);
+      } else if (arg == "--min-duration" || arg == "--max-duration") {
+        int64_t* bound = arg == "--min-duration" ? &out->min_duration : &out->max_duration;
+        out->duration_text = (arg == "--min-duration" ? ">= " : "<= ") + value;
+        if (!ParseDuration(value, bound)) {
+          *error = command + ": " + arg +
+                   " wants a span length with its unit (ns, us, ms, s or m), e.g. 250ms or "
+                   "1.5s; got \"" +
+                   value + "\"";
+          return false;
+        }
+      } else if (arg == "--value") {
+        out->value = value;
+        out->value_given = true;
       } else if (arg == "--events") {
-        if (!ParseEventSelection(value, &out->events)) {
-          *error =
-              command + ": --events wants cpu, wall, all, alloc or lock, got \"" + value + "\"";
+        out->event_types.clear();
+        if (value.find('.') != std::string::npos) {
+          // Event type names, e.g. jdk.FileRead,jdk.SocketRead.
+          out->events = EventSelection::kTypes;
+          size_t start = 0;
+          while (start <= value.size()) {
+            const size_t comma = std::min(value.find(',', start), value.size());
+            const std::string type = value.substr(start, comma - start);
+            if (type.empty() || type.find('.') == std::string::npos) {
+              *error = command + ": --events " + value + ": \"" + type +
+                       "\" is not an event type name (a type is named like jdk.FileRead; give "
+                       "types only, comma-separated)";
+              return false;
+            }
+            out->event_types.push_back(type);
+            start = comma + 1;
+          }
+        } else if (!ParseEventSelection(value, &out->events)) {
+          *error = command +
+                   ": --events wants cpu, wall, all, alloc, lock or event types (e.g. "
+                   "jdk.FileRead,jdk.SocketRead), got \"" +
+                   value + "\"";
           return false;
         }
       }
@@ -207,9 +299,27 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
       out->inputs.push_back(arg);
     }
   }
-  if (out->diff && out->inputs.size() != 2) {
+  if (out->min_duration >= 0 && out->max_duration >= 0 && out->min_duration > out->max_duration) {
+    *error = command + ": --min-duration (" + std::to_string(out->min_duration) +
+             " ns) is longer than --max-duration (" + std::to_string(out->max_duration) +
+             " ns): no span can be both; swap them";
+    return false;
+  }
+  const bool by_duration = out->min_duration >= 0 || out->max_duration >= 0;
+  if (out->diff && by_duration && out->min_duration >= 0 && out->max_duration >= 0) {
+    *error = command +
+             ": --diff with a duration compares the spans it selects with the rest: give "
+             "--min-duration or --max-duration, not both";
+    return false;
+  }
+  if (out->diff && !by_duration && out->inputs.size() != 2) {
     *error = command + ": --diff wants two recordings, BEFORE AFTER (got " +
              std::to_string(out->inputs.size()) + ")";
+    return false;
+  }
+  if (out->value_given && out->events != EventSelection::kTypes) {
+    *error = command + ": --value FIELD weighs events of --events TYPE,... (e.g. --events " +
+             "jdk.FileRead --value bytesRead); cpu, wall, alloc and lock have their own weights";
     return false;
   }
   if (out->inputs.empty()) {
@@ -219,9 +329,33 @@ bool ParseAnalysisArguments(const std::string& command, const std::vector<std::s
   return true;
 }
 
-// Reads `inputs` (files, repository folders, recordings being written) into one profile.
+// The spans --min-duration and --max-duration select (inactive when neither is given).
+SpanFilter SelectedSpans(const AnalysisArguments& arguments) {
+  SpanFilter filter;
+  filter.active = arguments.min_duration >= 0 || arguments.max_duration >= 0;
+  if (arguments.min_duration >= 0) filter.min_nanos = arguments.min_duration;
+  if (arguments.max_duration >= 0) filter.max_nanos = arguments.max_duration;
+  return filter;
+}
+
+// The other spans: shorter than --min-duration, or longer than --max-duration (one of them).
+SpanFilter OtherSpans(const AnalysisArguments& arguments) {
+  SpanFilter filter;
+  filter.active = true;
+  if (arguments.min_duration >= 0) {
+    filter.max_nanos = arguments.min_duration - 1;
+  } else {
+    filter.min_nanos = arguments.max_duration + 1;
+  }
+  return filter;
+}
+
+// Reads `inputs` (files, repository folders, recordings being written) into one profile,
+// keeping the events of the spans `spans` selects.
 bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::string>& inputs,
-                 Profile* profile) {
+                 const SpanFilter& spans, Profile* profile) {
+  profile->set_span_filter(spans);
+  profile->set_event_types(arguments.event_types, arguments.value);
   std::vector<std::string> files, notes;
   std::string error;
   const bool expanded = ExpandInputs(inputs, &files, &notes, &error);
@@ -240,6 +374,16 @@ bool LoadProfile(const AnalysisArguments& arguments, const std::vector<std::stri
       fprintf(stderr, "ctxprof: %s\n", error.c_str());
       return false;
     }
+  }
+  for (const Profile::EventType& type : profile->event_types()) {
+    if (type.seen) continue;
+    std::string known;
+    for (const std::string& name : profile->types_with_stacks()) known += " " + name;
+    fprintf(stderr,
+            "ctxprof: --events %s: no such events in the recording (its events with a stack "
+            "trace:%s)\n",
+            type.name.c_str(), known.empty() ? " none" : known.c_str());
+    return false;
   }
   // Said even with --quiet: they qualify the result.
   for (const std::string& note : profile->Notes()) {
@@ -302,38 +446,68 @@ int Usage(const std::string& error) {
 int Report(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("report", args, {"--by", "--threads", "--top", "--events", "--quiet"},
+  if (!ParseAnalysisArguments("report", args,
+                              {"--by", "--threads", "--top", "--events", "--value", "--quiet",
+                               "--latency", "--min-duration", "--max-duration"},
                               &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.threads && !arguments.by.empty()) {
     return Usage("report: --by and --threads each choose the sections; give one of them");
   }
+  const bool by_duration = arguments.min_duration >= 0 || arguments.max_duration >= 0;
+  if (arguments.latency &&
+      (arguments.threads || by_duration || arguments.events != EventSelection::kAll)) {
+    return Usage(
+        "report: --latency counts every span and the CPU samples per --by value; it takes no "
+        "--threads, --events, --min-duration or --max-duration");
+  }
+  if (arguments.latency) arguments.events = EventSelection::kCpu;
   Profile profile;
   ReportOptions options;
   options.top = arguments.top;
   options.by_thread = arguments.threads;
-  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, SelectedSpans(arguments), &profile)) {
+    return kBadInput;
+  }
   if (!ChooseAttribute(profile, arguments.by, &options.attribute)) return kUsage;
   std::string text;
-  WriteReport(profile, options, &text);
+  if (arguments.latency) {
+    if (!profile.has_latencies()) {
+      fprintf(stderr,
+              "ctxprof: report --latency: the recording has no ctxprof.SpanLatency events (a "
+              "ctxprof recording of threads with timed spans has them; spans are untimed with "
+              "-Dctxprof.spanTiming=false)\n");
+      return kBadInput;
+    }
+    WriteLatencyReport(profile, options.attribute, &text);
+  } else {
+    WriteReport(profile, options, &text);
+  }
   return WriteOutput("-", text, true) ? kOk : kBadInput;
 }
 
 int Flame(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("flame", args, {"-o", "--by", "--diff", "--events", "--quiet"},
+  if (!ParseAnalysisArguments("flame", args,
+                              {"-o", "--by", "--diff", "--events", "--value", "--quiet",
+                               "--min-duration", "--max-duration"},
                               &arguments, &error)) {
     return Usage(error);
   }
   if (arguments.output.empty()) return Usage("flame: -o FLAME.html is required");
-  // With --diff, BEFORE and AFTER; otherwise every input in one profile.
+  // With --diff, BEFORE and AFTER: two recordings, or with a duration the other spans and the
+  // selected ones of every input; otherwise every input in one profile.
+  const bool by_duration = arguments.min_duration >= 0 || arguments.max_duration >= 0;
   std::vector<Profile> profiles(arguments.diff ? 2 : 1);
   for (size_t i = 0; i < profiles.size(); i++) {
+    const bool one_each = arguments.diff && !by_duration;
     const std::vector<std::string> inputs =
-        arguments.diff ? std::vector<std::string>{arguments.inputs[i]} : arguments.inputs;
-    if (!LoadProfile(arguments, inputs, &profiles[i])) return kBadInput;
+        one_each ? std::vector<std::string>{arguments.inputs[i]} : arguments.inputs;
+    const SpanFilter spans =
+        arguments.diff && by_duration && i == 0 ? OtherSpans(arguments) : SelectedSpans(arguments);
+    if (!LoadProfile(arguments, inputs, spans, &profiles[i])) return kBadInput;
   }
   // The attribute is chosen in the last (AFTER) recording, or in BEFORE when AFTER lacks it.
   int attribute = -1;
@@ -345,8 +519,14 @@ int Flame(const std::vector<std::string>& args, const std::string& /*executable*
   const std::string by = attribute < 0 ? "" : named->attribute_names()[attribute];
   std::string page;
   if (arguments.diff) {
-    WriteDiffFlameGraph(profiles[0], profiles[1], by,
-                        "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1], &page);
+    std::string title;
+    if (by_duration) {
+      title = "ctxprof: spans " + arguments.duration_text + " against the rest:";
+      for (const std::string& input : arguments.inputs) title += " " + input;
+    } else {
+      title = "ctxprof: " + arguments.inputs[0] + " -> " + arguments.inputs[1];
+    }
+    WriteDiffFlameGraph(profiles[0], profiles[1], by, title, &page);
   } else {
     std::string title = "ctxprof:";
     for (const std::string& input : arguments.inputs) title += " " + input;
@@ -358,7 +538,9 @@ int Flame(const std::vector<std::string>& args, const std::string& /*executable*
 int Convert(const std::vector<std::string>& args, const std::string& /*executable*/) {
   AnalysisArguments arguments;
   std::string error;
-  if (!ParseAnalysisArguments("convert", args, {"--to", "-o", "--events", "--labels", "--quiet"},
+  if (!ParseAnalysisArguments("convert", args,
+                              {"--to", "-o", "--events", "--value", "--labels", "--quiet",
+                               "--min-duration", "--max-duration"},
                               &arguments, &error)) {
     return Usage(error);
   }
@@ -371,7 +553,9 @@ int Convert(const std::vector<std::string>& args, const std::string& /*executabl
   }
   if (arguments.output.empty()) return Usage("convert: -o OUT is required (\"-\" = stdout)");
   Profile profile;
-  if (!LoadProfile(arguments, arguments.inputs, &profile)) return kBadInput;
+  if (!LoadProfile(arguments, arguments.inputs, SelectedSpans(arguments), &profile)) {
+    return kBadInput;
+  }
   std::vector<LabelSource> labels = DefaultLabels(profile);
   if (arguments.to == "otlp") labels.erase(labels.begin());  // one profile per kind already
   if (arguments.labels_given && !ParseLabels(arguments.labels, profile, &labels, &error)) {

@@ -4,8 +4,9 @@
 # separate JVM; after the warm-up `ctxprof attach` starts profiling the running service (CPU and
 # wall samples, allocations, lock waits), records about 20 s and stops. Then the demo prints,
 # per endpoint, the share of CPU, wall time by thread state, bytes allocated and time blocked
-# with the top methods of each, writes flame graphs and pprof files, and says in one line whether
-# the CPU shares match what the load generator measured it sent.
+# with the top methods of each, the requests' span lengths (p50/p99) and what the slowest
+# /inventory requests do differently, writes flame graphs and pprof files, and says whether the
+# CPU and wall shares and the percentiles match what the load generator measured.
 #   CTXPROF_DEMO_SECONDS=N   how long the profile records (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -128,12 +129,34 @@ for events in alloc lock; do
 done
 
 echo
+echo "== request latency per endpoint: every span's length (ctxprof.SpanLatency), CPU per span"
+"$ctxprof" report "$out/shop.jfr" --latency --by endpoint --quiet | tee "$out/shop-latency.txt"
+# The slowest tenth of /inventory's requests against the rest, by wall time: what they do
+# differently. p90 comes from the line above (its value and unit).
+p90=$(awk '/endpoint = "\/inventory"$/ { print $4 $5; exit }' "$out/shop-latency.txt")
+if [ -z "$p90" ]; then
+  echo "demo: no /inventory row in ctxprof report --latency" >&2
+  exit 1
+fi
+for selector in "--min-duration $p90" "--max-duration $p90"; do
+  echo
+  echo "== /inventory requests with $selector: wall time by method"
+  # shellcheck disable=SC2086  # the selector is an option and its value
+  "$ctxprof" report "$out/shop.jfr" --by endpoint --events wall $selector --top 4 --quiet |
+    awk '/^== endpoint = "\/inventory"/ { show = 1 } /^== / && !/"\/inventory"/ { show = 0 } show'
+done
+"$ctxprof" flame --diff --min-duration "$p90" --by endpoint --events wall "$out/shop.jfr" \
+  -o "$out/shop-flame-slow-diff.html" --quiet
+
+echo
 echo "recording:    $out/shop.jfr   (also readable by the JDK's jfr tool and JMC)"
 echo "flame graphs: $out/shop-flame-{cpu,wall,alloc,lock}.html   (pick an endpoint at the top)"
+echo "              $out/shop-flame-slow-diff.html: requests of at least $p90 against the rest"
 echo "pprof:        $out/shop.pb.gz (cpu, wall), $out/shop-alloc.pb.gz, $out/shop-lock.pb.gz"
 echo "              e.g. go tool pprof -tagfocus endpoint=/checkout -top $out/shop.pb.gz"
 echo
 echo "== per endpoint, from the profile"
 python3 tools/demo_summary.py --load "$out/load.tsv" --cpu "$out/shop-cpu.collapsed" \
   --alloc "$out/shop-alloc.collapsed" --lock "$out/shop-lock.collapsed" \
-  --states "$out/shop-states.txt" --wall-interval-ms "$wall_interval_ms"
+  --states "$out/shop-states.txt" --latency "$out/shop-latency.txt" \
+  --wall-interval-ms "$wall_interval_ms"

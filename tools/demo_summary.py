@@ -2,12 +2,15 @@
 """The demo's per-endpoint summary and its check against the load generator (tools/demo.sh).
 
 Reads what the demo wrote and prints, per endpoint: the share of the CPU samples, the wall time
-sampled on its requests by thread state, the bytes allocated and the time blocked; then ONE line
-comparing the profile's CPU shares with the shares the load generator expects (the CPU time the
-service measured for every request it answered, added up per endpoint).
+sampled on its requests by thread state, the bytes allocated, the time blocked, and the median
+and 99th percentile of its requests' span lengths; then the comparison with the load generator
+(what the service measured for every request it answered, added up per endpoint): ONE line for
+the CPU and wall shares, one for the percentiles.
 
   --load FILE          the load generator's --summary (tab-separated: endpoint, requests,
-                       errors, cpu_nanos, alloc_bytes, blocked_nanos)
+                       errors, cpu_nanos, alloc_bytes, blocked_nanos, span_nanos,
+                       span_p50_nanos, span_p99_nanos)
+  --latency FILE       `ctxprof report --latency --by endpoint` of the recording
   --cpu/--alloc/--lock FILE
                        `ctxprof convert --to collapsed --events cpu|alloc|lock` of the recording
                        (counts: samples, bytes, nanoseconds)
@@ -17,12 +20,15 @@ service measured for every request it answered, added up per endpoint).
   --wall-interval-ms N the wall sampling interval (a wall count is a number of intervals)
   --tolerance P        the largest difference of shares, in percentage points, still called a
                        match (default 5)
+  --latency-tolerance P  the largest relative difference of a percentile still called a match
+                       (default 10 %)
 
 Exit status 0 when the summary was printed (whether or not the shares match), 1 for missing or
 malformed input.
 """
 
 import argparse
+import re
 import sys
 
 
@@ -112,7 +118,8 @@ def read_load(path):
     rows = {}
     with open(path, encoding="utf-8") as lines:
         header = lines.readline().rstrip("\n").split("\t")
-        wanted = ["endpoint", "requests", "errors", "cpu_nanos", "alloc_bytes", "blocked_nanos"]
+        wanted = ["endpoint", "requests", "errors", "cpu_nanos", "alloc_bytes", "blocked_nanos",
+                  "span_nanos", "span_p50_nanos", "span_p99_nanos"]
         if header != wanted:
             raise InputError(f"{path}: the header is not {' '.join(wanted)}")
         for number, line in enumerate(lines, 2):
@@ -134,8 +141,27 @@ def shares(amounts, keys):
     return {key: (100.0 * amounts.get(key, 0) / total if total else 0.0) for key in keys}
 
 
-def compare_line(measured, expected, endpoints, tolerance):
-    """The one line saying whether the profile's CPU shares match the generator's."""
+LATENCY_ROW = re.compile(
+    r"^\s*(\d+)" + r"\s+([0-9.]+) (ns|us|ms|s)" * 5 + r'\s+endpoint = "(.*)"$')
+UNIT_NANOS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def read_latency(path):
+    """`ctxprof report --latency --by endpoint`: {endpoint: (spans, p50 ns, p99 ns)}."""
+    rows = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            match = LATENCY_ROW.match(line.rstrip("\n"))
+            if match:
+                value = lambda i: float(match.group(i)) * UNIT_NANOS[match.group(i + 1)]
+                rows[match.group(12)] = (int(match.group(1)), value(2), value(6))
+    if not rows:
+        raise InputError(f"{path}: no per-endpoint rows of ctxprof report --latency")
+    return rows
+
+
+def compare_line(what, measured, expected, endpoints, tolerance):
+    """The one line saying whether the profile's `what` shares match the generator's."""
     pairs = ", ".join(
         f"{e} {measured[e]:.1f} vs {expected[e]:.1f}" for e in endpoints
     )
@@ -143,16 +169,33 @@ def compare_line(measured, expected, endpoints, tolerance):
     worst = max(abs(d) for d in differences.values())
     if worst <= tolerance:
         return (
-            f"CPU shares per endpoint match the load generator's within {worst:.1f} points "
+            f"{what} shares per endpoint match the load generator's within {worst:.1f} points "
             f"(profile vs generator, %: {pairs})"
         )
     off = ", ".join(
         f"{e} {differences[e]:+.1f}" for e in endpoints if abs(differences[e]) > tolerance
     )
     return (
-        f"CPU shares per endpoint differ from the load generator's by more than {tolerance:g} "
-        f"points: {off} (profile vs generator, %: {pairs})"
+        f"{what} shares per endpoint differ from the load generator's by more than "
+        f"{tolerance:g} points: {off} (profile vs generator, %: {pairs})"
     )
+
+
+def percentile_line(latency, load, endpoints, tolerance_percent):
+    """The one line saying whether the profile's span percentiles match the generator's."""
+    worst = 0.0
+    pairs = []
+    for e in endpoints:
+        _, p50, p99 = latency.get(e, (0, 0.0, 0.0))
+        for name, ours, theirs in (("p50", p50, load[e]["span_p50_nanos"]),
+                                   ("p99", p99, load[e]["span_p99_nanos"])):
+            worst = max(worst, abs(ours - theirs) / max(theirs, 1) * 100)
+        pairs.append(f"{e} {p50 / 1e6:.2f}/{p99 / 1e6:.1f} vs "
+                     f"{load[e]['span_p50_nanos'] / 1e6:.2f}/{load[e]['span_p99_nanos'] / 1e6:.1f}")
+    verdict = (f"match the load generator's within {worst:.1f} %" if worst <= tolerance_percent
+               else f"differ from the load generator's by up to {worst:.1f} %")
+    return (f"Span p50/p99 per endpoint {verdict} (profile vs generator, ms: "
+            + ", ".join(pairs) + ")")
 
 
 def mib(amount):
@@ -165,6 +208,7 @@ def summarize(args):
     alloc = read_collapsed(args.alloc)
     lock = read_collapsed(args.lock)
     states = read_states(args.states)
+    latency = read_latency(args.latency)
     endpoints = list(load)
     extra = sorted(v for v in set(cpu) | set(alloc) | set(lock) if v and v not in load)
     if extra:
@@ -181,16 +225,20 @@ def summarize(args):
         "CPU share: of the CPU samples taken in requests. Wall: time sampled on threads in a",
         "request, running (on a CPU, or ready and waiting for one) or sleeping (in a blocking",
         "system call: socket, futex). Allocated: sampled bytes. Blocked: monitor and park waits.",
+        "p50/p99: the requests' span lengths (ctxprof.SpanLatency: every span, sampled or not).",
         f"{'endpoint':<12} {'CPU share':>9} {'wall running':>13} {'wall sleeping':>14} "
-        f"{'allocated':>11} {'blocked':>11}",
+        f"{'allocated':>11} {'blocked':>11} {'p50':>10} {'p99':>10}",
     ]
+    wall = {}
     for e in endpoints:
         running = states.get((e, "running"), 0) + states.get((e, "unknown"), 0)
         sleeping = states.get((e, "sleeping"), 0)
+        wall[e] = running + sleeping
+        _, p50, p99 = latency.get(e, (0, 0.0, 0.0))
         out.append(
             f"{e:<12} {measured[e]:>7.1f} % {running * wall_seconds:>11.2f} s "
             f"{sleeping * wall_seconds:>12.2f} s {mib(alloc.get(e, 0)):>11} "
-            f"{lock.get(e, 0) / 1e6:>8.1f} ms"
+            f"{lock.get(e, 0) / 1e6:>8.1f} ms {p50 / 1e6:>7.2f} ms {p99 / 1e6:>7.1f} ms"
         )
     all_cpu = sum(cpu.values())
     outside = all_cpu - sum(cpu.get(e, 0) for e in endpoints)
@@ -199,16 +247,23 @@ def summarize(args):
         f"{100.0 * outside / all_cpu:.1f} % of all, outside any request: the reports' "
         f"\"(no context)\")"
     )
-    out.append(compare_line(measured, expected, endpoints, args.tolerance))
+    out.append(compare_line("CPU", measured, expected, endpoints, args.tolerance))
+    if sum(wall.values()) and sum(load[e]["span_nanos"] for e in endpoints):
+        out.append(compare_line(
+            "Wall", shares(wall, endpoints),
+            shares({e: load[e]["span_nanos"] for e in endpoints}, endpoints), endpoints,
+            args.tolerance))
+    out.append(percentile_line(latency, load, endpoints, args.latency_tolerance))
     return "\n".join(out) + "\n"
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    for flag in ("--load", "--cpu", "--alloc", "--lock", "--states"):
+    for flag in ("--load", "--cpu", "--alloc", "--lock", "--states", "--latency"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--wall-interval-ms", type=float, required=True)
     parser.add_argument("--tolerance", type=float, default=5.0)
+    parser.add_argument("--latency-tolerance", type=float, default=10.0)
     args = parser.parse_args(argv)
     try:
         sys.stdout.write(summarize(args))

@@ -141,6 +141,7 @@ class FlameData {
   // series 0 (shown) or 1 (base).
   void Add(const Profile& profile, const std::string& attribute, int series) {
     unit_ = profile.unit();
+    value_field_ = profile.value_field();
     const int index = attribute.empty() ? -1 : profile.AttributeIndex(attribute);
     std::vector<uint32_t> stack_of(profile.stacks().size());
     for (size_t s = 0; s < profile.stacks().size(); s++) {
@@ -173,10 +174,12 @@ class FlameData {
       for (const auto& [stack_and_key, count] : series)
         group_of_key.emplace(stack_and_key.second, 0);
     }
-    const char* unit = unit_ == WeightUnit::kBytes         ? "bytes"
-                       : unit_ == WeightUnit::kNanoseconds ? "ns"
-                                                           : "samples";
-    std::string json = "{\"unit\":\"" + std::string(unit) + "\",\"frames\":[";
+    // A plain number (--value FIELD) is named by its field.
+    const std::string unit = unit_ == WeightUnit::kBytes         ? "bytes"
+                             : unit_ == WeightUnit::kNanoseconds ? "ns"
+                             : unit_ == WeightUnit::kNumber      ? value_field_
+                                                                 : "samples";
+    std::string json = "{\"unit\":" + JsonStringForScript(unit) + ",\"frames\":[";
     for (size_t f = 0; f < frames_.size(); f++) {
       json += (f ? ",[" : "[") + JsonStringForScript(frames_[f].first) + ",\"" + frames_[f].second +
               "\"]";
@@ -225,6 +228,7 @@ class FlameData {
   std::map<std::pair<uint32_t, std::string>, int64_t> counts_[2];  // (stack, group key)
   bool diff_ = false;
   WeightUnit unit_ = WeightUnit::kSamples;  // of both profiles: they load the same selection
+  std::string value_field_;
 };
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <vector>
 
 #include "profiler/wire/protobuf.h"
@@ -37,17 +36,15 @@ std::string ValueType(ProtoStringTable* strings, const std::string& type, const 
 std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& labels) {
   ProtoStringTable strings;
   ProtoWriter out;
-  // A measure sample type per kind that was loaded and whose measure is known (an interval
-  // kind needs its period).
-  std::set<SampleKind> loaded;
-  for (const Sample& sample : profile.samples()) loaded.insert(sample.kind);
-  std::vector<SampleKind> measured;
+  // A sample type per measure that was loaded and is known (an interval kind needs its
+  // period): per kind, and per event type of --events TYPE.
+  const std::vector<Measure> loaded = profile.Measures();
+  std::vector<Measure> measured;
   out.BytesField(field::kSampleType, ValueType(&strings, "samples", "count"));
-  for (SampleKind kind : kSampleKinds) {
-    if (loaded.count(kind) == 0 || (IsSample(kind) && profile.period(kind) <= 0)) continue;
-    measured.push_back(kind);
-    out.BytesField(field::kSampleType,
-                   ValueType(&strings, SampleKindName(kind), MeasureUnit(kind)));
+  for (const Measure& measure : loaded) {
+    if (IsSample(measure.kind) && profile.period(measure.kind) <= 0) continue;
+    measured.push_back(measure);
+    out.BytesField(field::kSampleType, ValueType(&strings, measure.name, measure.unit));
   }
 
   // Functions and locations: location id = frame index + 1 (ids must be non-zero).
@@ -83,8 +80,9 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
     for (uint32_t frame : profile.stacks()[sample.stack]) locations.push_back(frame + 1);
     message.PackedField(field::kSampleLocationId, locations);  // leaf first, as pprof wants
     std::vector<uint64_t> values = {static_cast<uint64_t>(Profile::CountOf(sample))};
-    for (SampleKind kind : measured) {
-      values.push_back(kind == sample.kind ? static_cast<uint64_t>(profile.MeasureOf(sample)) : 0);
+    for (const Measure& measure : measured) {
+      values.push_back(measure.Holds(sample) ? static_cast<uint64_t>(profile.MeasureOf(sample))
+                                             : 0);
     }
     message.PackedField(field::kSampleValue, values);
     for (const LabelSource& source : labels) {
@@ -103,16 +101,15 @@ std::string EncodePprof(const Profile& profile, const std::vector<LabelSource>& 
   }
   out.VarintField(field::kTimeNanos, profile.start_nanos());
   out.VarintField(field::kDurationNanos, profile.duration_nanos());
-  if (!measured.empty() && profile.period(measured.front()) > 0) {
-    const SampleKind kind = measured.front();
-    out.BytesField(field::kPeriodType,
-                   ValueType(&strings, SampleKindName(kind), MeasureUnit(kind)));
-    out.VarintField(field::kPeriod, profile.period(kind));
+  if (!measured.empty() && profile.period(measured.front().kind) > 0) {
+    const Measure& measure = measured.front();
+    out.BytesField(field::kPeriodType, ValueType(&strings, measure.name, measure.unit));
+    out.VarintField(field::kPeriod, profile.period(measure.kind));
   }
-  // One kind loaded: its measure; several: the count, in which every sample has its weight.
+  // One measure loaded: it; several: the count, in which every sample has its weight.
   const bool one_kind = loaded.size() == 1 && measured.size() == 1;
   out.VarintField(field::kDefaultSampleType,
-                  strings.Index(one_kind ? SampleKindName(measured.front()) : "samples"));
+                  strings.Index(one_kind ? measured.front().name : "samples"));
   // Last: every string above has been interned by now.
   for (const std::string& text : strings.strings()) out.AlwaysBytesField(field::kStringTable, text);
   return out.bytes();

@@ -31,6 +31,7 @@ std::string Amount(int64_t value, WeightUnit unit) {
   char buffer[48];
   switch (unit) {
     case WeightUnit::kSamples:
+    case WeightUnit::kNumber:
       snprintf(buffer, sizeof(buffer), "%" PRId64, value);
       break;
     case WeightUnit::kBytes:
@@ -49,14 +50,17 @@ std::string Amount(int64_t value, WeightUnit unit) {
   return buffer;
 }
 
-// "5 samples", "1.50 MiB allocated", "2.000 ms blocked".
-std::string Quantity(int64_t value, WeightUnit unit) {
+// "5 samples", "1.50 MiB allocated", "2.000 ms blocked"; with --events TYPE the value field's
+// name instead ("1.50 MiB bytesRead").
+std::string Quantity(int64_t value, WeightUnit unit, const std::string& value_field) {
+  if (!value_field.empty()) return Amount(value, unit) + " " + value_field;
   switch (unit) {
     case WeightUnit::kSamples:
       return Amount(value, unit) + " samples";
     case WeightUnit::kBytes:
       return Amount(value, unit) + " allocated";
     case WeightUnit::kNanoseconds:
+    case WeightUnit::kNumber:
       break;
   }
   return Amount(value, unit) + " blocked";
@@ -92,10 +96,10 @@ void CountMethods(const std::vector<std::vector<std::string>>& methods_of_stack,
   }
 }
 
-void WriteSection(const Section& section, int64_t all, WeightUnit unit, size_t top,
-                  std::string* out) {
+void WriteSection(const Section& section, int64_t all, WeightUnit unit,
+                  const std::string& value_field, size_t top, std::string* out) {
   char line[256];
-  *out += "\n== " + section.title + ": " + Quantity(section.samples, unit) + " (" +
+  *out += "\n== " + section.title + ": " + Quantity(section.samples, unit, value_field) + " (" +
           Share(section.samples, all) + " of all)\n";
   std::vector<std::pair<std::string, MethodCounts>> rows(section.methods.begin(),
                                                          section.methods.end());
@@ -187,21 +191,38 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   CountMethods(methods_of_stack, &no_context);
 
   const WeightUnit unit = profile.unit();
-  switch (unit) {
-    case WeightUnit::kSamples:
-      *out += "samples: " + std::to_string(all) + " (cpu " +
-              std::to_string(by_kind[SampleKind::kCpu]) + ", wall " +
-              std::to_string(by_kind[SampleKind::kWall]) + ")\n";
-      break;
-    case WeightUnit::kBytes:
-      *out += "allocated: " + Amount(all, unit) + " in " +
-              std::to_string(by_kind[SampleKind::kAllocation]) + " samples\n";
-      break;
-    case WeightUnit::kNanoseconds:
-      *out += "blocked: " + Amount(all, unit) + " in " + std::to_string(profile.samples().size()) +
-              " events (monitor " + std::to_string(by_kind[SampleKind::kMonitorEnter]) + ", park " +
-              std::to_string(by_kind[SampleKind::kThreadPark]) + ")\n";
-      break;
+  // --events TYPE: "events: jdk.FileRead 3, jdk.SocketRead 2; bytesRead: 1.50 MiB".
+  std::string value_field;
+  if (!profile.event_types().empty()) {
+    value_field = profile.value_field();
+    std::map<int32_t, int64_t> by_type;
+    for (const Sample& sample : profile.samples()) by_type[sample.event_type]++;
+    std::string types;
+    for (size_t i = 0; i < profile.event_types().size(); i++) {
+      types += (i ? ", " : "") + profile.event_types()[i].name + " " +
+               std::to_string(by_type[static_cast<int32_t>(i)]);
+    }
+    *out += "events: " + types + "; " + value_field + ": " + Amount(all, unit) + "\n";
+  } else {
+    switch (unit) {
+      case WeightUnit::kSamples:
+        *out += "samples: " + std::to_string(all) + " (cpu " +
+                std::to_string(by_kind[SampleKind::kCpu]) + ", wall " +
+                std::to_string(by_kind[SampleKind::kWall]) + ")\n";
+        break;
+      case WeightUnit::kBytes:
+        *out += "allocated: " + Amount(all, unit) + " in " +
+                std::to_string(by_kind[SampleKind::kAllocation]) + " samples\n";
+        break;
+      case WeightUnit::kNanoseconds:
+        *out += "blocked: " + Amount(all, unit) + " in " +
+                std::to_string(profile.samples().size()) + " events (monitor " +
+                std::to_string(by_kind[SampleKind::kMonitorEnter]) + ", park " +
+                std::to_string(by_kind[SampleKind::kThreadPark]) + ")\n";
+        break;
+      case WeightUnit::kNumber:
+        break;
+    }
   }
   *out += "by: " +
           (options.by_thread ? std::string("thread")
@@ -216,7 +237,60 @@ void WriteReport(const Profile& profile, const ReportOptions& options, std::stri
   sections.push_back(&unset);
   sections.push_back(&no_context);
   for (const Section* section : sections) {
-    if (section->samples > 0) WriteSection(*section, all, unit, options.top, out);
+    if (section->samples > 0) {
+      WriteSection(*section, all, unit, value_field, options.top, out);
+    }
+  }
+}
+
+void WriteLatencyReport(const Profile& profile, int attribute, std::string* out) {
+  const std::string attribute_name = attribute < 0 ? "" : profile.attribute_names()[attribute];
+  const std::map<std::string, LatencyHistogram> histograms = profile.LatencyBy(attribute);
+  std::map<std::string, int64_t> cpu_nanos;
+  for (const Sample& sample : profile.samples()) {
+    if (sample.kind == SampleKind::kCpu && sample.context >= 0) {
+      cpu_nanos[profile.ValueOf(sample, attribute)] += profile.MeasureOf(sample);
+    }
+  }
+  int64_t spans = 0;
+  for (const auto& [value, histogram] : histograms) spans += histogram.count();
+  *out += "spans: " + std::to_string(spans) + " (all closed spans, from ctxprof.SpanLatency)\n";
+  *out +=
+      "by: " +
+      (attribute_name.empty() ? std::string("(the recording has no attributes)") : attribute_name) +
+      "\n\n";
+  std::vector<std::pair<std::string, const LatencyHistogram*>> rows;
+  for (const auto& [value, histogram] : histograms) {
+    if (!value.empty() && histogram.count() > 0) rows.emplace_back(value, &histogram);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second->count() > b.second->count();
+  });
+  auto unset = histograms.find("");
+  if (unset != histograms.end() && unset->second.count() > 0) rows.emplace_back("", &unset->second);
+  auto milliseconds = [](int64_t nanos) {
+    char text[32];
+    snprintf(text, sizeof(text), "%.3f ms", static_cast<double>(nanos) / 1e6);
+    return std::string(text);
+  };
+  char line[256];
+  snprintf(line, sizeof(line), "%10s %14s %14s %14s %14s %14s  %s\n", "spans", "p50", "p90", "p99",
+           "max", "cpu/span", "value");
+  *out += line;
+  for (const auto& [value, histogram] : rows) {
+    const int64_t cpu_per_span = profile.period(SampleKind::kCpu) > 0
+                                     ? cpu_nanos[value] / std::max<int64_t>(histogram->count(), 1)
+                                     : -1;
+    snprintf(
+        line, sizeof(line), "%10lld %14s %14s %14s %14s %14s  ",
+        static_cast<long long>(histogram->count()), milliseconds(histogram->Percentile(50)).c_str(),
+        milliseconds(histogram->Percentile(90)).c_str(),
+        milliseconds(histogram->Percentile(99)).c_str(), milliseconds(histogram->max()).c_str(),
+        cpu_per_span < 0 ? "-" : milliseconds(cpu_per_span).c_str());
+    *out += line;
+    *out +=
+        (value.empty() ? attribute_name + " (unset)" : attribute_name + " = " + QuoteJson(value)) +
+        "\n";
   }
 }
 

@@ -30,6 +30,12 @@ struct ReportOptions {
 // Appends the report of `profile` to *out.
 void WriteReport(const Profile& profile, const ReportOptions& options, std::string* out);
 
+// Appends the latency report (`report --latency`) to *out: per value of attribute `attribute`
+// (most spans first, ties by value bytes; then "(unset)"), the spans that closed, their p50,
+// p90, p99 and max from the ctxprof.SpanLatency histograms (LatencyHistogram: within 0.8 %), and
+// the CPU time of the value's CPU samples per span. Durations in ms with three decimals.
+void WriteLatencyReport(const Profile& profile, int attribute, std::string* out);
+
 // `value` as a JSON string literal (quotes included), non-ASCII bytes kept as they are.
 std::string QuoteJson(const std::string& value);
 

@@ -20,6 +20,10 @@ enum class SampleKind : uint8_t {
   kAllocation = 2,    // a sampled allocation (jdk.ObjectAllocationSample)
   kMonitorEnter = 3,  // a contended monitor enter (jdk.JavaMonitorEnter)
   kThreadPark = 4,    // a LockSupport.park wait (jdk.ThreadPark)
+  // Any other recorded event with a stack that the tool reads (`--events TYPE`, the JDK's or
+  // the application's); never a sampler record, and not in kSampleKinds: the tool names and
+  // measures it by its event type.
+  kEvent = 5,
 };
 
 // Every kind, in the order outputs list them (pprof sample types, OTLP profiles).
@@ -46,6 +50,8 @@ inline constexpr const char* SampleKindName(SampleKind kind) {
       return "monitor";
     case SampleKind::kThreadPark:
       return "park";
+    case SampleKind::kEvent:
+      return "event";
   }
   return "cpu";
 }

@@ -52,7 +52,8 @@ bool ParseLabels(const std::string& text, const Profile& profile, std::vector<La
 std::string LabelValue(const Profile& profile, const Sample& sample, const LabelSource& source) {
   switch (source.kind) {
     case LabelSource::kSampleKind:
-      return SampleKindName(sample.kind);
+      return sample.kind == SampleKind::kEvent ? profile.event_types()[sample.event_type].name
+                                               : SampleKindName(sample.kind);
     case LabelSource::kThreadName:
       return profile.threads()[sample.thread].name;
     case LabelSource::kThreadId:

@@ -148,7 +148,8 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     std::vector<uint64_t> times;
     std::vector<uint64_t> values;
   };
-  std::map<SampleKind, std::map<SampleKey, Events>> samples;
+  const std::vector<Measure> measures = profile.Measures();
+  std::vector<std::map<SampleKey, Events>> samples(measures.size());
   for (const Sample& sample : profile.samples()) {
     std::vector<uint64_t> attribute_indices;
     for (const LabelSource& source : labels) {
@@ -167,7 +168,9 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
         link = links.Index(message.bytes());
       }
     }
-    Events& events = samples[sample.kind][{stack_index(sample.stack), attribute_indices, link}];
+    size_t measure = 0;
+    while (!measures[measure].Holds(sample)) measure++;
+    Events& events = samples[measure][{stack_index(sample.stack), attribute_indices, link}];
     if (IsSample(sample.kind)) {
       events.times.insert(events.times.end(),
                           static_cast<size_t>(std::max<int64_t>(sample.weight, 1)),
@@ -182,15 +185,15 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
   ProtoWriter scope;
   scope.BytesField(field::kInstrumentationScopeName, "ctxprof");
   scope_profiles.BytesField(field::kScopeScope, scope.bytes());
-  for (SampleKind kind : kSampleKinds) {
-    if (samples[kind].empty()) continue;
-    const std::string name = SampleKindName(kind);
+  for (size_t m = 0; m < measures.size(); m++) {
+    const SampleKind kind = measures[m].kind;
+    const std::string& name = measures[m].name;
     const int64_t period = profile.period(kind);
     ProtoWriter message;
     message.BytesField(field::kProfileSampleType,
                        IsSample(kind) ? ValueType(&strings, "samples", "count")
-                                      : ValueType(&strings, name, MeasureUnit(kind)));
-    for (const auto& [key, events] : samples[kind]) {
+                                      : ValueType(&strings, name, measures[m].unit));
+    for (const auto& [key, events] : samples[m]) {
       ProtoWriter sample;
       sample.VarintField(field::kSampleStackIndex, std::get<0>(key));
       sample.PackedField(field::kSampleAttributeIndices, std::get<1>(key));
@@ -202,7 +205,7 @@ std::string EncodeOtlp(const Profile& profile, const std::vector<LabelSource>& l
     message.Fixed64Field(field::kProfileTimeUnixNano, static_cast<uint64_t>(profile.start_nanos()));
     message.VarintField(field::kProfileDurationNano, profile.duration_nanos());
     if (period > 0) {
-      message.BytesField(field::kProfilePeriodType, ValueType(&strings, name, MeasureUnit(kind)));
+      message.BytesField(field::kProfilePeriodType, ValueType(&strings, name, measures[m].unit));
       message.VarintField(field::kProfilePeriod, period);
     }
     scope_profiles.BytesField(field::kScopeProfiles, message.bytes());

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "profiler/jfr/jfr_metadata.h"
@@ -15,10 +17,11 @@ namespace ctxprof {
 
 namespace {
 
-// ctxprof.Context fields that are not attributes.
+// ctxprof.Context and ctxprof.SpanLatency fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId";
+         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId" ||
+         name == "spans" || name == "totalDuration" || name == "maxDuration" || name == "buckets";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -86,8 +89,28 @@ bool Selects(EventSelection selection, SampleKind kind) {
       return kind == SampleKind::kMonitorEnter || kind == SampleKind::kThreadPark;
     case EventSelection::kEvery:
       return true;
+    case EventSelection::kTypes:
+      return kind == SampleKind::kEvent;
   }
   return false;
+}
+
+// A numeric field's value in nanoseconds (a @Timespan), bytes (a @DataAmount) or as it is;
+// negative values (the JDK's "none", Long.MIN_VALUE) count 0.
+int64_t ValueInUnit(const JfrReader& reader, const JfrField& field, const JfrValue& value) {
+  int64_t number =
+      value.kind() == JfrValue::Kind::kFloat ? std::llround(value.floating()) : value.integer();
+  if (number < 0) return 0;
+  if (field.timespan == "TICKS") return reader.NanosOf(number);
+  const std::pair<const char*, int64_t> kScales[] = {
+      {"MICROSECONDS", 1000}, {"MILLISECONDS", 1000000}, {"SECONDS", 1000000000}};
+  for (const auto& [unit, scale] : kScales) {
+    if (field.timespan == unit) {
+      return number > INT64_MAX / scale ? INT64_MAX : number * scale;
+    }
+  }
+  if (field.data_amount == "BITS") return number / 8;
+  return number;
 }
 
 }  // namespace
@@ -112,6 +135,13 @@ bool ParseEventSelection(const std::string& text, EventSelection* out) {
 std::vector<std::string> Profile::Notes() const {
   if (unfinished_.empty()) return {};
   return {unfinished_};
+}
+
+void Profile::set_event_types(const std::vector<std::string>& types,
+                              const std::string& value_field) {
+  event_types_.clear();
+  for (const std::string& type : types) event_types_.push_back(EventType{type});
+  value_field_ = value_field;
 }
 
 WeightUnit UnitOf(EventSelection selection) {
@@ -155,9 +185,34 @@ int64_t Profile::period(SampleKind kind) const {
       return alloc_interval_bytes_;
     case SampleKind::kMonitorEnter:
     case SampleKind::kThreadPark:
+    case SampleKind::kEvent:
       break;
   }
   return 0;
+}
+
+bool Measure::Holds(const Sample& sample) const {
+  return sample.kind == kind && sample.event_type == event_type;
+}
+
+std::vector<Measure> Profile::Measures() const {
+  std::set<std::pair<SampleKind, int32_t>> loaded;
+  for (const Sample& sample : samples_) loaded.emplace(sample.kind, sample.event_type);
+  std::vector<Measure> measures;
+  for (SampleKind kind : kSampleKinds) {
+    if (loaded.count({kind, -1}) != 0) {
+      measures.push_back(Measure{kind, -1, SampleKindName(kind), MeasureUnit(kind)});
+    }
+  }
+  for (size_t i = 0; i < event_types_.size(); i++) {
+    if (loaded.count({SampleKind::kEvent, static_cast<int32_t>(i)}) == 0) continue;
+    const WeightUnit unit = event_types_[i].unit;
+    measures.push_back(Measure{SampleKind::kEvent, static_cast<int32_t>(i), event_types_[i].name,
+                               unit == WeightUnit::kNanoseconds ? "nanoseconds"
+                               : unit == WeightUnit::kBytes     ? "bytes"
+                                                                : "count"});
+  }
+  return measures;
 }
 
 int64_t Profile::CountOf(const Sample& sample) { return IsSample(sample.kind) ? sample.weight : 1; }
@@ -171,6 +226,15 @@ int Profile::AttributeIndex(const std::string& name) const {
     if (attribute_names_[i] == name || attribute_fields_[i] == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+std::map<std::string, LatencyHistogram> Profile::LatencyBy(int attribute) const {
+  std::map<std::string, LatencyHistogram> by_value;
+  for (const auto& [values, histogram] : latencies_) {
+    const bool has = attribute >= 0 && static_cast<size_t>(attribute) < values.size();
+    by_value[has ? values[attribute] : ""].Merge(histogram);
+  }
+  return by_value;
 }
 
 const std::string& Profile::ValueOf(const Sample& sample, int attribute) const {
@@ -204,8 +268,7 @@ bool Profile::Load(const std::string& path, EventSelection selection, std::strin
     *error = read.message();
     return false;
   }
-  Add(reader, path, selection);
-  return true;
+  return Add(reader, path, selection, error);
 }
 
 bool Profile::LoadBytes(const std::string& name, std::vector<uint8_t> bytes,
@@ -217,11 +280,49 @@ bool Profile::LoadBytes(const std::string& name, std::vector<uint8_t> bytes,
     *error = read.message();
     return false;
   }
-  Add(reader, name, selection);
-  return true;
+  return Add(reader, name, selection, error);
 }
 
-void Profile::Add(const JfrReader& reader, const std::string& path, EventSelection selection) {
+Status Profile::ValueSourceOf(const JfrEvent& event, int32_t* event_type, int* field) {
+  const JfrClass& type = *event.type;
+  *event_type = -1;
+  for (size_t i = 0; i < event_types_.size(); i++) {
+    if (event_types_[i].name == type.name) *event_type = static_cast<int32_t>(i);
+  }
+  if (*event_type < 0) return Status();
+  *field = type.FieldIndex(value_field_);
+  // Numeric fields by the values of this event (type ids are the writer's own; a pooled
+  // number is a reference, resolved to its object).
+  const std::vector<JfrValue>& values = event.value.items();
+  auto numeric_at = [&](size_t f) {
+    return f < values.size() && !type.fields[f].pooled &&
+           (values[f].kind() == JfrValue::Kind::kInteger ||
+            values[f].kind() == JfrValue::Kind::kFloat);
+  };
+  std::string numeric;                               // for the message
+  for (size_t f = 1; f < type.fields.size(); f++) {  // after startTime
+    if (numeric_at(f)) numeric += (numeric.empty() ? "" : ", ") + type.fields[f].name;
+  }
+  if (*field < 0 || !numeric_at(static_cast<size_t>(*field))) {
+    return Status::InvalidArgument(
+        "--value " + value_field_ + ": " + type.name +
+        (*field < 0 ? " has no field of that name" : "'s field is not a number") +
+        " (its numeric fields: " + (numeric.empty() ? "none" : numeric) +
+        "); choose one with --value");
+  }
+  EventType& known = event_types_[*event_type];
+  const JfrField& chosen = type.fields[*field];
+  const WeightUnit unit = !chosen.timespan.empty()      ? WeightUnit::kNanoseconds
+                          : !chosen.data_amount.empty() ? WeightUnit::kBytes
+                                                        : WeightUnit::kNumber;
+  if (known.seen && known.unit != unit) known.unit = WeightUnit::kNumber;
+  if (!known.seen) known.unit = unit;
+  known.seen = true;
+  return Status();
+}
+
+bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelection selection,
+                  std::string* error) {
   chunk_count_ += reader.chunks().size();
   const JfrChunkInfo& last = reader.chunks().back();
   // Only the newest file's last chunk says whether the recording was finished: the chunk files
@@ -299,6 +400,22 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.Context") slots_of(event.type);
   }
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.SpanLatency") continue;
+    const std::vector<int>& slots = slots_of(event.type);  // may add attributes
+    std::vector<std::string> values(attribute_names_.size());
+    const std::vector<JfrValue>& fields = event.value.items();
+    for (size_t f = 0; f < slots.size() && f < fields.size(); f++) {
+      if (slots[f] >= 0) values[slots[f]] = fields[f].string();
+    }
+    LatencyHistogram histogram;
+    // A malformed bucket list adds nothing: the count and sum still hold.
+    histogram.AddBucketsText(event.Field("buckets").string());
+    histogram.AddBucket(0, event.Field("spans").integer() - histogram.count(),
+                        event.Field("totalDuration").integer(),
+                        event.Field("maxDuration").integer());
+    latencies_[values].Merge(histogram);
+  }
 
   std::unordered_map<const JfrEvent*, int32_t> context_of_event;
   auto intern_context = [&](const JfrEvent* event) -> int32_t {
@@ -361,16 +478,52 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
               "", 0, "Class"});
   };
   std::map<std::pair<int64_t, std::string>, uint32_t> thread_index;
+  // --events TYPE: per declared type, its index in event_types_ and its value field's.
+  struct ValueSource {
+    int32_t event_type = -1;
+    int field = -1;
+  };
+  std::unordered_map<const JfrClass*, ValueSource> value_sources;
   for (const JfrEvent& event : reader.events()) {
     SampleKind kind;
-    if (!KindOf(event.type_name(), ctxprof_recording, &kind) || !Selects(selection, kind)) {
+    ValueSource source;
+    if (selection == EventSelection::kTypes) {
+      auto known = value_sources.find(event.type);
+      if (known == value_sources.end()) {
+        if (event.type->FieldIndex("stackTrace") >= 0) types_with_stacks_.insert(event.type_name());
+        Status checked = ValueSourceOf(event, &source.event_type, &source.field);
+        if (!checked.ok()) {
+          *error = path + ": " + checked.message();
+          return false;
+        }
+        known = value_sources.emplace(event.type, source).first;
+      }
+      source = known->second;
+      if (source.event_type < 0) continue;
+      kind = SampleKind::kEvent;
+    } else if (!KindOf(event.type_name(), ctxprof_recording, &kind) || !Selects(selection, kind)) {
       continue;
     }
     Sample sample;
     sample.kind = kind;
+    sample.event_type = source.event_type;
     const JfrValue& thread = event.thread();
-    sample.thread_id = thread.Field("osThreadId").integer();
     const int64_t thread_key = JfrReader::ThreadKey(thread);
+    // A wait joins its context at its end: the context was read there, and its start may fall
+    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
+    // Any other event joins at its start.
+    const int64_t join_ticks =
+        IsSample(kind) || kind == SampleKind::kAllocation || kind == SampleKind::kEvent
+            ? event.start_ticks()
+            : event.start_ticks() + event.Field("duration").integer();
+    int64_t span_nanos = 0;
+    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks, &span_nanos, event.chunk);
+    if (context != nullptr) sample.span_nanos = span_nanos;
+    if (span_filter_.active && (context == nullptr || sample.span_nanos < span_filter_.min_nanos ||
+                                sample.span_nanos > span_filter_.max_nanos)) {
+      continue;
+    }
+    sample.thread_id = thread.Field("osThreadId").integer();
     const JfrValue& java_name = thread.Field("javaName");
     std::string thread_name =
         java_name.is_null() ? thread.Field("osName").string() : java_name.string();
@@ -379,12 +532,18 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     if (known.second) threads_.push_back(Thread{sample.thread_id, std::move(thread_name)});
     sample.thread = known.first->second;
     sample.ticks = event.start_ticks();
-    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks);
+    sample.epoch_nanos = reader.EpochNanosOf(sample.ticks, event.chunk);
     sample.stack = intern_stack(event.Field("stackTrace"));
     if (IsSample(kind)) {
       const JfrValue& samples = event.Field("samples");
       const JfrValue& weight = samples.is_null() ? event.Field("weight") : samples;
       sample.weight = weight.is_null() ? 1 : weight.integer();
+    } else if (kind == SampleKind::kEvent) {
+      const size_t field = static_cast<size_t>(source.field);
+      sample.weight =
+          field < event.value.items().size()
+              ? ValueInUnit(reader, event.type->fields[field], event.value.items()[field])
+              : 0;
     } else {
       const char* class_field = sample.kind == SampleKind::kAllocation     ? "objectClass"
                                 : sample.kind == SampleKind::kMonitorEnter ? "monitorClass"
@@ -398,16 +557,20 @@ void Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
                           ? AllocatedBytes(event)
                           : reader.NanosOf(event.Field("duration").integer());
     }
-    // A wait joins its context at its end: the context was read there, and its start may fall
-    // in the interval of a sample the sampler dated later than it was taken (docs/JFR.md).
-    const int64_t join_ticks = IsSample(kind) || kind == SampleKind::kAllocation
-                                   ? sample.ticks
-                                   : sample.ticks + event.Field("duration").integer();
-    const JfrEvent* context = reader.ContextAt(thread_key, join_ticks);
     sample.context = context == nullptr ? -1 : intern_context(context);
     total_weight_ += sample.weight;
     samples_.push_back(sample);
   }
+  if (selection == EventSelection::kTypes) {
+    // One unit when every type's value field has it, else plain numbers.
+    bool first = true;
+    for (const EventType& type : event_types_) {
+      if (!type.seen) continue;
+      unit_ = first || unit_ == type.unit ? type.unit : WeightUnit::kNumber;
+      first = false;
+    }
+  }
+  return true;
 }
 
 }  // namespace ctxprof

@@ -16,6 +16,12 @@
 // the park blocker's class (type "Class", Java name such as "byte[]"), so reports and graphs say
 // what was allocated or waited for.
 //
+// With --events TYPE (EventSelection::kTypes) a sample is any event of those types, weighing its
+// numeric field --value (set_event_types), joined at its start. Every sample knows the length of
+// the span its context is (span_nanos: the abutting Context parts joined, JfrReader::ContextAt),
+// which set_span_filter selects on (--min-duration, --max-duration); ctxprof.SpanLatency
+// histograms add up per attribute value (LatencyBy).
+//
 // Frames, stacks and contexts are interned: equal values share one index, so grouping by stack
 // or context is an integer comparison.
 //
@@ -29,28 +35,35 @@
 #ifndef CTXPROF_PROFILER_EXPORT_PROFILE_H_
 #define CTXPROF_PROFILER_EXPORT_PROFILE_H_
 
+#include <climits>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "profiler/base/event_kind.h"
+#include "profiler/base/latency_histogram.h"
+#include "profiler/base/status.h"
 
 namespace ctxprof {
 
 class JfrReader;
+struct JfrEvent;
 
 // Which events to load: CPU samples, wall samples, both ("all"), allocations or lock waits
 // (contended monitor enters and parks); kEvery: every kind at once (the OTLP exporter, which
 // writes one profile per kind; the weights then mix units, so total_weight() means nothing).
-enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock, kEvery };
+// kTypes: the event types given to Profile::set_event_types (`--events TYPE,...`).
+enum class EventSelection : uint8_t { kCpu, kWall, kAll, kAlloc, kLock, kEvery, kTypes };
 
 // Parses "cpu", "wall", "all", "alloc" or "lock"; false for anything else.
 bool ParseEventSelection(const std::string& text, EventSelection* out);
 
 // What Sample::weight counts for the samples a selection loads.
-enum class WeightUnit : uint8_t { kSamples, kBytes, kNanoseconds };
+// kNumber: a plain number (`--value` of a field that is neither a time span nor a data amount).
+enum class WeightUnit : uint8_t { kSamples, kBytes, kNanoseconds, kNumber };
 WeightUnit UnitOf(EventSelection selection);
 
 struct Frame {
@@ -81,6 +94,18 @@ struct Context {
   std::vector<std::string> values;
 };
 
+// What outputs carry as one sample type (pprof) or one profile (OTLP): the samples of a kind
+// (named after it, in MeasureUnit(kind)), or of one event type of --events TYPE (named after
+// the type, in its value's unit: "nanoseconds", "bytes" or "count").
+struct Measure {
+  SampleKind kind;
+  int32_t event_type;  // kEvent: index into Profile::event_types(); else -1
+  std::string name;
+  std::string unit;
+
+  bool Holds(const struct Sample& sample) const;
+};
+
 // A thread as samples name it: its OS id and its Java name (else OS name).
 struct Thread {
   int64_t os_thread_id = 0;
@@ -96,8 +121,19 @@ struct Sample {
   // Sampling intervals this sample stands for (1 for jdk.ExecutionSample); bytes for
   // allocations, nanoseconds for lock waits (Profile::unit()).
   int64_t weight = 1;
-  uint32_t stack = 0;    // index into Profile::stacks()
-  int32_t context = -1;  // index into Profile::contexts(), -1 = no context
+  uint32_t stack = 0;       // index into Profile::stacks()
+  int32_t context = -1;     // index into Profile::contexts(), -1 = no context
+  int32_t event_type = -1;  // kind kEvent: index into Profile::event_types()
+  // The length of the span its context is (JfrReader::ContextAt), -1 = no context.
+  int64_t span_nanos = -1;
+};
+
+// Which samples to keep by the length of their span (--min-duration, --max-duration): those in
+// a span at least min_nanos and at most max_nanos long. Inactive: every sample.
+struct SpanFilter {
+  bool active = false;
+  int64_t min_nanos = 0;
+  int64_t max_nanos = INT64_MAX;
 };
 
 class Profile {
@@ -107,6 +143,25 @@ class Profile {
   // names the file and, for bad content, the offset (JfrReader's message); the samples of
   // earlier files stay.
   bool Load(const std::string& path, EventSelection selection, std::string* error);
+  // For EventSelection::kTypes: load the events of these types (the JDK's or the application's;
+  // those without a stackTrace field have an empty stack), each weighing its numeric field
+  // `value_field` (a time span in nanoseconds, a data amount in bytes, else the number), joined
+  // to the context open on its thread at its start time. Call before the first Load.
+  void set_event_types(const std::vector<std::string>& types, const std::string& value_field);
+  // The loaded event types, in the order given: name, and unit of its value field
+  // (kNumber until a file declared the type).
+  struct EventType {
+    std::string name;
+    WeightUnit unit = WeightUnit::kNumber;
+    bool seen = false;  // a loaded file declares it
+  };
+  const std::vector<EventType>& event_types() const { return event_types_; }
+  const std::string& value_field() const { return value_field_; }
+  // For kTypes: the event types with a stackTrace field in the loaded files, for a message
+  // when a type asked for is not there.
+  const std::set<std::string>& types_with_stacks() const { return types_with_stacks_; }
+  // Keeps only the samples the filter admits from the next Load on.
+  void set_span_filter(const SpanFilter& filter) { span_filter_ = filter; }
   // Load for a recording already in memory (a finished chunk file the exporter read); `name`
   // stands for its path in messages.
   bool LoadBytes(const std::string& name, std::vector<uint8_t> bytes, EventSelection selection,
@@ -155,8 +210,19 @@ class Profile {
   int64_t total_weight() const { return total_weight_; }
   WeightUnit unit() const { return unit_; }
 
+  // The measures of the loaded samples, in output order: the kinds (kSampleKinds), then the
+  // event types of set_event_types.
+  std::vector<Measure> Measures() const;
+
   // The value of attribute `attribute` in `sample`'s context; "" when unset or no context.
   const std::string& ValueOf(const Sample& sample, int attribute) const;
+
+  // The ctxprof.SpanLatency histograms of every loaded file (all closed spans, written as a
+  // ctxprof.Context or not), added up per value of attribute `attribute` ("" = unset).
+  std::map<std::string, LatencyHistogram> LatencyBy(int attribute) const;
+  // Whether any loaded file had ctxprof.SpanLatency events (a ctxprof recording with timed
+  // spans).
+  bool has_latencies() const { return !latencies_.empty(); }
 
  private:
   std::vector<Frame> frames_;
@@ -174,14 +240,26 @@ class Profile {
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
   std::string unfinished_;  // about the last loaded file; "" when it is finished
-  // Adds the samples of `reader`, read from `path`.
-  void Add(const JfrReader& reader, const std::string& path, EventSelection selection);
+  // Adds the samples of `reader`, read from `path`; false with *error when a type of
+  // set_event_types has no numeric field `value_field`.
+  bool Add(const JfrReader& reader, const std::string& path, EventSelection selection,
+           std::string* error);
+  // For kTypes: the index in event_types_ of `event`'s type (-1 when not asked for) and of its
+  // value field, whose unit it notes; fails when the type has no such numeric field.
+  Status ValueSourceOf(const JfrEvent& event, int32_t* event_type, int* field);
 
   // Interning across files.
   std::unordered_map<std::string, uint32_t> frame_index_;
   std::map<std::vector<uint32_t>, uint32_t> stack_index_;
   std::map<std::vector<std::string>, int32_t> context_index_;  // trace, span, values...
   WeightUnit unit_ = WeightUnit::kSamples;
+  SpanFilter span_filter_;
+  std::vector<EventType> event_types_;
+  std::set<std::string> types_with_stacks_;
+  std::string value_field_;
+  // ctxprof.SpanLatency histograms by attribute values (parallel to attribute_names_ when the
+  // file was loaded; shorter when a later file added attributes).
+  std::map<std::vector<std::string>, LatencyHistogram> latencies_;
 };
 
 // A JVM class name as JFR stores it ("java/lang/String", "[B", "[Ljava/lang/String;") in Java

@@ -321,4 +321,17 @@ std::vector<std::string> JfrChunkWriter::finished_chunk_files() const {
   return paths;
 }
 
+uint64_t JfrChunkWriter::TicksJustAfter(uint64_t ticks) const {
+  // The JDK's conversion (jdk.jfr.internal.consumer.TimeConverter) with the first chunk's
+  // header, which JDK 25 uses for every chunk: nanos = start + (long)((ticks - startTicks) / d).
+  auto to_nanos = [this](uint64_t t) {
+    return static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(t - file_start_ticks_)) /
+                                ticks_per_nano_);
+  };
+  const int64_t needed = to_nanos(ticks) + 2;
+  uint64_t after = ticks + 1;  // a few steps: 2 ns are a few ticks
+  while (to_nanos(after) < needed) after++;
+  return after;
+}
+
 }  // namespace ctxprof

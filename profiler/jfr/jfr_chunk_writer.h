@@ -151,6 +151,11 @@ class JfrChunkWriter {
   uint64_t file_start_ticks() const { return file_start_ticks_; }
   int64_t file_start_nanos() const { return file_start_nanos_; }
   double ticks_per_nano() const { return ticks_per_nano_; }
+  // The first tick that every reader converts to at least 2 ns after `ticks`: where an interval
+  // that must contain `ticks` ends, for the JDK's conversion (readers compare nanoseconds, and a
+  // tick later converts to the same one at a TSC rate) and with 1 ns to spare for a reader that
+  // converts with a later chunk's header, as JDK 17 and JMC do.
+  uint64_t TicksJustAfter(uint64_t ticks) const;
 
   // Repository mode: the finished chunk files still present, oldest first.
   std::vector<std::string> finished_chunk_files() const;

@@ -347,6 +347,28 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
         .FieldAnnotate(kJfrTypeContextual);
   }
 
+  ClassBuilder latency = tree->Event("ctxprof.SpanLatency", kJfrTypeSpanLatency, "Span Latency",
+                                     {"ctxprof", "Context"});
+  latency.Annotate(kJfrTypeDescription,
+                   "The durations of every span with these attribute values that closed in "
+                   "[startTime, startTime + duration], written or not as a ctxprof.Context");
+  latency.Field("duration", kJfrTypeLong, false, false, "Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "TICKS")
+      .Field("spans", kJfrTypeLong, false, false, "Spans")
+      .FieldAnnotate(kJfrTypeUnsigned)
+      .Field("totalDuration", kJfrTypeLong, false, false, "Total Duration")
+      .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
+      .Field("maxDuration", kJfrTypeLong, false, false, "Longest Span")
+      .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
+      .Field("buckets", kJfrTypeString, false, false, "Buckets")
+      .FieldAnnotate(kJfrTypeDescription,
+                     "FLOOR:COUNT per non-empty bucket, space-separated: the spans whose "
+                     "duration is at least FLOOR nanoseconds and below the next bucket's floor "
+                     "(one bucket per nanosecond below 128 ns, 64 per power of two above)");
+  for (const std::string& name : attribute_names) {
+    latency.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name);
+  }
+
   // As async-profiler declares it: its converter and Pyroscope read `event`, `interval`, `wall`.
   tree->Event("jdk.ActiveSetting", kJfrTypeActiveSetting, "Profiler Setting", {"Flight Recorder"})
       .Field("id", kJfrTypeLong, false, false, "Event Id")

@@ -11,6 +11,8 @@
 //                   profiler.LiveObject
 //   context         ctxprof.Context (startTime, duration, eventThread, contextId, traceId,
 //                   spanId, one field per attribute)
+//   latency         ctxprof.SpanLatency (startTime, duration, spans, totalDuration,
+//                   maxDuration, buckets, one field per attribute)
 //   settings        jdk.ActiveSetting, ctxprof.ProfilerSettings, ctxprof.ProfilerCounters
 //
 // The sample events use async-profiler's names, field order and types, because its converter
@@ -81,6 +83,7 @@ enum JfrTypeId : uint32_t {
   kJfrTypeThreadPark = 109,
   kJfrTypeLiveObject = 110,
   kJfrTypeObjectAllocationInNewTLAB = 111,
+  kJfrTypeSpanLatency = 112,
   kJfrTypeNativeMethodSample = 120,
   kJfrTypeActiveSetting = 121,
   kJfrTypeLabel = 200,

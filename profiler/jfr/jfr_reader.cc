@@ -305,6 +305,7 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
     size_t class_index;
     size_t field_index;
     uint32_t annotation_id;
+    std::string value;  // the annotation's value attribute, "" when it has none
   };
   std::vector<FieldAnnotation> field_annotations;  // resolved once all classes are known
   for (const Element& section : root.children) {
@@ -335,8 +336,10 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
           uint32_t annotation_id;
           if (strings[annotation.name] == "annotation" &&
               parse_id(attribute(annotation, "class"), &annotation_id)) {
-            field_annotations.push_back(
-                FieldAnnotation{classes_->size(), klass.fields.size(), annotation_id});
+            const std::string* value = attribute(annotation, "value");
+            field_annotations.push_back(FieldAnnotation{classes_->size(), klass.fields.size(),
+                                                        annotation_id,
+                                                        value == nullptr ? "" : *value});
           }
         }
         klass.fields.push_back(std::move(field));
@@ -357,9 +360,11 @@ bool JfrReader::ChunkParser::BuildClasses(const std::vector<std::string>& string
   }
   for (const FieldAnnotation& a : field_annotations) {
     auto it = class_by_id_.find(a.annotation_id);
-    if (it != class_by_id_.end() && it->second->name == "jdk.jfr.Contextual") {
-      (*classes_)[a.class_index].fields[a.field_index].contextual = true;
-    }
+    if (it == class_by_id_.end()) continue;
+    JfrField& field = (*classes_)[a.class_index].fields[a.field_index];
+    if (it->second->name == "jdk.jfr.Contextual") field.contextual = true;
+    if (it->second->name == "jdk.jfr.Timespan") field.timespan = a.value;
+    if (it->second->name == "jdk.jfr.DataAmount") field.data_amount = a.value;
   }
   for (const JfrClass& klass : *classes_) {
     for (const JfrField& field : klass.fields) {
@@ -667,6 +672,7 @@ Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
     }
   } while (start != 0);
 
+  FindClockDomains();
   contexts_.clear();
   for (size_t i = 0; i < events_.size(); i++) {
     const JfrEvent& event = events_[i];
@@ -677,15 +683,58 @@ Status JfrReader::Parse(const std::string& name, std::vector<uint8_t> bytes,
     if (__builtin_add_overflow(start_ticks, event.Field("duration").integer(), &end_ticks)) {
       end_ticks = INT64_MAX;
     }
-    contexts_[ThreadKey(event.thread())].push_back(ContextInterval{start_ticks, end_ticks, i});
+    contexts_[{chunk_domain_[event.chunk], ThreadKey(event.thread())}].push_back(
+        ContextInterval{start_ticks, end_ticks, i, start_ticks, end_ticks});
   }
   for (auto& [tid, intervals] : contexts_) {
     std::stable_sort(intervals.begin(), intervals.end(),
                      [](const ContextInterval& a, const ContextInterval& b) {
                        return a.start_ticks < b.start_ticks;
                      });
+    JoinSpanParts(&intervals);
   }
   return Status();
+}
+
+namespace {
+
+// What identifies a context across chunks: every field of a ctxprof.Context but its time,
+// thread and per-chunk id, by name (chunks of concatenated recordings may declare the type
+// differently).
+std::string ContextIdentity(const JfrEvent& event) {
+  std::string identity;
+  const std::vector<JfrField>& fields = event.type->fields;
+  const std::vector<JfrValue>& values = event.value.items();
+  for (size_t f = 0; f < fields.size() && f < values.size(); f++) {
+    const std::string& name = fields[f].name;
+    if (name == "startTime" || name == "duration" || name == "eventThread" || name == "contextId") {
+      continue;
+    }
+    identity += name;
+    identity += values[f].is_null() ? std::string(1, '\x01') : '=' + values[f].string();
+    identity += '\0';
+  }
+  return identity;
+}
+
+}  // namespace
+
+void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
+  size_t first = 0;
+  while (first < intervals->size()) {
+    const std::string identity = ContextIdentity(events_[(*intervals)[first].event]);
+    size_t last = first;
+    while (last + 1 < intervals->size() &&
+           (*intervals)[last + 1].start_ticks == (*intervals)[last].end_ticks &&
+           ContextIdentity(events_[(*intervals)[last + 1].event]) == identity) {
+      last++;
+    }
+    for (size_t i = first; i <= last; i++) {
+      (*intervals)[i].span_start_ticks = (*intervals)[first].start_ticks;
+      (*intervals)[i].span_end_ticks = (*intervals)[last].end_ticks;
+    }
+    first = last + 1;
+  }
 }
 
 int64_t JfrReader::ThreadKey(const JfrValue& thread) {
@@ -695,8 +744,50 @@ int64_t JfrReader::ThreadKey(const JfrValue& thread) {
   return static_cast<int64_t>(0 - static_cast<uint64_t>(thread.Field("javaThreadId").integer()));
 }
 
-const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
-  auto it = contexts_.find(thread_key);
+void JfrReader::FindClockDomains() {
+  chunk_domain_.clear();
+  domain_anchor_.clear();
+  for (uint32_t c = 0; c < chunks_.size(); c++) {
+    const JfrChunkInfo& chunk = chunks_[c];
+    uint32_t domain = 0;
+    for (; domain < domain_anchor_.size(); domain++) {
+      const JfrChunkInfo& anchor = chunks_[domain_anchor_[domain]];
+      if (anchor.ticks_per_second != chunk.ticks_per_second || chunk.ticks_per_second == 0) {
+        continue;
+      }
+      // Where the anchor's clock puts this chunk's start, against where its header does.
+      const long double elapsed_nanos =
+          static_cast<long double>(static_cast<int64_t>(chunk.start_ticks - anchor.start_ticks)) *
+          1e9L / static_cast<long double>(chunk.ticks_per_second);
+      const long double header_nanos = static_cast<long double>(static_cast<int64_t>(
+          static_cast<uint64_t>(chunk.start_nanos) - static_cast<uint64_t>(anchor.start_nanos)));
+      if (fabsl(elapsed_nanos - header_nanos) < 1e6L) break;
+    }
+    if (domain == domain_anchor_.size()) domain_anchor_.push_back(c);
+    chunk_domain_.push_back(domain);
+  }
+}
+
+int64_t JfrReader::TicksOnDomain(uint32_t chunk, int64_t ticks, uint32_t domain) const {
+  const JfrChunkInfo& from = chunks_[chunk];
+  const JfrChunkInfo& to = chunks_[domain_anchor_[domain]];
+  if (from.ticks_per_second == 0 || to.ticks_per_second == 0) return INT64_MIN;
+  // Differences first, so that long double keeps every nanosecond of epoch-sized values.
+  const long double nanos =
+      static_cast<long double>(static_cast<int64_t>(static_cast<uint64_t>(from.start_nanos) -
+                                                    static_cast<uint64_t>(to.start_nanos))) +
+      static_cast<long double>(
+          static_cast<int64_t>(static_cast<uint64_t>(ticks) - from.start_ticks)) *
+          1e9L / static_cast<long double>(from.ticks_per_second);
+  const long double converted = static_cast<long double>(to.start_ticks) +
+                                nanos * static_cast<long double>(to.ticks_per_second) / 1e9L;
+  if (!(converted > -9.2e18L && converted < 9.2e18L)) return INT64_MIN;
+  return static_cast<int64_t>(floorl(converted));
+}
+
+const JfrReader::ContextInterval* JfrReader::IntervalAt(uint32_t domain, int64_t thread_key,
+                                                        int64_t ticks) const {
+  auto it = contexts_.find({domain, thread_key});
   if (it == contexts_.end()) return nullptr;
   const std::vector<ContextInterval>& intervals = it->second;
   // The last interval starting at or before `ticks`.
@@ -705,7 +796,31 @@ const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks) const {
       [](int64_t t, const ContextInterval& interval) { return t < interval.start_ticks; });
   if (after == intervals.begin()) return nullptr;
   const ContextInterval& candidate = *(after - 1);
-  return ticks < candidate.end_ticks ? &events_[candidate.event] : nullptr;
+  return ticks < candidate.end_ticks ? &candidate : nullptr;
+}
+
+const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_nanos,
+                                     uint32_t chunk) const {
+  if (chunk >= chunk_domain_.size()) return nullptr;
+  const uint32_t home = chunk_domain_[chunk];
+  const ContextInterval* found = IntervalAt(home, thread_key, ticks);
+  uint32_t domain = home;
+  for (uint32_t other = 0; found == nullptr && other < domain_anchor_.size(); other++) {
+    if (other == home) continue;
+    const int64_t converted = TicksOnDomain(chunk, ticks, other);
+    if (converted != INT64_MIN) found = IntervalAt(other, thread_key, converted);
+    domain = other;
+  }
+  if (found == nullptr) return nullptr;
+  if (span_nanos != nullptr) {
+    // Wrapping: any values a file holds subtract without undefined behaviour.
+    const int64_t span_ticks = static_cast<int64_t>(static_cast<uint64_t>(found->span_end_ticks) -
+                                                    static_cast<uint64_t>(found->span_start_ticks));
+    *span_nanos =
+        JavaLongOf(static_cast<double>(span_ticks) /
+                   (static_cast<double>(chunks_[domain_anchor_[domain]].ticks_per_second) / 1e9));
+  }
+  return &events_[found->event];
 }
 
 const JfrValue& JfrEvent::thread() const {
@@ -713,9 +828,10 @@ const JfrValue& JfrEvent::thread() const {
   return event_thread.is_null() ? Field("sampledThread") : event_thread;
 }
 
-int64_t JfrReader::EpochNanosOf(int64_t ticks) const {
+int64_t JfrReader::EpochNanosOf(int64_t ticks, uint32_t chunk) const {
   if (chunks_.empty()) return 0;
-  const JfrChunkInfo& first = chunks_[0];
+  const JfrChunkInfo& first =
+      chunk < chunk_domain_.size() ? chunks_[domain_anchor_[chunk_domain_[chunk]]] : chunks_[0];
   const double divisor = static_cast<double>(first.ticks_per_second) / 1e9;
   // The JDK computes in Java longs: the subtraction and the addition wrap.
   const uint64_t elapsed_ticks = static_cast<uint64_t>(ticks) - first.start_ticks;

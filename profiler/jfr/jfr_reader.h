@@ -92,8 +92,10 @@ class JfrReader {
 
   // Converts ticks to nanoseconds since the epoch like JDK 25 does: with the first chunk's
   // header for every chunk, in Java long arithmetic (sums wrap, out-of-range quotients
-  // saturate), so any value a file holds converts without undefined behaviour.
-  int64_t EpochNanosOf(int64_t ticks) const;
+  // saturate), so any value a file holds converts without undefined behaviour. `chunk`: the
+  // event's chunk; one on another clock than the first chunk (a concatenated JDK recording,
+  // see ContextAt) converts with the first chunk of its own clock instead.
+  int64_t EpochNanosOf(int64_t ticks, uint32_t chunk = 0) const;
   // Converts a tick duration to nanoseconds (JDK rule: truncation; saturates like Java).
   int64_t NanosOf(int64_t ticks) const;
 
@@ -106,8 +108,17 @@ class JfrReader {
   // The ctxprof.Context event of the thread with ThreadKey `thread_key` whose
   // [startTime, startTime + duration) contains `ticks`, or nullptr: the join of a sample to its
   // context. Intervals of a thread do not overlap (docs/JFR.md); if a file has overlapping ones,
-  // the latest-starting wins.
-  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks) const;
+  // the latest-starting wins. `ticks` counts on the clock of chunk `chunk` (the event's): the
+  // contexts of chunks on that clock are joined in ticks, exactly; those of a chunk on another
+  // clock (a file that concatenates the JDK's recording, in nanosecond ticks, with ours, in TSC
+  // ticks) through epoch nanoseconds, each chunk converted with its own header, so the join
+  // is as close as the two writers' clocks agree. With `span_nanos`, also the length of the
+  // whole span: the interval joined with its abutting neighbours of the same context (every
+  // field but startTime, duration, eventThread and contextId equal), because a writer cuts a span
+  // still open at a flush or chunk end into parts (docs/JFR.md, "How context is encoded"). This
+  // is the one join of an event to its context, for samples and any other event alike.
+  const JfrEvent* ContextAt(int64_t thread_key, int64_t ticks, int64_t* span_nanos = nullptr,
+                            uint32_t chunk = 0) const;
 
  private:
   class ChunkParser;
@@ -122,9 +133,24 @@ class JfrReader {
     int64_t start_ticks;
     int64_t end_ticks;
     size_t event;  // index into events_
+    // The whole span's [start, end): this interval joined with abutting ones of its context.
+    int64_t span_start_ticks;
+    int64_t span_end_ticks;
   };
-  // ThreadKey -> the thread's ctxprof.Context intervals, sorted by start.
-  std::map<int64_t, std::vector<ContextInterval>> contexts_;
+  // Sets span_start_ticks and span_end_ticks of one thread's intervals, sorted by start.
+  void JoinSpanParts(std::vector<ContextInterval>* intervals) const;
+  // (clock domain, ThreadKey) -> the thread's ctxprof.Context intervals on that clock, sorted by
+  // start.
+  std::map<std::pair<uint32_t, int64_t>, std::vector<ContextInterval>> contexts_;
+  // Clock domains: chunks whose ticks count on one clock (the same rate, and headers whose
+  // (ticks, epoch nanos) anchors agree within a millisecond). Per chunk its domain, per domain
+  // its first chunk.
+  std::vector<uint32_t> chunk_domain_;
+  std::vector<uint32_t> domain_anchor_;
+  void FindClockDomains();
+  // `ticks` of chunk `chunk`'s clock on domain `domain`'s clock, through epoch nanoseconds.
+  int64_t TicksOnDomain(uint32_t chunk, int64_t ticks, uint32_t domain) const;
+  const ContextInterval* IntervalAt(uint32_t domain, int64_t thread_key, int64_t ticks) const;
 };
 
 }  // namespace ctxprof

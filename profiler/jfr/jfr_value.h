@@ -20,6 +20,10 @@ struct JfrField {
   bool pooled = false;      // constantPool attribute present
   bool array = false;       // dimension="1"
   bool contextual = false;  // @jdk.jfr.Contextual
+  // The unit of a number: @jdk.jfr.Timespan's value ("TICKS", "NANOSECONDS", "MILLISECONDS"...)
+  // or @jdk.jfr.DataAmount's ("BYTES", "BITS"); "" when it has neither.
+  std::string timespan;
+  std::string data_amount;
 };
 
 struct JfrClass {

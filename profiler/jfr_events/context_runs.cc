@@ -1,7 +1,6 @@
 #include "profiler/jfr_events/context_runs.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "context/dictionary.h"
 
@@ -57,22 +56,7 @@ void ContextRuns::EndAll() {
 }
 
 uint64_t ContextRuns::DurationTicks(uint64_t first_ticks, uint64_t last_ticks) const {
-  // The JDK's conversion (jdk.jfr.internal.consumer.TimeConverter) with the first chunk's
-  // header, which JDK 25 uses for every chunk: nanos = start + (long)((ticks - startTicks) / d).
-  const double ticks_per_nano = chunk_->ticks_per_nano();
-  auto to_nanos = [this, ticks_per_nano](uint64_t ticks) {
-    return chunk_->file_start_nanos() +
-           static_cast<int64_t>(
-               static_cast<double>(static_cast<int64_t>(ticks - chunk_->file_start_ticks())) /
-               ticks_per_nano);
-  };
-  // End >= last + 2 ns: strictly after the last sample, with 1 ns left for the rounding of a
-  // reader that converts with a later chunk's header (JDK 17 and JMC do).
-  const int64_t needed_nanos = to_nanos(last_ticks) - to_nanos(first_ticks) + 2;
-  uint64_t ticks =
-      static_cast<uint64_t>(std::ceil(static_cast<double>(needed_nanos) * ticks_per_nano));
-  while (static_cast<int64_t>(static_cast<double>(ticks) / ticks_per_nano) < needed_nanos) ticks++;
-  return ticks;
+  return chunk_->TicksJustAfter(last_ticks) - first_ticks;
 }
 
 void ContextRuns::End(Run* run, uint64_t next_ticks) {

@@ -134,6 +134,22 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
   out->PutRecord(scratch_);
 }
 
+void EventEncoder::AppendSpanLatency(const SpanLatencyFields& fields, JfrBuffer* out) {
+  const LatencyHistogram& histogram = *fields.histogram;
+  scratch_.clear();
+  scratch_.PutVarint(kJfrTypeSpanLatency);
+  scratch_.PutVarint(fields.start_ticks);
+  scratch_.PutVarint(fields.duration_ticks);
+  scratch_.PutVarint(static_cast<uint64_t>(histogram.count()));
+  scratch_.PutVarint(static_cast<uint64_t>(histogram.sum()));
+  scratch_.PutVarint(static_cast<uint64_t>(histogram.max()));
+  scratch_.PutString(histogram.BucketsText());
+  for (size_t slot = 0; slot < fields.attribute_count; slot++) {
+    scratch_.PutVarint(fields.attributes[slot]);  // String pool key = Dictionary id; 0 = null
+  }
+  out->PutRecord(scratch_);
+}
+
 void EventEncoder::AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out) {
   scratch_.clear();
   scratch_.PutVarint(kJfrTypeActiveSetting);

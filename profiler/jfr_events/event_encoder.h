@@ -17,6 +17,8 @@
 //   (PutContextId).
 //   context    ctxprof.Context {startTime, duration, eventThread, contextId, traceId, spanId,
 //              attributes...}
+//   latency    ctxprof.SpanLatency {startTime, duration, spans, totalDuration, maxDuration,
+//              buckets, attributes...}
 //   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "context/context_block.h"
+#include "profiler/base/latency_histogram.h"
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_metadata.h"
 
@@ -94,6 +97,16 @@ struct ContextEventFields {
   uint64_t context_id;
   const ContextSnapshot* context;  // attribute ids are the String pool keys
   size_t attribute_count;          // registered attribute slots, each a field
+};
+
+// One ctxprof.SpanLatency: the spans of one attribute-value set that closed in
+// [start_ticks, start_ticks + duration_ticks], as a LatencyHistogram.
+struct SpanLatencyFields {
+  uint64_t start_ticks;
+  uint64_t duration_ticks;
+  const LatencyHistogram* histogram;  // in nanoseconds
+  const uint32_t* attributes;         // String pool keys (Dictionary ids), 0 = unset
+  size_t attribute_count;
 };
 
 // One jdk.ActiveSetting: `name` = `value` for the events of type `event_type`.
@@ -153,6 +166,7 @@ class EventEncoder {
   void AppendWait(const WaitEventFields& fields, JfrBuffer* out);
   void AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* out);
   void AppendContext(const ContextEventFields& fields, JfrBuffer* out);
+  void AppendSpanLatency(const SpanLatencyFields& fields, JfrBuffer* out);
   void AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);

@@ -32,9 +32,11 @@ JfrWriter::JfrWriter(const JfrWriterConfig& config, const JfrWriterInputs& input
       runs_(chunk_.get(), &encoder_, &values_, &context_ids_, attribute_names_.size()),
       spans_(chunk_.get(), &encoder_, &values_, &context_ids_, attribute_names_.size(),
              config.all_contexts,
-             [this](int32_t tid) {
-               return threads_.Key(tid, 0, chunk_->chunk_number(), &pending_pool_bytes_);
+             [this](int32_t tid, uint64_t virtual_thread_id) {
+               return threads_.Key(tid, virtual_thread_id, chunk_->chunk_number(),
+                                   &pending_pool_bytes_);
              }),
+      latencies_(attribute_names_.size(), inputs.clock->TicksPerSecond()),
       live_(inputs.objects != nullptr
                 ? std::make_unique<LiveObjects>(inputs.objects, LiveObjects::kDefaultCapacity)
                 : nullptr) {}
@@ -175,6 +177,9 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
 
 Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
   spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
+  // The recording's end completes every span it saw close: no interval can follow.
+  if (final_chunk) latencies_.CountUnfinished();
+  latencies_.Write(chunk_.get(), &encoder_, &values_, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {
     // Stamped at the chunk's end, so a reader finds the last one by time too.
@@ -310,10 +315,8 @@ void JfrWriter::WriteLiveObjects() {
 
 uint64_t JfrWriter::JoinContext(const SampleRecord& record, uint32_t thread_key,
                                 uint64_t start_ticks) {
-  // A virtual thread's records keep the runs: its spans are logged on its carriers, whose
-  // intervals would carry the carrier's thread key, not the virtual thread's.
-  if (record.virtual_thread_id == 0 && spans_.IsTimed(record.tid)) {
-    return spans_.Join(record.tid, start_ticks, record.context);
+  if (spans_.IsTimed(record.tid)) {
+    return spans_.Join(record.tid, record.virtual_thread_id, start_ticks, record.context);
   }
   return runs_.Track(record.tid, thread_key, start_ticks, record.ticks, record.context,
                      &pending_pool_bytes_);

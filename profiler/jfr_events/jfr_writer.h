@@ -63,6 +63,7 @@
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/jfr_events/method_pool.h"
 #include "profiler/jfr_events/span_intervals.h"
+#include "profiler/jfr_events/span_latencies.h"
 #include "profiler/jfr_events/stack_pool.h"
 #include "profiler/jfr_events/thread_pool.h"
 #include "profiler/sampler/clock.h"
@@ -161,11 +162,17 @@ class JfrWriter {
   // the session clock, in its thread's order. Records of timed threads join these spans; those
   // of other threads form runs of same-context samples (ContextRuns).
   void AddTimedThreads(const std::unordered_set<int32_t>& tids) { spans_.AddTimedThreads(tids); }
-  void AddSpan(const SpanInterval& span) { spans_.Add(span); }
-  // Thread `tid`'s interval still open at `read_ticks` began at `begin_ticks` with `context`.
-  void SetOpenSpan(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
-                   const ContextSnapshot& context) {
-    spans_.SetOpen(tid, begin_ticks, read_ticks, context);
+  // Each closed span also counts in its attribute values' latency histogram (SpanLatencies).
+  void AddSpan(const SpanInterval& span) {
+    latencies_.Add(span);
+    spans_.Add(span);
+  }
+  // Thread `tid`'s interval still open at `read_ticks` began at `begin_ticks` with `context`,
+  // run by `virtual_thread_id` (0: the thread itself).
+  void SetOpenSpan(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
+                   uint64_t read_ticks, const ContextSnapshot& context) {
+    latencies_.SetOpen(tid, virtual_thread_id, context);
+    spans_.SetOpen(tid, virtual_thread_id, begin_ticks, read_ticks, context);
   }
   // Every record up to `horizon` has been added: spans ending by then are decided.
   void SettleSpans(uint64_t horizon) { spans_.Settle(horizon, &pending_pool_bytes_); }
@@ -269,6 +276,7 @@ class JfrWriter {
   ContextIds context_ids_;
   ContextRuns runs_;
   SpanIntervals spans_;
+  SpanLatencies latencies_;
   std::vector<uint32_t> class_keys_;   // class-name id -> Class pool key (0 = not yet interned)
   std::unique_ptr<LiveObjects> live_;  // live option; else null
   // Estimated size of the pool entries the next checkpoint will carry, so chunk_size_bytes

@@ -7,7 +7,7 @@
 namespace ctxprof {
 
 void SpanIntervals::Add(const SpanInterval& span) {
-  Thread& thread = threads_[span.tid];
+  Thread& thread = threads_[KeyOf(span.tid, span.virtual_thread_id)];
   Pending pending{span};
   // Its start was written at a segment end already (CutOpen).
   pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
@@ -23,6 +23,8 @@ void SpanIntervals::Add(const SpanInterval& span) {
       std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.begin_ticks);
   auto after = std::lower_bound(first_inside, thread.unjoined.end(), span.end_ticks);
   pending.triggered = first_inside != after;
+  // A cut at a chunk end goes just after the last record inside (WriteTriggered).
+  if (pending.triggered) pending.last_record = *(after - 1);
   // Records that guessed this span's context are covered when it is written.
   thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
                                       [&span](const Guess& guess) {
@@ -32,11 +34,18 @@ void SpanIntervals::Add(const SpanInterval& span) {
                        thread.guessed.end());
   thread.unjoined.erase(thread.unjoined.begin(), after);
   thread.last_end = std::max(thread.last_end, span.end_ticks);
-  thread.spans.push_back(pending);
+  // In order but for a virtual thread's, which its carriers' logs may give out of order.
+  auto position = thread.spans.end();
+  while (position != thread.spans.begin() &&
+         (position - 1)->span.begin_ticks > pending.span.begin_ticks) {
+    --position;
+  }
+  thread.spans.insert(position, pending);
 }
 
-uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback) {
-  Thread& thread = threads_[tid];
+uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
+                             const ContextSnapshot& fallback) {
+  Thread& thread = threads_[KeyOf(tid, virtual_thread_id)];
   // The last span beginning at or before `ticks`.
   auto after = std::upper_bound(
       thread.spans.begin(), thread.spans.end(), ticks,
@@ -67,18 +76,23 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t ticks, const ContextSnapshot&
   return ids_->IdOf(fallback, chunk_->chunk_number());
 }
 
-void SpanIntervals::SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
-                            const ContextSnapshot& context) {
-  Thread& thread = threads_[tid];
-  const uint64_t since = context.empty() ? read_ticks : begin_ticks;
-  thread.unjoined.erase(thread.unjoined.begin(),
-                        std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), since));
-  thread.open_begin = begin_ticks;
-  thread.open_read = read_ticks;
-  thread.open_context = context;
+void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
+                            uint64_t read_ticks, const ContextSnapshot& context) {
+  SetThreadOpen(&threads_[KeyOf(tid, virtual_thread_id)], begin_ticks, read_ticks, context);
+  if (virtual_thread_id != 0) SetThreadOpen(&threads_[Key{tid, 0}], read_ticks, read_ticks, {});
 }
 
-void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
+                                  const ContextSnapshot& context) {
+  const uint64_t since = context.empty() ? read_ticks : begin_ticks;
+  thread->unjoined.erase(thread->unjoined.begin(),
+                         std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), since));
+  thread->open_begin = begin_ticks;
+  thread->open_read = read_ticks;
+  thread->open_context = context;
+}
+
+void SpanIntervals::CutOpen(const Key& key, Thread* thread, uint64_t* pending_bytes) {
   if (thread->open_context.empty() || thread->unjoined.empty()) return;
   // The records the open interval holds: from its begin to when it was read.
   const auto first =
@@ -86,50 +100,57 @@ void SpanIntervals::CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes
   const auto after = std::lower_bound(first, thread->unjoined.end(), thread->open_read);
   if (first == after) return;
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
-  const uint64_t cut = *(after - 1) + 1;
+  const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
-  WriteInterval(tid, begin, cut, thread->open_context, pending_bytes);
+  WriteInterval(key, begin, cut, thread->open_context, pending_bytes);
   thread->written_until = cut;
   thread->unjoined.erase(thread->unjoined.begin(), after);
 }
 
 void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
   settled_ = std::max(settled_, horizon);
-  for (auto& [tid, thread] : threads_) {
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    Thread& thread = it->second;
     while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {
       Pending& front = thread.spans.front();
       if (!front.written && (front.triggered || front.cut || write_all_)) {
-        Write(&front, pending_bytes);
+        Write(it->first, &front, pending_bytes);
       }
       thread.spans.pop_front();
     }
+    // A virtual thread leaves nothing behind once it holds nothing: there are many.
+    const bool idle = it->first.virtual_thread_id != 0 && thread.spans.empty() &&
+                      thread.unjoined.empty() && thread.guessed.empty() &&
+                      thread.open_context.empty();
+    it = idle ? threads_.erase(it) : std::next(it);
   }
 }
 
 void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
-  for (auto& [tid, thread] : threads_) {
+  for (auto& [key, thread] : threads_) {
     for (Pending& pending : thread.spans) {
       if (!pending.triggered || pending.written) continue;
       // Within a chunk the span's contextId stays valid for later records: write it whole.
       if (!chunk_end || pending.span.end_ticks <= settled_) {
-        Write(&pending, pending_bytes);
+        Write(key, &pending, pending_bytes);
         continue;
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
-      const uint64_t cut = std::min(pending.span.end_ticks, pending.last_record + 1);
-      WriteInterval(tid, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
+      const uint64_t cut =
+          std::min(pending.span.end_ticks, chunk_->TicksJustAfter(pending.last_record));
+      WriteInterval(key, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
       pending.triggered = false;
       pending.cut = true;
       pending.written = cut == pending.span.end_ticks;
     }
-    CutOpen(tid, &thread, pending_bytes);
-    if (chunk_end) WriteGuessed(tid, &thread, pending_bytes);
+    CutOpen(key, &thread, pending_bytes);
+    if (chunk_end) WriteGuessed(key, &thread, pending_bytes);
   }
 }
 
-void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes) {
+void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pending_bytes) {
   // Each run of records with one context, from where the thread's written intervals end (the
   // open span's begin, when it is that span's context) to just after its last record; at least
   // a tick, so that the chunk carries the context even of a record that a cut covered already.
@@ -147,8 +168,8 @@ void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_
     const uint64_t begin = std::max(
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
-    const uint64_t end = std::max(thread->guessed[last].ticks + 1, begin + 1);
-    WriteInterval(tid, begin, end, context, pending_bytes);
+    const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
+    WriteInterval(key, begin, end, context, pending_bytes);
     thread->written_until = end;
     first = last + 1;
   }
@@ -158,14 +179,14 @@ void SpanIntervals::WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_
       std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->written_until));
 }
 
-void SpanIntervals::Write(Pending* pending, uint64_t* pending_bytes) {
+void SpanIntervals::Write(const Key& key, Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
   pending->written_chunk = chunk_->chunk_number();
   const SpanInterval& span = pending->span;
-  WriteInterval(span.tid, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+  WriteInterval(key, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
 }
 
-void SpanIntervals::WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+void SpanIntervals::WriteInterval(const Key& key, uint64_t begin_ticks, uint64_t end_ticks,
                                   const ContextSnapshot& context, uint64_t* pending_bytes) {
   const uint32_t chunk = chunk_->chunk_number();
   for (size_t slot = 0; slot < attribute_count_; slot++) {
@@ -174,7 +195,8 @@ void SpanIntervals::WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t en
   }
   const uint64_t context_id = ids_->IdOf(context, chunk);
   chunk_->NoteEventTicks(end_ticks);
-  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks, thread_key_(tid),
+  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks,
+                                             thread_key_(key.tid, key.virtual_thread_id),
                                              context_id, &context, attribute_count_},
                           &chunk_->out());
   spans_written_++;

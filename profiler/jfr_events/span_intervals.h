@@ -13,7 +13,8 @@
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
 // are per chunk, so a record must find its span's Context event in its own chunk: at a chunk end
 // a triggered span ending after the last horizon is written only up to just after its last
-// record, and the rest once settled (or at a later segment end, if triggered again). Each part
+// record (2 ns after it as JDK readers convert ticks: JustAfter), and the rest once settled (or
+// at a later segment end, if triggered again). Each part
 // of a span is written once. A record falling in a span written whole at a flush of an earlier
 // chunk (it straddled that flush and the rotation) gets no context.
 //
@@ -23,7 +24,8 @@
 // record, when it arrives, is written from that cut on (if triggered), so intervals of one thread
 // never overlap. This also bounds what is remembered per thread to one segment's records. A
 // record after the drain's read (a dump writes every record up to now) took its own context's
-// id: at a chunk end that context is written up to just after it, again as a cut.
+// id: at a chunk end that context is written up to just after it, again as a cut. "Just after"
+// is JfrChunkWriter::TicksJustAfter: far enough that every reader converts the record inside.
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
@@ -32,6 +34,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -44,21 +47,24 @@
 
 namespace ctxprof {
 
-// One closed span of thread `tid`, in session clock ticks: [begin_ticks, end_ticks).
+// One closed span of thread `tid` (of the virtual thread it ran, when not 0), in session clock
+// ticks: [begin_ticks, end_ticks).
 struct SpanInterval {
   int32_t tid;
   uint64_t begin_ticks;
   uint64_t end_ticks;
   ContextSnapshot context;
+  uint64_t virtual_thread_id = 0;
+  bool closed = true;  // false: still open at the recording's end (SpanDrain::DrainOpen)
 };
 
 class SpanIntervals {
  public:
-  // Events go to `chunk`'s out(); `thread_key(tid)` gives (and queues for the chunk) the thread
-  // pool key of a tid. Every pointer must outlive this object.
+  // Events go to `chunk`'s out(); `thread_key(tid, virtual_thread_id)` gives (and queues for
+  // the chunk) the thread pool key. Every pointer must outlive this object.
   SpanIntervals(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
                 ContextIds* ids, size_t attribute_count, bool write_all,
-                std::function<uint32_t(int32_t)> thread_key)
+                std::function<uint32_t(int32_t, uint64_t)> thread_key)
       : chunk_(chunk),
         encoder_(encoder),
         values_(values),
@@ -75,14 +81,16 @@ class SpanIntervals {
   bool IsTimed(int32_t tid) const { return timed_.count(tid) != 0; }
 
   void Add(const SpanInterval& span);
-  // Joins a record of timed thread `tid` at `ticks`. Returns the contextId of its span, or the
-  // id of `fallback` (the context the record carries) when the span is not known yet, 0 when the
-  // record is in no span.
-  uint64_t Join(int32_t tid, uint64_t ticks, const ContextSnapshot& fallback);
+  // Joins a record of timed thread `tid` (run by virtual thread `virtual_thread_id`, if not 0)
+  // at `ticks`. Returns the contextId of its span, or the id of `fallback` (the context the
+  // record carries) when the span is not known yet, 0 when the record is in no span.
+  uint64_t Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
+                const ContextSnapshot& fallback);
   // The thread's interval still open when the drain read it at `read_ticks`: it began at
-  // `begin_ticks` with `context` (empty: no span is open). Records before its begin that no
-  // span claimed are in none, and are forgotten.
-  void SetOpen(int32_t tid, uint64_t begin_ticks, uint64_t read_ticks,
+  // `begin_ticks` with `context` (empty: no span is open), run by `virtual_thread_id` (then the
+  // carrier's own has none). Records before its begin that no span claimed are in none, and
+  // are forgotten.
+  void SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks, uint64_t read_ticks,
                const ContextSnapshot& context);
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
   // At a segment end; `chunk_end` when it ends the chunk.
@@ -116,13 +124,29 @@ class SpanIntervals {
     ContextSnapshot open_context{};
   };
 
-  void Write(Pending* pending, uint64_t* pending_bytes);
+  // Spans are kept per thread, and per virtual thread apart from its carriers (tid 0): its
+  // intervals are logged by whichever carrier it ran on when each ended (span_log.h), so they
+  // can arrive out of order (Add sorts them).
+  struct Key {
+    int32_t tid;
+    uint64_t virtual_thread_id;
+    bool operator<(const Key& other) const {
+      return tid != other.tid ? tid < other.tid : virtual_thread_id < other.virtual_thread_id;
+    }
+  };
+  static Key KeyOf(int32_t tid, uint64_t virtual_thread_id) {
+    return virtual_thread_id != 0 ? Key{0, virtual_thread_id} : Key{tid, 0};
+  }
+
+  void SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
+                     const ContextSnapshot& context);
+  void Write(const Key& key, Pending* pending, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
-  void CutOpen(int32_t tid, Thread* thread, uint64_t* pending_bytes);
+  void CutOpen(const Key& key, Thread* thread, uint64_t* pending_bytes);
   // At a chunk end: writes the contexts that records took from their own snapshot (their span
   // not drained yet), so that the chunk carries every contextId its records use.
-  void WriteGuessed(int32_t tid, Thread* thread, uint64_t* pending_bytes);
-  void WriteInterval(int32_t tid, uint64_t begin_ticks, uint64_t end_ticks,
+  void WriteGuessed(const Key& key, Thread* thread, uint64_t* pending_bytes);
+  void WriteInterval(const Key& key, uint64_t begin_ticks, uint64_t end_ticks,
                      const ContextSnapshot& context, uint64_t* pending_bytes);
 
   JfrChunkWriter* const chunk_;
@@ -131,9 +155,9 @@ class SpanIntervals {
   ContextIds* const ids_;
   const size_t attribute_count_;
   const bool write_all_;
-  const std::function<uint32_t(int32_t)> thread_key_;
+  const std::function<uint32_t(int32_t, uint64_t)> thread_key_;
   std::unordered_set<int32_t> timed_;
-  std::unordered_map<int32_t, Thread> threads_;
+  std::map<Key, Thread> threads_;
   uint64_t spans_written_ = 0;
   uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
 };

@@ -152,7 +152,8 @@ void Recording::DrainSpans() {
   std::unordered_set<int32_t> timed;
   spans_->Drain([this](const SpanInterval& span) { writer_->AddSpan(span); }, &timed,
                 [this](const SpanDrain::OpenInterval& open) {
-                  writer_->SetOpenSpan(open.tid, open.begin_ticks, open.read_ticks, open.context);
+                  writer_->SetOpenSpan(open.tid, open.virtual_thread_id, open.begin_ticks,
+                                       open.read_ticks, open.context);
                 });
   writer_->AddTimedThreads(timed);
 }

@@ -77,9 +77,12 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
                       std::unordered_set<int32_t>* timed,
                       const std::function<void(const OpenInterval&)>& open) {
+  // Every span drained now was stamped before this pair, most after the last drain's: they are
+  // mapped between the two. A pair is exact to the gap of its TSC reads (tens of ns), so even
+  // pairs a few ms apart give the rate to a few ppm; extrapolating far from one pair with the
+  // calibration's rate instead put spans tens of microseconds off (SpansTest).
   const Pair pair = ReadPair();
-  // Keep pairs far enough apart for the rate to be precise (the drain runs every few ms).
-  if (pair.monotonic_nanos - latest_.monotonic_nanos > 100 * kNanosPerMilli) {
+  if (pair.monotonic_nanos - latest_.monotonic_nanos > kNanosPerMilli) {
     previous_ = latest_;
     latest_ = pair;
   }
@@ -97,16 +100,19 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
     timed->insert(tid);
     const ContextBlock* block = map_->BlockFor(tid);
     uint64_t begin = 0;
+    uint64_t owner = 0;
     ContextSnapshot context;
-    if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &context) || begin == 0) {
+    if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &owner, &context) ||
+        begin == 0) {
       continue;
     }
-    intervals.push_back(OpenInterval{tid, ToSessionTicks(begin), now, context});
+    intervals.push_back(OpenInterval{tid, owner, ToSessionTicks(begin), now, context});
   }
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
         SpanInterval span;
         span.tid = tid;
+        span.virtual_thread_id = record.owner;
         span.begin_ticks = ToSessionTicks(record.begin_ticks);
         span.end_ticks = ToSessionTicks(record.end_ticks);
         span.context.trace_id_high = record.trace_id_high;
@@ -131,13 +137,14 @@ void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) 
     if (block == nullptr) continue;
     uint64_t begin = 0;
     SpanInterval span;
-    if (!ReadOpenInterval(*block, *log, &begin, &span.context) || begin == 0 ||
-        span.context.empty()) {
+    if (!ReadOpenInterval(*block, *log, &begin, &span.virtual_thread_id, &span.context) ||
+        begin == 0 || span.context.empty()) {
       continue;
     }
     span.tid = tid;
     span.begin_ticks = ToSessionTicks(begin);
     span.end_ticks = now;
+    span.closed = false;
     emit(span);
   }
 }

@@ -31,9 +31,11 @@ class SpanDrain {
   // what the logs hold already: spans closed and drops counted before the recording.
   SpanDrain(ContextMap* map, const Clock* clock);
 
-  // The interval a thread has open: since begin_ticks with `context`, as read at read_ticks.
+  // The interval a thread has open: since begin_ticks with `context`, run by virtual_thread_id
+  // (0: the thread itself), as read at read_ticks.
   struct OpenInterval {
     int32_t tid;
+    uint64_t virtual_thread_id;
     uint64_t begin_ticks;
     uint64_t read_ticks;
     ContextSnapshot context;

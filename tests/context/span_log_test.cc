@@ -51,16 +51,18 @@ TEST(SpanLogTest, AppendsClosedIntervalsOfNonEmptyContexts) {
   SpanLog* log = pool->Claim(1234);
   ASSERT_NE(log, nullptr);
   log->EndInterval(ContextSnapshot{}, 100);  // nothing open yet
-  log->SetOpenBegin(100);
+  log->SetOpenBegin(100, 0);
   log->EndInterval(ContextSnapshot{}, 150);  // the empty context is not a span
-  log->SetOpenBegin(150);
+  log->SetOpenBegin(150, 0);
   log->EndInterval(SpanContext(1), 200);
-  log->SetOpenBegin(200);
+  log->SetOpenBegin(200, 42);  // a virtual thread mounts
   log->EndInterval(SpanContext(2), 260);
-  log->SetOpenBegin(260);
+  log->SetOpenBegin(260, 0);
   uint64_t dropped = 0;
   std::vector<Seen> seen = DrainAll(pool, &dropped);
   ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].record.owner, 0u);
+  EXPECT_EQ(seen[1].record.owner, 42u);
   EXPECT_EQ(seen[0].tid, 1234);
   EXPECT_EQ(seen[0].record.begin_ticks, 150u);
   EXPECT_EQ(seen[0].record.end_ticks, 200u);
@@ -78,7 +80,7 @@ TEST(SpanLogTest, FullLogDropsAndCounts) {
   ASSERT_NE(log, nullptr);
   const uint64_t extra = 5;
   for (uint64_t i = 1; i <= SpanLog::kRecords + extra; i++) {
-    log->SetOpenBegin(i * 10);
+    log->SetOpenBegin(i * 10, 0);
     log->EndInterval(SpanContext(i), i * 10 + 5);
   }
   uint64_t dropped = 0;
@@ -87,7 +89,7 @@ TEST(SpanLogTest, FullLogDropsAndCounts) {
   EXPECT_EQ(seen.back().record.span_id, SpanLog::kRecords);  // the newest ones are dropped
   EXPECT_EQ(dropped, extra);
   // Drained: there is room again, and the count is not reported twice.
-  log->SetOpenBegin(1);
+  log->SetOpenBegin(1, 0);
   log->EndInterval(SpanContext(9), 2);
   dropped = 0;
   EXPECT_EQ(DrainAll(pool, &dropped).size(), 1u);
@@ -97,7 +99,7 @@ TEST(SpanLogTest, FullLogDropsAndCounts) {
 TEST(SpanLogTest, RetiredLogIsDrainedThenReused) {
   SpanLogPool* pool = NewPool();
   SpanLog* log = pool->Claim(5);
-  log->SetOpenBegin(10);
+  log->SetOpenBegin(10, 0);
   SpanLogPool::Retire(log, SpanContext(3), 30);
   uint64_t dropped = 0;
   std::vector<Seen> seen = DrainAll(pool, &dropped);
@@ -123,7 +125,7 @@ TEST(SpanLogTest, ConcurrentReaderSeesEveryRecordOnce) {
   std::thread owner([&] {
     SpanLog* log = pool->Claim(42);
     for (uint64_t i = 1; i <= kSpans; i++) {
-      log->SetOpenBegin(2 * i);
+      log->SetOpenBegin(2 * i, 0);
       log->EndInterval(SpanContext(i), 2 * i + 1);
     }
     done.store(true);

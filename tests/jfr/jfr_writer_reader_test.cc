@@ -963,7 +963,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
@@ -986,7 +986,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
         {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1062,7 +1062,7 @@ TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 5 * ms + 1);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
@@ -1100,7 +1100,7 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   ASSERT_TRUE(IsOk(opened));
   std::unique_ptr<JfrWriter> writer = std::move(opened.value());
   writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
+  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
   SampleRecord record;
   workload.Fill(0, &record);
   clock.Set(record.ticks);
@@ -1134,9 +1134,10 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
     EXPECT_NE(id, 0) << "chunk " << chunk;
     EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
   }
-  // The open span, cut just after the record it holds, then its rest.
+  // The open span, cut just after the record it holds (2 ns later, as the JDK converts), then
+  // its rest.
   std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = static_cast<int64_t>(t0 + 15 * ms + 1);
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 15 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
                                                       {cut, static_cast<int64_t>(t0 + 30 * ms)}}));

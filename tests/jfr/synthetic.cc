@@ -305,4 +305,10 @@ Status WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacin
   return writer->Close();
 }
 
+int64_t CutAfter(const JfrReader& reader, int64_t ticks) {
+  int64_t cut = ticks + 1;
+  while (reader.EpochNanosOf(cut) < reader.EpochNanosOf(ticks) + 2) cut++;
+  return cut;
+}
+
 }  // namespace ctxprof

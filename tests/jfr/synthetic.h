@@ -14,6 +14,7 @@
 
 #include "context/attribute_registry.h"
 #include "context/dictionary.h"
+#include "profiler/jfr/jfr_reader.h"
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "profiler/sampler/clock.h"
@@ -113,6 +114,10 @@ struct Workload {
 std::string FreshPath(const std::string& name);
 // The entries of `folder` (full paths, no dot files), sorted; empty if it cannot be read.
 std::vector<std::string> ListFolder(const std::string& folder);
+
+// Where the writer cuts a span after a record at `ticks`: the first tick that the JDK's
+// conversion (JfrReader::EpochNanosOf) puts at least 2 ns after it (SpanIntervals::JustAfter).
+int64_t CutAfter(const JfrReader& reader, int64_t ticks);
 
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed);

@@ -73,7 +73,19 @@ done
 expect 2 'unknown option "--bogus"' report "$tmp/good.jfr" --bogus
 expect 2 "no recording to read" report
 expect 2 "--top wants a number" report "$tmp/good.jfr" --top 0
-expect 2 "--events wants cpu, wall, all, alloc or lock" report "$tmp/good.jfr" --events heap
+expect 2 '--events wants cpu, wall, all, alloc, lock or event types (e.g. jdk.FileRead,jdk.SocketRead), got "heap"' \
+  report "$tmp/good.jfr" --events heap
+expect 2 '--events jdk.FileRead,,x: "" is not an event type name (a type is named like jdk.FileRead; give types only, comma-separated)' \
+  report "$tmp/good.jfr" --events jdk.FileRead,,x
+expect 2 '"cpu" is not an event type name' report "$tmp/good.jfr" --events jdk.FileRead,cpu
+expect 2 "--value FIELD weighs events of --events TYPE,... (e.g. --events jdk.FileRead --value bytesRead); cpu, wall, alloc and lock have their own weights" \
+  report "$tmp/good.jfr" --events alloc --value weight
+expect 1 "--events jdk.FileRead: no such events in the recording (its events with a stack trace: ctxprof.CpuSample profiler.WallClockSample)" \
+  report "$tmp/good.jfr" --events jdk.FileRead
+expect 1 "--value duration: ctxprof.CpuSample has no field of that name (its numeric fields: weight); choose one with --value" \
+  report "$tmp/good.jfr" --events ctxprof.CpuSample
+expect 1 "--value state: ctxprof.CpuSample's field is not a number (its numeric fields: weight)" \
+  report "$tmp/good.jfr" --events ctxprof.CpuSample --value state
 expect 2 "--by nope: the recording has no such attribute (it has: endpoint tenant)" \
   report "$tmp/good.jfr" --by nope
 expect 2 "-o FLAME.html is required" flame "$tmp/good.jfr"
@@ -89,6 +101,20 @@ expect 2 'unknown option "--threads"' convert --to pprof "$tmp/good.jfr" -o "$tm
 expect 2 "-o OUT is required" convert --to pprof "$tmp/good.jfr"
 expect 2 "--by needs a value" flame "$tmp/good.jfr" -o "$tmp/x.html" --by
 expect 2 "no command" record -o "$tmp/r.jfr"
+# Span lengths: a number with its unit; the message names the option, the input and the fix.
+for bad in 10 abc 1.2.3ms -5ms 10h ms .ms 99999999999m; do
+  expect 2 "report: --min-duration wants a span length with its unit (ns, us, ms, s or m), e.g. 250ms or 1.5s; got \"$bad\"" \
+    report "$tmp/good.jfr" --min-duration "$bad"
+done
+expect 2 "flame: --max-duration wants a span length with its unit" flame "$tmp/good.jfr" \
+  -o "$tmp/x.html" --max-duration 5
+expect 2 "convert: --min-duration (2000000 ns) is longer than --max-duration (1000 ns): no span can be both; swap them" \
+  convert --to collapsed "$tmp/good.jfr" -o - --min-duration 2ms --max-duration 1us
+expect 2 "--diff with a duration compares the spans it selects with the rest: give --min-duration or --max-duration, not both" \
+  flame --diff "$tmp/good.jfr" -o "$tmp/x.html" --min-duration 1ms --max-duration 2ms
+expect 2 "report: --latency counts every span and the CPU samples per --by value; it takes no --threads, --events, --min-duration or --max-duration" \
+  report "$tmp/good.jfr" --latency --events wall
+expect 2 'unknown option "--latency"' convert --to collapsed "$tmp/good.jfr" -o - --latency
 
 # Bad input: exit 1, the file named, the offset where JfrReader stopped.
 expect 1 "cannot read $tmp/missing.jfr: No such file" report "$tmp/missing.jfr"
@@ -118,6 +144,24 @@ cmp -s "$tmp/out" "$tmp/c.txt" || fail "collapsed on stdout differs from the fil
 [[ -s $tmp/err ]] && fail "--quiet still wrote to stderr: $(cat "$tmp/err")"
 [[ $(awk '{ sum += $NF } END { print sum }' "$tmp/c.txt") == 12 ]] ||
   fail "collapsed counts do not add up to 12 samples"
+# Span selectors on the runs of samples of this recording (a ctxprof.Context per run): 1ns keeps
+# every sample with a context (the collapsed lines that start with a context frame, not
+# "[no frames]"), 1 minute
+# none; --latency needs ctxprof.SpanLatency events, which an untimed recording has not.
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet --min-duration 1ns
+grep '^\[' "$tmp/c.txt" | grep -v '^\[no frames\] ' | cmp -s - "$tmp/out" ||
+  fail "--min-duration 1ns: not the samples with a context: $(cat "$tmp/out")"
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet --min-duration 1m
+[[ -s $tmp/out ]] && fail "--min-duration 1m kept samples: $(cat "$tmp/out")"
+expect 1 "report --latency: the recording has no ctxprof.SpanLatency events" \
+  report "$tmp/good.jfr" --latency
+# Any event type: ctxprof's own CPU sample events weighed by their weight field are the cpu
+# samples, line for line.
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o "$tmp/cpu.txt" --quiet --events cpu
+expect 0 "" convert --to collapsed "$tmp/good.jfr" -o - --quiet --events ctxprof.CpuSample \
+  --value weight
+cmp -s "$tmp/out" "$tmp/cpu.txt" ||
+  fail "--events ctxprof.CpuSample --value weight differs from --events cpu: $(cat "$tmp/out")"
 # Several recordings add up; a folder is read as a repository (its .jfr files).
 mkdir -p "$tmp/two"
 cp "$tmp/good.jfr" "$tmp/two/a.jfr"

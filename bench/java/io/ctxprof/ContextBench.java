@@ -114,6 +114,17 @@ public final class ContextBench {
     int[] savedAttributes = new int[ContextLayout.ATTRIBUTE_SLOTS];
 
     Map<String, Op> ops = new LinkedHashMap<>();
+    // The floor of every timed write, in the same fork: one read of the span clock, so that
+    // the timed rows can be judged as the untimed write plus clock reads.
+    ops.put(
+        "floor: span clock read (" + SpanClock.KIND + ")",
+        n -> {
+          long sum = 0;
+          for (int i = 0; i < n; i++) {
+            sum += SpanClock.now();
+          }
+          blackhole += sum;
+        });
     ops.put(
         "setAttribute (cached value)",
         n -> {

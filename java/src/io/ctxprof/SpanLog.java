@@ -40,7 +40,7 @@ final class SpanLog {
     OPEN_BEGIN = fields[5];
     TAIL = fields[6];
     FIRST_RECORD = fields[7];
-    if (RECORD_BYTES != 72) {
+    if (RECORD_BYTES != 80) {
       throw new IllegalStateException(
           "libctxprof's span log layout does not match this ctxprof.jar: rebuild both together");
     }
@@ -95,6 +95,7 @@ final class SpanLog {
     BlockMemory.putLong(record + 48, attributes23);
     BlockMemory.putLong(record + 56, attributes45);
     BlockMemory.putLong(record + 64, attributes67);
+    BlockMemory.putLong(record + 72, 0); // owner: a platform thread writes only its own intervals
     VarHandle.releaseFence(); // the record is complete before the reader can see the new head
     BlockMemory.putLong(log + HEAD, head + 1);
   }

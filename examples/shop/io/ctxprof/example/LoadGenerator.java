@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
  * the next.
  *
  * <p>For each endpoint it adds up what the service measured for every answered request
- * (response headers X-Cpu-Nanos, X-Alloc-Bytes, X-Blocked-Nanos; see {@link ShopService}), and
- * at the end prints requests x cost per endpoint and each endpoint's share of the CPU time: the
+ * (response headers X-Cpu-Nanos, X-Alloc-Bytes, X-Blocked-Nanos, X-Span-Nanos; see {@link
+ * ShopService}), and at the end prints requests x cost per endpoint and each endpoint's share of the CPU time: the
  * shares a CPU profile of the service should show. It stops after N requests, after S seconds,
  * or with {@code --count-while} once FILE has appeared and gone again; then it counts only the
  * requests that started after FILE appeared and ended before it was removed, so its numbers
@@ -45,6 +45,28 @@ public final class LoadGenerator {
     final LongAdder allocatedBytes = new LongAdder();
     final LongAdder blockedNanos = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
+    final LongAdder spanNanos = new LongAdder();
+    // Every counted request's span length, for the percentiles the demo compares (a few
+    // hundred thousand at most: 8 bytes each).
+    private long[] spans = new long[1024];
+    private int spanCount;
+
+    synchronized void addSpan(long nanos) {
+      if (spanCount == spans.length) {
+        spans = java.util.Arrays.copyOf(spans, spanCount * 2);
+      }
+      spans[spanCount++] = nanos;
+    }
+
+    /** The span length at quantile {@code q} (nearest rank), 0 without requests. */
+    synchronized long spanQuantile(double q) {
+      if (spanCount == 0) {
+        return 0;
+      }
+      long[] sorted = java.util.Arrays.copyOf(spans, spanCount);
+      java.util.Arrays.sort(sorted);
+      return sorted[(int) Math.min(spanCount - 1, Math.ceil(q * spanCount) - 1)];
+    }
   }
 
   /** Whether requests count: always, except with --count-while before and after its window. */
@@ -226,6 +248,9 @@ public final class LoadGenerator {
       endpoint.allocatedBytes.add(header(connection, "X-Alloc-Bytes"));
       endpoint.blockedNanos.add(header(connection, "X-Blocked-Nanos"));
       endpoint.latencyNanos.add(end - start);
+      long span = header(connection, "X-Span-Nanos");
+      endpoint.spanNanos.add(span);
+      endpoint.addSpan(span);
     } catch (IOException | RuntimeException e) {
       endpoint.errors.increment();
       if (firstErrorShown.compareAndSet(false, true)) {
@@ -303,7 +328,9 @@ public final class LoadGenerator {
   /** Tab-separated totals: a header line, then one line per endpoint. */
   String summary() {
     StringBuilder out =
-        new StringBuilder("endpoint\trequests\terrors\tcpu_nanos\talloc_bytes\tblocked_nanos\n");
+        new StringBuilder(
+            "endpoint\trequests\terrors\tcpu_nanos\talloc_bytes\tblocked_nanos\tspan_nanos"
+                + "\tspan_p50_nanos\tspan_p99_nanos\n");
     for (int i = 0; i < totals.length; i++) {
       EndpointTotals endpoint = totals[i];
       out.append(ShopService.ENDPOINTS[i])
@@ -317,6 +344,12 @@ public final class LoadGenerator {
           .append(endpoint.allocatedBytes.sum())
           .append('\t')
           .append(endpoint.blockedNanos.sum())
+          .append('\t')
+          .append(endpoint.spanNanos.sum())
+          .append('\t')
+          .append(endpoint.spanQuantile(0.50))
+          .append('\t')
+          .append(endpoint.spanQuantile(0.99))
           .append('\n');
     }
     return out.toString();

@@ -32,8 +32,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Like a tracing middleware, it measures each request inside its span and returns the
  * numbers in response headers: {@code X-Cpu-Nanos} (the worker thread's CPU time),
- * {@code X-Alloc-Bytes} (bytes the thread allocated) and {@code X-Blocked-Nanos} (time waiting
- * for the inventory monitor). The load generator adds them up per endpoint: that is the ground
+ * {@code X-Alloc-Bytes} (bytes the thread allocated), {@code X-Blocked-Nanos} (time waiting
+ * for the inventory monitor) and {@code X-Span-Nanos} (the span's length, from before it opens
+ * to after it closes). The load generator adds them up per endpoint: that is the ground
  * truth the demo compares the profile with.
  */
 public final class ShopService {
@@ -154,6 +155,7 @@ public final class ShopService {
     long allocatedBytes;
     long blockedNanos = 0;
     long threadId = Thread.currentThread().getId();
+    long spanStart = System.nanoTime();
     try (Tracer.Span span = tracer.startSpan(endpoint, tenant)) {
       long cpuStart = threads.getCurrentThreadCpuTime();
       long allocatedStart = allocations.getThreadAllocatedBytes(threadId);
@@ -182,11 +184,13 @@ public final class ShopService {
       cpuNanos = threads.getCurrentThreadCpuTime() - cpuStart;
       allocatedBytes = allocations.getThreadAllocatedBytes(threadId) - allocatedStart;
     }
+    long spanNanos = System.nanoTime() - spanStart;
     served.computeIfAbsent(endpoint, k -> new LongAdder()).increment();
     byte[] bytes = (body + "\n").getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().set("X-Cpu-Nanos", Long.toString(cpuNanos));
     exchange.getResponseHeaders().set("X-Alloc-Bytes", Long.toString(allocatedBytes));
     exchange.getResponseHeaders().set("X-Blocked-Nanos", Long.toString(blockedNanos));
+    exchange.getResponseHeaders().set("X-Span-Nanos", Long.toString(spanNanos));
     exchange.sendResponseHeaders(status, bytes.length);
     try (OutputStream out = exchange.getResponseBody()) {
       out.write(bytes);

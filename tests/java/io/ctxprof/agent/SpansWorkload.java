@@ -23,15 +23,19 @@ import java.util.concurrent.ThreadLocalRandom;
  * <ul>
  *   <li>{@code durations}: two threads, 120 spans each of 1 to 20 ms, half spinning and half
  *       sleeping.
- *   <li>{@code empty}: one span (id 1) that only sleeps 200 ms, then one (id 2) that waits for a
- *       monitor another thread holds until 20 ms after it saw the wait begin: recorded with lock
- *       events only, the first span holds no event and the second one wait.
+ *   <li>{@code virtual}: the same on 6 virtual threads, 40 spans each (JDK 21+): a sleeping span
+ *       unmounts its thread and may end on another carrier than it began.
+ *   <li>{@code empty}: after 2,000 short spans that warm the write path up, one span (id
+ *       1) that only sleeps 200 ms, then one (id 2) that waits for a monitor another thread holds
+ *       until 20 ms after it saw the wait begin: the first span holds no event and the second
+ *       one wait.
  *   <li>{@code waits}: two threads open a new span for each of 400 acquisitions of a monitor that
  *       a helper thread holds 0.3 ms at that moment (nothing else inside), so the spans change
  *       about every millisecond, and each span holds exactly one wait for that monitor.
  *   <li>{@code clock PATH}: 200 spans over about 4 s, each inside a JDK event (SpanMarker, with
  *       the span's id) begun just before the span opens and ended just after it closes, recorded
- *       by the JDK's own Flight Recorder into PATH: the two clocks side by side.
+ *       by the JDK's own Flight Recorder into PATH: the two clocks side by side. Prints {@code
+ *       truth open-bracket|close-bracket SPAN_ID NANOS}: clock reads around each pair.
  * </ul>
  */
 public final class SpansWorkload {
@@ -54,6 +58,9 @@ public final class SpansWorkload {
     switch (args[0]) {
       case "durations":
         runAll(() -> spans(1_000, 120), () -> spans(2_000, 120));
+        break;
+      case "virtual":
+        runVirtual(6, 40);
         break;
       case "empty":
         emptyThenBusy();
@@ -99,6 +106,19 @@ public final class SpansWorkload {
     }
   }
 
+  private static void runVirtual(int threads, int spansEach) throws Exception {
+    // Through reflection: this class is compiled for JDK 17, which has no virtual threads.
+    java.lang.reflect.Method start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+    List<Thread> started = new java.util.ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      long firstId = 10_000 + 1_000L * t;
+      started.add((Thread) start.invoke(null, (Runnable) () -> spans(firstId, spansEach)));
+    }
+    for (Thread thread : started) {
+      thread.join();
+    }
+  }
+
   private static void emptyThenBusy() throws InterruptedException {
     CountDownLatch held = new CountDownLatch(1);
     Thread main = Thread.currentThread();
@@ -117,6 +137,13 @@ public final class SpansWorkload {
             });
     holder.start();
     held.await();
+    // The first writes link the write path, for milliseconds a CPU sample can fall in: done in
+    // other spans, so that span 1 holds nothing but its sleep.
+    for (int i = 0; i < 2_000; i++) {
+      try (ContextScope scope = setter.open(0, 1, 100_000 + i)) {
+        sink++;
+      }
+    }
     try (ContextScope scope = setter.open(0, 1, 1)) {
       sleep(200);
     }
@@ -198,12 +225,24 @@ public final class SpansWorkload {
   private static void markedSpan(ThreadHandle handle, long id, long nanos) {
     SpanMarker marker = new SpanMarker();
     marker.spanId = id;
+    long beforeBegin = System.nanoTime();
     marker.begin();
+    long afterOpen;
+    long beforeClose;
     try (ContextScope scope = handle.open(0, 1, id)) {
+      afterOpen = System.nanoTime();
       spin(nanos);
+      beforeClose = System.nanoTime();
     }
     marker.end();
+    long afterEnd = System.nanoTime();
     marker.commit();
+    if (nanos > 0) {
+      // How far apart the JDK's begin and our open (our close and the JDK's end) can be: more
+      // than a few microseconds only when the thread was preempted in between.
+      System.out.println("truth open-bracket " + id + " " + (afterOpen - beforeBegin));
+      System.out.println("truth close-bracket " + id + " " + (afterEnd - beforeClose));
+    }
   }
 
   private static void spin(long nanos) {

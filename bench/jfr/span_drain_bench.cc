@@ -1,0 +1,125 @@
+// How many closed spans the writer thread turns into ctxprof.Context events per second: each
+// iteration, `threads` span logs (argument) receive 256 closed spans each, written outside the
+// timed region as their threads would; the timed region is the writer thread's whole share:
+// SpanDrain::Drain (read the logs, map the times), JfrWriter::AddSpan, and with contexts=all
+// SettleSpans writing every span as an event (flushes included, every second of span time).
+// Reports spans/s (items_per_second) and bytes per span of the file.
+//
+// Run: bazel run -c opt //bench/jfr:span_drain_bench
+#include <benchmark/benchmark.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <unordered_set>
+
+#include "context/context_map.h"
+#include "profiler/jfr_events/jfr_writer.h"
+#include "profiler/session/span_drain.h"
+#include "tests/jfr/synthetic.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr int kSpansPerLog = 256;
+constexpr int32_t kFirstTid = 1000;
+
+void BM_DrainSpans(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string path =
+      std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/span_drain_bench.jfr";
+  std::string error;
+  ContextMap* map = ContextMap::Create(kFirstTid + threads, &error);
+  std::unique_ptr<Dictionary> dictionary = Dictionary::Create(Dictionary::Options(), &error);
+  AttributeRegistry attributes;
+  if (map == nullptr || dictionary == nullptr ||
+      !attributes.Register({"http.route", "tenant"}, &error)) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  std::vector<SpanLog*> logs;
+  for (int i = 0; i < threads; i++) logs.push_back(map->span_logs().Claim(kFirstTid + i));
+  const uint32_t routes[4] = {dictionary->Intern("/checkout"), dictionary->Intern("/search"),
+                              dictionary->Intern("/cart"), dictionary->Intern("/login")};
+
+  // Not named "tsc": span times carry kMonotonicFlag and pass unchanged, in its ticks.
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver names;
+  JfrWriterConfig config;
+  config.path = path;
+  config.engine = "perf_cpu_clock";
+  config.interval_nanos = 10000000;
+  config.all_contexts = true;
+  JfrWriterInputs inputs;
+  inputs.clock = &clock;
+  inputs.frames = &frames;
+  inputs.threads = &names;
+  inputs.dictionary = dictionary.get();
+  inputs.attributes = &attributes;
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  if (!opened.ok()) {
+    state.SkipWithError(opened.status().message().c_str());
+    return;
+  }
+  JfrWriter* writer = opened.value().get();
+  SpanDrain drain(map, &clock);
+
+  const uint64_t span_ticks = clock.TicksPerSecond() / 1000;  // 1 ms spans
+  uint64_t ticks = clock.Now();
+  uint64_t span_id = 1;
+  std::unordered_set<int32_t> timed;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const uint64_t begin = ticks;
+    for (SpanLog* log : logs) {
+      ticks = begin;
+      for (int k = 0; k < kSpansPerLog; k++) {
+        ContextSnapshot context{};
+        context.trace_id_low = span_id;
+        context.span_id = span_id++;
+        context.attributes[0] = routes[k % 4];
+        context.attributes[1] = routes[(k / 4) % 4];
+        log->SetOpenBegin(kMonotonicFlag | ticks, 0);
+        ticks += span_ticks;
+        log->EndInterval(context, kMonotonicFlag | ticks);
+      }
+      log->SetOpenBegin(kMonotonicFlag | ticks, 0);
+    }
+    clock.Set(ticks);
+    state.ResumeTiming();
+    drain.Drain([writer](const SpanInterval& span) { writer->AddSpan(span); }, &timed,
+                [writer](const SpanDrain::OpenInterval& open) {
+                  writer->SetOpenSpan(open.tid, open.virtual_thread_id, open.begin_ticks,
+                                      open.read_ticks, open.context);
+                });
+    writer->AddTimedThreads(timed);
+    writer->SettleSpans(ticks);
+    if (const Status ticked = writer->Tick(); !ticked.ok()) {
+      state.SkipWithError(ticked.message().c_str());
+      return;
+    }
+  }
+  clock.Advance(span_ticks);
+  if (const Status closed = writer->Close(); !closed.ok()) {
+    state.SkipWithError(closed.message().c_str());
+    return;
+  }
+  const double spans = static_cast<double>(state.iterations()) * threads * kSpansPerLog;
+  struct stat st;
+  stat(path.c_str(), &st);
+  state.SetItemsProcessed(static_cast<int64_t>(spans));
+  state.counters["bytes_per_span"] = static_cast<double>(st.st_size) / spans;
+  state.counters["written"] = static_cast<double>(writer->spans_written()) / spans;
+  unlink(path.c_str());
+}
+
+// Argument: threads with a span log.
+BENCHMARK(BM_DrainSpans)->Arg(16)->Arg(200)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace ctxprof
+
+BENCHMARK_MAIN();
