@@ -163,32 +163,41 @@ void ThreadContext::Read(ContextSnapshot* out) {
 }
 
 void ThreadContext::Mount(uint64_t owner, const SuspendedContext& saved) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  if (FindOwnBlock(store, &block) != ContextWrite::kWritten) return;
   uint64_t now = 0;
   SpanLog* log = EndOpenInterval(*block, &now);
   interval_owner = owner;
-  BlockWriter writer(block);
-  if (log != nullptr)
-    log->SetOpenBegin(saved.interval_begin != 0 ? saved.interval_begin : now, owner);
-  writer.SetAll(saved.context);
+  {
+    BlockWriter writer(block);
+    if (log != nullptr)
+      log->SetOpenBegin(saved.interval_begin != 0 ? saved.interval_begin : now, owner);
+    writer.SetAll(saved.context);
+  }
+  RefreshOtelRecord(store, *block);  // the carrier's record shows the mounted thread's context
 }
 
 void ThreadContext::Unmount(SuspendedContext* saved) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  if (FindOwnBlock(store, &block) != ContextWrite::kWritten) return;
   if (saved == nullptr) {  // the owner ended: so does its interval
     TimedWriter(block)->Clear();
     interval_owner = 0;
+    RefreshOtelRecord(store, *block);
     return;
   }
   ReadBlock(*block, &saved->context, kSameThreadReadAttempts);  // its only writer: consistent
   SpanLog* log = span_timing.load(std::memory_order_relaxed) ? OwnSpanLog() : nullptr;
   saved->interval_begin = log != nullptr ? log->open_begin.load(std::memory_order_relaxed) : 0;
   interval_owner = 0;
-  BlockWriter writer(block);
-  if (log != nullptr) log->SetOpenBegin(SpanTicks(), 0);
-  writer.Clear();
+  {
+    BlockWriter writer(block);
+    if (log != nullptr) log->SetOpenBegin(SpanTicks(), 0);
+    writer.Clear();
+  }
+  RefreshOtelRecord(store, *block);  // the carrier's own, empty, context
 }
 
 void ThreadContext::OnThreadStart(pid_t tid) {

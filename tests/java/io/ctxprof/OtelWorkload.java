@@ -28,9 +28,10 @@ import java.util.concurrent.CountDownLatch;
  *   <li>ContextSetter by name, one attribute set twice (the record then holds two entries for
  *       it: the reader takes the last), a multi-byte value, then one attribute cleared;
  *   <li>attributes without a trace, then clear() (no record);
- *   <li>on JDK 21+ a virtual thread (JNI writes into its carrier's record; after a sleep it is
- *       mounted again, so the mount hook restored the record); it spins while the test reads, so
- *       it stays on the carrier it reports. Before JDK 21, a platform thread through a handle.
+ *   <li>on JDK 21+ a virtual thread (JNI writes into its carrier's record): round 0 after a
+ *       sleep, mounted again (the mount hook restored the record), spinning so that it stays on
+ *       the carrier it reports; round 1 blocked, so the carrier it left must show no context
+ *       (the unmount hook cleared the record). Before JDK 21, a platform thread through a handle.
  * </ul>
  */
 public final class OtelWorkload {
@@ -62,17 +63,23 @@ public final class OtelWorkload {
       thread.setDaemon(true);
       thread.start();
     }
+    Thread virtual = null;
     if (Runtime.version().feature() >= 21) {
       Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-      Class.forName("java.lang.Thread$Builder")
-          .getMethod("start", Runnable.class)
-          .invoke(builder, workers[3]);
+      virtual =
+          (Thread)
+              Class.forName("java.lang.Thread$Builder")
+                  .getMethod("start", Runnable.class)
+                  .invoke(builder, workers[3]);
     } else {
       Thread thread = new Thread(() -> handleWorkerFor(setter, route, 3), "otel-worker-3");
       thread.setDaemon(true);
       thread.start();
     }
     for (int r = 0; r < 2; r++) {
+      if (r == 1 && virtual != null) {
+        reportUnmounted(virtual);
+      }
       reported[r].await();
       for (String line = LINES.poll(); line != null; line = LINES.poll()) {
         out.println(line);
@@ -169,22 +176,45 @@ public final class OtelWorkload {
     awaitRound(1);
   }
 
+  private static volatile String unmountedCarrier; // round 1: the carrier the thread left
+  private static final CountDownLatch FOREVER = new CountDownLatch(1);
+
   private static void virtualWorker(ContextSetter setter, int route) {
-    for (int r = 0; r < 2; r++) {
-      long span = 0x1000L + r;
-      setter.setTraceContext(7, 8, span);
-      setter.setAttribute(route, "/virtual/" + r);
-      try {
-        Thread.sleep(5); // unmounts; mounting again restores the context on the new carrier
-      } catch (InterruptedException e) {
-        return;
-      }
-      report(r, hex(7) + hex(8) + " " + hex(span) + " http.route=/virtual/" + r);
-      while (round <= r) {
-        Thread.onSpinWait(); // stays mounted on the carrier it reported
-      }
+    // Round 0: mounted. The sleep unmounts it; mounting again restores the context on the new
+    // carrier, which it then reports and keeps (it spins, so it stays mounted there).
+    setter.setTraceContext(7, 8, 0x1000L);
+    setter.setAttribute(route, "/virtual/0");
+    try {
+      Thread.sleep(5);
+    } catch (InterruptedException e) {
+      return;
+    }
+    report(0, hex(7) + hex(8) + " " + hex(0x1000L) + " http.route=/virtual/0");
+    while (round <= 0) {
+      Thread.onSpinWait();
+    }
+    // Round 1: unmounted. It sets a context and blocks; the carrier it left must show none
+    // (main reports that once the thread is parked).
+    setter.setTraceContext(7, 8, 0x1001L);
+    setter.setAttribute(route, "/virtual/1");
+    unmountedCarrier = tid();
+    try {
+      FOREVER.await();
+    } catch (InterruptedException e) {
+      // exits with the JVM
     }
   }
+
+  /** Round 1's line for the virtual thread: its carrier, empty once it has unmounted. */
+  private static void reportUnmounted(Thread virtual) throws InterruptedException {
+    while (unmountedCarrier == null || virtual.getState() != Thread.State.WAITING) {
+      Thread.sleep(1);
+    }
+    Thread.sleep(100); // the state is set before the unmount completes
+    LINES.add("ctx " + unmountedCarrier + " none");
+    REPORTED[1].countDown();
+  }
+
 
   private static void handleWorkerFor(ContextSetter setter, int route, int index) {
     ThreadHandle handle = setter.forCurrentThread();
