@@ -13,6 +13,7 @@
 #include "jni/attach_command.h"
 #include "jni/java_stack_walker.h"
 #include "jni/java_thread_env.h"
+#include "jni/jfr_sync.h"
 #include "jni/jvm_events.h"
 #include "jni/jvm_resolvers.h"
 #include "jni/jvm_stubs.h"
@@ -289,13 +290,16 @@ Status InitLocked(JavaVM* vm, bool live) {
   }
   if (virtual_thread_events) hooks.virtual_thread = VirtualThreads::Mounted;
   hooks.frame_resolver = [jvmti, vm] { return std::make_unique<JvmFrameResolver>(jvmti, vm); };
-  hooks.thread_resolver = [] { return std::make_unique<JvmThreadResolver>(); };
+  hooks.thread_resolver = [vm] { return std::make_unique<JvmThreadResolver>(vm); };
   hooks.background_start = AttachBackgroundThread;
   hooks.background_end = DetachBackgroundThread;
   JvmEvents::Init(vm);
   hooks.events_start = JvmEvents::Start;
   hooks.events_stop = JvmEvents::Stop;
   hooks.object_tracker = JvmEvents::NewObjectTracker;
+  hooks.jdk_recorder = [vm](const JdkRecorderRequest& request) {
+    return JfrSync::Start(vm, request);
+  };
   Profiler::Global()->SetRuntimeHooks(std::move(hooks));
 
   if (live) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "jni/jfr_sync.h"
 #include "jni/jvm_stubs.h"
 #include "jni/jvm_threads.h"
 #include "jni/virtual_threads.h"
@@ -122,7 +123,16 @@ int32_t JvmFrameResolver::LineOf(jmethodID method, int32_t bci) {
 }
 
 void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
-  if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) native_.Resolve(tid, out);
+  if (!JvmThreads::Lookup(tid, &out->name, &out->java_thread_id)) {
+    native_.Resolve(tid, out);
+  } else if (JfrSync::Running()) {
+    JNIEnv* env = nullptr;
+    if (vm_->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK) return;
+    jobject thread = JvmThreads::ThreadOf(env, tid);
+    if (thread == nullptr) return;
+    out->jdk_key = JfrSync::JdkThreadKey(env, thread);
+    env->DeleteLocalRef(thread);
+  }
 }
 
 std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }

@@ -49,11 +49,14 @@ std::string InternalClassName(const std::string& signature);
 
 class JvmThreadResolver : public ThreadResolver {
  public:
+  explicit JvmThreadResolver(JavaVM* vm) : vm_(vm) {}
+  // With jfrsync= also the JDK recorder's key of a Java thread (JfrSync::JdkThreadKey).
   void Resolve(int32_t tid, ResolvedThread* out) override;
   // From VirtualThreads (jni/virtual_threads.h).
   std::string VirtualThreadName(uint64_t id) override;
 
  private:
+  JavaVM* const vm_;
   NativeThreadResolver native_;
 };
 

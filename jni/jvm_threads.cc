@@ -11,6 +11,7 @@ namespace {
 struct JavaThread {
   std::string name;
   int64_t id;
+  jweak thread;  // the java.lang.Thread, weakly (null when it could not be made)
 };
 
 std::mutex g_mutex;
@@ -21,7 +22,7 @@ std::unordered_map<pid_t, JavaThread>* g_threads = new std::unordered_map<pid_t,
 void JvmThreads::RecordCurrent(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   jvmtiThreadInfo info{};
   if (thread == nullptr || jvmti->GetThreadInfo(thread, &info) != JVMTI_ERROR_NONE) return;
-  JavaThread entry{info.name != nullptr ? info.name : "", 0};
+  JavaThread entry{info.name != nullptr ? info.name : "", 0, nullptr};
   jvmti->Deallocate(reinterpret_cast<unsigned char*>(info.name));
   if (info.thread_group != nullptr) jni->DeleteLocalRef(info.thread_group);
   if (info.context_class_loader != nullptr) jni->DeleteLocalRef(info.context_class_loader);
@@ -34,8 +35,19 @@ void JvmThreads::RecordCurrent(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
     entry.id = 0;
   }
   if (thread_class != nullptr) jni->DeleteLocalRef(thread_class);
+  entry.thread = jni->NewWeakGlobalRef(thread);
+  jni->ExceptionClear();  // out of memory: the thread is still named
   std::lock_guard<std::mutex> lock(g_mutex);
-  (*g_threads)[CachedTid()] = std::move(entry);
+  JavaThread& slot = (*g_threads)[CachedTid()];
+  if (slot.thread != nullptr) jni->DeleteWeakGlobalRef(slot.thread);
+  slot = std::move(entry);
+}
+
+jobject JvmThreads::ThreadOf(JNIEnv* env, pid_t tid) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const auto found = g_threads->find(tid);
+  if (found == g_threads->end() || found->second.thread == nullptr) return nullptr;
+  return env->NewLocalRef(found->second.thread);  // null once the thread was collected
 }
 
 bool JvmThreads::Lookup(pid_t tid, std::string* name, int64_t* java_thread_id) {

@@ -27,6 +27,8 @@ class JvmThreads {
   // the thread unrecorded (it then gets its OS name).
   static void RecordCurrent(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
   static bool Lookup(pid_t tid, std::string* name, int64_t* java_thread_id);
+  // A new local reference to the java.lang.Thread recorded for `tid` (held weakly), or null.
+  static jobject ThreadOf(JNIEnv* env, pid_t tid);
 };
 
 }  // namespace ctxprof

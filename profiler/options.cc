@@ -542,7 +542,25 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
                   "recorded event falls inside it) or contexts=all (every span)"));
     }
     options->jfr.all_contexts = value == "all";
+    options->jfr.contexts_given = true;
     return Status();
+  }
+  if (key == "jfrsync") {
+    bool valid = !value.empty() && value != "+" && value.find("++") == std::string_view::npos &&
+                 !(value.size() > 1 && value.back() == '+' && value.front() == '+');
+    if (!valid) {
+      return Status::InvalidArgument(
+          Problem(key, value, "is not a JFR configuration",
+                  "give a predefined configuration (jfrsync=default, jfrsync=profile), a .jfc "
+                  "file, or events to enable, e.g. jfrsync=+jdk.FileRead+jdk.SocketRead"));
+    }
+    options->jfrsync = std::string(value);
+    return Status();
+  }
+  if (key == "jfrthreshold") {
+    options->jfrsync_threshold_given = true;
+    return ParseDurationOption(key, value, 0, Options::kMaxIntervalNs,
+                               &options->jfrsync_threshold_ns);
   }
   if (key == "upload") return ParseUploadUrl(value, &options->upload);
   if (key == "otlp") return ParseOtlpUrl(value, &options->otlp);
@@ -575,6 +593,28 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
   }
   // A key of OptionTable() that no branch above parses (options_test catches it).
   return Status::InvalidArgument("option " + Quote(key) + " is listed but not parsed");
+}
+
+// jfrsync= and what it needs from the other options: one recording file, and every span
+// written (see below).
+Status CheckJfrSync(Options* options) {
+  if (options->file.empty()) {
+    return Status::InvalidArgument(
+        Problem("jfrsync", options->jfrsync, "needs file=",
+                "the JDK's chunks are added to one recording file: add file=PATH.jfr "
+                "(repository= and upload= are not synchronised yet)"));
+  }
+  // The JDK's events reach the file only when its recorder stops: the writer writes every span,
+  // and with contexts=triggered given, those without an event are left out then.
+  options->jfrsync_triggered_contexts = options->jfr.contexts_given && !options->jfr.all_contexts;
+  options->jfr.all_contexts = true;
+  if (options->clock_given && options->clock == ClockKind::kTsc) {
+    return Status::InvalidArgument(
+        Problem("clock", "tsc", "conflicts with jfrsync=",
+                "with jfrsync= the recording counts time in the JDK's own ticks: remove clock="));
+  }
+  options->clock = ClockKind::kMonotonic;
+  return Status();
 }
 
 // upload= and what it needs from the other options; fills the upload defaults.
@@ -740,6 +780,8 @@ const std::vector<OptionHelp>& OptionTable() {
       {"wallsamples", "profiler", "wall sample event: profiler (profiler.WallClockSample) or jdk"},
       {"contexts", "triggered", "spans as ctxprof.Context: triggered (an event inside) or all"},
       {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
+      {"jfrsync", "", "default, profile, a .jfc or +event+event: the JDK's recorder too (file=)"},
+      {"jfrthreshold", "", "jfrsync, select=if-context: JDK events this short only in spans"},
       {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
       {"uploadname", "ctxprof", "the application name in Pyroscope"},
       {"uploadlabels", "", "static series labels, k=v;k2=v2"},
@@ -807,6 +849,9 @@ StatusOr<Options> ParseOptions(std::string_view text) {
   if (!options.upload.url.empty()) {
     if (Status checked = CheckUpload(&options); !checked.ok()) return checked;
   }
+  if (!options.jfrsync.empty()) {
+    if (Status checked = CheckJfrSync(&options); !checked.ok()) return checked;
+  }
   if (!options.otlp.url.empty() && options.repository.empty()) {
     return Status::InvalidArgument(
         Problem("otlp", options.otlp.url, "needs repository=",
@@ -828,10 +873,18 @@ StatusOr<Options> ParseOptions(std::string_view text) {
         "option 'live' applies to allocation sampling; add alloc=SIZE, e.g. alloc=512k,live");
   }
   if (options.select == EventSelect::kIfContext && options.alloc_interval_bytes == 0 &&
-      !options.lock_enabled) {
+      !options.lock_enabled && options.jfrsync.empty()) {
     return Status::InvalidArgument(
-        Problem("select", "if-context", "applies only to allocation and lock events",
-                "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context"));
+        Problem("select", "if-context", "applies only to allocation and lock events and jfrsync=",
+                "add alloc=SIZE and/or lock=DURATION, e.g. lock=100ms,select=if-context, or "
+                "jfrsync=CONFIG"));
+  }
+  if (options.jfrsync_threshold_given &&
+      (options.jfrsync.empty() || options.select != EventSelect::kIfContext)) {
+    return Status::InvalidArgument(
+        Problem("jfrthreshold", FormatNanos(options.jfrsync_threshold_ns),
+                "applies only to jfrsync= with select=if-context",
+                "add jfrsync=CONFIG,select=if-context, or remove jfrthreshold="));
   }
   if ((options.alloc_interval_bytes != 0 || options.lock_enabled) && options.file.empty() &&
       options.repository.empty()) {

@@ -21,6 +21,10 @@
 //   JFR        chunksize=, maxsize=, chunktime=, maxage=, flush=, cpusamples=jdk|ctxprof,
 //              wallsamples=profiler|jdk, contextid=: validated here, consumed by the writer
 //              (docs/JFR.md)
+//   jfrsync    jfrsync=CONFIG (a JVM only; file= required; contexts=all unless contexts=triggered
+//              is given; a clock in the JDK's ticks: profiler/session/jdk_recorder.h); with
+//              select=if-context the
+//              JDK's short duration events only inside spans, jfrthreshold= their threshold
 //   upload     upload=URL (repository= required; implies contextid=true, clock=monotonic and the
 //              Pyroscope layout; CPU and wall intervals equal and dividing 1s), uploadname=,
 //              uploadlabels=, uploadca=, and uploadtoken=, uploadbasic=, uploadtenant= as
@@ -69,8 +73,9 @@ struct JfrOptions {
   bool wall_samples_as_jdk = false;              // wallsamples=jdk
   bool context_id = false;                       // contextid=true
   bool context_id_given = false;                 // contextid= was present
-  bool pyroscope = false;     // upload=: the layout Pyroscope's parser reads right
-  bool all_contexts = false;  // contexts=all (default contexts=triggered)
+  bool pyroscope = false;       // upload=: the layout Pyroscope's parser reads right
+  bool all_contexts = false;    // contexts=all (default contexts=triggered; all with jfrsync=)
+  bool contexts_given = false;  // contexts= was present
 };
 
 // Where a secret comes from: an environment variable or a file (its text, one trailing newline
@@ -161,6 +166,19 @@ struct Options {
   bool lock_enabled = false;
   uint64_t lock_threshold_ns = kDefaultLockThresholdNs;
   EventSelect select = EventSelect::kAll;
+  // jfrsync=: the JDK's Flight Recorder beside the session, with this configuration (a
+  // predefined one, a .jfc path or +name+name...); its chunks end the file= recording.
+  std::string jfrsync;
+  // jfrthreshold=: with select=if-context, the JDK's duration events shorter than this are kept
+  // only inside spans (default: each event's threshold in the configuration).
+  uint64_t jfrsync_threshold_ns = 0;
+  bool jfrsync_threshold_given = false;
+  // contexts=triggered with jfrsync=: the writer writes every span (jfr.all_contexts) and the
+  // untriggered ones are left out when the JDK's chunks join the file.
+  bool jfrsync_triggered_contexts = false;
+  // Not an option: the JDK recorder's origin for MonotonicClock, set by Profiler::Start once the
+  // JDK's recorder runs (profiler/session/jdk_recorder.h); 0 otherwise.
+  uint64_t clock_origin_nanos = 0;
   JfrOptions jfr;
   UploadOptions upload;
   OtlpOptions otlp;

@@ -16,16 +16,64 @@ Profiler* Profiler::Global() {
   return profiler;
 }
 
+namespace {
+
+Status AlreadyRunning() {
+  return Status::WrongState(
+      "the profiler is already running; stop the running session before starting another");
+}
+
+// jfrsync=: the JDK's recorder, or null with *note saying why the session goes on without it.
+// Runs without the profiler's lock (RuntimeHooks::jdk_recorder).
+StatusOr<std::unique_ptr<JdkRecorder>> StartJdkRecorder(const Options& options,
+                                                        const RuntimeHooks& hooks,
+                                                        std::string* note) {
+  if (!hooks.jdk_recorder) {
+    return Status::InvalidArgument(
+        "option 'jfrsync': value '" + options.jfrsync +
+        "' needs a JVM (the JDK's Flight Recorder); remove it to profile this process");
+  }
+  JdkRecorderRequest request;
+  request.config = options.jfrsync;
+  request.file = options.file;
+  request.samples = options.cpu_engine != CpuEngineKind::kNone || options.wall_enabled;
+  request.allocations = options.alloc_interval_bytes != 0;
+  request.locks = options.lock_enabled;
+  request.select_if_context = options.select == EventSelect::kIfContext;
+  request.triggered_contexts = options.jfrsync_triggered_contexts;
+  request.threshold_given = options.jfrsync_threshold_given;
+  request.threshold_nanos = options.jfrsync_threshold_ns;
+  StatusOr<std::unique_ptr<JdkRecorder>> started = hooks.jdk_recorder(request);
+  if (started.ok()) return started;
+  *note = "jfrsync=" + options.jfrsync + ": " + started.status().message() +
+          "; recording without the JDK's events";
+  return std::unique_ptr<JdkRecorder>();
+}
+
+}  // namespace
+
 Status Profiler::Start(const std::string& options_text, std::string* notes) {
   notes->clear();
   StatusOr<Options> parsed = ParseOptions(options_text);
   if (!parsed.ok()) return parsed.status();
-  const Options& options = parsed.value();
-  std::lock_guard<std::mutex> lock(control_mutex_);
-  if (session_ != nullptr) {
-    return Status::WrongState(
-        "the profiler is already running; stop the running session before starting another");
+  Options options = parsed.value();
+  std::unique_ptr<JdkRecorder> jdk_recorder;  // destroyed, if not kept, after the lock
+  std::string jdk_note;
+  if (!options.jfrsync.empty()) {
+    RuntimeHooks hooks;
+    {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      if (session_ != nullptr) return AlreadyRunning();
+      hooks = hooks_;
+    }
+    StatusOr<std::unique_ptr<JdkRecorder>> started = StartJdkRecorder(options, hooks, &jdk_note);
+    if (!started.ok()) return started.status();
+    jdk_recorder = std::move(started.value());
+    if (jdk_recorder != nullptr)
+      options.clock_origin_nanos = jdk_recorder->monotonic_origin_nanos();
   }
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ != nullptr) return AlreadyRunning();
   if (options.otel_context) {
     // Before the session: its attributes= registration then republishes the key map.
     std::string error;
@@ -36,21 +84,32 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
   }
   StatusOr<std::unique_ptr<Session>> started = Session::Start(options, hooks_, notes);
   if (!started.ok()) return started.status();
+  if (!jdk_note.empty()) *notes += (notes->empty() ? "" : " ") + jdk_note;
   session_ = std::move(started.value());
+  jdk_recorder_ = std::move(jdk_recorder);
   last_aggregator_ = session_->aggregator();
   last_stats_ = session_->Stats();
   return Status();
 }
 
 Status Profiler::Stop() {
-  std::lock_guard<std::mutex> lock(control_mutex_);
-  if (session_ == nullptr) {
-    return Status::WrongState("the profiler is not running; start a session first");
+  std::shared_ptr<JdkRecorder> jdk_recorder;
+  std::string file;
+  Status stopped;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (session_ == nullptr) {
+      return Status::WrongState("the profiler is not running; start a session first");
+    }
+    stopped = session_->Stop();
+    last_stats_ = session_->Stats();
+    session_.reset();
+    jdk_recorder = std::move(jdk_recorder_);
+    file = last_stats_.recording;
   }
-  const Status stopped = session_->Stop();
-  last_stats_ = session_->Stats();
-  session_.reset();
-  return stopped;
+  // The JDK's chunks follow ours once our file is finished; without the lock (see Start).
+  if (jdk_recorder == nullptr || !stopped.ok()) return stopped;
+  return jdk_recorder->StopInto(file);
 }
 
 StatusOr<DumpFormat> ParseDumpFormat(const std::string& name, const std::string& path) {
@@ -69,6 +128,7 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
   std::shared_ptr<Aggregator> aggregator;
   PublishedFiles recording;
   std::unique_ptr<FrameResolver> frames;
+  std::shared_ptr<JdkRecorder> jdk_recorder;
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
     if (last_aggregator_ == nullptr) {
@@ -78,13 +138,18 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
     aggregator = last_aggregator_;
     // A failed or empty publication leaves the aggregated samples to dump.
     if (format == DumpFormat::kJfr && session_ != nullptr) session_->PublishRecording(&recording);
+    jdk_recorder = jdk_recorder_;
     if (format == DumpFormat::kJfr && recording.bytes() == 0 && hooks_.frame_resolver) {
       frames = hooks_.frame_resolver();
     }
   }
   // Symbolizing and copying take a while: outside the control mutex.
   if (format == DumpFormat::kCollapsed) return aggregator->WriteCollapsed(path);
-  if (recording.bytes() > 0) return CopyRecording(recording, path);
+  if (recording.bytes() > 0) {
+    const Status copied = CopyRecording(recording, path);
+    if (!copied.ok() || jdk_recorder == nullptr) return copied;
+    return jdk_recorder->SnapshotInto(path);  // jfrsync=: the JDK's events so far follow
+  }
   if (frames == nullptr) frames = std::make_unique<NativeFrameResolver>();
   std::string error;
   ProcessContext* store = ProcessContext::Get(&error);

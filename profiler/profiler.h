@@ -85,6 +85,9 @@ class Profiler {
   std::shared_ptr<Aggregator> last_aggregator_;  // guarded by control_mutex_
   SessionStats last_stats_;                      // guarded by control_mutex_
   RuntimeHooks hooks_;                           // guarded by control_mutex_
+  // jfrsync=: the JDK's recorder beside session_, started and stopped outside the lock.
+  // Shared with a dump that copies outside the lock.
+  std::shared_ptr<JdkRecorder> jdk_recorder_;  // guarded by control_mutex_
 };
 
 }  // namespace ctxprof

@@ -23,20 +23,11 @@ struct FlagKey {
   const char* key;
 };
 constexpr FlagKey kFlagKeys[] = {
-    {"--event", "event"},
-    {"--interval", "interval"},
-    {"--wall", "wall"},
-    {"--depth", "depth"},
-    {"--attributes", "attributes"},
-    {"--filter", "filter"},
-    {"--clock", "clock"},
-    {"--chunksize", "chunksize"},
-    {"--chunktime", "chunktime"},
-    {"--unwind", "unwind"},
-    {"--alloc", "alloc"},
-    {"--lock", "lock"},
-    {"--select", "select"},
-    {"--otelcontext", "otelcontext"},
+    {"--event", "event"},   {"--interval", "interval"},     {"--wall", "wall"},
+    {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
+    {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
+    {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
+    {"--select", "select"}, {"--jfrsync", "jfrsync"},       {"--otelcontext", "otelcontext"},
 };
 
 bool IsFile(const std::string& path) {

@@ -10,6 +10,8 @@ namespace ctxprof {
 
 inline constexpr size_t kChunkHeaderSize = 68;
 inline constexpr size_t kChunkSizeOffset = 8;           // u64: bytes of the chunk, header included
+inline constexpr size_t kChunkCheckpointOffset = 16;    // u64: the newest checkpoint's offset
+inline constexpr size_t kChunkMetadataOffset = 24;      // u64: the metadata record's offset
 inline constexpr size_t kChunkGenerationOffset = 64;    // u8: 0 finished, 1..254 in progress
 inline constexpr size_t kChunkFlagsOffset = 66;         // u16
 inline constexpr uint8_t kChunkGenerationLocked = 255;  // the header is being rewritten

@@ -605,6 +605,7 @@ bool JfrReader::ChunkParser::ReadEvents() {
         const JfrClass& klass = *it->second;
         std::vector<JfrValue> fields;  // added as read, as in ReadInline
         for (const JfrField& field : klass.fields) {
+          if (options_.leading_fields != 0 && fields.size() == options_.leading_fields) break;
           if (!ReadField(field, 0, &fields.emplace_back())) return false;
         }
         JfrEvent event;

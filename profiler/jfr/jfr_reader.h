@@ -72,6 +72,11 @@ class JfrReader {
  public:
   struct Options {
     bool allow_unfinished_chunks = false;
+    // > 0: only the first `leading_fields` fields of each event are decoded, the rest skipped
+    // (Field() of a later one is null). startTime, duration and the thread lead in the JDK's and
+    // ctxprof's layouts, so a reader that needs only those (jfr_append.h) saves the values and
+    // the stack of every event.
+    size_t leading_fields = 0;
   };
 
   // Reads and parses `path`. Fails with kIo (and the errno) when the file cannot be read, and

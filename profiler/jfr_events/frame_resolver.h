@@ -46,6 +46,9 @@ class FrameResolver {
 struct ResolvedThread {
   std::string name;            // OS thread name, or the Java name for Java threads
   int64_t java_thread_id = 0;  // 0 = not a Java thread
+  // The JDK's own JFR key for the thread when its recorder runs beside ours (jfrsync=) and
+  // keys threads by a known rule (JDK 19+: the java.lang.Thread id); 0 = none.
+  uint32_t jdk_key = 0;
 };
 
 class ThreadResolver {

@@ -14,9 +14,14 @@ uint32_t ThreadPool::Key(int32_t tid, uint64_t virtual_thread_id, uint32_t chunk
     const bool known = slot.resolved_in_chunk != 0;
     if (!known || threads_[slot.thread].name != resolved.name ||
         threads_[slot.thread].java_thread_id != resolved.java_thread_id) {
-      const uint32_t key = known || tid <= 0 || static_cast<uint32_t>(tid) >= kFirstSpareKey
-                               ? next_spare_key_++
-                               : static_cast<uint32_t>(tid);
+      // The JDK's key if it has one, else the tid, for the first identity only.
+      const uint32_t natural = resolved.jdk_key != 0 ? resolved.jdk_key
+                               : tid > 0             ? static_cast<uint32_t>(tid)
+                                                     : 0;
+      const uint32_t key =
+          !known && natural != 0 && natural < kFirstSpareKey && natural_keys_.insert(natural).second
+              ? natural
+              : next_spare_key_++;
       threads_.push_back(
           Thread{key, tid, std::move(resolved.name), resolved.java_thread_id, false, 0});
       slot.thread = threads_.size() - 1;

@@ -6,7 +6,10 @@
 //
 // Keys are what readers that do not look inside the pool show as the thread id (async-profiler's
 // converter prints "[name tid=KEY]"), so the first triple of a kernel tid gets the tid itself as
-// key, like async-profiler's files. Every other entry gets a spare key above every possible tid
+// key, like async-profiler's files; with jfrsync= a Java thread gets the JDK's own key for it
+// (ResolvedThread::jdk_key), which JDK 25's printer joins contexts by. A natural key (tid or
+// the JDK's) already taken by another thread makes the later one take a spare key. Every other
+// entry gets a spare key above every possible tid
 // (kFirstSpareKey: pid_max is at most 2^22), from one counter, never reused: a later triple of
 // the same tid (renamed, or a new thread that reused the tid; its osThreadId field still holds
 // the tid), and every virtual thread.
@@ -26,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "profiler/jfr/jfr_buffer.h"
@@ -82,8 +86,9 @@ class ThreadPool {
   std::unordered_map<int32_t, Slot> by_tid_;
   std::unordered_map<uint64_t, VirtualSlot> virtual_;  // by java.lang.Thread id
   uint32_t next_spare_key_ = kFirstSpareKey;
-  std::vector<size_t> pending_;            // indices into threads_
-  std::vector<uint64_t> pending_virtual_;  // keys of virtual_
+  std::unordered_set<uint32_t> natural_keys_;  // keys below kFirstSpareKey handed out
+  std::vector<size_t> pending_;                // indices into threads_
+  std::vector<uint64_t> pending_virtual_;      // keys of virtual_
 };
 
 }  // namespace ctxprof

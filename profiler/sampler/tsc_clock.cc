@@ -31,12 +31,14 @@ void ReadTogether(clockid_t clock, uint64_t* tsc, int64_t* nanos) {
 
 }  // namespace
 
-MonotonicClock::MonotonicClock() {
+MonotonicClock::MonotonicClock(uint64_t origin_nanos) : origin_nanos_(origin_nanos) {
   anchor_ticks_ = Now();
   anchor_epoch_nanos_ = ReadNanos(CLOCK_REALTIME);
 }
 
-uint64_t MonotonicClock::Now() const { return static_cast<uint64_t>(ReadNanos(CLOCK_MONOTONIC)); }
+uint64_t MonotonicClock::Now() const {
+  return static_cast<uint64_t>(ReadNanos(CLOCK_MONOTONIC)) - origin_nanos_;
+}
 
 bool TscClock::CpuHasInvariantTsc() {
   unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;

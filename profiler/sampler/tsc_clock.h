@@ -7,7 +7,9 @@
 // are comparable. Ticks per second are calibrated at construction against CLOCK_MONOTONIC over
 // a short window (kCalibrationNanos); the anchor pairs a TSC reading with CLOCK_REALTIME.
 //
-// MonotonicClock reads CLOCK_MONOTONIC through clock_gettime (vDSO; async-signal-safe per POSIX).
+// MonotonicClock reads CLOCK_MONOTONIC through clock_gettime (vDSO; async-signal-safe per POSIX),
+// minus an origin: 0, or the JVM's (its JFR ticks) when the session is synchronised with the
+// JDK's recorder (profiler/session/jdk_recorder.h).
 //
 // Thread safety: both are immutable after construction; Now() is async-signal-safe.
 #ifndef CTXPROF_PROFILER_SAMPLER_TSC_CLOCK_H_
@@ -24,14 +26,16 @@ namespace ctxprof {
 
 class MonotonicClock : public Clock {
  public:
-  MonotonicClock();
+  explicit MonotonicClock(uint64_t origin_nanos = 0);
   uint64_t Now() const override;
   uint64_t TicksPerSecond() const override { return kNanosPerSecond; }
   const char* Name() const override { return "monotonic"; }
   uint64_t AnchorTicks() const override { return anchor_ticks_; }
   int64_t AnchorEpochNanos() const override { return anchor_epoch_nanos_; }
+  uint64_t MonotonicOrigin() const override { return origin_nanos_; }
 
  private:
+  const uint64_t origin_nanos_;
   uint64_t anchor_ticks_ = 0;
   int64_t anchor_epoch_nanos_ = 0;
 };

@@ -317,7 +317,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
 
   std::unique_ptr<Session> session(new Session(options, hooks));
   std::string clock_note;
-  session->clock_ = CreateClock(options.clock, &clock_note);
+  session->clock_ = options.clock_origin_nanos != 0
+                        ? std::make_unique<MonotonicClock>(options.clock_origin_nanos)
+                        : CreateClock(options.clock, &clock_note);
   if (!clock_note.empty()) *notes += clock_note + ". ";
   StatusOr<std::unique_ptr<SampleBuffer>> buffer =
       SampleBuffer::Create(options.buffer_slots, options.depth, &session->doorbell_);

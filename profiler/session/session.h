@@ -62,6 +62,7 @@
 #include "profiler/sampler/thread_registry.h"
 #include "profiler/sampler/wall_engine.h"
 #include "profiler/session/aggregator.h"
+#include "profiler/session/jdk_recorder.h"
 #include "profiler/session/recording.h"
 #include "profiler/session/recording_dump.h"
 #include "profiler/session/wall_repeats.h"
@@ -95,6 +96,9 @@ struct RuntimeHooks {
   // The live option: tells whether a sampled object is still alive (live_objects.h). Without
   // it sessions refuse live.
   std::function<std::unique_ptr<ObjectTracker>()> object_tracker;
+  // jfrsync=: starts the JDK's own recorder (jdk_recorder.h) or says why it cannot. Called
+  // without the profiler's lock held: the JDK starts threads, which the thread hooks report.
+  std::function<StatusOr<std::unique_ptr<JdkRecorder>>(const JdkRecorderRequest&)> jdk_recorder;
 };
 
 // What a session did, for callers and tests.

@@ -57,7 +57,9 @@ SpanDrain::Pair SpanDrain::ReadPair() {
 uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
   const uint64_t value = span_ticks & ~kMonotonicFlag;
-  if (monotonic != session_is_tsc_) return value;  // already in the session's clock
+  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
+  const uint64_t origin = clock_->MonotonicOrigin();
+  if (monotonic != session_is_tsc_) return monotonic ? value - origin : value;  // the session's
   // The rate between the last two pairs, or the calibration while there is only one.
   const double nanos_apart =
       static_cast<double>(latest_.monotonic_nanos) - static_cast<double>(previous_.monotonic_nanos);
@@ -71,7 +73,8 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   }
   const double offset = static_cast<double>(value) - static_cast<double>(latest_.tsc);
   return static_cast<uint64_t>(static_cast<double>(latest_.monotonic_nanos) +
-                               offset / tsc_per_nano);
+                               offset / tsc_per_nano) -
+         origin;
 }
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
@@ -106,15 +109,17 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         begin == 0) {
       continue;
     }
-    intervals.push_back(OpenInterval{tid, owner, ToSessionTicks(begin), now, context});
+    // Its begin is converted below, after the records that may end where it begins.
+    intervals.push_back(OpenInterval{tid, owner, begin, now, context});
   }
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
         SpanInterval span;
         span.tid = tid;
         span.virtual_thread_id = record.owner;
-        span.begin_ticks = ToSessionTicks(record.begin_ticks);
+        span.begin_ticks = BeginTicks(tid, record.owner, record.begin_ticks);
         span.end_ticks = ToSessionTicks(record.end_ticks);
+        last_end_[OwnerKey(tid, record.owner)] = Boundary{record.end_ticks, span.end_ticks};
         span.context.trace_id_high = record.trace_id_high;
         span.context.trace_id_low = record.trace_id_low;
         span.context.span_id = record.span_id;
@@ -122,7 +127,25 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         emit(span);
       },
       &dropped_);
-  for (const OpenInterval& interval : intervals) open(interval);
+  for (OpenInterval& interval : intervals) {
+    interval.begin_ticks =
+        BeginTicks(interval.tid, interval.virtual_thread_id, interval.begin_ticks);
+    open(interval);
+  }
+  // Bounded: the entries of virtual threads that ended are never looked up again.
+  if (last_end_.size() > kMaxBoundaries) last_end_.clear();
+}
+
+uint64_t SpanDrain::OwnerKey(int32_t tid, uint64_t virtual_thread_id) {
+  return virtual_thread_id != 0 ? virtual_thread_id
+                                : (uint64_t{1} << 63) | static_cast<uint32_t>(tid);
+}
+
+uint64_t SpanDrain::BeginTicks(int32_t tid, uint64_t virtual_thread_id, uint64_t span_ticks) {
+  auto last = last_end_.find(OwnerKey(tid, virtual_thread_id));
+  return last != last_end_.end() && last->second.span_ticks == span_ticks
+             ? last->second.session_ticks
+             : ToSessionTicks(span_ticks);
 }
 
 void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {
@@ -142,7 +165,7 @@ void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) 
       continue;
     }
     span.tid = tid;
-    span.begin_ticks = ToSessionTicks(begin);
+    span.begin_ticks = BeginTicks(tid, span.virtual_thread_id, begin);
     span.end_ticks = now;
     span.closed = false;
     emit(span);

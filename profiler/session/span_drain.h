@@ -8,7 +8,8 @@
 // back to back at the last two drains, interpolating between them (or extrapolating from the
 // last one), so the slew of CLOCK_MONOTONIC against the TSC only counts since the previous
 // drain. A pair is read as TSC, monotonic, TSC and kept only when the two TSC reads are close,
-// so a preemption between them does not skew it.
+// so a preemption between them does not skew it. An interval's begin takes the converted value
+// of the previous interval's end (BeginTicks), so consecutive intervals abut exactly.
 //
 // Thread safety: none; only the recording's thread (the session's background thread) calls it,
 // which makes it the logs' single reader.
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "context/context_map.h"
@@ -58,6 +60,17 @@ class SpanDrain {
   };
   static Pair ReadPair();
   uint64_t ToSessionTicks(uint64_t span_ticks) const;
+  // An interval's begin is the previous one's end (one write ends one and starts the next): it
+  // takes that end's converted value, so that the two abut exactly although the mapping moved
+  // between the drains that converted them. Keyed by the thread, or the virtual thread, whose
+  // intervals they are (OwnerKey).
+  struct Boundary {
+    uint64_t span_ticks;
+    uint64_t session_ticks;
+  };
+  static constexpr size_t kMaxBoundaries = 1 << 16;
+  static uint64_t OwnerKey(int32_t tid, uint64_t virtual_thread_id);
+  uint64_t BeginTicks(int32_t tid, uint64_t virtual_thread_id, uint64_t span_ticks);
 
   ContextMap* const map_;
   const Clock* const clock_;
@@ -66,6 +79,7 @@ class SpanDrain {
   Pair previous_;
   Pair latest_;
   uint64_t dropped_ = 0;
+  std::unordered_map<uint64_t, Boundary> last_end_;
 };
 
 }  // namespace ctxprof

@@ -419,6 +419,24 @@ TEST(EventLayoutTest, ThreadKeysAreOsThreadIds) {
   EXPECT_NE(pool.Key(77, 0, 4, &pending), renamed);
 }
 
+// jfrsync=: a Java thread's key is the JDK recorder's (JDK 25's printer joins contexts by it);
+// threads without one keep their tid, and a key already taken gives the later thread a spare.
+TEST(EventLayoutTest, ThreadKeysOfTheJdksRecorder) {
+  struct JdkKeyResolver : ThreadResolver {
+    void Resolve(int32_t tid, ResolvedThread* out) override {
+      out->name = "t" + std::to_string(tid);
+      if (tid == 3001) out->jdk_key = 23;
+      if (tid == 3002) out->jdk_key = 40;  // also a native thread's tid below
+    }
+  } resolver;
+  ThreadPool pool(&resolver);
+  uint64_t pending = 0;
+  EXPECT_EQ(pool.Key(3001, 0, 1, &pending), 23u);
+  EXPECT_EQ(pool.Key(40, 0, 1, &pending), 40u);  // a native thread: its tid
+  EXPECT_GE(pool.Key(3002, 0, 1, &pending), ThreadPool::kFirstSpareKey);  // 40 is taken
+  EXPECT_EQ(pool.Key(3001, 0, 2, &pending), 23u);  // the same identity in the next chunk
+}
+
 TEST(EventLayoutTest, FinishedChunksCarryTheirContexts) {
   LayoutRecorder recorder("unused");
   recorder.config.path.clear();

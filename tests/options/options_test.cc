@@ -91,6 +91,41 @@ TEST(OptionsTest, ContextsTriggeredOrAll) {
   ExpectError("contexts=some", "contexts", "some");
 }
 
+TEST(OptionsTest, JfrSync) {
+  const Options plus = ParseOk("jfrsync=+jdk.FileRead+shop.Order,file=/tmp/a.jfr");
+  EXPECT_EQ(plus.jfrsync, "+jdk.FileRead+shop.Order");
+  // Every span is written and time is counted in nanoseconds (the JDK recorder's origin is
+  // set when it runs).
+  EXPECT_TRUE(plus.jfr.all_contexts);
+  EXPECT_EQ(plus.clock, ClockKind::kMonotonic);
+  EXPECT_EQ(plus.clock_origin_nanos, 0u);
+  EXPECT_EQ(ParseOk("jfrsync=default,file=/tmp/a.jfr,contexts=all").jfrsync, "default");
+  EXPECT_EQ(ParseOk("jfrsync=/etc/io.jfc,clock=monotonic,file=/tmp/a.jfr").jfrsync, "/etc/io.jfc");
+  ExpectError("jfrsync=default", "jfrsync", "default");  // no file=
+  ExpectError("jfrsync=default,repository=/tmp/r", "jfrsync", "default");
+  // contexts=triggered, given: spans without an event are left out at the end.
+  const Options triggered = ParseOk("jfrsync=default,file=/tmp/a.jfr,contexts=triggered");
+  EXPECT_TRUE(triggered.jfr.all_contexts);
+  EXPECT_TRUE(triggered.jfrsync_triggered_contexts);
+  EXPECT_FALSE(plus.jfrsync_triggered_contexts);
+  ExpectError("jfrsync=default,file=/tmp/a.jfr,clock=tsc", "clock", "tsc");
+  for (const char* bad : {"", "+", "+a++b", "+a+"}) {
+    ExpectError(std::string("file=/tmp/a.jfr,jfrsync=") + bad, "jfrsync");
+  }
+  // select=if-context applies to the JDK's duration events; jfrthreshold= overrides their
+  // configuration's thresholds.
+  const Options selected =
+      ParseOk("jfrsync=profile,file=/tmp/a.jfr,select=if-context,jfrthreshold=5ms");
+  EXPECT_EQ(selected.select, EventSelect::kIfContext);
+  EXPECT_TRUE(selected.jfrsync_threshold_given);
+  EXPECT_EQ(selected.jfrsync_threshold_ns, 5000000u);
+  EXPECT_FALSE(
+      ParseOk("jfrsync=profile,file=/tmp/a.jfr,select=if-context").jfrsync_threshold_given);
+  ExpectError("jfrsync=profile,file=/tmp/a.jfr,jfrthreshold=5ms", "jfrthreshold");
+  ExpectError("select=if-context,lock=1ms,file=/tmp/a.jfr,jfrthreshold=5ms", "jfrthreshold");
+  ExpectError("select=if-context,file=/tmp/a.jfr", "select", "if-context");
+}
+
 TEST(OptionsTest, KernelFrames) {
   EXPECT_TRUE(ParseOk("").kernel_frames);
   EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
@@ -453,7 +488,7 @@ TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
           << text << " -> " << parsed.status().message();
     }
   }
-  EXPECT_EQ(keys.size(), 38u) << "a key was added or removed: update docs/SAMPLER.md too";
+  EXPECT_EQ(keys.size(), 40u) << "a key was added or removed: update docs/SAMPLER.md too";
   const StatusOr<Options> unknown = ParseOptions("bogus=1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(),

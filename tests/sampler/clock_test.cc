@@ -34,6 +34,21 @@ TEST(ClockTest, MonotonicOnRequest) {
   EXPECT_TRUE(note.empty());
 }
 
+// jfrsync=: ticks are CLOCK_MONOTONIC nanoseconds minus the JDK recorder's origin.
+TEST(ClockTest, MonotonicFromAnOrigin) {
+  const uint64_t origin = static_cast<uint64_t>(Nanos(CLOCK_MONOTONIC)) - 5000000000u;
+  MonotonicClock clock(origin);
+  EXPECT_EQ(clock.MonotonicOrigin(), origin);
+  const uint64_t before = static_cast<uint64_t>(Nanos(CLOCK_MONOTONIC)) - origin;
+  const uint64_t ticks = clock.Now();
+  const uint64_t after = static_cast<uint64_t>(Nanos(CLOCK_MONOTONIC)) - origin;
+  EXPECT_LE(before, ticks);
+  EXPECT_LE(ticks, after);
+  // Wall time is unchanged by the origin.
+  const int64_t realtime = Nanos(CLOCK_REALTIME);
+  EXPECT_LT(std::llabs(clock.EpochNanosAt(clock.Now()) - realtime), 50000000);
+}
+
 // The calibrated rate converts a TSC interval into CLOCK_MONOTONIC time within 1 %. This is an
 // accuracy property of the calibration (both clocks measure the same interval), not a timing
 // threshold of the code under test.

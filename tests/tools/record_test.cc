@@ -73,6 +73,17 @@ TEST(RecordTest, EventFlagsIncludingLiveWithoutAValue) {
   EXPECT_EQ(agent, "start,alloc=512k,live,lock=10ms,select=if-context,file=ctxprof.jfr");
 }
 
+TEST(RecordTest, JfrSyncFlag) {
+  RecordOptions options;
+  std::string error, agent;
+  ASSERT_TRUE(ParseRecordArguments(
+      {"--jfrsync", "+jdk.FileRead+shop.Order", "-o", "out.jfr", "--", "java", "Main"}, &options,
+      &error))
+      << error;
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error)) << error;
+  EXPECT_EQ(agent, "start,jfrsync=+jdk.FileRead+shop.Order,file=out.jfr");
+}
+
 TEST(RecordTest, DefaultsToCtxprofJfr) {
   RecordOptions options;
   std::string error, agent;

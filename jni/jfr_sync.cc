@@ -1,0 +1,548 @@
+#include "jni/jfr_sync.h"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "jni/java_strings.h"
+#include "profiler/jfr/jfr_append.h"
+
+namespace ctxprof {
+namespace {
+
+constexpr jlong kNanosPerSecond = 1000000000;
+// jdk.jfr.internal.JVM.getThreadId(Thread): static since JDK 22, else on JVM.getJVM().
+struct KeyLookup {
+  jclass jvm;        // a global reference
+  jobject instance;  // a global reference, or null for the static method
+  jmethodID get_thread_id;
+};
+std::atomic<KeyLookup*> g_key_lookup{nullptr};
+// How long StopInto waits for the JVM's shutdown to finish writing a recording it stopped.
+constexpr int kShutdownWaitMillis = 2000;
+
+// The calling thread's JNIEnv, attaching it (as a daemon) for the scope if it was not.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(JavaVM* vm) : vm_(vm) {
+    if (vm->GetEnv(reinterpret_cast<void**>(&env_), JNI_VERSION_1_8) == JNI_OK) return;
+    JavaVMAttachArgs args{JNI_VERSION_1_8, const_cast<char*>("ctxprof jfrsync"), nullptr};
+    if (vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&env_), &args) == JNI_OK) {
+      attached_ = true;
+    } else {
+      env_ = nullptr;
+    }
+  }
+  ~ScopedEnv() {
+    if (attached_) vm_->DetachCurrentThread();
+  }
+  JNIEnv* get() const { return env_; }
+
+ private:
+  JavaVM* const vm_;
+  JNIEnv* env_ = nullptr;
+  bool attached_ = false;
+};
+
+// A JNI local frame for a scope: the references made in it are freed at its end, however many
+// (StopInto polls the state in a loop; a Java caller's frame would keep them all). ok() is false
+// when the JVM is out of memory (an exception is then pending).
+class LocalFrame {
+ public:
+  LocalFrame(JNIEnv* env, jint capacity) : env_(env), ok_(env->PushLocalFrame(capacity) == 0) {}
+  ~LocalFrame() {
+    if (ok_) env_->PopLocalFrame(nullptr);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  JNIEnv* const env_;
+  const bool ok_;
+};
+
+// The pending exception as its toString() ("java.nio.file.NoSuchFileException: x.jfc"),
+// cleared; "" when none is pending.
+std::string TakeException(JNIEnv* env) {
+  if (!env->ExceptionCheck()) return "";
+  jthrowable thrown = env->ExceptionOccurred();
+  env->ExceptionClear();
+  jclass object = env->FindClass("java/lang/Object");
+  jmethodID to_string =
+      object != nullptr ? env->GetMethodID(object, "toString", "()Ljava/lang/String;") : nullptr;
+  std::string text = "an exception";
+  if (to_string != nullptr) {
+    auto described = static_cast<jstring>(env->CallObjectMethod(thrown, to_string));
+    if (!env->ExceptionCheck() && described != nullptr) text = FromJavaString(env, described);
+  }
+  env->ExceptionClear();
+  return text;
+}
+
+// `value`, the result of a Call*Method, or null when it threw (the exception stays pending).
+// Checking after every call is JNI's rule (-Xcheck:jni warns otherwise).
+jobject Checked(JNIEnv* env, jobject value) { return env->ExceptionCheck() ? nullptr : value; }
+
+// Whether the pending exception is an instance of `class_name`; leaves it pending.
+bool PendingIs(JNIEnv* env, const char* class_name) {
+  if (!env->ExceptionCheck()) return false;
+  jthrowable thrown = env->ExceptionOccurred();
+  env->ExceptionClear();
+  jclass type = env->FindClass(class_name);
+  const bool is = type != nullptr && env->IsInstanceOf(thrown, type);
+  env->ExceptionClear();
+  env->Throw(thrown);
+  return is;
+}
+
+Status Failed(JNIEnv* env, const std::string& what) {
+  const std::string thrown = TakeException(env);
+  return Status::Unavailable(what + (thrown.empty() ? "" : ": " + thrown), 0);
+}
+
+uint64_t MonotonicNanos() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);  // cannot fail for CLOCK_MONOTONIC with a valid pointer
+  return static_cast<uint64_t>(now.tv_sec) * kNanosPerSecond + now.tv_nsec;
+}
+
+// The JDK's JFR tick origin in CLOCK_MONOTONIC nanoseconds (see the header).
+StatusOr<uint64_t> ReadOrigin(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  if (jvm == nullptr) {
+    return Failed(env, "the JVM has no jdk.jfr module (the JDK's Flight Recorder)");
+  }
+  jmethodID counter_time = env->GetStaticMethodID(jvm, "counterTime", "()J");
+  if (counter_time == nullptr) return Failed(env, "jdk.jfr.internal.JVM has no counterTime()");
+  // Static since JDK 22; an instance method of JVM.getJVM() before.
+  jlong frequency = 0;
+  if (jmethodID static_method = env->GetStaticMethodID(jvm, "getTicksFrequency", "()J")) {
+    frequency = env->CallStaticLongMethod(jvm, static_method);
+  } else {
+    env->ExceptionClear();
+    jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+    jmethodID method = env->GetMethodID(jvm, "getTicksFrequency", "()J");
+    if (get_jvm == nullptr || method == nullptr) {
+      return Failed(env, "jdk.jfr.internal.JVM has no getTicksFrequency()");
+    }
+    jobject instance = Checked(env, env->CallStaticObjectMethod(jvm, get_jvm));
+    if (instance != nullptr) frequency = env->CallLongMethod(instance, method);
+  }
+  if (env->ExceptionCheck()) return Failed(env, "cannot read the JDK recorder's tick frequency");
+  if (frequency != kNanosPerSecond) {
+    return Status::Unavailable(
+        "the JVM's Flight Recorder counts " + std::to_string(frequency) +
+            " ticks per second (-XX:+UseFastUnorderedTimeStamps): jfrsync= needs its default "
+            "nanosecond clock",
+        0);
+  }
+  uint64_t best_gap = UINT64_MAX;
+  uint64_t origin = 0;
+  for (int attempt = 0; attempt < 8; attempt++) {
+    const uint64_t before = MonotonicNanos();
+    const jlong ticks = env->CallStaticLongMethod(jvm, counter_time);
+    const uint64_t after = MonotonicNanos();
+    if (env->ExceptionCheck()) return Failed(env, "cannot read the JDK recorder's clock");
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      origin = before + (after - before) / 2 - static_cast<uint64_t>(ticks);
+    }
+  }
+  return origin;
+}
+
+jobject PathOf(JNIEnv* env, const std::string& path) {
+  jclass paths = env->FindClass("java/nio/file/Paths");
+  jclass string = env->FindClass("java/lang/String");
+  if (paths == nullptr || string == nullptr) return nullptr;
+  jmethodID get = env->GetStaticMethodID(
+      paths, "get", "(Ljava/lang/String;[Ljava/lang/String;)Ljava/nio/file/Path;");
+  jstring first = ToJavaString(env, path);
+  jobjectArray more = env->NewObjectArray(0, string, nullptr);
+  if (get == nullptr || first == nullptr || more == nullptr) return nullptr;
+  return Checked(env, env->CallStaticObjectMethod(paths, get, first, more));
+}
+
+// Calls recording.name(String) for each of `events`, the Recording methods enable and disable.
+bool ForEachEvent(JNIEnv* env, jobject recording, const char* name,
+                  const std::vector<std::string>& events) {
+  jclass type = env->GetObjectClass(recording);
+  jmethodID method = env->GetMethodID(type, name, "(Ljava/lang/String;)Ljdk/jfr/EventSettings;");
+  if (method == nullptr) return false;
+  for (const std::string& event : events) {
+    jstring text = ToJavaString(env, event);
+    if (text == nullptr) return false;
+    jobject settings = env->CallObjectMethod(recording, method, text);
+    if (env->ExceptionCheck()) return false;
+    env->DeleteLocalRef(settings);
+    env->DeleteLocalRef(text);
+  }
+  return true;
+}
+
+// The JDK's events of the kinds the session records itself (async-profiler turns off the same).
+std::vector<std::string> EventsToDisable(const JdkRecorderRequest& request) {
+  std::vector<std::string> events;
+  if (request.samples)
+    events.insert(events.end(), {"jdk.ExecutionSample", "jdk.NativeMethodSample"});
+  if (request.allocations) {
+    events.insert(events.end(), {"jdk.ObjectAllocationSample", "jdk.ObjectAllocationInNewTLAB",
+                                 "jdk.ObjectAllocationOutsideTLAB", "jdk.OldObjectSample"});
+  }
+  if (request.locks) events.insert(events.end(), {"jdk.JavaMonitorEnter", "jdk.ThreadPark"});
+  return events;
+}
+
+// A new jdk.jfr.Recording for `config`, not started (a local reference), or null with an
+// exception pending or *error set.
+jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string* error) {
+  jclass recording_class = env->FindClass("jdk/jfr/Recording");
+  if (recording_class == nullptr) return nullptr;
+  if (request.config[0] == '+') {
+    jmethodID create = env->GetMethodID(recording_class, "<init>", "()V");
+    jobject recording =
+        create != nullptr ? Checked(env, env->NewObject(recording_class, create)) : nullptr;
+    std::vector<std::string> events;
+    for (size_t begin = 1; begin <= request.config.size();) {
+      size_t end = request.config.find('+', begin);
+      if (end == std::string::npos) end = request.config.size();
+      events.push_back(request.config.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    if (recording == nullptr || !ForEachEvent(env, recording, "enable", events)) return nullptr;
+    return recording;
+  }
+  jclass configuration = env->FindClass("jdk/jfr/Configuration");
+  if (configuration == nullptr) return nullptr;
+  jmethodID by_name = env->GetStaticMethodID(configuration, "getConfiguration",
+                                             "(Ljava/lang/String;)Ljdk/jfr/Configuration;");
+  jmethodID from_file = env->GetStaticMethodID(configuration, "create",
+                                               "(Ljava/nio/file/Path;)Ljdk/jfr/Configuration;");
+  jstring name = ToJavaString(env, request.config);
+  if (by_name == nullptr || from_file == nullptr || name == nullptr) return nullptr;
+  jobject chosen = env->CallStaticObjectMethod(configuration, by_name, name);
+  if (PendingIs(env, "java/nio/file/NoSuchFileException")) {
+    env->ExceptionClear();
+    jobject path = PathOf(env, request.config);
+    if (path == nullptr) return nullptr;
+    chosen = env->CallStaticObjectMethod(configuration, from_file, path);
+    if (PendingIs(env, "java/nio/file/NoSuchFileException")) {
+      env->ExceptionClear();
+      *error = "'" + request.config +
+               "' is neither a predefined configuration (default, profile) nor a .jfc file";
+      return nullptr;
+    }
+  }
+  if (chosen == nullptr) return nullptr;
+  jmethodID create = env->GetMethodID(recording_class, "<init>", "(Ljdk/jfr/Configuration;)V");
+  jobject recording =
+      create != nullptr ? Checked(env, env->NewObject(recording_class, create, chosen)) : nullptr;
+  if (recording == nullptr || !ForEachEvent(env, recording, "disable", EventsToDisable(request))) {
+    return nullptr;
+  }
+  return recording;
+}
+
+// recording.method(argument) for a void or boolean method; false with an exception pending.
+bool Call(JNIEnv* env, jobject recording, const char* method, const char* signature,
+          jvalue argument) {
+  jmethodID id = env->GetMethodID(env->GetObjectClass(recording), method, signature);
+  if (id == nullptr) return false;
+  const char result = signature[strlen(signature) - 1];
+  if (result == 'Z') {
+    env->CallBooleanMethodA(recording, id, &argument);
+  } else {
+    env->CallVoidMethodA(recording, id, &argument);
+  }
+  return !env->ExceptionCheck();
+}
+
+std::string StateOf(JNIEnv* env, jobject recording) {
+  const LocalFrame frame(env, 8);
+  if (!frame.ok()) {
+    env->ExceptionClear();
+    return "";
+  }
+  jclass type = env->GetObjectClass(recording);
+  jmethodID get_state = env->GetMethodID(type, "getState", "()Ljdk/jfr/RecordingState;");
+  jobject state =
+      get_state != nullptr ? Checked(env, env->CallObjectMethod(recording, get_state)) : nullptr;
+  if (state == nullptr) {
+    env->ExceptionClear();
+    return "";
+  }
+  jmethodID name = env->GetMethodID(env->GetObjectClass(state), "name", "()Ljava/lang/String;");
+  auto text = static_cast<jstring>(
+      name != nullptr ? Checked(env, env->CallObjectMethod(state, name)) : nullptr);
+  env->ExceptionClear();
+  return FromJavaString(env, text);
+}
+
+// The JDK recorder's thread key lookup, or null (an exception cleared) when the JDK has none.
+KeyLookup* NewKeyLookup(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  jmethodID method = jvm != nullptr
+                         ? env->GetStaticMethodID(jvm, "getThreadId", "(Ljava/lang/Thread;)J")
+                         : nullptr;
+  jobject instance = nullptr;
+  if (jvm != nullptr && method == nullptr) {
+    env->ExceptionClear();
+    jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+    instance =
+        get_jvm != nullptr ? Checked(env, env->CallStaticObjectMethod(jvm, get_jvm)) : nullptr;
+    method = instance != nullptr ? env->GetMethodID(jvm, "getThreadId", "(Ljava/lang/Thread;)J")
+                                 : nullptr;
+  }
+  if (method == nullptr || env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return nullptr;
+  }
+  auto* lookup = new KeyLookup{static_cast<jclass>(env->NewGlobalRef(jvm)),
+                               instance != nullptr ? env->NewGlobalRef(instance) : nullptr, method};
+  if (lookup->jvm == nullptr || (instance != nullptr && lookup->instance == nullptr)) {
+    env->ExceptionClear();
+    if (lookup->jvm != nullptr) env->DeleteGlobalRef(lookup->jvm);
+    delete lookup;
+    return nullptr;
+  }
+  return lookup;
+}
+
+// A JFR setting's duration ("20 ms", "0 ns", "1 s") in nanoseconds; false when it is not one.
+bool ParseSettingDuration(const std::string& text, uint64_t* nanos) {
+  size_t digits = 0;
+  uint64_t number = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9' &&
+         number < UINT64_MAX / 10 - 10) {
+    number = number * 10 + static_cast<uint64_t>(text[digits++] - '0');
+  }
+  size_t unit = digits;
+  while (unit < text.size() && text[unit] == ' ') unit++;
+  static const std::pair<const char*, uint64_t> kUnits[] = {
+      {"ns", 1},          {"us", 1000},         {"ms", 1000000},      {"s", kNanosPerSecond},
+      {"m", 60000000000}, {"h", 3600000000000}, {"d", 86400000000000}};
+  for (const auto& [name, scale] : kUnits) {
+    if (digits > 0 && text.compare(unit, std::string::npos, name) == 0 &&
+        number <= UINT64_MAX / scale) {
+      *nanos = number * scale;
+      return true;
+    }
+  }
+  return false;
+}
+
+// select=if-context: sets every duration threshold of `recording` to 0 and returns the ones it
+// had (or request.threshold_nanos, when given) by event name. False with an exception pending.
+bool RecordEveryDuration(JNIEnv* env, jobject recording, const JdkRecorderRequest& request,
+                         std::map<std::string, uint64_t>* thresholds) {
+  jclass type = env->GetObjectClass(recording);
+  jmethodID get = env->GetMethodID(type, "getSettings", "()Ljava/util/Map;");
+  jmethodID set = env->GetMethodID(type, "setSettings", "(Ljava/util/Map;)V");
+  jobject settings = get != nullptr && set != nullptr
+                         ? Checked(env, env->CallObjectMethod(recording, get))
+                         : nullptr;
+  jclass map = env->FindClass("java/util/Map");
+  jclass set_class = env->FindClass("java/util/Set");
+  if (settings == nullptr || map == nullptr || set_class == nullptr) return false;
+  jmethodID key_set = env->GetMethodID(map, "keySet", "()Ljava/util/Set;");
+  jmethodID get_value = env->GetMethodID(map, "get", "(Ljava/lang/Object;)Ljava/lang/Object;");
+  jmethodID put =
+      env->GetMethodID(map, "put", "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;");
+  jmethodID to_array = env->GetMethodID(set_class, "toArray", "()[Ljava/lang/Object;");
+  if (key_set == nullptr || get_value == nullptr || put == nullptr || to_array == nullptr) {
+    return false;
+  }
+  // A HashMap copy: the recording's own may be unmodifiable.
+  jclass hash_map = env->FindClass("java/util/HashMap");
+  jmethodID copy =
+      hash_map != nullptr ? env->GetMethodID(hash_map, "<init>", "(Ljava/util/Map;)V") : nullptr;
+  jobject changed =
+      copy != nullptr ? Checked(env, env->NewObject(hash_map, copy, settings)) : nullptr;
+  jobject keys =
+      changed != nullptr ? Checked(env, env->CallObjectMethod(changed, key_set)) : nullptr;
+  auto names = static_cast<jobjectArray>(
+      keys != nullptr ? Checked(env, env->CallObjectMethod(keys, to_array)) : nullptr);
+  if (names == nullptr) return false;
+  static const std::string kSuffix = "#threshold";
+  std::vector<std::string> events;
+  for (jsize i = 0; i < env->GetArrayLength(names); i++) {
+    auto key = static_cast<jstring>(env->GetObjectArrayElement(names, i));
+    const std::string text = FromJavaString(env, key);
+    if (text.size() > kSuffix.size() &&
+        text.compare(text.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+      auto value =
+          static_cast<jstring>(Checked(env, env->CallObjectMethod(changed, get_value, key)));
+      if (env->ExceptionCheck()) return false;
+      uint64_t nanos = 0;
+      if (!ParseSettingDuration(FromJavaString(env, value), &nanos)) nanos = 0;
+      (*thresholds)[text.substr(0, text.size() - kSuffix.size())] =
+          request.threshold_given ? request.threshold_nanos : nanos;
+      env->DeleteLocalRef(value);
+    }
+    env->DeleteLocalRef(key);
+  }
+  if (request.config[0] == '+' && request.threshold_given) {
+    for (size_t begin = 1; begin <= request.config.size();) {
+      size_t end = request.config.find('+', begin);
+      if (end == std::string::npos) end = request.config.size();
+      (*thresholds)[request.config.substr(begin, end - begin)] = request.threshold_nanos;
+      begin = end + 1;
+    }
+  }
+  jstring zero = ToJavaString(env, "0 ns");
+  for (const auto& [event, threshold] : *thresholds) {
+    jstring key = ToJavaString(env, event + kSuffix);
+    if (zero == nullptr || key == nullptr) return false;
+    env->DeleteLocalRef(Checked(env, env->CallObjectMethod(changed, put, key, zero)));
+    if (env->ExceptionCheck()) return false;
+    env->DeleteLocalRef(key);
+  }
+  env->CallVoidMethod(recording, set, changed);
+  return !env->ExceptionCheck();
+}
+
+}  // namespace
+
+bool JfrSync::Running() { return g_key_lookup.load(std::memory_order_acquire) != nullptr; }
+
+uint32_t JfrSync::JdkThreadKey(JNIEnv* env, jobject thread) {
+  const KeyLookup* lookup = g_key_lookup.load(std::memory_order_acquire);
+  if (lookup == nullptr) return 0;
+  const jlong key = lookup->instance != nullptr
+                        ? env->CallLongMethod(lookup->instance, lookup->get_thread_id, thread)
+                        : env->CallStaticLongMethod(lookup->jvm, lookup->get_thread_id, thread);
+  if (env->ExceptionCheck()) {
+    env->ExceptionClear();
+    return 0;
+  }
+  return key > 0 && key <= UINT32_MAX ? static_cast<uint32_t>(key) : 0;
+}
+
+StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
+                                                      const JdkRecorderRequest& request) {
+  ScopedEnv scoped(vm);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 64);
+  if (!frame.ok()) return Failed(env, "out of memory");
+  StatusOr<uint64_t> origin = ReadOrigin(env);
+  if (!origin.ok()) return origin.status();
+  std::string error;
+  jobject recording = NewRecording(env, request, &error);
+  if (recording == nullptr) {
+    return error.empty()
+               ? Failed(env, "cannot create the JDK's recording for '" + request.config + "'")
+               : Status::Unavailable(error, 0);
+  }
+  AppendSelection selection;
+  selection.triggered = request.triggered_contexts;
+  if (request.select_if_context &&
+      !RecordEveryDuration(env, recording, request, &selection.thresholds)) {
+    return Failed(env, "cannot record the JDK's duration events below their thresholds");
+  }
+  const std::string destination = request.file + ".jdk.jfr";
+  jvalue argument;
+  argument.l = ToJavaString(env, "ctxprof jfrsync");
+  bool set =
+      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
+  argument.z = JNI_TRUE;
+  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
+  argument.l = PathOf(env, destination);
+  set = set && argument.l != nullptr &&
+        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+  if (!set) return Failed(env, "cannot set up the JDK's recording");
+  argument.l = nullptr;
+  if (!Call(env, recording, "start", "()V", argument)) {
+    return Failed(env, "the JDK's recorder did not start");
+  }
+  jobject global = env->NewGlobalRef(recording);
+  if (global == nullptr) return Failed(env, "out of memory");
+  g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
+  return std::unique_ptr<JdkRecorder>(
+      new JfrSync(vm, global, destination, origin.value(), std::move(selection)));
+}
+
+JfrSync::~JfrSync() {
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (KeyLookup* lookup = g_key_lookup.exchange(nullptr, std::memory_order_acq_rel)) {
+    if (env != nullptr) {
+      env->DeleteGlobalRef(lookup->jvm);
+      if (lookup->instance != nullptr) env->DeleteGlobalRef(lookup->instance);
+    }
+    delete lookup;
+  }
+  if (recording_ == nullptr) return;
+  if (env != nullptr) {
+    const LocalFrame frame(env, 8);
+    jvalue none;
+    none.l = nullptr;
+    Call(env, recording_, "close", "()V", none);  // discards what it recorded
+    env->ExceptionClear();
+    env->DeleteGlobalRef(recording_);
+  }
+  unlink(destination_.c_str());
+}
+
+Status JfrSync::StopInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+  if (StateOf(env, recording_) == "RUNNING") {
+    jvalue none;
+    none.l = nullptr;
+    // The JVM's shutdown may stop it between the two calls: then it is written by the JVM.
+    if (!Call(env, recording_, "stop", "()Z", none)) env->ExceptionClear();
+  }
+  // A recording the JVM's shutdown stopped is written to its destination outside the
+  // recording's state lock: wait until the file is there and the state says it is done.
+  struct stat written;
+  for (int waited = 0; waited < kShutdownWaitMillis; waited += 10) {
+    const std::string state = StateOf(env, recording_);
+    if ((state == "STOPPED" || state == "CLOSED") && stat(destination_.c_str(), &written) == 0) {
+      break;
+    }
+    usleep(10 * 1000);
+  }
+  const Status copied = AppendRecording(path, destination_, selection_);
+  jvalue none;
+  none.l = nullptr;
+  Call(env, recording_, "close", "()V", none);
+  env->ExceptionClear();
+  env->DeleteGlobalRef(recording_);
+  recording_ = nullptr;
+  unlink(destination_.c_str());
+  if (copied.ok()) return copied;
+  return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+Status JfrSync::SnapshotInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+  const std::string snapshot = path + ".jdk.jfr";
+  jvalue argument;
+  argument.l = PathOf(env, snapshot);
+  Status status =
+      argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
+          ? AppendRecording(path, snapshot, selection_)
+          : Failed(env, "the JDK's recorder did not dump");
+  unlink(snapshot.c_str());
+  if (status.ok()) return status;
+  return status.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+}  // namespace ctxprof
