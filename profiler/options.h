@@ -34,9 +34,8 @@
 //              (the OTEL_EXPORTER_OTLP_* variables, read when the session starts: otlp_exporter.h);
 //              repository= required; upload='s chunktime= and chunksize= defaults. Headers come
 //              only from OTEL_EXPORTER_OTLP_HEADERS.
-//   otel       otelcontext=true: publish each thread's context (OTEP 4947) and the process
-//              context (OTEP 4719, resource as otlp=) for OpenTelemetry readers, from the
-//              session's start until the process exits (context/otel_thread_record.h)
+//   otel       otelcontext=true: thread contexts (OTEP 4947) and the process context (OTEP 4719)
+//              published for OpenTelemetry readers until exit (context/otel_thread_record.h)
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
