@@ -60,7 +60,13 @@ bool AttributeRegistry::Register(const std::vector<std::string>& names, std::str
   }
   for (size_t i = 0; i < added.size(); i++) names_[count + i] = *added[i];
   count_.store(count + static_cast<int>(added.size()), std::memory_order_release);
+  if (!added.empty() && on_register_) on_register_();
   return true;
+}
+
+void AttributeRegistry::SetOnRegister(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(register_mutex_);
+  on_register_ = std::move(hook);
 }
 
 int AttributeRegistry::SlotOf(std::string_view name) const {

@@ -9,11 +9,13 @@
 //
 // Thread safety: Register() serializes on a mutex. Readers are lock-free: a slot's name is
 // written before the slot count is published with store-release, and readers load the count
-// with acquire, so any slot below the count they see has its final, immutable name.
+// with acquire, so any slot below the count they see has its final, immutable name. The
+// on-register hook runs under that mutex after new names are visible (it must not register).
 #ifndef CTXPROF_CONTEXT_ATTRIBUTE_REGISTRY_H_
 #define CTXPROF_CONTEXT_ATTRIBUTE_REGISTRY_H_
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -38,6 +40,8 @@ class AttributeRegistry {
   std::string_view NameOf(int slot) const;
   int size() const { return count_.load(std::memory_order_acquire); }
   std::vector<std::string> names() const;
+  // Called after each Register() that added names (replaces any earlier hook).
+  void SetOnRegister(std::function<void()> hook);
 
   // Checks one name against the rules above; `where` prefixes the message ("attribute #2").
   static bool ValidateName(const std::string& name, const std::string& where, std::string* error);
@@ -46,6 +50,7 @@ class AttributeRegistry {
   std::mutex register_mutex_;
   std::string names_[kAttributeSlots];  // slots below count_ are immutable
   std::atomic<int> count_{0};
+  std::function<void()> on_register_;  // guarded by register_mutex_
 };
 
 }  // namespace ctxprof

@@ -54,7 +54,8 @@ ContextMap* ContextMap::Create(size_t capacity, std::string* error) {
   // object left behind).
   constexpr size_t kPageBytes = 4096;
   constexpr size_t kHeaderBytes = (sizeof(ContextMap) + kPageBytes - 1) / kPageBytes * kPageBytes;
-  const size_t bytes = kHeaderBytes + capacity * sizeof(ContextBlock) + SpanLogPool::kBytes;
+  const size_t bytes =
+      kHeaderBytes + capacity * sizeof(ContextBlock) + SpanLogPool::kBytes + OtelRecordPool::kBytes;
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {

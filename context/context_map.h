@@ -17,6 +17,8 @@
 //
 // Span logs: the same mapping holds, after the blocks, the SpanLogPool (span_log.h): another
 // SpanLogPool::kBytes (304 MiB) of address space, touched only by threads that write timed spans.
+// Then the OpenTelemetry thread records (otel_thread_record.h, 10 MiB), touched only with
+// otelcontext=true.
 //
 // Thread lifecycle: OnThreadStart(tid) and OnThreadEnd(tid) clear the block through the writer
 // protocol. They must run on the thread that owns `tid` (JVMTI ThreadStart/ThreadEnd and the
@@ -37,6 +39,7 @@
 #include <string>
 
 #include "context/context_block.h"
+#include "context/otel_thread_record.h"
 #include "context/span_log.h"
 
 namespace ctxprof {
@@ -73,6 +76,8 @@ class ContextMap {
   ContextBlock* blocks() { return blocks_; }
   // The span logs, right after the last block (capacity() * 64 bytes after blocks()).
   SpanLogPool& span_logs() { return span_logs_; }
+  // The OpenTelemetry thread records, right after the span logs.
+  OtelRecordPool& otel_records() { return otel_records_; }
 
   // The block of `tid`, or nullptr (counted) when tid < 0 or tid >= capacity().
   ContextBlock* BlockFor(pid_t tid) {
@@ -91,12 +96,16 @@ class ContextMap {
 
  private:
   ContextMap(ContextBlock* blocks, size_t capacity)
-      : blocks_(blocks), capacity_(capacity), span_logs_(blocks + capacity) {}
+      : blocks_(blocks),
+        capacity_(capacity),
+        span_logs_(blocks + capacity),
+        otel_records_(span_logs_.base() + SpanLogPool::kBytes) {}
   void ClearOwnBlock(pid_t tid);
 
   ContextBlock* const blocks_;
   const size_t capacity_;
   SpanLogPool span_logs_;
+  OtelRecordPool otel_records_;
   std::atomic<uint64_t> out_of_range_lookups_{0};
 };
 

@@ -48,4 +48,24 @@ ProcessContext* ProcessContext::Get(std::string* error) {
   return existing != nullptr ? existing : Init(Dictionary::Options{}, error);
 }
 
+bool ProcessContext::PublishOtel(const OtelResource& resource, std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(otel_mutex_);
+    otel_resource_ = resource;
+  }
+  // Readers decode a record's keys with the key map: republish it whenever it grows.
+  attributes_.SetOnRegister([this] {
+    std::string ignored;  // the mapping exists already: an update cannot fail
+    RepublishOtel(&ignored);
+  });
+  if (!RepublishOtel(error)) return false;
+  map_->otel_records().Enable();
+  return true;
+}
+
+bool ProcessContext::RepublishOtel(std::string* error) {
+  std::lock_guard<std::mutex> lock(otel_mutex_);
+  return PublishOtelProcessContext(otel_resource_, attributes_.names(), error);
+}
+
 }  // namespace ctxprof

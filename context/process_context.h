@@ -15,15 +15,22 @@
 //
 // The calling thread's own context is written through ThreadContext (thread_context.h), never
 // by reaching into map() from a front end.
+//
+// OpenTelemetry: PublishOtel() turns on the OTEP 4947 thread records for the process (every
+// ThreadContext write and the Java writer then keep them current) and publishes the OTEP 4719
+// process context with `resource`, again whenever attribute names are registered. Once on, it
+// stays on until the process exits.
 #ifndef CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
 #define CTXPROF_CONTEXT_PROCESS_CONTEXT_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "context/attribute_registry.h"
 #include "context/context_map.h"
 #include "context/dictionary.h"
+#include "context/otel_process_context.h"
 
 namespace ctxprof {
 
@@ -38,13 +45,21 @@ class ProcessContext {
   Dictionary& dictionary() { return *dictionary_; }
   AttributeRegistry& attributes() { return attributes_; }
 
+  // False with *error when the process context cannot be mapped (records stay off then).
+  bool PublishOtel(const OtelResource& resource, std::string* error);
+  bool otel_enabled() { return map_->otel_records().enabled(); }
+
  private:
   ProcessContext(ContextMap* map, std::unique_ptr<Dictionary> dictionary)
       : map_(map), dictionary_(std::move(dictionary)) {}
 
+  bool RepublishOtel(std::string* error);
+
   ContextMap* const map_;
   const std::unique_ptr<Dictionary> dictionary_;
   AttributeRegistry attributes_;
+  std::mutex otel_mutex_;
+  OtelResource otel_resource_;  // guarded by otel_mutex_
 };
 
 }  // namespace ctxprof

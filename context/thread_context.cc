@@ -1,5 +1,7 @@
 #include "context/thread_context.h"
 
+#include <pthread.h>
+
 #include <atomic>
 
 #include "context/process_context.h"
@@ -57,6 +59,35 @@ class TimedWriter {
   BlockWriter writer_;
 };
 
+__attribute__((tls_model("initial-exec"))) __thread OtelThreadRecord* own_otel_record = nullptr;
+
+// A thread that exits without the runtime's end hook (a native thread of the C API) gives its
+// record back through this key's destructor; OnThreadEnd clears the key's value first.
+void ReleaseOtelRecordAtExit(void* record) {
+  ProcessContext* store = Store();
+  if (store != nullptr) store->map().otel_records().Release(static_cast<OtelThreadRecord*>(record));
+  own_otel_record = nullptr;
+}
+pthread_key_t otel_record_key;
+const bool otel_record_key_created =
+    pthread_key_create(&otel_record_key, ReleaseOtelRecordAtExit) == 0;
+// Set when every record was taken: the thread then publishes nothing rather than retry the lock.
+__attribute__((tls_model("initial-exec"))) __thread bool otel_record_refused = false;
+
+// After a block write: the thread's OpenTelemetry record follows the block (publishing on).
+void RefreshOtelRecord(ProcessContext* store, const ContextBlock& block) {
+  if (!store->otel_enabled()) return;
+  OtelThreadRecord* record = ThreadContext::OwnOtelRecord();
+  if (record == nullptr) return;
+  ContextSnapshot current;
+  ReadBlock(block, &current, kSameThreadReadAttempts);  // our own block: always consistent
+  std::string_view values[kAttributeSlots];
+  for (int slot = 0; slot < kAttributeSlots; slot++) {
+    values[slot] = store->dictionary().ValueOf(current.attributes[slot]);
+  }
+  WriteOtelRecord(current, values, record);
+}
+
 bool IsRegisteredSlot(ProcessContext* store, int slot) {
   return slot >= 0 && slot < store->attributes().size();
 }
@@ -85,30 +116,41 @@ ContextWrite ThreadContext::SetAttributeId(int slot, uint32_t id) {
   if (found != ContextWrite::kWritten) return found;
   if (!IsRegisteredSlot(store, slot)) return ContextWrite::kBadSlot;
   TimedWriter(block)->SetAttribute(slot, id);
+  RefreshOtelRecord(store, *block);
   return ContextWrite::kWritten;
 }
 
 ContextWrite ThreadContext::SetTrace(uint64_t trace_high, uint64_t trace_low, uint64_t span_id) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
+  const ContextWrite found = FindOwnBlock(store, &block);
   if (found != ContextWrite::kWritten) return found;
-  TimedWriter writer(block);
-  writer->SetTraceId(trace_high, trace_low);
-  writer->SetSpanId(span_id);
+  {
+    TimedWriter writer(block);
+    writer->SetTraceId(trace_high, trace_low);
+    writer->SetSpanId(span_id);
+  }
+  RefreshOtelRecord(store, *block);
   return ContextWrite::kWritten;
 }
 
 ContextWrite ThreadContext::SetAll(const ContextSnapshot& context) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) TimedWriter(block)->SetAll(context);
+  const ContextWrite found = FindOwnBlock(store, &block);
+  if (found != ContextWrite::kWritten) return found;
+  TimedWriter(block)->SetAll(context);
+  RefreshOtelRecord(store, *block);
   return found;
 }
 
 ContextWrite ThreadContext::Clear() {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  const ContextWrite found = FindOwnBlock(Store(), &block);
-  if (found == ContextWrite::kWritten) TimedWriter(block)->Clear();
+  const ContextWrite found = FindOwnBlock(store, &block);
+  if (found != ContextWrite::kWritten) return found;
+  TimedWriter(block)->Clear();
+  RefreshOtelRecord(store, *block);
   return found;
 }
 
@@ -121,32 +163,41 @@ void ThreadContext::Read(ContextSnapshot* out) {
 }
 
 void ThreadContext::Mount(uint64_t owner, const SuspendedContext& saved) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  if (FindOwnBlock(store, &block) != ContextWrite::kWritten) return;
   uint64_t now = 0;
   SpanLog* log = EndOpenInterval(*block, &now);
   interval_owner = owner;
-  BlockWriter writer(block);
-  if (log != nullptr)
-    log->SetOpenBegin(saved.interval_begin != 0 ? saved.interval_begin : now, owner);
-  writer.SetAll(saved.context);
+  {
+    BlockWriter writer(block);
+    if (log != nullptr)
+      log->SetOpenBegin(saved.interval_begin != 0 ? saved.interval_begin : now, owner);
+    writer.SetAll(saved.context);
+  }
+  RefreshOtelRecord(store, *block);  // the carrier's record shows the mounted thread's context
 }
 
 void ThreadContext::Unmount(SuspendedContext* saved) {
+  ProcessContext* store = Store();
   ContextBlock* block = nullptr;
-  if (FindOwnBlock(Store(), &block) != ContextWrite::kWritten) return;
+  if (FindOwnBlock(store, &block) != ContextWrite::kWritten) return;
   if (saved == nullptr) {  // the owner ended: so does its interval
     TimedWriter(block)->Clear();
     interval_owner = 0;
+    RefreshOtelRecord(store, *block);
     return;
   }
   ReadBlock(*block, &saved->context, kSameThreadReadAttempts);  // its only writer: consistent
   SpanLog* log = span_timing.load(std::memory_order_relaxed) ? OwnSpanLog() : nullptr;
   saved->interval_begin = log != nullptr ? log->open_begin.load(std::memory_order_relaxed) : 0;
   interval_owner = 0;
-  BlockWriter writer(block);
-  if (log != nullptr) log->SetOpenBegin(SpanTicks(), 0);
-  writer.Clear();
+  {
+    BlockWriter writer(block);
+    if (log != nullptr) log->SetOpenBegin(SpanTicks(), 0);
+    writer.Clear();
+  }
+  RefreshOtelRecord(store, *block);  // the carrier's own, empty, context
 }
 
 void ThreadContext::OnThreadStart(pid_t tid) {
@@ -165,7 +216,25 @@ void ThreadContext::OnThreadEnd(pid_t tid) {
     if (block != nullptr) ReadBlock(*block, &current, kSameThreadReadAttempts);
     SpanLogPool::Retire(log, current, SpanTicks());
   }
+  if (own_otel_record != nullptr) {
+    if (otel_record_key_created) pthread_setspecific(otel_record_key, nullptr);
+    store->map().otel_records().Release(own_otel_record);
+    own_otel_record = nullptr;
+  }
   store->map().OnThreadEnd(tid);
+}
+
+OtelThreadRecord* ThreadContext::OwnOtelRecord() {
+  if (own_otel_record != nullptr || otel_record_refused) return own_otel_record;
+  ProcessContext* store = Store();
+  if (store == nullptr || !store->otel_enabled()) return nullptr;
+  own_otel_record = store->map().otel_records().Claim();
+  otel_record_refused = own_otel_record == nullptr;
+  // Without the key (creation failed: no keys left) such a thread keeps its record.
+  if (own_otel_record != nullptr && otel_record_key_created) {
+    pthread_setspecific(otel_record_key, own_otel_record);
+  }
+  return own_otel_record;
 }
 
 SpanLog* ThreadContext::OwnSpanLog() {

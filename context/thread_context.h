@@ -21,6 +21,11 @@
 // A thread's log is claimed on its first timed write (one lock, once per thread), cached in
 // initial-exec TLS, and shared with the Java writer of the same thread (OwnSpanLog()).
 //
+// OpenTelemetry (ProcessContext::PublishOtel): while publishing is on, every write also rewrites
+// the thread's OTEP 4947 record from the block (otel_thread_record.h), claiming the record and
+// setting otel_thread_ctx_v1 on the thread's first write; thread end (the hook, else a pthread
+// key destructor) gives the record back.
+//
 // A thread whose tid is at or beyond the map's capacity has no block (ContextMap::BlockFor
 // counts the lookup in out_of_range_lookups): every write is dropped with kNoBlock, reads see
 // an empty context, and that thread's samples carry no context. When the store itself could
@@ -35,6 +40,7 @@
 #include <string>
 
 #include "context/context_block.h"
+#include "context/otel_thread_record.h"
 #include "context/span_log.h"
 
 namespace ctxprof {
@@ -95,6 +101,10 @@ class ThreadContext {
   // before spans were timed; intervals already open stay open until the next timed write.
   static void SetSpanTiming(bool enabled);
   static bool SpanTiming();
+
+  // The calling thread's OpenTelemetry record, claimed (and published in otel_thread_ctx_v1) on
+  // first use; nullptr while publishing is off, without a store, or when every record is taken.
+  static OtelThreadRecord* OwnOtelRecord();
 
   // Why the store could not be created; "" when it exists.
   static std::string StoreError();

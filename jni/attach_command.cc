@@ -94,6 +94,11 @@ jint AttachCommand::Run(JavaVM* vm, const char* options) {
     const Status status = RunControlCommand(command, &text);
     code = CodeOf(status);
     if (!status.ok()) text = status.message();
+    // A start with otelcontext=true: the Java writers learn it here (jvm_agent.h).
+    JNIEnv* env = nullptr;
+    if (status.ok() && vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) == JNI_OK) {
+      JvmAgent::SyncJavaOtel(env);
+    }
   }
   Answer(reply_path, text);
   return pinned ? code : kOk;

@@ -128,15 +128,34 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_contextMap0(JNIEnv* env, jclass
   ctxprof::ProcessContext* store = ctxprof::Store(env);
   if (store == nullptr) return nullptr;
   ctxprof::ContextMap& map = store->map();
-  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB, then the span logs (304 MiB):
-  // within a buffer's int capacity.
-  static_assert(
-      ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) + ctxprof::SpanLogPool::kBytes <=
-          0x7fffffff,
-      "the whole map must fit one direct buffer");
+  // At most kMaxCapacity (2^22) blocks of 64 bytes = 256 MiB, then the span logs (304 MiB) and
+  // the OpenTelemetry thread records (10 MiB): within a buffer's int capacity.
+  constexpr size_t kTail = ctxprof::SpanLogPool::kBytes + ctxprof::OtelRecordPool::kBytes;
+  static_assert(ctxprof::ContextMap::kMaxCapacity * sizeof(ContextBlock) + kTail <= 0x7fffffff,
+                "the whole map must fit one direct buffer");
   return env->NewDirectByteBuffer(
-      map.blocks(),
-      static_cast<jlong>(map.capacity() * sizeof(ContextBlock) + ctxprof::SpanLogPool::kBytes));
+      map.blocks(), static_cast<jlong>(map.capacity() * sizeof(ContextBlock) + kTail));
+}
+
+JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_otelFlag0(JNIEnv* env, jclass) {
+  // No exception without a store: OtelRecord's initializer runs on the write path, which
+  // then simply never publishes (the write itself reports the missing store).
+  std::string error;
+  ctxprof::ProcessContext* store = ctxprof::ProcessContext::Get(&error);
+  if (store == nullptr) return nullptr;
+  // Called from OtelRecord's initializer: FindClass sees the class being initialized.
+  jclass otel_record = env->FindClass("io/ctxprof/OtelRecord");
+  if (otel_record != nullptr) ctxprof::JvmAgent::RegisterJavaOtel(env, otel_record);
+  env->ExceptionClear();
+  return env->NewDirectByteBuffer(
+      store->map().otel_records().base() + ctxprof::OtelRecordPool::kFlagOffset, 1);
+}
+
+JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_otelRecord0(JNIEnv* env, jclass) {
+  if (ctxprof::Store(env) == nullptr) return nullptr;
+  ctxprof::OtelThreadRecord* record = ThreadContext::OwnOtelRecord();
+  if (record == nullptr) return nullptr;
+  return env->NewDirectByteBuffer(record, sizeof(ctxprof::OtelThreadRecord));
 }
 
 JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_spanLogLayout0(JNIEnv* env, jclass) {

@@ -2,6 +2,7 @@
 
 #include <jvmticmlr.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -338,6 +339,31 @@ void JvmAgent::SeeCurrentThread(JNIEnv* env) {
   if (jvmti->GetCurrentThread(&thread) != JVMTI_ERROR_NONE) return;
   AdoptCurrentThread(jvmti, env, thread);
   env->DeleteLocalRef(thread);
+}
+
+namespace {
+// Written once (the class initializes once), read by attach threads: release/acquire.
+std::atomic<jclass> java_otel_class{nullptr};
+std::atomic<jmethodID> java_otel_sync{nullptr};
+}  // namespace
+
+void JvmAgent::RegisterJavaOtel(JNIEnv* env, jclass otel_record) {
+  if (java_otel_class.load(std::memory_order_acquire) != nullptr) return;
+  jmethodID sync = env->GetStaticMethodID(otel_record, "sync", "()V");
+  jclass global = sync == nullptr ? nullptr : static_cast<jclass>(env->NewGlobalRef(otel_record));
+  if (global == nullptr) {
+    env->ExceptionClear();  // no Java publishing switch: attach starts reach native writers only
+    return;
+  }
+  java_otel_sync.store(sync, std::memory_order_relaxed);
+  java_otel_class.store(global, std::memory_order_release);
+}
+
+void JvmAgent::SyncJavaOtel(JNIEnv* env) {
+  jclass type = java_otel_class.load(std::memory_order_acquire);
+  if (type == nullptr) return;  // the Java API has not initialized it: it syncs when it does
+  env->CallStaticVoidMethod(type, java_otel_sync.load(std::memory_order_relaxed));
+  env->ExceptionClear();
 }
 
 }  // namespace ctxprof

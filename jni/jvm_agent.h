@@ -43,6 +43,12 @@ class JvmAgent {
   // A JNI entry point of libctxprof was called on this thread: records its JNIEnv and Java
   // identity if not yet known (threads started before the library was loaded).
   static void SeeCurrentThread(JNIEnv* env);
+
+  // io.ctxprof.OtelRecord, registered when it initializes: its static sync() turns the Java
+  // writers' OpenTelemetry publishing on. SyncJavaOtel calls it (if registered) after a start
+  // the Java side did not run itself (attach); it clears any exception the call raised.
+  static void RegisterJavaOtel(JNIEnv* env, jclass otel_record);
+  static void SyncJavaOtel(JNIEnv* env);
 };
 
 }  // namespace ctxprof

@@ -416,6 +416,15 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
     options->kernel_frames = value == "true";
     return Status();
   }
+  if (key == "otelcontext") {
+    if (value != "true" && value != "false") {
+      return Status::InvalidArgument(
+          Problem(key, value, "is not true or false",
+                  "use otelcontext=true to publish thread contexts for OpenTelemetry readers"));
+    }
+    options->otel_context = value == "true";
+    return Status();
+  }
   if (key == "clock") {
     if (value == "tsc") {
       options->clock = ClockKind::kTsc;
@@ -781,6 +790,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"uploadtenant", "", "env:VARIABLE or file:PATH holding the tenant (X-Scope-OrgID)"},
       {"uploadca", "", "PEM CA certificates to verify an https server with"},
       {"otlp", "", "http(s)://host[:port][/prefix] or env: push OTLP profiles (repository=)"},
+      {"otelcontext", "false", "true: publish contexts for OpenTelemetry readers (OTEP 4947)"},
   };
   return table;
 }

@@ -34,6 +34,8 @@
 //              (the OTEL_EXPORTER_OTLP_* variables, read when the session starts: otlp_exporter.h);
 //              repository= required; upload='s chunktime= and chunksize= defaults. Headers come
 //              only from OTEL_EXPORTER_OTLP_HEADERS.
+//   otel       otelcontext=true: thread contexts (OTEP 4947) and the process context (OTEP 4719)
+//              published for OpenTelemetry readers until exit (context/otel_thread_record.h)
 //
 // Thread safety: ParseOptions is a pure function; safe from any thread (not from a signal).
 #ifndef CTXPROF_PROFILER_OPTIONS_H_
@@ -147,6 +149,7 @@ struct Options {
   UnwindKind unwind = UnwindKind::kDwarf;
   CStackKind cstack = CStackKind::kMixed;
   bool kernel_frames = true;  // kernel=
+  bool otel_context = false;  // otelcontext=true: publish OTEP 4947/4719 contexts
   ClockKind clock = ClockKind::kTsc;
   bool clock_given = false;  // clock= was present
   int signal = SIGPROF;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "context/process_context.h"
+#include "profiler/export/otlp_exporter.h"
 #include "profiler/options.h"
 #include "profiler/sampler/tsc_clock.h"
 #include "profiler/session/recording_dump.h"
@@ -73,6 +74,14 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
   }
   std::lock_guard<std::mutex> lock(control_mutex_);
   if (session_ != nullptr) return AlreadyRunning();
+  if (options.otel_context) {
+    // Before the session: its attributes= registration then republishes the key map.
+    std::string error;
+    ProcessContext* store = ProcessContext::Get(&error);
+    if (store == nullptr || !store->PublishOtel(OtelResourceAttributes("otelcontext"), &error)) {
+      return Status::Unavailable("option 'otelcontext': " + error, 0);
+    }
+  }
   StatusOr<std::unique_ptr<Session>> started = Session::Start(options, hooks_, notes);
   if (!started.ok()) return started.status();
   if (!jdk_note.empty()) *notes += (notes->empty() ? "" : " ") + jdk_note;

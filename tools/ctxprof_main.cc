@@ -142,6 +142,7 @@ the JVM exits 0 but its agent wrote no recording (it refused to start), record e
   --select S           all or if-context (select)
   --jfrsync CONFIG     the JDK's recorder too: default, profile, a .jfc or +event+event (jfrsync)
   --live               also the sampled objects still alive at the end (live; needs --alloc)
+  --otelcontext true   publish contexts for OpenTelemetry readers, OTEP 4947 (otelcontext)
   --clock, --unwind, --chunksize, --chunktime   agent keys of the same name
   --option KEY=VALUE   any other agent key (docs/SAMPLER.md)
 )help";
@@ -155,8 +156,8 @@ Loads libctxprof into the running JVM PID (HotSpot dynamic attach; no JDK tool n
 one command there; the agent's answer is printed, and a refusal exits 1 with its message.
   start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
-            --alloc, --lock, --select, --jfrsync, --live, --clock, --unwind, --chunksize,
-            --chunktime, --option KEY=VALUE
+            --alloc, --lock, --select, --jfrsync, --otelcontext, --live, --clock, --unwind,
+            --chunksize, --chunktime, --option KEY=VALUE
   stop      stop profiling and finish the recording
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed

@@ -27,7 +27,7 @@ constexpr FlagKey kFlagKeys[] = {
     {"--depth", "depth"},   {"--attributes", "attributes"}, {"--filter", "filter"},
     {"--clock", "clock"},   {"--chunksize", "chunksize"},   {"--chunktime", "chunktime"},
     {"--unwind", "unwind"}, {"--alloc", "alloc"},           {"--lock", "lock"},
-    {"--select", "select"}, {"--jfrsync", "jfrsync"},
+    {"--select", "select"}, {"--jfrsync", "jfrsync"},       {"--otelcontext", "otelcontext"},
 };
 
 bool IsFile(const std::string& path) {

@@ -126,41 +126,6 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> Headers() {
   return headers;
 }
 
-// The resource attributes (otlp_exporter.h).
-std::vector<ResourceAttribute> ResourceAttributes() {
-  std::vector<std::pair<std::string, std::string>> given;
-  std::string error;
-  if (!ParsePairs(Environment("OTEL_RESOURCE_ATTRIBUTES"), &given, &error)) {
-    PrintNotice("otlp: OTEL_RESOURCE_ATTRIBUTES ignored: " + error);
-    given.clear();
-  }
-  std::string service = Environment("OTEL_SERVICE_NAME");
-  std::vector<ResourceAttribute> resource;
-  std::map<std::string, size_t> position;
-  auto set = [&](const std::string& key, const std::string& value) {
-    auto known = position.emplace(key, resource.size());
-    if (known.second) {
-      resource.emplace_back(key, value);
-    } else {
-      resource[known.first->second].second = value;
-    }
-  };
-  set("service.name", "");
-  for (const auto& [key, value] : given) set(key, value);
-  if (!service.empty()) set("service.name", service);
-  if (resource[0].second.empty()) {
-    char path[4096];
-    const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-    std::string executable = length > 0 ? std::string(path, static_cast<size_t>(length)) : "";
-    executable = executable.substr(executable.rfind('/') + 1);
-    resource[0].second = executable.empty() ? "unknown_service" : "unknown_service:" + executable;
-  }
-  if (position.count("process.pid") == 0) set("process.pid", std::to_string(getpid()));
-  if (position.count("telemetry.sdk.name") == 0) set("telemetry.sdk.name", "ctxprof");
-  if (position.count("telemetry.sdk.version") == 0) set("telemetry.sdk.version", kCtxprofVersion);
-  return resource;
-}
-
 // The endpoint otlp= names: the URL's parts and the request path.
 StatusOr<HttpUrl> Endpoint(const Options& options) {
   HttpUrl url;
@@ -299,6 +264,41 @@ std::chrono::milliseconds Timeout(std::chrono::milliseconds fallback) {
 
 }  // namespace
 
+// The resource attributes (otlp_exporter.h).
+std::vector<ResourceAttribute> OtelResourceAttributes(const std::string& option) {
+  std::vector<std::pair<std::string, std::string>> given;
+  std::string error;
+  if (!ParsePairs(Environment("OTEL_RESOURCE_ATTRIBUTES"), &given, &error)) {
+    PrintNotice(option + ": OTEL_RESOURCE_ATTRIBUTES ignored: " + error);
+    given.clear();
+  }
+  std::string service = Environment("OTEL_SERVICE_NAME");
+  std::vector<ResourceAttribute> resource;
+  std::map<std::string, size_t> position;
+  auto set = [&](const std::string& key, const std::string& value) {
+    auto known = position.emplace(key, resource.size());
+    if (known.second) {
+      resource.emplace_back(key, value);
+    } else {
+      resource[known.first->second].second = value;
+    }
+  };
+  set("service.name", "");
+  for (const auto& [key, value] : given) set(key, value);
+  if (!service.empty()) set("service.name", service);
+  if (resource[0].second.empty()) {
+    char path[4096];
+    const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    std::string executable = length > 0 ? std::string(path, static_cast<size_t>(length)) : "";
+    executable = executable.substr(executable.rfind('/') + 1);
+    resource[0].second = executable.empty() ? "unknown_service" : "unknown_service:" + executable;
+  }
+  if (position.count("process.pid") == 0) set("process.pid", std::to_string(getpid()));
+  if (position.count("telemetry.sdk.name") == 0) set("telemetry.sdk.name", "ctxprof");
+  if (position.count("telemetry.sdk.version") == 0) set("telemetry.sdk.version", kCtxprofVersion);
+  return resource;
+}
+
 StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
   StatusOr<HttpUrl> url = Endpoint(options);
   if (!url.ok()) return url.status();
@@ -316,7 +316,7 @@ StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options) {
   config.credentials_hint = " (check the headers in OTEL_EXPORTER_OTLP_HEADERS)";
   config.accepted_note = PartialSuccessNote;
   config.headers = std::move(headers.value());
-  config.make_request = [path = url.value().path, resource = ResourceAttributes()](
+  config.make_request = [path = url.value().path, resource = OtelResourceAttributes("otlp")](
                             const FinishedChunk& chunk, std::string file) {
     return OtlpRequest(chunk, std::move(file), path, resource);
   };

@@ -33,7 +33,11 @@
 #ifndef CTXPROF_PROFILER_EXPORT_OTLP_EXPORTER_H_
 #define CTXPROF_PROFILER_EXPORT_OTLP_EXPORTER_H_
 
+#include <string>
+#include <vector>
+
 #include "profiler/base/status.h"
+#include "profiler/export/otlp_profile.h"
 #include "profiler/export/uploader.h"
 #include "profiler/options.h"
 
@@ -42,6 +46,11 @@ namespace ctxprof {
 // The uploader configuration for options.otlp (url set). kInvalidArgument naming the option
 // or the variable at fault (never a header's value).
 StatusOr<UploaderConfig> OtlpConfigFromOptions(const Options& options);
+
+// The resource attributes above, from the environment (also what otelcontext=true publishes as
+// the OpenTelemetry process context). A notice "<option>: OTEL_RESOURCE_ATTRIBUTES ignored: ..."
+// when that variable is malformed.
+std::vector<ResourceAttribute> OtelResourceAttributes(const std::string& option);
 
 }  // namespace ctxprof
 

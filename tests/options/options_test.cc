@@ -131,6 +131,9 @@ TEST(OptionsTest, KernelFrames) {
   EXPECT_FALSE(ParseOk("kernel=false").kernel_frames);
   EXPECT_TRUE(ParseOk("kernel=false,kernel=true").kernel_frames);
   ExpectError("kernel=no", "kernel", "no");
+  EXPECT_FALSE(ParseOk("").otel_context);
+  EXPECT_TRUE(ParseOk("otelcontext=true").otel_context);
+  ExpectError("otelcontext=read", "otelcontext", "read");
 }
 
 TEST(OptionsTest, Upload) {
@@ -449,14 +452,14 @@ bool SameSettings(const Options& a, const Options& b) {
          a.filter_context == b.filter_context &&
          a.wall_threads_per_tick == b.wall_threads_per_tick && a.depth == b.depth &&
          a.unwind == b.unwind && a.cstack == b.cstack && a.kernel_frames == b.kernel_frames &&
-         a.clock == b.clock && a.signal == b.signal && a.wall_signal == b.wall_signal &&
-         a.buffer_slots == b.buffer_slots && a.file == b.file && a.repository == b.repository &&
-         a.attributes == b.attributes && a.alloc_interval_bytes == b.alloc_interval_bytes &&
-         a.live == b.live && a.lock_enabled == b.lock_enabled &&
-         a.lock_threshold_ns == b.lock_threshold_ns && a.select == b.select &&
-         x.chunk_size_bytes == y.chunk_size_bytes && x.chunk_time_ns == y.chunk_time_ns &&
-         x.max_size_bytes == y.max_size_bytes && x.max_age_ns == y.max_age_ns &&
-         x.flush_interval_ns == y.flush_interval_ns &&
+         a.otel_context == b.otel_context && a.clock == b.clock && a.signal == b.signal &&
+         a.wall_signal == b.wall_signal && a.buffer_slots == b.buffer_slots && a.file == b.file &&
+         a.repository == b.repository && a.attributes == b.attributes &&
+         a.alloc_interval_bytes == b.alloc_interval_bytes && a.live == b.live &&
+         a.lock_enabled == b.lock_enabled && a.lock_threshold_ns == b.lock_threshold_ns &&
+         a.select == b.select && x.chunk_size_bytes == y.chunk_size_bytes &&
+         x.chunk_time_ns == y.chunk_time_ns && x.max_size_bytes == y.max_size_bytes &&
+         x.max_age_ns == y.max_age_ns && x.flush_interval_ns == y.flush_interval_ns &&
          x.cpu_samples_as_ctxprof == y.cpu_samples_as_ctxprof &&
          x.wall_samples_as_jdk == y.wall_samples_as_jdk && x.context_id == y.context_id &&
          x.pyroscope == y.pyroscope && u.url == v.url && u.https == v.https && u.host == v.host &&
@@ -485,7 +488,7 @@ TEST(OptionTableTest, ListsEveryKeyTheParserTakes) {
           << text << " -> " << parsed.status().message();
     }
   }
-  EXPECT_EQ(keys.size(), 39u) << "a key was added or removed: update docs/SAMPLER.md too";
+  EXPECT_EQ(keys.size(), 40u) << "a key was added or removed: update docs/SAMPLER.md too";
   const StatusOr<Options> unknown = ParseOptions("bogus=1");
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(),

@@ -48,7 +48,8 @@ agent_options=(event=cpu interval=10ms wall filter threads=16 depth=128 unwind=d
   kernel=true clock=tsc signal=SIGPROF wallsignal=SIGVTALRM buffer=2048 file repository attributes
   alloc live lock select=all chunksize maxsize chunktime maxage flush=1s cpusamples=jdk
   wallsamples=profiler contexts=triggered contextid=false jfrsync jfrthreshold upload
-  uploadname=ctxprof uploadlabels uploadtoken uploadbasic uploadtenant uploadca otlp)
+  uploadname=ctxprof uploadlabels uploadtoken uploadbasic uploadtenant uploadca otlp
+  otelcontext=false)
 for command in record attach; do
   expect 0 "" $command --help
   listed=$(sed -n '/^Agent options/,$s/^  \([^ ]*\)  .*/\1/p' "$tmp/out" | tr '\n' ' ')

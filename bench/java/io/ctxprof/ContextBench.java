@@ -256,7 +256,32 @@ public final class ContextBench {
             jni.setAll(saved[0], saved[1], saved[2], savedAttributes); // deactivate: restore
           }
         });
+    // The same operations again with otelcontext=true publishing on (runChild turns it on before
+    // the first of them: it stays on for the process), so each ratio comes from one fork.
+    for (String name : OTEL_PAIRED) {
+      ops.put(name + OTEL_SUFFIX, ops.get(name));
+    }
     return ops;
+  }
+
+  private static final String OTEL_SUFFIX = ", otelcontext";
+  private static final List<String> OTEL_PAIRED =
+      List.of(
+          "setAttribute (cached value)",
+          "setAttribute (handle, AttributeValue)",
+          "setTraceContext",
+          "span lifecycle (open trace + 2 attributes, close restores)",
+          "span lifecycle (handle, AttributeValues)",
+          "span lifecycle (handle, one-write open)");
+
+  /** Turns OpenTelemetry publishing on for this process (a session started and stopped). */
+  private static void publishOtel() {
+    Profiler profiler = Profiler.getInstance();
+    profiler.execute("start,event=ctimer,interval=1h,otelcontext=true");
+    profiler.execute("stop");
+    if (!OtelRecord.enabled()) {
+      throw new IllegalStateException("otelcontext=true did not turn publishing on");
+    }
   }
 
   /**
@@ -264,9 +289,14 @@ public final class ContextBench {
    * the measured iterations.
    */
   private static void runChild(int warmups, int iterations, int millis, String only) {
+    boolean publishing = false;
     for (Map.Entry<String, Op> entry : operations().entrySet()) {
       if (!entry.getKey().contains(only)) {
         continue;
+      }
+      if (!publishing && entry.getKey().endsWith(OTEL_SUFFIX)) {
+        publishOtel();
+        publishing = true;
       }
       Op op = entry.getValue();
       int batch = calibrate(op);
@@ -393,6 +423,23 @@ public final class ContextBench {
       System.out.printf(
           "%-62s %7.2f ns   [%.2f .. %.2f]   %6.1f B/op%n",
           entry.getKey(), median(values), sorted[0], sorted[sorted.length - 1], median(bytes));
+    }
+    System.out.printf("%n%-62s %10s %18s%n", "otelcontext=true / off, same fork", "median", "fork ratios");
+    for (String name : OTEL_PAIRED) {
+      List<Double> off = results.get(name);
+      List<Double> on = results.get(name + OTEL_SUFFIX);
+      if (off == null || on == null || off.size() != on.size()) {
+        continue;
+      }
+      double[] ratios = new double[off.size()];
+      for (int fork = 0; fork < ratios.length; fork++) {
+        ratios[fork] = on.get(fork) / off.get(fork);
+      }
+      double[] sorted = ratios.clone();
+      Arrays.sort(sorted);
+      System.out.printf(
+          "%-62s %9.2fx   [%.2f .. %.2f]%n",
+          name, median(ratios), sorted[0], sorted[sorted.length - 1]);
     }
   }
 }

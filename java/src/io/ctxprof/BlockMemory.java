@@ -38,12 +38,19 @@ final class BlockMemory {
   private static final MethodHandle GET_LONG; // (long address) long, or null
   private static final MethodHandle PUT_LONG; // (long address, long value) void
   private static final MethodHandle PUT_INT; // (long address, int value) void
+  private static final MethodHandle PUT_BYTE; // (long address, byte value) void
+  // (Object source, long source offset, Object target, long target address, long bytes) void
+  private static final MethodHandle COPY;
+  private static final long BYTES_BASE; // offset of a byte[]'s first element
 
   static {
     ByteBuffer map = Native.contextMap0().order(ByteOrder.nativeOrder());
     MethodHandle getLong = null;
     MethodHandle putLong = null;
     MethodHandle putInt = null;
+    MethodHandle putByte = null;
+    MethodHandle copy = null;
+    long bytesBase = 0;
     if (Runtime.version().feature() <= 23) {
       try {
         Class<?> type = Class.forName("sun.misc.Unsafe");
@@ -65,15 +72,39 @@ final class BlockMemory {
                 .findVirtual(
                     type, "putInt", MethodType.methodType(void.class, long.class, int.class))
                 .bindTo(unsafe);
-      } catch (ReflectiveOperationException | RuntimeException e) {
+        putByte =
+            lookup
+                .findVirtual(
+                    type, "putByte", MethodType.methodType(void.class, long.class, byte.class))
+                .bindTo(unsafe);
+        copy =
+            lookup
+                .findVirtual(
+                    type,
+                    "copyMemory",
+                    MethodType.methodType(
+                        void.class, Object.class, long.class, Object.class, long.class, long.class))
+                .bindTo(unsafe);
+        bytesBase =
+            (int)
+                lookup
+                    .findVirtual(
+                        type, "arrayBaseOffset", MethodType.methodType(int.class, Class.class))
+                    .bindTo(unsafe)
+                    .invoke(byte[].class);
+      } catch (Throwable e) {
         getLong = null; // a JDK without a usable Unsafe: the ByteBuffer path is used
       }
     }
-    boolean unsafe = getLong != null && putLong != null && putInt != null;
+    boolean unsafe =
+        getLong != null && putLong != null && putInt != null && putByte != null && copy != null;
     KIND = unsafe ? "Unsafe" : "ByteBuffer";
     GET_LONG = unsafe ? getLong : null;
     PUT_LONG = putLong;
     PUT_INT = putInt;
+    PUT_BYTE = putByte;
+    COPY = copy;
+    BYTES_BASE = bytesBase;
     BASE = Native.blockAddress0(map);
     MAP = unsafe ? null : map;
   }
@@ -105,6 +136,41 @@ final class BlockMemory {
       unsafePutInt(BASE + offset, value);
     } else {
       MAP.putInt((int) offset, value);
+    }
+  }
+
+  static void putByte(long offset, byte value) {
+    if (GET_LONG != null) {
+      unsafePutByte(BASE + offset, value);
+    } else {
+      MAP.put((int) offset, value);
+    }
+  }
+
+  /** Copies {@code source[0, length)} to {@code offset}. */
+  static void copy(byte[] source, int length, long offset) {
+    if (GET_LONG != null) {
+      unsafeCopy(source, BASE + offset, length);
+    } else {
+      ByteBuffer target = MAP.duplicate(); // release 11 has no absolute bulk put
+      target.position((int) offset);
+      target.put(source, 0, length);
+    }
+  }
+
+  private static void unsafePutByte(long address, byte value) {
+    try {
+      PUT_BYTE.invokeExact(address, value);
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void unsafeCopy(byte[] source, long address, int length) {
+    try {
+      COPY.invokeExact((Object) source, BYTES_BASE, (Object) null, address, (long) length);
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
     }
   }
 

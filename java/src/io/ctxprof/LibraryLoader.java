@@ -35,18 +35,34 @@ import java.util.Set;
  * <p>Nothing is loaded from paths taken from the environment. When every way fails, the {@link
  * UnsatisfiedLinkError} lists each place tried and why it failed.
  *
+ * <p>JDK 24+ (JEP 472): {@code System.load} is a restricted method. Without native access for
+ * this module the JDK prints its warning (or, with {@code --illegal-native-access=deny}, refuses
+ * the call); so before the call we print one {@code ctxprof:} line naming the two ways to avoid
+ * it, and a refusal becomes an {@link UnsatisfiedLinkError} that names them ({@link
+ * #NATIVE_ACCESS_FIX}). Profiler binds to an agent's library without calling this class.
+ *
  * <p>Thread safety: called once, under Profiler's lock.
  */
 final class LibraryLoader {
   private LibraryLoader() {}
 
+  /** How to load the library without JDK 24+'s restricted-method warning. */
+  static final String NATIVE_ACCESS_FIX =
+      "start the JVM with --enable-native-access=ALL-UNNAMED (--enable-native-access=io.ctxprof"
+          + " when ctxprof.jar is on the module path; Enable-Native-Access: ALL-UNNAMED in an"
+          + " executable jar's manifest), or load ctxprof as an agent first"
+          + " (-agentpath:/path/libctxprof.so), which needs no System.load (docs/JAVA.md)";
+
+  private static boolean noticePrinted;
+
   static void load() {
     String property = System.getProperty("ctxprof.library");
     if (property != null && !property.isEmpty()) {
       try {
-        System.load(property);
+        loadFile(property);
         return;
       } catch (UnsatisfiedLinkError e) {
+        rethrowRefusal(e);
         throw failure(
             "ctxprof.library=" + property + ": " + e.getMessage(),
             "set -Dctxprof.library=/absolute/path/libctxprof.so",
@@ -59,8 +75,11 @@ final class LibraryLoader {
       return;
     }
     try {
+      beforeRestrictedCall();
       System.loadLibrary("ctxprof");
       return;
+    } catch (IllegalCallerException e) {
+      throw refused("System.loadLibrary(\"ctxprof\")", e);
     } catch (UnsatisfiedLinkError e) {
       tried.add("ctxprof in java.library.path: " + e.getMessage());
     }
@@ -115,12 +134,61 @@ final class LibraryLoader {
       return false;
     }
     try {
-      System.load(copy.toString());
+      loadFile(copy.toString());
       return true;
     } catch (UnsatisfiedLinkError e) {
+      rethrowRefusal(e);
       tried.add("the jar's " + resource + " copied to " + copy + ": " + e.getMessage());
       return false;
     }
+  }
+
+  /** System.load, with JDK 24+'s restriction explained (see the class comment). */
+  private static void loadFile(String path) {
+    beforeRestrictedCall();
+    try {
+      System.load(path);
+    } catch (IllegalCallerException e) {
+      throw refused("System.load(" + path + ")", e);
+    }
+  }
+
+  /** The one notice line, printed before the JDK's warning would be. */
+  private static void beforeRestrictedCall() {
+    if (!noticePrinted && Runtime.version().feature() >= 24 && !nativeAccessEnabled()) {
+      noticePrinted = true;
+      System.err.println(
+          "ctxprof: loading libctxprof.so from Java is a restricted method on JDK 24+, so the"
+              + " JDK warns about it; to avoid that, "
+              + NATIVE_ACCESS_FIX);
+    }
+  }
+
+  /** Module.isNativeAccessEnabled() (JDK 22+) for this class's module. */
+  static boolean nativeAccessEnabled() {
+    try {
+      Object enabled =
+          Module.class.getMethod("isNativeAccessEnabled").invoke(LibraryLoader.class.getModule());
+      return Boolean.TRUE.equals(enabled);
+    } catch (ReflectiveOperationException e) {
+      return false; // before JDK 22 there is no such method (nor a restriction)
+    }
+  }
+
+  /** A refusal of native access ends the search: every other place would be refused too. */
+  private static void rethrowRefusal(UnsatisfiedLinkError e) {
+    if (e.getCause() instanceof IllegalCallerException) {
+      throw e;
+    }
+  }
+
+  private static UnsatisfiedLinkError refused(String call, IllegalCallerException e) {
+    UnsatisfiedLinkError error =
+        new UnsatisfiedLinkError(
+            "cannot load libctxprof: the JVM refused " + call + " (" + e.getMessage() + "); "
+                + NATIVE_ACCESS_FIX);
+    error.initCause(e);
+    return error;
   }
 
   private static FileAttribute<Set<PosixFilePermission>> ownerOnly(String permissions) {
@@ -139,9 +207,10 @@ final class LibraryLoader {
       return false;
     }
     try {
-      System.load(library.toString());
+      loadFile(library.toString());
       return true;
     } catch (UnsatisfiedLinkError e) {
+      rethrowRefusal(e);
       tried.add(library + ": " + e.getMessage());
       return false;
     }

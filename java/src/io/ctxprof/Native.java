@@ -35,6 +35,20 @@ final class Native {
   /** The address of the span clock (ctxprof_span_ticks), for a java.lang.foreign downcall (java/src22). */
   static native long spanTicksAddress0();
 
+  /**
+   * A one-byte buffer over the OpenTelemetry record pool's "publishing" flag
+   * (context/otel_thread_record.h), inside the context map; null (no exception) without a
+   * store. Called by OtelRecord's initializer, which it registers so that an attach start can
+   * call its sync().
+   */
+  static native ByteBuffer otelFlag0();
+
+  /**
+   * The calling thread's OpenTelemetry thread record (claimed on first call, and published in
+   * otel_thread_ctx_v1), or null while publishing is off or when every record is taken.
+   */
+  static native ByteBuffer otelRecord0();
+
   /** Turns span timing of the native writers (C API, JNI) on or off, process-wide. */
   static native void setSpanTiming0(boolean enabled);
 

@@ -73,7 +73,11 @@ public final class Profiler {
     if (command == null) {
       throw new IllegalArgumentException("command is null: use start, stop, dump or status");
     }
-    return Native.execute0(command);
+    try {
+      return Native.execute0(command);
+    } finally {
+      OtelRecord.sync(); // a start with otelcontext=true turns Java publishing on
+    }
   }
 
   /** {@code execute("start," + options)}. */

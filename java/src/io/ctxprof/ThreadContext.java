@@ -147,6 +147,10 @@ abstract class ThreadContext {
    * <p>Timed spans (SpanLog): before each write, the interval of the context it replaces is
    * ended in the thread's span log, and the new interval's begin is stored inside the write, so
    * a reader that brackets it with the sequence sees it with its context.
+   *
+   * <p>OpenTelemetry (OtelRecord): while {@code otelcontext=true} publishing is on, each write
+   * then refreshes the thread's OTEP 4947 record from the block; off, the check is the load of
+   * a volatile static (OtelRecord.publishing).
    */
   static final class BlockContext extends ThreadContext {
     private static final int SEQUENCE = ContextLayout.SEQUENCE;
@@ -158,10 +162,30 @@ abstract class ThreadContext {
 
     final long block; // offset of the thread's block in the map
     final long log; // the thread's span log (offset in the map), -1 when untimed
+    private OtelRecord otel; // the thread's OpenTelemetry record once publishing is on
+    private boolean otelRefused; // every record was taken: publish nothing, ask no more
 
     BlockContext(long block, long log) {
       this.block = block;
       this.log = log;
+    }
+
+    /** After a write: the record follows the block. */
+    private void publishOtel() {
+      OtelRecord record = otel;
+      if (record != null) {
+        record.refresh(block);
+      } else if (!otelRefused) {
+        attachOtel();
+      }
+    }
+
+    private void attachOtel() {
+      otel = OtelRecord.ofCurrentThread();
+      otelRefused = otel == null;
+      if (otel != null) {
+        otel.refresh(block);
+      }
     }
 
     /** Ends the open interval now (SpanLog); returns now, or 0 when writes are untimed. */
@@ -196,6 +220,9 @@ abstract class ThreadContext {
       }
       VarHandle.releaseFence(); // every field store is visible before the even sequence
       BlockMemory.putLong(block + SEQUENCE, before + 2);
+      if (OtelRecord.publishing) {
+        publishOtel();
+      }
     }
 
     private void putTrace(long traceIdHigh, long traceIdLow, long spanId) {

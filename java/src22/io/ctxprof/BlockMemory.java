@@ -49,4 +49,13 @@ final class BlockMemory {
   static void putInt(long offset, int value) {
     INT.set(MAP, offset, value);
   }
+
+  static void putByte(long offset, byte value) {
+    MAP.set(ValueLayout.JAVA_BYTE, offset, value);
+  }
+
+  /** Copies {@code source[0, length)} to {@code offset}. */
+  static void copy(byte[] source, int length, long offset) {
+    MemorySegment.copy(source, 0, MAP, ValueLayout.JAVA_BYTE, offset, length);
+  }
 }
