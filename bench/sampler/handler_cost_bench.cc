@@ -40,7 +40,7 @@ struct Result {
   size_t samples;
 };
 
-Result Measure(int recursion, const Configuration& configuration, double ticks_per_ns) {
+Result MeasureHandler(int recursion, const Configuration& configuration, double ticks_per_ns) {
   static uint64_t ticks[kMaxSamples];
   HandlerCostRecorder recorder;
   recorder.ticks = ticks;
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   // frames to the recursion.
   for (const ctxprof::Configuration& configuration : configurations) {
     for (int recursion : {6, 46, 196}) {
-      const ctxprof::Result r = ctxprof::Measure(recursion, configuration, ticks_per_ns);
+      const ctxprof::Result r = ctxprof::MeasureHandler(recursion, configuration, ticks_per_ns);
       printf("%-9s %-5s %-9d %8.1f %8zu %8.0f %8.0f %8.0f %8.0f\n", configuration.unwind,
              configuration.frame_pointers ? "fp" : "nofp", recursion, r.mean_frames, r.samples,
              r.p50_ns, r.p90_ns, r.p99_ns, r.mean_ns);
