@@ -1,13 +1,19 @@
 #include "profiler/jfr/jfr_copy.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_file.h"
 
@@ -38,6 +44,283 @@ uint64_t BigEndian(const unsigned char* bytes, int width) {
   uint64_t value = 0;
   for (int i = 0; i < width; i++) value = value << 8 | bytes[i];
   return value;
+}
+
+void PutBigEndian(uint64_t value, unsigned char* out) {
+  for (int i = 0; i < 8; i++) out[i] = static_cast<unsigned char>(value >> (56 - 8 * i));
+}
+
+// A bounds-checked cursor over one chunk in memory: a read past the end sets `failed` and
+// returns 0, so a parse loop ends and the caller reports the offset.
+struct Cursor {
+  const unsigned char* data;
+  size_t size;
+  size_t at;
+  bool failed = false;
+
+  uint64_t Varint() {
+    uint64_t value = 0;
+    for (int i = 0; i < 9; i++) {
+      if (at >= size) break;
+      const unsigned char byte = data[at++];
+      if (i == 8) return value | static_cast<uint64_t>(byte) << 56;  // 9th byte: 8 full bits
+      value |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
+      if (byte < 0x80) return value;
+    }
+    failed = true;
+    return 0;
+  }
+  unsigned char Byte() {
+    if (at < size) return data[at++];
+    failed = true;
+    return 0;
+  }
+  void Skip(uint64_t length) {
+    if (length <= size - at) {
+      at += length;
+    } else {
+      failed = true;
+      at = size;
+    }
+  }
+  // A string value (any JFR encoding); `text` receives it for encodings 3 and 5 (the metadata's
+  // names are ASCII; other encodings are skipped, leaving it empty).
+  void String(std::string* text) {
+    const unsigned char encoding = Byte();
+    if (text != nullptr) text->clear();
+    if (encoding == 0 || encoding == 1) return;  // null, ""
+    const uint64_t length = Varint();
+    if (encoding == 2) return;  // a String pool key: `length` was the key
+    if (encoding == 4) {        // UTF-16 units, each a varint
+      for (uint64_t i = 0; i < length && !failed; i++) Varint();
+      return;
+    }
+    if (encoding != 3 && encoding != 5) {
+      failed = true;
+      return;
+    }
+    const size_t start = at;
+    Skip(length);
+    if (text != nullptr && !failed)
+      text->assign(reinterpret_cast<const char*>(data) + start, length);
+  }
+};
+
+// How the values of one metadata class are laid out on the wire: a primitive, or its fields in
+// order (a struct; a pool entry's value is the struct of its type).
+struct WireField {
+  uint64_t type;
+  bool array;   // dimension="1"
+  bool pooled;  // constantPool: a varint key instead of the value
+};
+struct WireType {
+  enum Kind { kStruct, kByte, kVarint, kFloat, kDouble, kString } kind = kStruct;
+  std::vector<WireField> fields;
+};
+using WireTypes = std::unordered_map<uint64_t, WireType>;
+
+WireType::Kind PrimitiveKind(const std::string& name) {
+  if (name == "boolean" || name == "byte") return WireType::kByte;
+  if (name == "char" || name == "short" || name == "int" || name == "long")
+    return WireType::kVarint;
+  if (name == "float") return WireType::kFloat;
+  if (name == "double") return WireType::kDouble;
+  if (name == "java.lang.String") return WireType::kString;
+  return WireType::kStruct;
+}
+
+constexpr int kMaxNesting = 64;
+
+// One element of the metadata tree (5.2 of the format note) and its children; collects every
+// `class` element's layout into *types.
+bool ParseElement(Cursor* in, const std::vector<std::string>& strings, int depth, WireTypes* types,
+                  WireType* enclosing_class) {
+  auto text = [&strings, in](uint64_t index) -> const std::string& {
+    static const std::string kNone;
+    if (index < strings.size()) return strings[index];
+    in->failed = true;
+    return kNone;
+  };
+  if (depth > kMaxNesting) return false;
+  const std::string& name = text(in->Varint());
+  const uint64_t attributes = in->Varint();
+  std::string class_name;
+  uint64_t id = 0, field_class = 0;
+  bool has_id = false, array = false, pooled = false;
+  for (uint64_t i = 0; i < attributes && !in->failed; i++) {
+    const std::string& key = text(in->Varint());
+    const std::string& value = text(in->Varint());
+    if (key == "name") class_name = value;
+    if (key == "id") {
+      char* end = nullptr;
+      id = strtoull(value.c_str(), &end, 10);
+      has_id = !value.empty() && *end == '\0';
+    }
+    if (key == "class") field_class = strtoull(value.c_str(), nullptr, 10);
+    if (key == "dimension") array = value == "1";
+    if (key == "constantPool") pooled = true;  // presence, whatever its value (JDK rule)
+  }
+  WireType* current = nullptr;
+  if (name == "class" && has_id) {
+    current = &(*types)[id];
+    current->kind = PrimitiveKind(class_name);
+  } else if (name == "field" && enclosing_class != nullptr) {
+    enclosing_class->fields.push_back(WireField{field_class, array, pooled});
+  }
+  const uint64_t children = in->Varint();
+  for (uint64_t i = 0; i < children && !in->failed; i++) {
+    if (!ParseElement(in, strings, depth + 1, types, current)) return false;
+  }
+  return !in->failed;
+}
+
+// The metadata record at `in` (after its size and type id): its id, and unless `types` is null
+// the wire types.
+bool ParseMetadata(Cursor* in, uint64_t* metadata_id, WireTypes* types) {
+  in->Varint();  // start time
+  in->Varint();  // duration
+  *metadata_id = in->Varint();
+  if (types == nullptr) return !in->failed;
+  const uint64_t count = in->Varint();
+  if (count > in->size - in->at) return false;  // every string takes at least a byte
+  std::vector<std::string> strings(count);
+  for (std::string& text : strings) in->String(&text);
+  return !in->failed && ParseElement(in, strings, 0, types, nullptr);
+}
+
+bool SkipValue(Cursor* in, const WireTypes& types, uint64_t type, int depth);
+
+bool SkipField(Cursor* in, const WireTypes& types, const WireField& field, int depth) {
+  const uint64_t count = field.array ? in->Varint() : 1;
+  if (count > in->size - in->at) return false;  // an element takes a byte (or nothing: bounded)
+  for (uint64_t i = 0; i < count && !in->failed; i++) {
+    if (field.pooled) {
+      in->Varint();
+    } else if (!SkipValue(in, types, field.type, depth + 1)) {
+      return false;
+    }
+  }
+  return !in->failed;
+}
+
+bool SkipValue(Cursor* in, const WireTypes& types, uint64_t type, int depth) {
+  const auto found = types.find(type);
+  if (found == types.end() || depth > kMaxNesting) return false;
+  switch (found->second.kind) {
+    case WireType::kByte:
+      in->Skip(1);
+      break;
+    case WireType::kVarint:
+      in->Varint();
+      break;
+    case WireType::kFloat:
+      in->Skip(4);
+      break;
+    case WireType::kDouble:
+      in->Skip(8);
+      break;
+    case WireType::kString:
+      in->String(nullptr);
+      break;
+    case WireType::kStruct:
+      for (const WireField& field : found->second.fields) {
+        if (!SkipField(in, types, field, depth)) return false;
+      }
+      break;
+  }
+  return !in->failed;
+}
+
+// The distinct entries of one pool type, as their wire bytes (key and value), in first-seen order.
+struct CompactPool {
+  explicit CompactPool(uint64_t pool_type) : type(pool_type) {}
+  uint64_t type;
+  uint64_t count = 0;
+  std::vector<unsigned char> entries;
+  std::unordered_set<uint64_t> keys;
+};
+
+// What CompactChunks gathers from the chunks.
+struct Compaction {
+  explicit Compaction(const JfrCompactOptions* compact_options) : options(compact_options) {}
+  const JfrCompactOptions* options;
+  WireTypes types;
+  uint64_t metadata_id = 0;
+  std::vector<CompactPool> pools;  // in the order their types first appear
+  std::unordered_map<uint64_t, size_t> pool_of_type;
+  uint64_t last_checkpoint_ticks = 0;
+
+  CompactPool& PoolOf(uint64_t type) {
+    const auto [it, inserted] = pool_of_type.try_emplace(type, pools.size());
+    if (inserted) pools.emplace_back(type);
+    return pools[it->second];
+  }
+};
+
+bool Contains(const std::vector<uint64_t>& types, uint64_t type) {
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+// Walks the records of one chunk (its bytes in `chunk`): the kept event records are appended to
+// *events, new pool entries go to *compaction; the first chunk's metadata record (parsed) is
+// appended to *metadata. Returns the chunk-relative offset of a malformed record, or 0.
+size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
+                 Compaction* compaction, std::vector<unsigned char>* metadata,
+                 std::vector<unsigned char>* events) {
+  Cursor in{chunk.data(), chunk.size(), kChunkHeaderSize};
+  while (in.at < chunk.size()) {
+    const size_t start = in.at;
+    const uint64_t size = in.Varint();
+    const uint64_t type = in.Varint();
+    if (in.failed || size < 2 || size > chunk.size() - start) return start;
+    Cursor record{chunk.data(), start + size, in.at};
+    if (type == 0) {
+      uint64_t metadata_id = 0;
+      const bool first_metadata = first && metadata->empty();
+      if (!ParseMetadata(&record, &metadata_id, first_metadata ? &compaction->types : nullptr)) {
+        return start;
+      }
+      if (first_metadata) {
+        compaction->metadata_id = metadata_id;
+        metadata->insert(metadata->end(), chunk.begin() + start, chunk.begin() + start + size);
+      } else if (metadata_id != compaction->metadata_id) {
+        return start;  // other declarations: the events could not share one metadata record
+      }
+    } else if (type == 1) {
+      compaction->last_checkpoint_ticks = record.Varint();
+      record.Varint();  // duration
+      record.Varint();  // delta to the previous checkpoint
+      record.Byte();    // type mask
+      const uint64_t pools = record.Varint();
+      for (uint64_t p = 0; p < pools && !record.failed; p++) {
+        CompactPool& pool = compaction->PoolOf(record.Varint());
+        const uint64_t count = record.Varint();
+        if (count > record.size - record.at) return start;
+        for (uint64_t e = 0; e < count && !record.failed; e++) {
+          const size_t entry = record.at;
+          const uint64_t key = record.Varint();
+          if (!SkipValue(&record, compaction->types, pool.type, 0)) return start;
+          if (pool.keys.insert(key).second) {
+            pool.entries.insert(pool.entries.end(), chunk.begin() + entry,
+                                chunk.begin() + record.at);
+            pool.count++;
+          }
+        }
+      }
+      if (record.failed || record.at != record.size) return start;
+    } else if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
+               (last || !Contains(compaction->options->last_chunk_only, type))) {
+      events->insert(events->end(), chunk.begin() + start, chunk.begin() + start + size);
+    }
+    in.at = start + size;
+  }
+  return 0;
+}
+
+// Checks that `path` may be replaced by a rename: a regular file with one link.
+bool IsPlainFile(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
 }
 
 }  // namespace
@@ -97,6 +380,139 @@ Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& 
                                     static_cast<unsigned char>(flags)};
   Status finished = out.WriteAt(last_chunk + kChunkFlagsOffset, encoded, sizeof(encoded));
   return finished.ok() ? out.Close() : finished;
+}
+
+Status CompactChunks(const std::string& path, const JfrCompactOptions& options) {
+  if (!IsPlainFile(path)) return Status();
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int os_error = errno;
+    return Status::Io(
+        "cannot open recording file " + path + " to compact it: " + strerror(os_error), os_error);
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int os_error = errno;
+    close(fd);
+    return Status::Io("cannot stat recording file " + path + ": " + strerror(os_error), os_error);
+  }
+  const JfrCopySource source{path, fd, static_cast<uint64_t>(st.st_size)};
+  // The chunks' headers first: one chunk needs no compaction, and a file that is not whole
+  // finished chunks is left alone.
+  std::vector<std::pair<uint64_t, uint64_t>> chunks;  // (offset, size)
+  unsigned char first_header[kChunkHeaderSize] = {};
+  int64_t end_nanos = 0;
+  uint16_t last_flags = 0;
+  for (uint64_t offset = 0; offset < source.bytes;) {
+    unsigned char header[kChunkHeaderSize];
+    Status read = source.bytes - offset < kChunkHeaderSize
+                      ? Status::InvalidArgument(path + ": offset " + std::to_string(offset) +
+                                                ": not a whole chunk, not compacted")
+                      : ReadFully(source, offset, header, kChunkHeaderSize);
+    const uint64_t size = read.ok() ? BigEndian(header + kChunkSizeOffset, 8) : 0;
+    if (read.ok() && (memcmp(header, "FLR\0", 4) != 0 || size < kChunkHeaderSize ||
+                      size > source.bytes - offset || header[kChunkGenerationOffset] != 0)) {
+      read = Status::InvalidArgument(path + ": offset " + std::to_string(offset) +
+                                     ": not a finished chunk, not compacted");
+    }
+    if (!read.ok()) {
+      close(fd);
+      return read;
+    }
+    if (chunks.empty()) memcpy(first_header, header, kChunkHeaderSize);
+    end_nanos = std::max<int64_t>(
+        end_nanos, static_cast<int64_t>(BigEndian(header + 32, 8) + BigEndian(header + 40, 8)));
+    last_flags = static_cast<uint16_t>(BigEndian(header + kChunkFlagsOffset, 2));
+    chunks.emplace_back(offset, size);
+    offset += size;
+  }
+  if (chunks.size() < 2) {
+    close(fd);
+    return Status();
+  }
+
+  const std::string temporary = path + ".compacting";
+  JfrFile out;
+  Status status = out.Open(temporary);
+  Compaction compaction(&options);
+  std::vector<unsigned char> chunk, metadata, events;
+  if (status.ok()) status = out.Append(first_header, kChunkHeaderSize);  // patched at the end
+  for (size_t i = 0; i < chunks.size() && status.ok(); i++) {
+    chunk.resize(chunks[i].second);
+    status = ReadFully(source, chunks[i].first, chunk.data(), chunk.size());
+    if (!status.ok()) break;
+    events.clear();
+    const size_t bad =
+        WalkChunk(chunk, i == 0, i + 1 == chunks.size(), &compaction, &metadata, &events);
+    if (bad != 0 || metadata.empty()) {
+      status = Status::InvalidArgument(
+          path + ": offset " + std::to_string(chunks[i].first + bad) +
+          (metadata.empty() ? ": the first chunk has no metadata"
+                            : ": a record that cannot join one chunk (malformed, a type the "
+                              "metadata does not lay out, or other metadata)") +
+          ", not compacted");
+      break;
+    }
+    if (i == 0) status = out.Append(metadata.data(), metadata.size());
+    if (status.ok()) status = out.Append(events.data(), events.size());
+  }
+  close(fd);
+  chunk = std::vector<unsigned char>();
+  events = std::vector<unsigned char>();
+
+  // One checkpoint with every pool (5.1 of the format note): size (padded varint), type 1,
+  // start, duration 0, delta 0 (the only one), the flush mask, the pools.
+  const uint64_t checkpoint_offset = out.size();
+  JfrBuffer head;
+  uint64_t body = 0;
+  for (const CompactPool& pool : compaction.pools) {
+    body += JfrBuffer::VarintLength(pool.type) + JfrBuffer::VarintLength(pool.count) +
+            pool.entries.size();
+  }
+  uint64_t pool_count = 0;
+  for (const CompactPool& pool : compaction.pools) pool_count += pool.count != 0 ? 1 : 0;
+  const size_t size_at = head.ReservePaddedVarint();
+  head.PutVarint(1);
+  head.PutVarint(compaction.last_checkpoint_ticks);
+  head.PutVarint(0);
+  head.PutVarint(0);
+  head.PutByte(1);  // flush
+  head.PutVarint(pool_count);
+  head.PatchVarint(size_at, head.size() + body);
+  if (status.ok()) status = out.Append(head.data(), head.size());
+  for (const CompactPool& pool : compaction.pools) {
+    if (!status.ok() || pool.count == 0) continue;
+    JfrBuffer pool_head;
+    pool_head.PutVarint(pool.type);
+    pool_head.PutVarint(pool.count);
+    status = out.Append(pool_head.data(), pool_head.size());
+    if (status.ok()) status = out.Append(pool.entries.data(), pool.entries.size());
+  }
+
+  if (status.ok()) {
+    // Finished from the start: nobody reads the temporary file.
+    unsigned char header[kChunkHeaderSize];
+    memcpy(header, first_header, kChunkHeaderSize);
+    PutBigEndian(out.size(), header + kChunkSizeOffset);
+    PutBigEndian(checkpoint_offset, header + 16);
+    PutBigEndian(kChunkHeaderSize, header + 24);  // the metadata record follows the header
+    PutBigEndian(static_cast<uint64_t>(end_nanos) - BigEndian(first_header + 32, 8), header + 40);
+    header[kChunkGenerationOffset] = 0;
+    header[kChunkFlagsOffset] = static_cast<unsigned char>(last_flags >> 8);
+    header[kChunkFlagsOffset + 1] = static_cast<unsigned char>(last_flags);
+    status = out.WriteAt(0, header, kChunkHeaderSize);
+  }
+  if (status.ok()) status = out.Close();
+  if (status.ok() && rename(temporary.c_str(), path.c_str()) != 0) {
+    const int os_error = errno;
+    status = Status::Io("cannot rename " + temporary + " to " + path + ": " + strerror(os_error),
+                        os_error);
+  }
+  if (!status.ok()) {
+    out.Close();
+    unlink(temporary.c_str());  // best effort: the failure above is the one to report
+  }
+  return status;
 }
 
 }  // namespace ctxprof

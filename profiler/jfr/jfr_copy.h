@@ -1,5 +1,6 @@
 // CopyChunks: a new recording file made of finished chunks taken from other files, for a dump of
 // a recording that goes on being written (profiler/session/recording_dump.h).
+// CompactChunks: a file of several finished chunks rewritten as one chunk (below).
 //
 // Each source is a byte range [0, bytes) of an open file that holds whole, finished chunks (the
 // published part of a file= recording, or finished chunk files of a repository=). The copy is
@@ -7,7 +8,8 @@
 // generation 0 — and the last chunk of the copy gets the final flag, so that readers treat the
 // copy as a finished recording, not one whose writer is still at work.
 //
-// Thread safety: none needed; reads only the given ranges, which the writer never changes again.
+// Thread safety: none needed; reads only the given ranges, which the writer never changes again;
+// CompactChunks' caller must not write the file meanwhile.
 #ifndef CTXPROF_PROFILER_JFR_JFR_COPY_H_
 #define CTXPROF_PROFILER_JFR_JFR_COPY_H_
 
@@ -30,6 +32,27 @@ struct JfrCopySource {
 // and offset (a read error, or a range that is not whole finished chunks). No sources, or only
 // empty ones, is an error too: a JFR file holds at least one chunk.
 Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& path);
+
+// Rewrites the recording `path`, made of finished chunks, as one chunk, as if it had been written
+// in one go: a file= recording appends a whole chunk per flush so that every reader reads it while
+// it grows (docs/JFR.md), and each repeats the metadata and the pool entries its events use. The
+// chunk: the first chunk's start and clock, a duration to the last chunk's end, the last chunk's
+// flags; the first chunk's metadata record; every event record in file order, except the types
+// in `first_chunk_only` (kept from the first chunk only) and `last_chunk_only` (from the last
+// only); then one checkpoint with every pool entry once (the first one of its type and key).
+// Requires what ctxprof recordings guarantee: every chunk finished and with the same metadata id,
+// and a (pool type, key) pair that means one value in the whole file (JFR's cross-chunk key rule).
+// Crash-safe: the chunk is written to `path`.compacting and renamed over `path`, so `path` is at
+// every moment the old file or the new one (a reader that opened the old one keeps it). A file of
+// one chunk, and anything but a regular file with one link (a FIFO, a device), is left as it is.
+// Memory: one chunk of the input at a time and the distinct pool entries. Fails with Status::Io
+// (a file call, with the OS error) or kInvalidArgument (input that does not meet the
+// requirements, naming the offset); after a failure `path` is unchanged.
+struct JfrCompactOptions {
+  std::vector<uint64_t> first_chunk_only;  // event types: per-chunk settings
+  std::vector<uint64_t> last_chunk_only;   // event types: totals since the start
+};
+Status CompactChunks(const std::string& path, const JfrCompactOptions& options);
 
 }  // namespace ctxprof
 

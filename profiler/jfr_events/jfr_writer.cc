@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "ctxprof_version.h"
+#include "profiler/jfr/jfr_copy.h"
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
@@ -75,6 +76,13 @@ StatusOr<std::unique_ptr<JfrWriter>> JfrWriter::Open(const JfrWriterConfig& conf
     return started;
   }
   return std::move(writer);
+}
+
+Status CompactRecordingFile(const std::string& path) {
+  JfrCompactOptions options;
+  options.first_chunk_only = {kJfrTypeActiveSetting, kJfrTypeProfilerSettings};
+  options.last_chunk_only = {kJfrTypeProfilerCounters};  // totals since the start
+  return CompactChunks(path, options);
 }
 
 Status JfrWriter::Fail(Status status) {
@@ -250,8 +258,14 @@ Status JfrWriter::Close() {
   if (Status ended = WriteSegment(/*chunk_end=*/true, /*final_chunk=*/true); !ended.ok()) {
     return ended;
   }
-  Status closed = chunk_->Close();
-  return closed.ok() ? closed : Fail(std::move(closed));
+  if (Status closed = chunk_->Close(); !closed.ok()) return Fail(std::move(closed));
+  if (!chunk_->publishes_whole_chunks() || chunk_->chunks_finished() < 2) return Status();
+  Status compacted = CompactRecordingFile(config_.path);
+  return compacted.ok()
+             ? compacted
+             : Fail(compacted.Prefixed("it holds everything recorded, but as " +
+                                       std::to_string(chunk_->chunks_finished()) +
+                                       " chunks (one per flush), not compacted into one"));
 }
 
 Status JfrWriter::DoWhatIsDue(uint64_t now_ticks) {

@@ -14,7 +14,8 @@
 // events reference that the chunk has not carried yet), and at chunk end a
 // ctxprof.ProfilerCounters event and a last checkpoint. In file mode (path) a flush ends the
 // chunk, so the file always consists of finished chunks; a flush or chunk_time deadline that finds
-// no sample keeps it open. In repository mode a flush publishes a segment of the chunk in progress.
+// no sample keeps it open; Close folds them into one chunk (CompactRecordingFile). In repository
+// mode a flush publishes a segment of the chunk in progress.
 //
 // Events (fields and the reader-by-reader trade-offs: docs/JFR.md, "Event types"):
 //  * kCpu  -> jdk.ExecutionSample (cpu_samples = kJdk, the default) or ctxprof.CpuSample (kCtxprof:
@@ -142,6 +143,11 @@ struct JfrWriterInputs {
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
 };
 
+// Folds the finished chunks of the recording file `path` (file mode, or a dump) into one chunk
+// (CompactChunks, profiler/jfr/jfr_copy.h): the first chunk's settings events, the last chunk's
+// counters, every other event, each pool entry once.
+Status CompactRecordingFile(const std::string& path);
+
 class JfrWriter {
  public:
   // Validates `config` (with pyroscope, the clock must tick in nanoseconds), creates the file (or
@@ -184,8 +190,10 @@ class JfrWriter {
   std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
   // Ends the current chunk and starts the next one.
   Status Rotate();
-  // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
-  // destructor calls it, so a writer never leaves a chunk unfinished on a normal shutdown.
+  // Finishes the recording (last chunk gets the final flag) and closes it; in file mode the
+  // chunks are then folded into one (CompactRecordingFile; if that fails, the file keeps its
+  // chunks, complete, and Close says why). Idempotent; the destructor calls it, so a writer never
+  // leaves a chunk unfinished on a normal shutdown.
   Status Close();
 
   // Totals, for tests and for the counters event.
