@@ -295,7 +295,7 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
       for (uint64_t p = 0; p < pools && !record.failed; p++) {
         CompactPool& pool = compaction->PoolOf(record.Varint());
         const uint64_t count = record.Varint();
-        if (count > record.size - record.at) return start;
+        if (count == 0 || count > record.size - record.at) return start;
         for (uint64_t e = 0; e < count && !record.failed; e++) {
           const size_t entry = record.at;
           const uint64_t key = record.Varint();
@@ -382,6 +382,89 @@ Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& 
   return finished.ok() ? out.Close() : finished;
 }
 
+namespace {
+
+// A chunk of the input: where it is, and its header.
+struct SourceChunk {
+  uint64_t offset;
+  uint64_t size;
+  unsigned char header[kChunkHeaderSize];
+};
+
+// Appends chunks [first, last) of `source`, folded into one, to `out`.
+Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>& chunks,
+                    size_t first, size_t last, const JfrCompactOptions& options, JfrFile* out) {
+  const uint64_t chunk_start = out->size();
+  const unsigned char* first_header = chunks[first].header;
+  Status status = out->Append(first_header, kChunkHeaderSize);  // patched at the end
+  Compaction compaction(&options);
+  std::vector<unsigned char> chunk, metadata, events;
+  int64_t end_nanos = 0;
+  for (size_t i = first; i < last && status.ok(); i++) {
+    const SourceChunk& source_chunk = chunks[i];
+    end_nanos =
+        std::max<int64_t>(end_nanos, static_cast<int64_t>(BigEndian(source_chunk.header + 32, 8) +
+                                                          BigEndian(source_chunk.header + 40, 8)));
+    chunk.resize(source_chunk.size);
+    status = ReadFully(source, source_chunk.offset, chunk.data(), chunk.size());
+    if (!status.ok()) break;
+    events.clear();
+    const size_t bad = WalkChunk(chunk, i == first, i + 1 == last, &compaction, &metadata, &events);
+    if (bad != 0 || metadata.empty()) {
+      return Status::InvalidArgument(
+          source.name + ": offset " + std::to_string(source_chunk.offset + bad) +
+          (metadata.empty() ? ": the chunk has no metadata"
+                            : ": a record that cannot join one chunk (malformed, a type the "
+                              "metadata does not lay out, or other metadata)") +
+          ", not compacted");
+    }
+    if (i == first) status = out->Append(metadata.data(), metadata.size());
+    if (status.ok()) status = out->Append(events.data(), events.size());
+  }
+  if (!status.ok()) return status;
+
+  // One checkpoint with every pool (5.1 of the format note): size (padded varint), type 1,
+  // start, duration 0, delta 0 (the only one), the flush mask, the pools.
+  const uint64_t checkpoint_offset = out->size() - chunk_start;
+  uint64_t body = 0;
+  for (const CompactPool& pool : compaction.pools) {
+    body += JfrBuffer::VarintLength(pool.type) + JfrBuffer::VarintLength(pool.count) +
+            pool.entries.size();
+  }
+  JfrBuffer head;
+  const size_t size_at = head.ReservePaddedVarint();
+  head.PutVarint(1);
+  head.PutVarint(compaction.last_checkpoint_ticks);
+  head.PutVarint(0);
+  head.PutVarint(0);
+  head.PutByte(1);                          // flush
+  head.PutVarint(compaction.pools.size());  // every pool has an entry: it was made for one
+  head.PatchVarint(size_at, head.size() + body);
+  status = out->Append(head.data(), head.size());
+  for (const CompactPool& pool : compaction.pools) {
+    if (!status.ok()) return status;
+    JfrBuffer pool_head;
+    pool_head.PutVarint(pool.type);
+    pool_head.PutVarint(pool.count);
+    status = out->Append(pool_head.data(), pool_head.size());
+    if (status.ok()) status = out->Append(pool.entries.data(), pool.entries.size());
+  }
+  if (!status.ok()) return status;
+
+  // Finished from the start: nobody reads the file being written.
+  unsigned char header[kChunkHeaderSize];
+  memcpy(header, first_header, kChunkHeaderSize);
+  PutBigEndian(out->size() - chunk_start, header + kChunkSizeOffset);
+  PutBigEndian(checkpoint_offset, header + 16);
+  PutBigEndian(kChunkHeaderSize, header + 24);  // the metadata record follows the header
+  PutBigEndian(static_cast<uint64_t>(end_nanos) - BigEndian(first_header + 32, 8), header + 40);
+  header[kChunkGenerationOffset] = 0;
+  memcpy(header + kChunkFlagsOffset, chunks[last - 1].header + kChunkFlagsOffset, 2);
+  return out->WriteAt(chunk_start, header, kChunkHeaderSize);
+}
+
+}  // namespace
+
 Status CompactChunks(const std::string& path, const JfrCompactOptions& options) {
   if (!IsPlainFile(path)) return Status();
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -397,21 +480,20 @@ Status CompactChunks(const std::string& path, const JfrCompactOptions& options) 
     return Status::Io("cannot stat recording file " + path + ": " + strerror(os_error), os_error);
   }
   const JfrCopySource source{path, fd, static_cast<uint64_t>(st.st_size)};
-  // The chunks' headers first: one chunk needs no compaction, and a file that is not whole
-  // finished chunks is left alone.
-  std::vector<std::pair<uint64_t, uint64_t>> chunks;  // (offset, size)
-  unsigned char first_header[kChunkHeaderSize] = {};
-  int64_t end_nanos = 0;
-  uint16_t last_flags = 0;
+  // The headers first: a file that is not whole finished chunks is left alone, and so is one
+  // where no chunk continues the one before it.
+  std::vector<SourceChunk> chunks;
+  bool foldable = false;
   for (uint64_t offset = 0; offset < source.bytes;) {
-    unsigned char header[kChunkHeaderSize];
+    SourceChunk chunk{offset, 0, {}};
     Status read = source.bytes - offset < kChunkHeaderSize
                       ? Status::InvalidArgument(path + ": offset " + std::to_string(offset) +
                                                 ": not a whole chunk, not compacted")
-                      : ReadFully(source, offset, header, kChunkHeaderSize);
-    const uint64_t size = read.ok() ? BigEndian(header + kChunkSizeOffset, 8) : 0;
-    if (read.ok() && (memcmp(header, "FLR\0", 4) != 0 || size < kChunkHeaderSize ||
-                      size > source.bytes - offset || header[kChunkGenerationOffset] != 0)) {
+                      : ReadFully(source, offset, chunk.header, kChunkHeaderSize);
+    chunk.size = read.ok() ? BigEndian(chunk.header + kChunkSizeOffset, 8) : 0;
+    if (read.ok() &&
+        (memcmp(chunk.header, "FLR\0", 4) != 0 || chunk.size < kChunkHeaderSize ||
+         chunk.size > source.bytes - offset || chunk.header[kChunkGenerationOffset] != 0)) {
       read = Status::InvalidArgument(path + ": offset " + std::to_string(offset) +
                                      ": not a finished chunk, not compacted");
     }
@@ -419,14 +501,11 @@ Status CompactChunks(const std::string& path, const JfrCompactOptions& options) 
       close(fd);
       return read;
     }
-    if (chunks.empty()) memcpy(first_header, header, kChunkHeaderSize);
-    end_nanos = std::max<int64_t>(
-        end_nanos, static_cast<int64_t>(BigEndian(header + 32, 8) + BigEndian(header + 40, 8)));
-    last_flags = static_cast<uint16_t>(BigEndian(header + kChunkFlagsOffset, 2));
-    chunks.emplace_back(offset, size);
-    offset += size;
+    foldable = foldable || (offset != 0 && !Contains(options.chunk_starts, offset));
+    chunks.push_back(chunk);
+    offset += chunk.size;
   }
-  if (chunks.size() < 2) {
+  if (!foldable) {
     close(fd);
     return Status();
   }
@@ -434,74 +513,13 @@ Status CompactChunks(const std::string& path, const JfrCompactOptions& options) 
   const std::string temporary = path + ".compacting";
   JfrFile out;
   Status status = out.Open(temporary);
-  Compaction compaction(&options);
-  std::vector<unsigned char> chunk, metadata, events;
-  if (status.ok()) status = out.Append(first_header, kChunkHeaderSize);  // patched at the end
-  for (size_t i = 0; i < chunks.size() && status.ok(); i++) {
-    chunk.resize(chunks[i].second);
-    status = ReadFully(source, chunks[i].first, chunk.data(), chunk.size());
-    if (!status.ok()) break;
-    events.clear();
-    const size_t bad =
-        WalkChunk(chunk, i == 0, i + 1 == chunks.size(), &compaction, &metadata, &events);
-    if (bad != 0 || metadata.empty()) {
-      status = Status::InvalidArgument(
-          path + ": offset " + std::to_string(chunks[i].first + bad) +
-          (metadata.empty() ? ": the first chunk has no metadata"
-                            : ": a record that cannot join one chunk (malformed, a type the "
-                              "metadata does not lay out, or other metadata)") +
-          ", not compacted");
-      break;
-    }
-    if (i == 0) status = out.Append(metadata.data(), metadata.size());
-    if (status.ok()) status = out.Append(events.data(), events.size());
+  for (size_t first = 0; first < chunks.size() && status.ok();) {
+    size_t last = first + 1;
+    while (last < chunks.size() && !Contains(options.chunk_starts, chunks[last].offset)) last++;
+    status = AppendFolded(source, chunks, first, last, options, &out);
+    first = last;
   }
   close(fd);
-  chunk = std::vector<unsigned char>();
-  events = std::vector<unsigned char>();
-
-  // One checkpoint with every pool (5.1 of the format note): size (padded varint), type 1,
-  // start, duration 0, delta 0 (the only one), the flush mask, the pools.
-  const uint64_t checkpoint_offset = out.size();
-  JfrBuffer head;
-  uint64_t body = 0;
-  for (const CompactPool& pool : compaction.pools) {
-    body += JfrBuffer::VarintLength(pool.type) + JfrBuffer::VarintLength(pool.count) +
-            pool.entries.size();
-  }
-  uint64_t pool_count = 0;
-  for (const CompactPool& pool : compaction.pools) pool_count += pool.count != 0 ? 1 : 0;
-  const size_t size_at = head.ReservePaddedVarint();
-  head.PutVarint(1);
-  head.PutVarint(compaction.last_checkpoint_ticks);
-  head.PutVarint(0);
-  head.PutVarint(0);
-  head.PutByte(1);  // flush
-  head.PutVarint(pool_count);
-  head.PatchVarint(size_at, head.size() + body);
-  if (status.ok()) status = out.Append(head.data(), head.size());
-  for (const CompactPool& pool : compaction.pools) {
-    if (!status.ok() || pool.count == 0) continue;
-    JfrBuffer pool_head;
-    pool_head.PutVarint(pool.type);
-    pool_head.PutVarint(pool.count);
-    status = out.Append(pool_head.data(), pool_head.size());
-    if (status.ok()) status = out.Append(pool.entries.data(), pool.entries.size());
-  }
-
-  if (status.ok()) {
-    // Finished from the start: nobody reads the temporary file.
-    unsigned char header[kChunkHeaderSize];
-    memcpy(header, first_header, kChunkHeaderSize);
-    PutBigEndian(out.size(), header + kChunkSizeOffset);
-    PutBigEndian(checkpoint_offset, header + 16);
-    PutBigEndian(kChunkHeaderSize, header + 24);  // the metadata record follows the header
-    PutBigEndian(static_cast<uint64_t>(end_nanos) - BigEndian(first_header + 32, 8), header + 40);
-    header[kChunkGenerationOffset] = 0;
-    header[kChunkFlagsOffset] = static_cast<unsigned char>(last_flags >> 8);
-    header[kChunkFlagsOffset + 1] = static_cast<unsigned char>(last_flags);
-    status = out.WriteAt(0, header, kChunkHeaderSize);
-  }
   if (status.ok()) status = out.Close();
   if (status.ok() && rename(temporary.c_str(), path.c_str()) != 0) {
     const int os_error = errno;

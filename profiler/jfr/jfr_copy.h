@@ -33,22 +33,25 @@ struct JfrCopySource {
 // empty ones, is an error too: a JFR file holds at least one chunk.
 Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& path);
 
-// Rewrites the recording `path`, made of finished chunks, as one chunk, as if it had been written
-// in one go: a file= recording appends a whole chunk per flush so that every reader reads it while
-// it grows (docs/JFR.md), and each repeats the metadata and the pool entries its events use. The
-// chunk: the first chunk's start and clock, a duration to the last chunk's end, the last chunk's
-// flags; the first chunk's metadata record; every event record in file order, except the types
-// in `first_chunk_only` (kept from the first chunk only) and `last_chunk_only` (from the last
-// only); then one checkpoint with every pool entry once (the first one of its type and key).
-// Requires what ctxprof recordings guarantee: every chunk finished and with the same metadata id,
-// and a (pool type, key) pair that means one value in the whole file (JFR's cross-chunk key rule).
-// Crash-safe: the chunk is written to `path`.compacting and renamed over `path`, so `path` is at
-// every moment the old file or the new one (a reader that opened the old one keeps it). A file of
-// one chunk, and anything but a regular file with one link (a FIFO, a device), is left as it is.
-// Memory: one chunk of the input at a time and the distinct pool entries. Fails with Status::Io
-// (a file call, with the OS error) or kInvalidArgument (input that does not meet the
-// requirements, naming the offset); after a failure `path` is unchanged.
+// Rewrites the recording `path`, made of finished chunks, folding each run of chunks that
+// continue one another into one chunk, as if it had been written in one go: a file= recording
+// appends a whole chunk per flush so that every reader reads it while it grows (docs/JFR.md), and
+// each repeats the metadata and the pool entries its events use. A run starts at offset 0 and at
+// each offset in `chunk_starts` (empty: the whole file is one run). Its chunk: the run's first
+// start and clock, a duration to its last end, its last flags; the first metadata record; every
+// event record in file order, except the types in `first_chunk_only` (kept from the run's first
+// chunk only) and `last_chunk_only` (from its last only); one checkpoint with every pool entry
+// once (the first one of its type and key). Requires what ctxprof recordings guarantee: chunks
+// finished, with the same metadata id within a run, and a (pool type, key) pair that means one
+// value in the whole file (JFR's cross-chunk key rule). Crash-safe: written to
+// `path`.compacting, then renamed over `path`, so `path` is at every moment the old file or the
+// new one (a reader that opened the old one keeps it). A file with nothing to fold, and anything
+// but a regular file with one link (a FIFO, a device), is left as it is. Memory: one input chunk
+// and one run's distinct pool entries. Fails with Status::Io (a file call, with the OS error) or
+// kInvalidArgument (input that does not meet the requirements, naming the offset); `path` is
+// then unchanged.
 struct JfrCompactOptions {
+  std::vector<uint64_t> chunk_starts;      // file offsets where a run starts
   std::vector<uint64_t> first_chunk_only;  // event types: per-chunk settings
   std::vector<uint64_t> last_chunk_only;   // event types: totals since the start
 };

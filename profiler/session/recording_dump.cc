@@ -52,7 +52,7 @@ Status CopyRecording(const PublishedFiles& files, const std::string& path) {
     sources.push_back(JfrCopySource{file.path, file.fd, file.bytes});
   }
   Status copied = CopyChunks(sources, path);
-  return copied.ok() ? CompactRecordingFile(path) : copied;
+  return copied.ok() ? CompactRecordingFile(path, {}) : copied;
 }
 
 Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inputs,
