@@ -34,7 +34,7 @@ uint32_t MethodPool::ClassKey(const std::string& class_name) {
   return key;
 }
 
-void MethodPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
+void MethodPool::MarkNew(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!method_pool_.Mark(key, chunk)) return;
   const Method& method = methods_[key - 1];
   *pending_bytes += 8;

@@ -47,8 +47,21 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
     }
   }
 
-  stacks_.push_back(Stack{hash, check, frames_.size(), count, truncated, false});
-  for (uint32_t i = 0; i < count; i++) frames_.push_back(ResolveFrame(sample.frames[i]));
+  scratch_.clear();
+  scratch_.PutByte(truncated ? 1 : 0);
+  scratch_.PutVarint(count);
+  const size_t first_method = method_keys_.size();
+  for (uint32_t i = 0; i < count; i++) {
+    const Frame frame = ResolveFrame(sample.frames[i]);
+    method_keys_.push_back(frame.method_key);
+    scratch_.PutVarint(frame.method_key);
+    scratch_.PutVarint(IntBits(frame.line_number));
+    scratch_.PutVarint(IntBits(frame.bci));
+    scratch_.PutVarint(static_cast<uint32_t>(frame.type));
+  }
+  stacks_.push_back(Stack{hash, check, first_method, encoded_.size(), count,
+                          static_cast<uint32_t>(scratch_.size()), false});
+  encoded_.insert(encoded_.end(), scratch_.data(), scratch_.data() + scratch_.size());
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
   stack_table_[index] = StackSlot{hash, check, key};
   if (++live_stacks_ * 2 > stack_table_.size()) RebuildStackTable(stack_table_.size() * 2);
@@ -59,9 +72,10 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
 void StackPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!pool_.Mark(key, chunk)) return;
   const Stack& stack = stacks_[key - 1];
-  *pending_bytes += 4 + 6 * stack.frame_count;
+  *pending_bytes += 4 + stack.encoded_bytes;
+  const uint32_t* method_keys = method_keys_.data() + stack.first_method;
   for (uint32_t i = 0; i < stack.frame_count; i++) {
-    methods_->Mark(frames_[stack.first_frame + i].method_key, chunk, pending_bytes);
+    methods_->Mark(method_keys[i], chunk, pending_bytes);
   }
 }
 
@@ -85,7 +99,8 @@ void StackPool::RebuildStackTable(size_t slots) {
 }
 
 void StackPool::DropUnused(uint32_t chunk) {
-  std::vector<Frame> kept;
+  std::vector<uint32_t> kept_methods;
+  std::vector<uint8_t> kept_bytes;
   live_stacks_ = 0;
   for (size_t k = 0; k < stacks_.size(); k++) {
     Stack& stack = stacks_[k];
@@ -94,13 +109,19 @@ void StackPool::DropUnused(uint32_t chunk) {
       stack.dropped = true;
       continue;
     }
-    const size_t first = kept.size();
-    kept.insert(kept.end(), frames_.begin() + stack.first_frame,
-                frames_.begin() + stack.first_frame + stack.frame_count);
-    stack.first_frame = first;
+    const size_t first_method = kept_methods.size();
+    kept_methods.insert(kept_methods.end(), method_keys_.begin() + stack.first_method,
+                        method_keys_.begin() + stack.first_method + stack.frame_count);
+    stack.first_method = first_method;
+    const size_t first_byte = kept_bytes.size();
+    kept_bytes.insert(kept_bytes.end(), encoded_.begin() + stack.first_byte,
+                      encoded_.begin() + stack.first_byte + stack.encoded_bytes);
+    stack.first_byte = first_byte;
     live_stacks_++;
   }
-  frames_.swap(kept);  // the old, larger allocation goes away with `kept`
+  // The old, larger allocations go away with the kept_ vectors.
+  method_keys_.swap(kept_methods);
+  encoded_.swap(kept_bytes);
   size_t slots = 4096;
   while (slots < 4 * live_stacks_) slots *= 2;
   RebuildStackTable(slots);
@@ -137,15 +158,7 @@ void StackPool::WritePending(JfrBuffer* out) {
   for (uint32_t key : pool_.pending) {
     const Stack& stack = stacks_[key - 1];
     out->PutVarint(key);
-    out->PutByte(stack.truncated ? 1 : 0);
-    out->PutVarint(stack.frame_count);
-    for (uint32_t i = 0; i < stack.frame_count; i++) {
-      const Frame& frame = frames_[stack.first_frame + i];
-      out->PutVarint(frame.method_key);
-      out->PutVarint(IntBits(frame.line_number));
-      out->PutVarint(IntBits(frame.bci));
-      out->PutVarint(static_cast<uint32_t>(frame.type));
-    }
+    out->PutBytes(encoded_.data() + stack.first_byte, stack.encoded_bytes);
   }
   pool_.pending.clear();
 }
