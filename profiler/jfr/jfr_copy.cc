@@ -188,48 +188,92 @@ bool ParseMetadata(Cursor* in, uint64_t* metadata_id, WireTypes* types) {
   return !in->failed && ParseElement(in, strings, 0, types, nullptr);
 }
 
-bool SkipValue(Cursor* in, const WireTypes& types, uint64_t type, int depth);
+// A type's wire layout flattened into steps, so that skipping a pool entry is a loop over a few
+// steps instead of a walk of the metadata: kArray's element is the `length` steps after it.
+struct SkipStep {
+  WireType::Kind kind;  // kStruct marks an array
+  uint32_t length;
+};
 
-bool SkipField(Cursor* in, const WireTypes& types, const WireField& field, int depth) {
-  const uint64_t count = field.array ? in->Varint() : 1;
-  if (count > in->size - in->at) return false;  // an element takes a byte (or nothing: bounded)
-  for (uint64_t i = 0; i < count && !in->failed; i++) {
+// Appends the steps of a value of `type` to *steps; false for a type the metadata does not lay
+// out or nesting beyond kMaxNesting.
+bool CompileSkip(const WireTypes& types, uint64_t type, int depth, std::vector<SkipStep>* steps) {
+  const auto found = types.find(type);
+  if (found == types.end() || depth > kMaxNesting) return false;
+  if (found->second.kind != WireType::kStruct) {
+    steps->push_back(SkipStep{found->second.kind, 0});
+    return true;
+  }
+  for (const WireField& field : found->second.fields) {
+    size_t array = 0;
+    if (field.array) {
+      array = steps->size();
+      steps->push_back(SkipStep{WireType::kStruct, 0});
+    }
     if (field.pooled) {
-      in->Varint();
-    } else if (!SkipValue(in, types, field.type, depth + 1)) {
+      steps->push_back(SkipStep{WireType::kVarint, 0});
+    } else if (!CompileSkip(types, field.type, depth + 1, steps)) {
       return false;
+    }
+    if (field.array) (*steps)[array].length = static_cast<uint32_t>(steps->size() - array - 1);
+  }
+  return true;
+}
+
+// Skips one value laid out by steps [step, end).
+bool RunSkip(Cursor* in, const SkipStep* step, const SkipStep* end) {
+  for (; step < end && !in->failed; step++) {
+    switch (step->kind) {
+      case WireType::kByte:
+        in->Skip(1);
+        break;
+      case WireType::kVarint:
+        in->Varint();
+        break;
+      case WireType::kFloat:
+        in->Skip(4);
+        break;
+      case WireType::kDouble:
+        in->Skip(8);
+        break;
+      case WireType::kString:
+        in->String(nullptr);
+        break;
+      case WireType::kStruct: {
+        const uint64_t count = in->Varint();
+        // Every element takes a byte, or its steps are none: bounded either way.
+        if (count > in->size - in->at) return false;
+        for (uint64_t i = 0; i < count && step->length != 0; i++) {
+          if (!RunSkip(in, step + 1, step + 1 + step->length)) return false;
+        }
+        step += step->length;
+        break;
+      }
     }
   }
   return !in->failed;
 }
 
-bool SkipValue(Cursor* in, const WireTypes& types, uint64_t type, int depth) {
-  const auto found = types.find(type);
-  if (found == types.end() || depth > kMaxNesting) return false;
-  switch (found->second.kind) {
-    case WireType::kByte:
-      in->Skip(1);
-      break;
-    case WireType::kVarint:
-      in->Varint();
-      break;
-    case WireType::kFloat:
-      in->Skip(4);
-      break;
-    case WireType::kDouble:
-      in->Skip(8);
-      break;
-    case WireType::kString:
-      in->String(nullptr);
-      break;
-    case WireType::kStruct:
-      for (const WireField& field : found->second.fields) {
-        if (!SkipField(in, types, field, depth)) return false;
-      }
-      break;
+// Keys seen so far: a bitmap for the small keys writers use (sequences, tids, dictionary ids),
+// a hash set above it.
+class KeySet {
+ public:
+  // True when `key` was not in the set; adds it.
+  bool Insert(uint64_t key) {
+    if (key >= kDenseKeys) return large_.insert(key).second;
+    const size_t word = static_cast<size_t>(key / 64);
+    if (word >= dense_.size()) dense_.resize(std::max(word + 1, 2 * dense_.size()), 0);
+    const uint64_t bit = uint64_t{1} << (key % 64);
+    if (dense_[word] & bit) return false;
+    dense_[word] |= bit;
+    return true;
   }
-  return !in->failed;
-}
+
+ private:
+  static constexpr uint64_t kDenseKeys = uint64_t{1} << 26;  // at most 8 MiB of bitmap
+  std::vector<uint64_t> dense_;
+  std::unordered_set<uint64_t> large_;
+};
 
 // The distinct entries of one pool type, as their wire bytes (key and value), in first-seen order.
 struct CompactPool {
@@ -237,7 +281,8 @@ struct CompactPool {
   uint64_t type;
   uint64_t count = 0;
   std::vector<unsigned char> entries;
-  std::unordered_set<uint64_t> keys;
+  KeySet keys;
+  std::vector<SkipStep> skip;  // the layout of an entry's value; empty until compiled
 };
 
 // What CompactChunks gathers from the chunks.
@@ -261,12 +306,15 @@ bool Contains(const std::vector<uint64_t>& types, uint64_t type) {
   return std::find(types.begin(), types.end(), type) != types.end();
 }
 
-// Walks the records of one chunk (its bytes in `chunk`): the kept event records are appended to
-// *events, new pool entries go to *compaction; the first chunk's metadata record (parsed) is
-// appended to *metadata. Returns the chunk-relative offset of a malformed record, or 0.
+// Byte ranges [first, second) of a chunk.
+using Ranges = std::vector<std::pair<size_t, size_t>>;
+
+// Walks the records of one chunk (its bytes in `chunk`): the ranges of the kept event records go
+// to *events (adjacent ones joined), new pool entries to *compaction; the first chunk's metadata
+// record (parsed) is appended to *metadata. Returns the chunk-relative offset of a malformed
+// record, or 0.
 size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
-                 Compaction* compaction, std::vector<unsigned char>* metadata,
-                 std::vector<unsigned char>* events) {
+                 Compaction* compaction, std::vector<unsigned char>* metadata, Ranges* events) {
   Cursor in{chunk.data(), chunk.size(), kChunkHeaderSize};
   while (in.at < chunk.size()) {
     const size_t start = in.at;
@@ -294,13 +342,17 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
       const uint64_t pools = record.Varint();
       for (uint64_t p = 0; p < pools && !record.failed; p++) {
         CompactPool& pool = compaction->PoolOf(record.Varint());
+        if (pool.skip.empty() && !CompileSkip(compaction->types, pool.type, 0, &pool.skip)) {
+          return start;
+        }
+        const SkipStep* skip_end = pool.skip.data() + pool.skip.size();
         const uint64_t count = record.Varint();
         if (count == 0 || count > record.size - record.at) return start;
         for (uint64_t e = 0; e < count && !record.failed; e++) {
           const size_t entry = record.at;
           const uint64_t key = record.Varint();
-          if (!SkipValue(&record, compaction->types, pool.type, 0)) return start;
-          if (pool.keys.insert(key).second) {
+          if (!RunSkip(&record, pool.skip.data(), skip_end)) return start;
+          if (pool.keys.Insert(key)) {
             pool.entries.insert(pool.entries.end(), chunk.begin() + entry,
                                 chunk.begin() + record.at);
             pool.count++;
@@ -310,7 +362,11 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
       if (record.failed || record.at != record.size) return start;
     } else if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
                (last || !Contains(compaction->options->last_chunk_only, type))) {
-      events->insert(events->end(), chunk.begin() + start, chunk.begin() + start + size);
+      if (!events->empty() && events->back().second == start) {
+        events->back().second = start + size;
+      } else {
+        events->emplace_back(start, start + size);
+      }
     }
     in.at = start + size;
   }
@@ -398,7 +454,8 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
   const unsigned char* first_header = chunks[first].header;
   Status status = out->Append(first_header, kChunkHeaderSize);  // patched at the end
   Compaction compaction(&options);
-  std::vector<unsigned char> chunk, metadata, events;
+  std::vector<unsigned char> chunk, metadata;
+  Ranges events;
   int64_t end_nanos = 0;
   for (size_t i = first; i < last && status.ok(); i++) {
     const SourceChunk& source_chunk = chunks[i];
@@ -419,7 +476,9 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
           ", not compacted");
     }
     if (i == first) status = out->Append(metadata.data(), metadata.size());
-    if (status.ok()) status = out->Append(events.data(), events.size());
+    for (size_t r = 0; r < events.size() && status.ok(); r++) {
+      status = out->Append(chunk.data() + events[r].first, events[r].second - events[r].first);
+    }
   }
   if (!status.ok()) return status;
 

@@ -1,6 +1,7 @@
 #include "profiler/jfr_events/stack_pool.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "profiler/jfr/jfr_metadata.h"
 #include "profiler/jfr_events/flat_index.h"
@@ -47,21 +48,23 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
     }
   }
 
+  const size_t first_byte = arena_.size();
+  arena_.resize(first_byte + count * sizeof(uint32_t));
   scratch_.clear();
   scratch_.PutByte(truncated ? 1 : 0);
   scratch_.PutVarint(count);
-  const size_t first_method = method_keys_.size();
   for (uint32_t i = 0; i < count; i++) {
     const Frame frame = ResolveFrame(sample.frames[i]);
-    method_keys_.push_back(frame.method_key);
+    memcpy(&arena_[first_byte + i * sizeof(uint32_t)], &frame.method_key, sizeof(uint32_t));
     scratch_.PutVarint(frame.method_key);
     scratch_.PutVarint(IntBits(frame.line_number));
     scratch_.PutVarint(IntBits(frame.bci));
     scratch_.PutVarint(static_cast<uint32_t>(frame.type));
   }
-  stacks_.push_back(Stack{hash, check, first_method, encoded_.size(), count,
-                          static_cast<uint32_t>(scratch_.size()), false});
-  encoded_.insert(encoded_.end(), scratch_.data(), scratch_.data() + scratch_.size());
+  arena_.insert(arena_.end(), scratch_.data(), scratch_.data() + scratch_.size());
+  cached_frames_ += count;
+  stacks_.push_back(
+      Stack{hash, check, first_byte, count, static_cast<uint32_t>(scratch_.size()), false});
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
   stack_table_[index] = StackSlot{hash, check, key};
   if (++live_stacks_ * 2 > stack_table_.size()) RebuildStackTable(stack_table_.size() * 2);
@@ -73,9 +76,11 @@ void StackPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!pool_.Mark(key, chunk)) return;
   const Stack& stack = stacks_[key - 1];
   *pending_bytes += 4 + stack.encoded_bytes;
-  const uint32_t* method_keys = method_keys_.data() + stack.first_method;
+  const uint8_t* method_keys = arena_.data() + stack.first_byte;
   for (uint32_t i = 0; i < stack.frame_count; i++) {
-    methods_->Mark(method_keys[i], chunk, pending_bytes);
+    uint32_t method_key;
+    memcpy(&method_key, method_keys + i * sizeof(uint32_t), sizeof(uint32_t));
+    methods_->Mark(method_key, chunk, pending_bytes);
   }
 }
 
@@ -99,9 +104,9 @@ void StackPool::RebuildStackTable(size_t slots) {
 }
 
 void StackPool::DropUnused(uint32_t chunk) {
-  std::vector<uint32_t> kept_methods;
-  std::vector<uint8_t> kept_bytes;
+  std::vector<uint8_t> kept;
   live_stacks_ = 0;
+  cached_frames_ = 0;
   for (size_t k = 0; k < stacks_.size(); k++) {
     Stack& stack = stacks_[k];
     if (stack.dropped) continue;
@@ -109,19 +114,15 @@ void StackPool::DropUnused(uint32_t chunk) {
       stack.dropped = true;
       continue;
     }
-    const size_t first_method = kept_methods.size();
-    kept_methods.insert(kept_methods.end(), method_keys_.begin() + stack.first_method,
-                        method_keys_.begin() + stack.first_method + stack.frame_count);
-    stack.first_method = first_method;
-    const size_t first_byte = kept_bytes.size();
-    kept_bytes.insert(kept_bytes.end(), encoded_.begin() + stack.first_byte,
-                      encoded_.begin() + stack.first_byte + stack.encoded_bytes);
+    const size_t first_byte = kept.size();
+    const auto begin = arena_.begin() + stack.first_byte;
+    kept.insert(kept.end(), begin,
+                begin + stack.frame_count * sizeof(uint32_t) + stack.encoded_bytes);
     stack.first_byte = first_byte;
+    cached_frames_ += stack.frame_count;
     live_stacks_++;
   }
-  // The old, larger allocations go away with the kept_ vectors.
-  method_keys_.swap(kept_methods);
-  encoded_.swap(kept_bytes);
+  arena_.swap(kept);  // the old, larger allocation goes away with `kept`
   size_t slots = 4096;
   while (slots < 4 * live_stacks_) slots *= 2;
   RebuildStackTable(slots);
@@ -158,7 +159,8 @@ void StackPool::WritePending(JfrBuffer* out) {
   for (uint32_t key : pool_.pending) {
     const Stack& stack = stacks_[key - 1];
     out->PutVarint(key);
-    out->PutBytes(encoded_.data() + stack.first_byte, stack.encoded_bytes);
+    out->PutBytes(arena_.data() + stack.first_byte + stack.frame_count * sizeof(uint32_t),
+                  stack.encoded_bytes);
   }
   pool_.pending.clear();
 }
