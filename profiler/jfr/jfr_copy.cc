@@ -75,6 +75,22 @@ struct Cursor {
     failed = true;
     return 0;
   }
+  // Skips `count` varints: a byte below 0x80 ends one, and so does a 9th byte.
+  void SkipVarints(uint64_t count) {
+    int run = 0;  // continuation bytes so far in the current varint
+    while (count != 0) {
+      if (at >= size) {
+        failed = true;
+        return;
+      }
+      if (data[at++] < 0x80 || run == 8) {
+        count--;
+        run = 0;
+      } else {
+        run++;
+      }
+    }
+  }
   void Skip(uint64_t length) {
     if (length <= size - at) {
       at += length;
@@ -190,35 +206,54 @@ bool ParseMetadata(Cursor* in, uint64_t* metadata_id, WireTypes* types) {
 
 // A type's wire layout flattened into steps, so that skipping a pool entry is a loop over a few
 // steps instead of a walk of the metadata: kArray's element is the `length` steps after it.
+// Varints in a row are one step (a stack frame is four).
 struct SkipStep {
   WireType::Kind kind;  // kStruct marks an array
-  uint32_t length;
+  uint32_t length;      // kVarint: how many; kStruct: the steps of an element
 };
 
-// Appends the steps of a value of `type` to *steps; false for a type the metadata does not lay
-// out or nesting beyond kMaxNesting.
-bool CompileSkip(const WireTypes& types, uint64_t type, int depth, std::vector<SkipStep>* steps) {
-  const auto found = types.find(type);
-  if (found == types.end() || depth > kMaxNesting) return false;
-  if (found->second.kind != WireType::kStruct) {
-    steps->push_back(SkipStep{found->second.kind, 0});
+// Builds the steps of one type.
+struct SkipCompiler {
+  const WireTypes& types;
+  std::vector<SkipStep>* steps;
+  size_t barrier = 0;  // steps before it are closed: a varint must not join them
+
+  void Push(WireType::Kind kind) {
+    if (kind == WireType::kVarint && steps->size() > barrier &&
+        steps->back().kind == WireType::kVarint) {
+      steps->back().length++;
+    } else {
+      steps->push_back(SkipStep{kind, kind == WireType::kVarint ? 1u : 0u});
+    }
+  }
+  // Appends the steps of a value of `type`; false for a type the metadata does not lay out or
+  // nesting beyond kMaxNesting.
+  bool Compile(uint64_t type, int depth) {
+    const auto found = types.find(type);
+    if (found == types.end() || depth > kMaxNesting) return false;
+    if (found->second.kind != WireType::kStruct) {
+      Push(found->second.kind);
+      return true;
+    }
+    for (const WireField& field : found->second.fields) {
+      const size_t array = steps->size();
+      if (field.array) {
+        steps->push_back(SkipStep{WireType::kStruct, 0});
+        barrier = steps->size();
+      }
+      if (field.pooled) {
+        Push(WireType::kVarint);
+      } else if (!Compile(field.type, depth + 1)) {
+        return false;
+      }
+      if (field.array) {
+        (*steps)[array].length = static_cast<uint32_t>(steps->size() - array - 1);
+        barrier = steps->size();
+      }
+    }
     return true;
   }
-  for (const WireField& field : found->second.fields) {
-    size_t array = 0;
-    if (field.array) {
-      array = steps->size();
-      steps->push_back(SkipStep{WireType::kStruct, 0});
-    }
-    if (field.pooled) {
-      steps->push_back(SkipStep{WireType::kVarint, 0});
-    } else if (!CompileSkip(types, field.type, depth + 1, steps)) {
-      return false;
-    }
-    if (field.array) (*steps)[array].length = static_cast<uint32_t>(steps->size() - array - 1);
-  }
-  return true;
-}
+};
 
 // Skips one value laid out by steps [step, end).
 bool RunSkip(Cursor* in, const SkipStep* step, const SkipStep* end) {
@@ -228,7 +263,7 @@ bool RunSkip(Cursor* in, const SkipStep* step, const SkipStep* end) {
         in->Skip(1);
         break;
       case WireType::kVarint:
-        in->Varint();
+        in->SkipVarints(step->length);
         break;
       case WireType::kFloat:
         in->Skip(4);
@@ -240,9 +275,13 @@ bool RunSkip(Cursor* in, const SkipStep* step, const SkipStep* end) {
         in->String(nullptr);
         break;
       case WireType::kStruct: {
-        const uint64_t count = in->Varint();
+        uint64_t count = in->Varint();
         // Every element takes a byte, or its steps are none: bounded either way.
         if (count > in->size - in->at) return false;
+        if (step->length == 1 && step[1].kind == WireType::kVarint) {  // e.g. stack frames
+          in->SkipVarints(count * step[1].length);
+          count = 0;
+        }
         for (uint64_t i = 0; i < count && step->length != 0; i++) {
           if (!RunSkip(in, step + 1, step + 1 + step->length)) return false;
         }
@@ -342,7 +381,8 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
       const uint64_t pools = record.Varint();
       for (uint64_t p = 0; p < pools && !record.failed; p++) {
         CompactPool& pool = compaction->PoolOf(record.Varint());
-        if (pool.skip.empty() && !CompileSkip(compaction->types, pool.type, 0, &pool.skip)) {
+        if (pool.skip.empty() &&
+            !SkipCompiler{compaction->types, &pool.skip}.Compile(pool.type, 0)) {
           return start;
         }
         const SkipStep* skip_end = pool.skip.data() + pool.skip.size();
