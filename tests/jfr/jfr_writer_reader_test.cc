@@ -747,6 +747,38 @@ TEST(JfrWriterTest, FlushChunksAreFoldedAtCloseAndRotationsStay) {
             static_cast<int64_t>(recorder.workload.samples.size()));
 }
 
+// A dump folds every chunk (no rotation boundaries); input that is not whole finished chunks is
+// refused and left byte for byte as it was.
+TEST(JfrWriterTest, FoldingAWholeFileAndRefusingABrokenOne) {
+  Recorder recorder(12, 100);
+  recorder.config.path = TempPath("refold.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const size_t half = recorder.workload.samples.size() / 2;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, half));
+  ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(half, recorder.workload.samples.size()));
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
+  ASSERT_TRUE(IsOk(CompactRecordingFile(recorder.config.path, {})));
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 1u);
+  EXPECT_TRUE(reader.chunks()[0].flags & kChunkFlagFinal);
+  ExpectSamplesMatch(recorder, reader, recorder.workload.samples.size());
+
+  std::vector<uint8_t> bytes = ReadBytes(recorder.config.path);
+  bytes.insert(bytes.end(), {'F', 'L', 'R', 0, 1, 2, 3});  // a torn chunk after the last one
+  {
+    std::ofstream out(recorder.config.path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  const Status refused = CompactRecordingFile(recorder.config.path, {});
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("offset"), std::string::npos) << refused.message();
+  EXPECT_EQ(ReadBytes(recorder.config.path), bytes);
+}
+
 // A rewrite that cannot be done leaves the recording as it was: here a folder stands where the
 // compacted chunk would be written.
 TEST(JfrWriterTest, RecordingStaysWholeWhenItCannotBeFolded) {
