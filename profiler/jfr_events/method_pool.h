@@ -31,6 +31,8 @@ class MethodPool {
   void Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
     if (!method_pool_.CarriedIn(key, chunk)) MarkNew(key, chunk, pending_bytes);
   }
+  // Mark for `count` method keys stored as uint32_t at `keys` (any alignment): a stack's frames.
+  void MarkAll(const uint8_t* keys, uint32_t count, uint32_t chunk, uint64_t* pending_bytes);
   // The class key of `class_name` (internal form, "java/lang/String"), interned on first sight,
   // and its queuing for chunk `chunk` (as Mark).
   uint32_t ClassKey(const std::string& class_name);

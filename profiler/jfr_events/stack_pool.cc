@@ -76,12 +76,7 @@ void StackPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!pool_.Mark(key, chunk)) return;
   const Stack& stack = stacks_[key - 1];
   *pending_bytes += 4 + stack.encoded_bytes;
-  const uint8_t* method_keys = arena_.data() + stack.first_byte;
-  for (uint32_t i = 0; i < stack.frame_count; i++) {
-    uint32_t method_key;
-    memcpy(&method_key, method_keys + i * sizeof(uint32_t), sizeof(uint32_t));
-    methods_->Mark(method_key, chunk, pending_bytes);
-  }
+  methods_->MarkAll(arena_.data() + stack.first_byte, stack.frame_count, chunk, pending_bytes);
 }
 
 bool StackPool::Carry(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
