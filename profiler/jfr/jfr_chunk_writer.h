@@ -21,15 +21,13 @@
 //
 // File mode: every chunk goes to one file, and only whole chunks do. A chunk stays in memory
 // (out()) until it ends, then is appended at once with its header locked (generation 255) until
-// every byte is in the file, then generation 0; the caller ends the chunk at each flush
-// (publishes_whole_chunks(), SegmentEnd::kFlush): the next chunk continues it, and at the end
-// CompactChunks (jfr_copy.h) folds each chunk with those that continue it (chunk_starts()), so
-// chunk_size and chunk_time count from the chunk the flushes continue. So whenever a reader opens
-// the file it is a sequence of finished chunks, and every reader reads it while it grows (JDK 25's
-// RecordingFile fails on an unfinished chunk after ~1 s; docs/JFR.md, "Flush, streaming, crash
-// safety, errors"); EventStream.openFile then reads to the end and stops, so follow a recording
-// live with repository=. Full() bounds the in-memory part at write_buffer_bytes. A failed append is
-// cut off again (ftruncate), so after a write error the file still ends with the last whole chunk.
+// every byte is in the file, then generation 0. The caller ends the chunk at each flush
+// (SegmentEnd::kFlush), so a reader always finds finished chunks and reads the file while it
+// grows (docs/JFR.md, "Flush, streaming, crash safety, errors"); the next chunk continues it:
+// chunk_size and chunk_time count from the chunk the flushes continue, and CompactChunks
+// (jfr_copy.h) later folds each such run into one (chunk_starts()). BufferFull() bounds the
+// in-memory part at write_buffer_bytes. A failed append is cut off again (ftruncate), so after a
+// write error the file still ends with the last whole chunk.
 //
 // Time: the caller's JfrClock. A chunk starts where the previous one ended or later, and strictly
 // after the previous chunk's start: the JDK's repository stream looks for the next chunk at or

@@ -13,9 +13,8 @@
 // ctxprof.Context events followed by one checkpoint, flush bit set, with every pool entry those
 // events reference that the chunk has not carried yet), and at chunk end a
 // ctxprof.ProfilerCounters event and a last checkpoint. In file mode (path) a flush ends the
-// chunk, so the file always consists of finished chunks; a flush or chunk_time deadline that finds
-// no sample keeps it open; Close folds them into one chunk (CompactRecordingFile). In repository
-// mode a flush publishes a segment of the chunk in progress.
+// chunk (none without a sample), so the file always consists of finished chunks, which Close
+// folds into one (CompactRecordingFile). In repository mode a flush publishes a segment.
 //
 // Events (fields and the reader-by-reader trade-offs: docs/JFR.md, "Event types"):
 //  * kCpu  -> jdk.ExecutionSample (cpu_samples = kJdk, the default) or ctxprof.CpuSample (kCtxprof:
