@@ -71,10 +71,6 @@ int32_t FakeFrameResolver::LineOf(const RawFrame& frame) {
   return IsNative(frame) ? -1 : 100 + frame.bci;
 }
 
-int32_t FakeFrameResolver::WrittenLineOf(const RawFrame& frame) {
-  return IsNative(frame) ? 0 : LineOf(frame);
-}
-
 std::string FakeFrameResolver::DisplayName(const RawFrame& frame) {
   ResolvedFrame resolved;
   FakeFrameResolver().Resolve(frame, &resolved);
@@ -158,7 +154,7 @@ std::string Workload::ExpectationJson() const {
     for (size_t f = 0; f < stack.size(); f++) {
       if (f > 0) json += ", ";
       json += "[" + JsonString(FakeFrameResolver::DisplayName(stack[f])) + ", " +
-              std::to_string(FakeFrameResolver::WrittenLineOf(stack[f])) + "]";
+              std::to_string(FakeFrameResolver::LineOf(stack[f])) + "]";
     }
     json += "], \"context\": ";
     if (sample.context < 0) {

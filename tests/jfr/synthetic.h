@@ -66,8 +66,6 @@ class FakeFrameResolver : public FrameResolver {
   // "class.method" as `jfr` shows it, for the expectation of `frame`.
   static std::string DisplayName(const RawFrame& frame);
   static int32_t LineOf(const RawFrame& frame);
-  // The line the writer writes for `frame` (0 for a native frame, like its bytecode index).
-  static int32_t WrittenLineOf(const RawFrame& frame);
 };
 
 class FakeThreadResolver : public ThreadResolver {
