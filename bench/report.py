@@ -482,10 +482,9 @@ def writer_section(options):
             "changing every ~20 samples), written to a file. At 10 % new stacks about half of the "
             "bytes are stack-trace pool entries of never-seen stacks (JFR has no prefix sharing); "
             "a sample event with an unchanged stack and context is ~13 bytes. The bench writes a "
-            "file= recording flushed every second, and in file mode every flush ends a chunk "
-            "(so that every reader reads the file while it grows, docs/JFR.md), which repeats the "
-            "metadata and the pool entries of the stacks its samples use: here most of the "
-            "bytes; a longer flush= makes fewer chunks.\n\n"
+            "file= recording flushed every second; in file mode every flush ends a chunk (so that "
+            "every reader reads the file while it grows, docs/JFR.md), and Close folds them into "
+            "one chunk (its CPU per sample is the bench's close_ns_per_sample, not in the rate).\n\n"
             + "\n".join(rows) + "\n")
 
 
@@ -826,7 +825,14 @@ def recorded_samples(jdk, recording, event_type):
     # declared with sampledThread by async-profiler and with eventThread by ctxprof.
     threads = {(event["values"].get("sampledThread") or event["values"].get("eventThread")
                 or {}).get("osThreadId") for event in events}
+    # ctxprof.Context events, which async-profiler does not write: their bytes from `jfr summary`.
+    summary = run([jdk + "/bin/jfr", "summary", recording], timeout=600)
+    context = re.search(r"^\s*ctxprof\.Context\s+\d+\s+(\d+)", summary, re.M)
+    size = os.path.getsize(recording)
     return {"events": len(events),
+            "bytes_per_event": size / len(events),
+            "bytes_per_event_without_contexts":
+                (size - (int(context.group(1)) if context else 0)) / len(events),
             "weight": sum(event["values"].get("samples", 1) for event in events),
             "threads": len(threads - {None}),
             "span": recording_span(recording)}
@@ -870,7 +876,9 @@ def peer_section(options):
         failures=failures, rounds=PEER_ROUNDS)
     rows = ["| Config | Profiler | Agent options | Overhead: median [min .. max] of per-round "
             "ratios | Sample events per run | Summed weight per run | Weight × interval ÷ "
-            "recording span | Threads sampled |", "|---|---|---|---:|---:|---:|---:|---:|"]
+            "recording span | Threads sampled | Recording bytes per sample event (without "
+            "ctxprof.Context events) |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    size = {}
     overhead, paired_rows = {}, []
     for config, ours, theirs, _, interval in PEER_CONFIGS:
         for profiler, agent_options in (("ctxprof", ours), (PEER, theirs)):
@@ -878,17 +886,21 @@ def peer_section(options):
             if label in failures or not ratios[label]:
                 # The error's last line: the agent's own message where it printed one.
                 reason = failures.get(label, "no run").strip().splitlines()[-1][:200]
-                rows.append("| %s | %s | `%s` | failed: %s | | | | |" % (
+                rows.append("| %s | %s | `%s` | failed: %s | | | | | |" % (
                     config, profiler, agent_options, reason.replace("|", "\\|")))
                 continue
             percent = [(ratio - 1) * 100 for ratio in ratios[label]]
             recorded = [r["recording"] for r in runs[label]]
             accounted = median([r["weight"] * interval / r["span"] for r in recorded])
             overhead[(config, profiler)] = median(percent)
-            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d |" % (
+            size[(config, profiler)] = (median([r["bytes_per_event"] for r in recorded]),
+                                        median([r["bytes_per_event_without_contexts"]
+                                                for r in recorded]))
+            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d | %.1f (%.1f) |" % (
                 config, profiler, agent_options, median(percent), spread(percent, "%+.2f"),
                 median([r["events"] for r in recorded]), median([r["weight"] for r in recorded]),
-                accounted, median([r["threads"] for r in recorded])))
+                accounted, median([r["threads"] for r in recorded]), size[(config, profiler)][0],
+                size[(config, profiler)][1]))
         # Both profilers ran in the same rounds (a failing one is left out of the later rounds
         # only), so round i of one pairs with round i of the other: the machine's load, which
         # moves both, drops out of the difference.
@@ -914,6 +926,18 @@ def peer_section(options):
         targets.append("Target, %s: overhead %s async-profiler's: %s (ctxprof %+.2f %%, "
                        "async-profiler %+.2f %%)." % (config, relation, verdict_text, ours,
                                                        theirs))
+    ours, theirs = size.get(("cpu, 1 ms", "ctxprof")), size.get(("cpu, 1 ms", PEER))
+    if ours is None or theirs is None:
+        targets.append("Target, cpu 1 ms: recording bytes per sample at or below async-profiler's: "
+                       "not checked (a run failed).")
+    else:
+        targets.append("Target, cpu 1 ms: recording bytes per sample at or below async-profiler's: "
+                       "%s (ctxprof %.1f B, %.1f B without its ctxprof.Context events, which "
+                       "async-profiler does not write; async-profiler %.1f B)." % (
+                           check("JFR recording bytes per sample, cpu 1 ms, at or below "
+                                 "async-profiler's (same run)", "≤ %.1f B" % theirs[0],
+                                 "%.1f B (%.1f B without contexts)" % ours, ours[0] <= theirs[0]),
+                           ours[0], ours[1], theirs[0]))
     target = " ".join(targets)
     paired = ("\n\nThe same rounds paired: ctxprof's overhead minus async-profiler's in each "
               "round (both ran in it, so the load the machine had then moves both), in how "
@@ -937,7 +961,9 @@ def peer_section(options):
         "interval ÷ the recording's span (its chunk headers) is, for cpu, the CPUs the JVM "
         "kept busy and, for wall, the threads whose wall time is accounted for: with every "
         "thread accounted for it is about the number of live threads. \"Threads sampled\" "
-        "counts the distinct threads of the sample events.\n\n"
+        "counts the distinct threads of the sample events. Recording bytes per sample event: the "
+        "file's size over its sample events, and in parentheses without the ctxprof.Context "
+        "events (from `jfr summary`), which async-profiler does not write.\n\n"
         % (options.jdk_names[jdk], version, rounds)
         + "\n".join(rows) + paired + "\n\n" + target + "\n")
 

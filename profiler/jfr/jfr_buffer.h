@@ -38,10 +38,15 @@ class JfrBuffer {
   }
   void PutBytes(const void* data, size_t length);
   // Unsigned LEB128 with the JFR rule that a 9th byte carries 8 full bits (1..9 bytes). Inline
-  // for one byte (type ids, small keys and counts: most of an event's fields).
+  // for one and two bytes (type ids, keys and counts: most of an event's fields).
   void PutVarint(uint64_t value) {
     if (value < 0x80 && size_ < capacity_) {
       bytes_[size_++] = static_cast<uint8_t>(value);
+      return;
+    }
+    if (value < 0x4000 && capacity_ - size_ >= 2) {  // keys up to 16383: two bytes
+      bytes_[size_++] = static_cast<uint8_t>(value | 0x80);
+      bytes_[size_++] = static_cast<uint8_t>(value >> 7);
       return;
     }
     PutAnyVarint(value);

@@ -127,6 +127,12 @@ Status JfrChunkWriter::BeginChunk() {
   } else {
     chunk_offset_ = file_.size();
   }
+  const bool continues = continue_next_ && config_.repository.empty();
+  continue_next_ = false;
+  if (!continues) {
+    continued_offset_ = chunk_offset_;
+    if (config_.repository.empty()) chunk_starts_.push_back(chunk_offset_);
+  }
 
   uint64_t start_ticks = file_start_ticks_;
   if (chunk_number_ > 1) {
@@ -144,7 +150,9 @@ Status JfrChunkWriter::BeginChunk() {
   last_checkpoint_offset_ = 0;
   generation_ = 1;
   next_flush_ticks_ = chunk_start_ticks_ + flush_interval_ticks_;
-  chunk_end_ticks_ = chunk_time_ticks_ == 0 ? 0 : chunk_start_ticks_ + chunk_time_ticks_;
+  if (!continues) {
+    chunk_end_ticks_ = chunk_time_ticks_ == 0 ? 0 : chunk_start_ticks_ + chunk_time_ticks_;
+  }
 
   ChunkHeader header;
   header.start_nanos = chunk_start_nanos_;
@@ -235,12 +243,16 @@ Status JfrChunkWriter::AppendWholeChunk(bool final_chunk) {
   return Status();
 }
 
-Status JfrChunkWriter::CommitSegment(bool chunk_end, bool final_chunk) {
+Status JfrChunkWriter::CommitSegment(SegmentEnd end) {
+  const bool chunk_end = end != SegmentEnd::kSegment;
+  const bool final_chunk = end == SegmentEnd::kFinalChunk;
   if (publishes_whole_chunks()) {
     if (!chunk_end) {
       return Status::InvalidArgument("JFR writer: in file mode only whole chunks are published");
     }
     if (Status appended = AppendWholeChunk(final_chunk); !appended.ok()) return appended;
+    continue_next_ = end == SegmentEnd::kFlush;
+    if (continue_next_) return Status();
   } else {
     if (Status written = Write(); !written.ok()) return written;
     uint8_t generation = 0;
@@ -301,9 +313,8 @@ void JfrChunkWriter::RestartDeadlines(uint64_t now_ticks) {
 }
 
 bool JfrChunkWriter::Full(uint64_t pending_bytes) const {
-  return (config_.chunk_size_bytes != 0 &&
-          position() + pending_bytes >= config_.chunk_size_bytes) ||
-         (publishes_whole_chunks() && out_.size() + pending_bytes >= config_.write_buffer_bytes);
+  return config_.chunk_size_bytes != 0 &&
+         file_.size() + out_.size() - continued_offset_ + pending_bytes >= config_.chunk_size_bytes;
 }
 
 Status JfrChunkWriter::Close() { return file_.is_open() ? file_.Close() : Status(); }

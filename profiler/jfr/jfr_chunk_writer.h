@@ -21,13 +21,13 @@
 //
 // File mode: every chunk goes to one file, and only whole chunks do. A chunk stays in memory
 // (out()) until it ends, then is appended at once with its header locked (generation 255) until
-// every byte is in the file, then generation 0; the caller ends the chunk at each flush
-// (publishes_whole_chunks()). So whenever a reader opens the file it is a sequence of finished
-// chunks, and every reader reads it while it grows (JDK 25's RecordingFile fails on an unfinished
-// chunk after ~1 s; docs/JFR.md, "Flush, streaming, crash safety, errors"); EventStream.openFile
-// then reads to the end and stops, so follow a recording live with repository=. Full() bounds
-// the in-memory part at write_buffer_bytes. A failed append is cut off again (ftruncate), so
-// after a write error the file still ends with the last whole chunk.
+// every byte is in the file, then generation 0. The caller ends the chunk at each flush
+// (SegmentEnd::kFlush), so a reader always finds finished chunks and reads the file while it
+// grows (docs/JFR.md, "Flush, streaming, crash safety, errors"); the next chunk continues it:
+// chunk_size and chunk_time count from the chunk the flushes continue, and CompactChunks
+// (jfr_copy.h) later folds each such run into one (chunk_starts()). BufferFull() bounds the
+// in-memory part at write_buffer_bytes. A failed append is cut off again (ftruncate), so after a
+// write error the file still ends with the last whole chunk.
 //
 // Time: the caller's JfrClock. A chunk starts where the previous one ended or later, and strictly
 // after the previous chunk's start: the JDK's repository stream looks for the next chunk at or
@@ -121,28 +121,43 @@ class JfrChunkWriter {
   // True until the chunk's first checkpoint (which must carry the static pools).
   bool first_checkpoint_pending() const { return last_checkpoint_offset_ == 0; }
 
+  // How a segment ends.
+  enum class SegmentEnd {
+    kSegment,     // repository mode: the chunk goes on
+    kFlush,       // file mode: the chunk ends, and the next one continues it (file comment)
+    kChunk,       // the chunk ends
+    kFinalChunk,  // the chunk ends the recording (final flag)
+  };
   // Publishes what was appended: after it a reader sees everything appended so far. Repository
-  // mode: appends out() to the file and republishes the header; `chunk_end` finishes the chunk
-  // (generation 0; `final_chunk` sets the final flag), closes its file and applies retention.
-  // File mode: `chunk_end` must be true; the whole chunk is appended, finished.
-  Status CommitSegment(bool chunk_end, bool final_chunk);
+  // mode: appends out() to the file and republishes the header; a chunk end finishes the chunk
+  // (generation 0), closes its file and applies retention. File mode: the segment must end the
+  // chunk; the whole chunk is appended, finished.
+  Status CommitSegment(SegmentEnd end);
 
   // Rotation and flush deadlines, from chunk_time_nanos and flush_interval_nanos. kFlush also
   // schedules the next flush one interval after `now_ticks`.
   Due DueAt(uint64_t now_ticks);
   // Starts both deadlines over from `now_ticks` (a chunk with nothing to publish stays open).
   void RestartDeadlines(uint64_t now_ticks);
-  // True when the chunk plus `pending_bytes` (what the next checkpoint will add) reaches
-  // chunk_size_bytes, or, in file mode, write_buffer_bytes (what is held in memory).
+  // True when the chunk (in file mode with the chunks it continues) plus `pending_bytes` (what
+  // the next checkpoint will add) reaches chunk_size_bytes.
   bool Full(uint64_t pending_bytes) const;
+  // File mode: true when the chunk held in memory plus `pending_bytes` reaches
+  // write_buffer_bytes (the caller then ends it with kFlush).
+  bool BufferFull(uint64_t pending_bytes) const {
+    return publishes_whole_chunks() && out_.size() + pending_bytes >= config_.write_buffer_bytes;
+  }
   // Repository mode: deletes finished chunk files beyond max_size_bytes / max_age_nanos.
   Status ApplyRetention();
   // Closes the current file (after a failure too); reports a close() error.
   Status Close();
 
+  // File mode: the offsets of the chunks that continue no other one (the first is 0).
+  const std::vector<uint64_t>& chunk_starts() const { return chunk_starts_; }
   uint32_t chunk_number() const { return chunk_number_; }  // 1, 2, ... (0 before the first)
   uint64_t chunk_start_ticks() const { return chunk_start_ticks_; }
   uint64_t max_ticks() const { return max_ticks_; }
+  // Chunks finished, not counting those a later chunk continues (SegmentEnd::kFlush).
   uint64_t chunks_finished() const { return chunks_finished_; }
   // The chunk-relative offset of the next byte appended to out().
   uint64_t position() const { return file_.size() + out_.size() - chunk_offset_; }
@@ -199,6 +214,10 @@ class JfrChunkWriter {
   JfrFile file_;
   JfrBuffer out_;
   uint64_t chunk_offset_ = 0;  // where the chunk starts in file_
+  // Where the chunk this one continues starts (chunk_offset_ when it continues none).
+  uint64_t continued_offset_ = 0;
+  bool continue_next_ = false;  // the last chunk ended with kFlush
+  std::vector<uint64_t> chunk_starts_;
   uint32_t chunk_number_ = 0;
   uint64_t chunk_start_ticks_ = 0;
   int64_t chunk_start_nanos_ = 0;

@@ -1,5 +1,6 @@
 // CopyChunks: a new recording file made of finished chunks taken from other files, for a dump of
 // a recording that goes on being written (profiler/session/recording_dump.h).
+// CompactChunks: a file of several finished chunks rewritten as one chunk (below).
 //
 // Each source is a byte range [0, bytes) of an open file that holds whole, finished chunks (the
 // published part of a file= recording, or finished chunk files of a repository=). The copy is
@@ -13,7 +14,8 @@
 // checkpoint is re-encoded with a 4-byte padded size and a full-width delta, as HotSpot may write
 // them). Only records of event types (id > 1) of chunks with compressed integers are left out.
 //
-// Thread safety: none needed; reads only the given ranges, which the writer never changes again.
+// Thread safety: none needed; reads only the given ranges, which the writer never changes again;
+// CompactChunks' caller must not write the file meanwhile.
 #ifndef CTXPROF_PROFILER_JFR_JFR_COPY_H_
 #define CTXPROF_PROFILER_JFR_JFR_COPY_H_
 
@@ -39,6 +41,30 @@ struct JfrCopySource {
 // to leave out whose records cannot be walked). No sources, or only
 // empty ones, is an error too: a JFR file holds at least one chunk.
 Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& path);
+
+// Rewrites the recording `path`, made of finished chunks, folding each run of chunks that
+// continue one another into one chunk, as if it had been written in one go: a file= recording
+// appends a whole chunk per flush so that every reader reads it while it grows (docs/JFR.md), and
+// each repeats the metadata and the pool entries its events use. A run starts at offset 0 and at
+// each offset in `chunk_starts` (empty: the whole file is one run). Its chunk: the run's first
+// start and clock, a duration to its last end, its last flags; the first metadata record; every
+// event record in file order, except the types in `first_chunk_only` (kept from the run's first
+// chunk only) and `last_chunk_only` (from its last only); one checkpoint with every pool entry
+// once (the first one of its type and key). Requires what ctxprof recordings guarantee: chunks
+// finished, with the same metadata id within a run, and a (pool type, key) pair that means one
+// value in the whole file (JFR's cross-chunk key rule). Crash-safe: written to
+// `path`.compacting, then renamed over `path`, so `path` is at every moment the old file or the
+// new one (a reader that opened the old one keeps it). A file with nothing to fold, and anything
+// but a regular file with one link (a FIFO, a device), is left as it is. Memory: one input chunk
+// and one run's distinct pool entries. Fails with Status::Io (a file call, with the OS error) or
+// kInvalidArgument (input that does not meet the requirements, naming the offset); `path` is
+// then unchanged.
+struct JfrCompactOptions {
+  std::vector<uint64_t> chunk_starts;      // file offsets where a run starts
+  std::vector<uint64_t> first_chunk_only;  // event types: per-chunk settings
+  std::vector<uint64_t> last_chunk_only;   // event types: totals since the start
+};
+Status CompactChunks(const std::string& path, const JfrCompactOptions& options);
 
 }  // namespace ctxprof
 

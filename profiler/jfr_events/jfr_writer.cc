@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "ctxprof_version.h"
+#include "profiler/jfr/jfr_copy.h"
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
@@ -77,6 +78,14 @@ StatusOr<std::unique_ptr<JfrWriter>> JfrWriter::Open(const JfrWriterConfig& conf
     return started;
   }
   return std::move(writer);
+}
+
+Status CompactRecordingFile(const std::string& path, const std::vector<uint64_t>& chunk_starts) {
+  JfrCompactOptions options;
+  options.chunk_starts = chunk_starts;
+  options.first_chunk_only = {kJfrTypeActiveSetting, kJfrTypeProfilerSettings};
+  options.last_chunk_only = {kJfrTypeProfilerCounters};  // totals since the start
+  return CompactChunks(path, options);
 }
 
 Status JfrWriter::Fail(Status status) {
@@ -175,10 +184,11 @@ void JfrWriter::ReportFinishedChunk(uint32_t chunk) {
   inputs_.on_chunk_finished(std::move(report));
 }
 
-Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
+Status JfrWriter::WriteSegment(JfrChunkWriter::SegmentEnd end) {
+  const bool chunk_end = end != JfrChunkWriter::SegmentEnd::kSegment;
   spans_.WriteTriggered(chunk_end, &pending_pool_bytes_);
   // The recording's end completes every span it saw close: no interval can follow.
-  if (final_chunk) latencies_.CountUnfinished();
+  if (end == JfrChunkWriter::SegmentEnd::kFinalChunk) latencies_.CountUnfinished();
   latencies_.Write(chunk_.get(), &encoder_, &values_, &pending_pool_bytes_);
   runs_.EndAll();
   if (chunk_end) {
@@ -200,10 +210,10 @@ Status JfrWriter::WriteSegment(bool chunk_end, bool final_chunk) {
   }
   WriteCheckpoint();
   const uint32_t chunk = chunk_->chunk_number();  // the one CommitSegment may finish
-  if (Status committed = chunk_->CommitSegment(chunk_end, final_chunk); !committed.ok()) {
+  if (Status committed = chunk_->CommitSegment(end); !committed.ok()) {
     return Fail(std::move(committed));
   }
-  if (chunk_end && !config_.repository.empty() && inputs_.on_chunk_finished) {
+  if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.on_chunk_finished) {
     ReportFinishedChunk(chunk);
   }
   return Status();
@@ -228,8 +238,10 @@ void JfrWriter::WriteCheckpoint() {
 // After a failure or Close, every call returns the first failure, or else that it is closed.
 Status JfrWriter::Flush() {
   if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
-  if (chunk_->publishes_whole_chunks()) return samples_in_chunk_ == 0 ? Status() : Rotate();
-  return WriteSegment(/*chunk_end=*/false, /*final_chunk=*/false);
+  if (chunk_->publishes_whole_chunks()) {
+    return samples_in_chunk_ == 0 ? Status() : EndChunk(JfrChunkWriter::SegmentEnd::kFlush);
+  }
+  return WriteSegment(JfrChunkWriter::SegmentEnd::kSegment);
 }
 
 Status JfrWriter::Publish() {
@@ -240,7 +252,11 @@ Status JfrWriter::Publish() {
 
 Status JfrWriter::Rotate() {
   if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
-  Status ended = WriteSegment(/*chunk_end=*/true, /*final_chunk=*/false);
+  return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
+}
+
+Status JfrWriter::EndChunk(JfrChunkWriter::SegmentEnd end) {
+  Status ended = WriteSegment(end);
   return ended.ok() ? StartChunk() : ended;
 }
 
@@ -252,11 +268,16 @@ Status JfrWriter::Close() {
     return failure_;
   }
   WriteLiveObjects();
-  if (Status ended = WriteSegment(/*chunk_end=*/true, /*final_chunk=*/true); !ended.ok()) {
+  if (Status ended = WriteSegment(JfrChunkWriter::SegmentEnd::kFinalChunk); !ended.ok()) {
     return ended;
   }
-  Status closed = chunk_->Close();
-  return closed.ok() ? closed : Fail(std::move(closed));
+  if (Status closed = chunk_->Close(); !closed.ok()) return Fail(std::move(closed));
+  if (!chunk_->publishes_whole_chunks()) return Status();
+  Status compacted = CompactRecordingFile(config_.path, chunk_->chunk_starts());
+  return compacted.ok()
+             ? compacted
+             : Fail(compacted.Prefixed("it holds everything recorded, but with a chunk per flush, "
+                                       "not compacted"));
 }
 
 Status JfrWriter::DoWhatIsDue(uint64_t now_ticks) {
@@ -416,6 +437,7 @@ Status JfrWriter::Add(const SampleRecord& sample) {
 
   if (Status written = chunk_->WriteIfFull(); !written.ok()) return Fail(std::move(written));
   if (chunk_->Full(pending_pool_bytes_)) return Rotate();
+  if (chunk_->BufferFull(pending_pool_bytes_)) return EndChunk(JfrChunkWriter::SegmentEnd::kFlush);
   // A record's ticks are a clock reading taken moments ago: deadlines cost no clock call.
   return DoWhatIsDue(sample.ticks);
 }

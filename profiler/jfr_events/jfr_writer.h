@@ -13,8 +13,8 @@
 // ctxprof.Context events followed by one checkpoint, flush bit set, with every pool entry those
 // events reference that the chunk has not carried yet), and at chunk end a
 // ctxprof.ProfilerCounters event and a last checkpoint. In file mode (path) a flush ends the
-// chunk, so the file always consists of finished chunks; a flush or chunk_time deadline that finds
-// no sample keeps it open. In repository mode a flush publishes a segment of the chunk in progress.
+// chunk (none without a sample), so the file always consists of finished chunks, which Close
+// folds into one (CompactRecordingFile). In repository mode a flush publishes a segment.
 //
 // Events (fields and the reader-by-reader trade-offs: docs/JFR.md, "Event types"):
 //  * kCpu  -> jdk.ExecutionSample (cpu_samples = kJdk, the default) or ctxprof.CpuSample (kCtxprof:
@@ -143,6 +143,11 @@ struct JfrWriterInputs {
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
 };
 
+// Folds the finished chunks of the recording file `path` (file mode, or a dump) into one chunk
+// per run that starts at an offset in `chunk_starts` (CompactChunks, profiler/jfr/jfr_copy.h):
+// the run's first settings events, its last counters, every other event, each pool entry once.
+Status CompactRecordingFile(const std::string& path, const std::vector<uint64_t>& chunk_starts);
+
 class JfrWriter {
  public:
   // Validates `config` (with pyroscope, the clock must tick in nanoseconds), creates the file (or
@@ -182,17 +187,20 @@ class JfrWriter {
   // too; call this when no samples arrive, at least once per flush interval.
   Status Tick();
   // Publishes everything added so far: after it returns ok, a reader sees every sample. In
-  // file mode this ends the chunk (when it holds a sample).
+  // file mode this ends the chunk (when it holds a sample), and the next continues it: Close
+  // folds them into one.
   Status Flush();
   // Like Flush, and in repository mode also finishes the chunk file (when it holds a sample):
   // afterwards published() covers every sample added so far.
   Status Publish();
   // What readers can read now (JfrChunkWriter::published).
   std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
-  // Ends the current chunk and starts the next one.
+  // Ends the current chunk and starts the next one (which Close does not fold into it).
   Status Rotate();
-  // Finishes the recording (last chunk gets the final flag) and closes it. Idempotent; the
-  // destructor calls it, so a writer never leaves a chunk unfinished on a normal shutdown.
+  // Finishes the recording (last chunk gets the final flag) and closes it; in file mode the
+  // chunks are then folded into one (CompactRecordingFile; if that fails, the file keeps its
+  // chunks, complete, and Close says why). Idempotent; the destructor calls it, so a writer never
+  // leaves a chunk unfinished on a normal shutdown.
   Status Close();
 
   // Totals, for tests and for the counters event.
@@ -242,7 +250,9 @@ class JfrWriter {
   void ReportFinishedChunk(uint32_t chunk);
   // Ends the segment: open context runs, the counters event at a chunk end, the checkpoint,
   // then the chunk writer publishes it.
-  Status WriteSegment(bool chunk_end, bool final_chunk);
+  Status WriteSegment(JfrChunkWriter::SegmentEnd end);
+  // WriteSegment(end) of a chunk end, then the next chunk.
+  Status EndChunk(JfrChunkWriter::SegmentEnd end);
   void WriteCheckpoint();
   // Acts on what the chunk writer says is due at `now_ticks`.
   Status DoWhatIsDue(uint64_t now_ticks);

@@ -1,5 +1,7 @@
 #include "profiler/jfr_events/method_pool.h"
 
+#include <cstring>
+
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
@@ -34,7 +36,22 @@ uint32_t MethodPool::ClassKey(const std::string& class_name) {
   return key;
 }
 
-void MethodPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
+void MethodPool::MarkAll(const uint8_t* keys, uint32_t count, uint32_t chunk,
+                         uint64_t* pending_bytes) {
+  // The carried-in table is read through a local: only MarkNew can grow (move) it.
+  const uint32_t* carried = method_pool_.chunk_of_key.data();
+  size_t size = method_pool_.chunk_of_key.size();
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t key;
+    memcpy(&key, keys + i * sizeof(uint32_t), sizeof(uint32_t));
+    if (key < size && carried[key] == chunk) continue;
+    MarkNew(key, chunk, pending_bytes);
+    carried = method_pool_.chunk_of_key.data();
+    size = method_pool_.chunk_of_key.size();
+  }
+}
+
+void MethodPool::MarkNew(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!method_pool_.Mark(key, chunk)) return;
   const Method& method = methods_[key - 1];
   *pending_bytes += 8;

@@ -26,8 +26,13 @@ class MethodPool {
   // The method key of `frame` (interned on first sight).
   uint32_t Key(const ResolvedFrame& frame);
   // Queues method `key` and what it references for chunk `chunk`; adds the estimated bytes of
-  // the newly queued entries to *pending_bytes.
-  void Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes);
+  // the newly queued entries to *pending_bytes. Inline for the usual case, a method the chunk
+  // already carries (every frame of every stack a chunk carries comes here).
+  void Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
+    if (!method_pool_.CarriedIn(key, chunk)) MarkNew(key, chunk, pending_bytes);
+  }
+  // Mark for `count` method keys stored as uint32_t at `keys` (any alignment): a stack's frames.
+  void MarkAll(const uint8_t* keys, uint32_t count, uint32_t chunk, uint64_t* pending_bytes);
   // The class key of `class_name` (internal form, "java/lang/String"), interned on first sight,
   // and its queuing for chunk `chunk` (as Mark).
   uint32_t ClassKey(const std::string& class_name);
@@ -50,6 +55,7 @@ class MethodPool {
     uint32_t package_key;  // 0 = no package
   };
 
+  void MarkNew(uint32_t key, uint32_t chunk, uint64_t* pending_bytes);
   void MarkSymbol(uint32_t symbol_key, uint32_t chunk, uint64_t* pending_bytes);
 
   StringTable symbols_;

@@ -25,8 +25,8 @@ struct PoolState {
 
   // True if `key` was not yet carried (or queued) in chunk `chunk`; queues it.
   bool Mark(uint32_t key, uint32_t chunk) {
+    if (CarriedIn(key, chunk)) return false;
     if (key >= chunk_of_key.size()) chunk_of_key.resize(std::max<size_t>(key + 1, 2 * key), 0);
-    if (chunk_of_key[key] == chunk) return false;
     chunk_of_key[key] = chunk;
     pending.push_back(key);
     return true;

@@ -1,6 +1,7 @@
 #include "profiler/jfr_events/stack_pool.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "profiler/jfr/jfr_metadata.h"
 #include "profiler/jfr_events/flat_index.h"
@@ -47,8 +48,23 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
     }
   }
 
-  stacks_.push_back(Stack{hash, check, frames_.size(), count, truncated, false});
-  for (uint32_t i = 0; i < count; i++) frames_.push_back(ResolveFrame(sample.frames[i]));
+  const size_t first_byte = arena_.size();
+  arena_.resize(first_byte + count * sizeof(uint32_t));
+  scratch_.clear();
+  scratch_.PutByte(truncated ? 1 : 0);
+  scratch_.PutVarint(count);
+  for (uint32_t i = 0; i < count; i++) {
+    const Frame frame = ResolveFrame(sample.frames[i]);
+    memcpy(&arena_[first_byte + i * sizeof(uint32_t)], &frame.method_key, sizeof(uint32_t));
+    scratch_.PutVarint(frame.method_key);
+    scratch_.PutVarint(IntBits(frame.line_number));
+    scratch_.PutVarint(IntBits(frame.bci));
+    scratch_.PutVarint(static_cast<uint32_t>(frame.type));
+  }
+  arena_.insert(arena_.end(), scratch_.data(), scratch_.data() + scratch_.size());
+  cached_frames_ += count;
+  stacks_.push_back(
+      Stack{hash, check, first_byte, count, static_cast<uint32_t>(scratch_.size()), false});
   const uint32_t key = static_cast<uint32_t>(stacks_.size());
   stack_table_[index] = StackSlot{hash, check, key};
   if (++live_stacks_ * 2 > stack_table_.size()) RebuildStackTable(stack_table_.size() * 2);
@@ -59,10 +75,8 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
 void StackPool::Mark(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
   if (!pool_.Mark(key, chunk)) return;
   const Stack& stack = stacks_[key - 1];
-  *pending_bytes += 4 + 6 * stack.frame_count;
-  for (uint32_t i = 0; i < stack.frame_count; i++) {
-    methods_->Mark(frames_[stack.first_frame + i].method_key, chunk, pending_bytes);
-  }
+  *pending_bytes += 4 + stack.encoded_bytes;
+  methods_->MarkAll(arena_.data() + stack.first_byte, stack.frame_count, chunk, pending_bytes);
 }
 
 bool StackPool::Carry(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
@@ -85,8 +99,9 @@ void StackPool::RebuildStackTable(size_t slots) {
 }
 
 void StackPool::DropUnused(uint32_t chunk) {
-  std::vector<Frame> kept;
+  std::vector<uint8_t> kept;
   live_stacks_ = 0;
+  cached_frames_ = 0;
   for (size_t k = 0; k < stacks_.size(); k++) {
     Stack& stack = stacks_[k];
     if (stack.dropped) continue;
@@ -94,13 +109,15 @@ void StackPool::DropUnused(uint32_t chunk) {
       stack.dropped = true;
       continue;
     }
-    const size_t first = kept.size();
-    kept.insert(kept.end(), frames_.begin() + stack.first_frame,
-                frames_.begin() + stack.first_frame + stack.frame_count);
-    stack.first_frame = first;
+    const size_t first_byte = kept.size();
+    const auto begin = arena_.begin() + stack.first_byte;
+    kept.insert(kept.end(), begin,
+                begin + stack.frame_count * sizeof(uint32_t) + stack.encoded_bytes);
+    stack.first_byte = first_byte;
+    cached_frames_ += stack.frame_count;
     live_stacks_++;
   }
-  frames_.swap(kept);  // the old, larger allocation goes away with `kept`
+  arena_.swap(kept);  // the old, larger allocation goes away with `kept`
   size_t slots = 4096;
   while (slots < 4 * live_stacks_) slots *= 2;
   RebuildStackTable(slots);
@@ -119,8 +136,14 @@ StackPool::Frame StackPool::ResolveFrame(const RawFrame& raw) {
   if (!inserted) return frame_cache_[at].frame;
   resolved_frame_ = ResolvedFrame();
   resolver_->Resolve(raw, &resolved_frame_);
-  const Frame frame{methods_->Key(resolved_frame_), resolved_frame_.line_number, raw.bci,
-                    resolved_frame_.type};
+  // A bytecode index belongs to Java frames; other frames get 0, as async-profiler writes it (a
+  // varint 0 is one byte, -1 five; a native frame's raw bci only says whether its pc is a return
+  // address). Their line stays the resolver's -1: `jfr print` shows "line: 0" for a 0.
+  const JfrFrameType type = resolved_frame_.type;
+  const bool java = type == JfrFrameType::kInterpreted || type == JfrFrameType::kJitCompiled ||
+                    type == JfrFrameType::kInlined;
+  const Frame frame{methods_->Key(resolved_frame_), resolved_frame_.line_number, java ? raw.bci : 0,
+                    type};
   frame_cache_.push_back(CachedFrame{raw.id, raw.bci, raw.kind, frame});
   return frame;
 }
@@ -131,15 +154,8 @@ void StackPool::WritePending(JfrBuffer* out) {
   for (uint32_t key : pool_.pending) {
     const Stack& stack = stacks_[key - 1];
     out->PutVarint(key);
-    out->PutByte(stack.truncated ? 1 : 0);
-    out->PutVarint(stack.frame_count);
-    for (uint32_t i = 0; i < stack.frame_count; i++) {
-      const Frame& frame = frames_[stack.first_frame + i];
-      out->PutVarint(frame.method_key);
-      out->PutVarint(IntBits(frame.line_number));
-      out->PutVarint(IntBits(frame.bci));
-      out->PutVarint(static_cast<uint32_t>(frame.type));
-    }
+    out->PutBytes(arena_.data() + stack.first_byte + stack.frame_count * sizeof(uint32_t),
+                  stack.encoded_bytes);
   }
   pool_.pending.clear();
 }

@@ -6,9 +6,11 @@
 // (id, bci, kind) is resolved once per recording through the FrameResolver and its method
 // interned in the MethodPool.
 //
-// Memory: every stack's resolved frames are kept for deduplication. When they exceed the
-// configured cache bytes at a rotation, DropUnused releases the stacks the finished chunk did
-// not use; such a stack, seen again, gets a new key (keys are never reused).
+// Memory: every stack is kept as its frames' method keys (to queue the methods) and its pool
+// entry's encoded value (written with one copy each time a chunk carries it), side by side;
+// about 9 bytes per frame. When they exceed the configured cache bytes at a rotation, DropUnused
+// releases the stacks the finished chunk did not use; such a stack, seen again, gets a new key
+// (keys are never reused).
 //
 // Thread safety: none; owned by the JFR writer's thread, which is also the only caller of the
 // resolver.
@@ -38,8 +40,8 @@ class StackPool {
   // Releases the frames of every stack that chunk `chunk` did not carry.
   void DropUnused(uint32_t chunk);
   // Frames kept for deduplication, and their bytes.
-  size_t cached_frames() const { return frames_.size(); }
-  size_t cached_frame_bytes() const { return frames_.size() * sizeof(Frame); }
+  size_t cached_frames() const { return cached_frames_; }
+  size_t cached_frame_bytes() const { return arena_.size(); }
 
   // Queues stack `key` (from an earlier Key()) for chunk `chunk` again; false when its frames
   // were dropped (DropUnused), so it can no longer be written.
@@ -59,9 +61,9 @@ class StackPool {
   struct Stack {
     uint64_t hash;
     uint64_t check;
-    size_t first_frame;  // index into frames_
+    size_t first_byte;  // in arena_: frame_count method keys, then encoded_bytes
     uint32_t frame_count;
-    bool truncated;
+    uint32_t encoded_bytes;
     bool dropped;  // frames released by DropUnused; the key is retired
   };
   struct StackSlot {
@@ -86,7 +88,12 @@ class StackPool {
   FrameResolver* const resolver_;
   MethodPool* const methods_;
   std::vector<Stack> stacks_;  // stacks_[key - 1]
-  std::vector<Frame> frames_;
+  // Per stack, side by side (a stack the chunk carries again is read in one sweep): its
+  // frames' method keys (uint32_t each), then its StackTrace entry after the key (truncated
+  // flag, frame count, frames) as written.
+  std::vector<uint8_t> arena_;
+  size_t cached_frames_ = 0;
+  JfrBuffer scratch_;                   // a new stack's encoding
   std::vector<StackSlot> stack_table_;  // live stacks, open addressing, at most half full
   size_t live_stacks_ = 0;
   std::vector<CachedFrame> frame_cache_;

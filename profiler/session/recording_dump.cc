@@ -51,7 +51,8 @@ Status CopyRecording(const PublishedFiles& files, const std::string& path) {
   for (const PublishedFiles::File& file : files.files_) {
     sources.push_back(JfrCopySource{file.path, file.fd, file.bytes});
   }
-  return CopyChunks(sources, path);
+  Status copied = CopyChunks(sources, path);
+  return copied.ok() ? CompactRecordingFile(path, {}) : copied;
 }
 
 Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inputs,

@@ -5,8 +5,9 @@
 //    mode the chunk ends, in repository mode the chunk file is finished) and opens the published
 //    files; CopyRecording then copies those bytes — finished chunks the writer never changes
 //    again — into the dump file (profiler/jfr/jfr_copy.h: the copy's last chunk gets the final
-//    flag). The copy runs on the calling thread, outside the profiler's lock and off the
-//    background thread, so sampling and draining go on while a large recording is copied.
+//    flag), and folds them into one chunk (CompactRecordingFile). The copy runs on the calling
+//    thread, outside the profiler's lock and off the background thread, so sampling and draining go
+//    on while a large recording is copied.
 //  * Without a recording (or after it failed, or before it published anything), the aggregated
 //    samples are written through a JfrWriter (WriteAggregateJfr): every aggregated stack with its
 //    kind, thread state, context and count, frames typed and named as in a recording. What
@@ -54,7 +55,7 @@ class PublishedFiles {
   std::vector<File> files_;
 };
 
-// Copies the published files into `path`. kIo naming the path on failure.
+// Copies the published files into `path`, as one chunk. kIo naming the path on failure.
 Status CopyRecording(const PublishedFiles& files, const std::string& path);
 
 // What WriteAggregateJfr needs besides the aggregator; every pointer must stay valid during it.

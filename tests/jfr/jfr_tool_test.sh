@@ -4,13 +4,16 @@
 # summary, print, print --json (every sample's thread, stack and context compared with what was
 # written), metadata, view hot-methods and scrub (JDK 25), and JDK 25's Context lines.
 #
-# Usage: jfr_tool_test.sh <generator> <checker.py> <jdk|ctxprof> [chunk_size_bytes]
+# Usage: jfr_tool_test.sh <generator> <checker.py> <jdk|ctxprof> [chunk_size_bytes [flushes]]
+# "flushes": the file is written with a chunk per flush (every 100 ms), which the writer folds
+# into one chunk when it closes.
 set -euo pipefail
 
 generator=$1
 checker=$2
 mode=$3
 chunk_size=${4:-0}
+variant=${5:-}
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 python=/usr/bin/python3
 
@@ -47,7 +50,8 @@ run_jfr() {  # $1 = bin folder, $2 = output file, rest = jfr arguments
 
 recording=$tmp/recording-$mode.jfr
 expected=$tmp/expected-$mode.json
-"$generator" "$recording" "$expected" "$mode" "$chunk_size" || fail "generator failed"
+"$generator" "$recording" "$expected" "$mode" "$chunk_size" $variant || fail "generator failed"
+[[ -e $recording.compacting ]] && fail "the compaction's temporary file was left behind"
 
 # Header bytes: magic, version 2.1.
 header=$(od -An -tx1 -N68 "$recording" | tr -d ' \n')
@@ -76,6 +80,10 @@ for bin in "${jdks[@]}"; do
     chunks=$(sed -n 's/^ *Chunks: *//p' "$tmp/summary.txt")
     (( chunks > 1 )) || fail "expected several chunks with chunk size $chunk_size, got $chunks"
     echo "chunks: $chunks"
+  fi
+  if [[ $variant == flushes ]]; then
+    chunks=$(sed -n 's/^ *Chunks: *//p' "$tmp/summary.txt")
+    [[ $chunks == 1 ]] || fail "expected the flush chunks folded into one, got $chunks"
   fi
   run_jfr "$bin" "$tmp/print.txt" print "$recording"
   # N/A only where nothing was written: unset context fields.

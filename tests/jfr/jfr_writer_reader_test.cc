@@ -2,6 +2,7 @@
 // context guarantees, and the reader's behaviour on truncated and corrupt input.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
@@ -153,8 +154,10 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
       EXPECT_EQ(frames[f].class_name, resolved.class_name);
       EXPECT_EQ(frames[f].method_name, resolved.method_name);
       EXPECT_EQ(frames[f].descriptor, resolved.descriptor);
+      // Native frames: bytecode index 0 (StackPool).
+      const bool native = resolved.type == JfrFrameType::kNative;
       EXPECT_EQ(frames[f].line_number, resolved.line_number);
-      EXPECT_EQ(frames[f].bytecode_index, stack[f].bci);
+      EXPECT_EQ(frames[f].bytecode_index, native ? 0 : stack[f].bci);
       EXPECT_EQ(frames[f].type, JfrFrameTypeName(resolved.type));
     }
 
@@ -683,6 +686,121 @@ TEST(JfrWriterTest, GrowingFileIsFinishedAfterEveryFlush) {
     ExpectSamplesMatch(recorder, reader, flushed);
   }
   ASSERT_TRUE(IsOk(recorder.writer->Close()));
+  // Close folds the flushes' chunks into one, finished and final, in place.
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 1u);
+  EXPECT_EQ(reader.chunks()[0].generation, 0);
+  EXPECT_TRUE(reader.chunks()[0].flags & kChunkFlagFinal);
+  ExpectSamplesMatch(recorder, reader, 200);
+  struct stat st;
+  EXPECT_NE(stat((recorder.config.path + ".compacting").c_str(), &st), 0) << "left behind";
+}
+
+// Close folds each run of flush chunks into one chunk (one metadata record, each pool entry
+// once, the run's settings and counters once); a rotation still starts a chunk of its own.
+TEST(JfrWriterTest, FlushChunksAreFoldedAtCloseAndRotationsStay) {
+  Recorder recorder(12, 100);
+  recorder.config.path = TempPath("folded.jfr");
+  recorder.config.flush_interval_nanos = 50000000;  // 50 ms: ~12 flushes per chunk
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const size_t half = recorder.workload.samples.size() / 2;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, half));
+  ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(half, recorder.workload.samples.size()));
+  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
+  const uint64_t unfolded_bytes = recorder.writer->published()[0].bytes;
+  {
+    JfrReader reader;
+    ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+    ASSERT_GT(reader.chunks().size(), 10u) << "the test needs flush chunks to fold";
+  }
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
+  EXPECT_EQ(recorder.writer->chunks_finished(), 2u);
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  EXPECT_EQ(reader.unknown_records(), 0u);
+  ASSERT_EQ(reader.chunks().size(), 2u);
+  EXPECT_LT(reader.chunks()[0].start_nanos, reader.chunks()[1].start_nanos);
+  EXPECT_FALSE(reader.chunks()[0].flags & kChunkFlagFinal);
+  EXPECT_TRUE(reader.chunks()[1].flags & kChunkFlagFinal);
+  uint64_t file_bytes = 0;
+  for (const JfrChunkInfo& chunk : reader.chunks()) file_bytes += chunk.size;
+  EXPECT_LT(file_bytes, unfolded_bytes * 3 / 4);
+  ExpectSamplesMatch(recorder, reader, recorder.workload.samples.size());
+  std::map<std::pair<uint32_t, std::string>, int> per_chunk;  // (chunk, type) -> events
+  for (const JfrEvent& event : reader.events()) per_chunk[{event.chunk, event.type_name()}]++;
+  for (uint32_t chunk = 0; chunk < 2; chunk++) {
+    EXPECT_EQ((per_chunk[{chunk, "ctxprof.ProfilerSettings"}]), 1) << chunk;
+    EXPECT_EQ((per_chunk[{chunk, "ctxprof.ProfilerCounters"}]), 1) << chunk;
+    EXPECT_EQ((per_chunk[{chunk, "jdk.ActiveSetting"}]), 2) << chunk;  // event and interval
+  }
+  // The last counters are the totals of the whole recording.
+  const JfrEvent* counters = nullptr;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.ProfilerCounters") counters = &event;
+  }
+  ASSERT_NE(counters, nullptr);
+  EXPECT_EQ(counters->Field("samples").integer(),
+            static_cast<int64_t>(recorder.workload.samples.size()));
+}
+
+// A dump folds every chunk (no rotation boundaries); input that is not whole finished chunks is
+// refused and left byte for byte as it was.
+TEST(JfrWriterTest, FoldingAWholeFileAndRefusingABrokenOne) {
+  Recorder recorder(12, 100);
+  recorder.config.path = TempPath("refold.jfr");
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const size_t half = recorder.workload.samples.size() / 2;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, half));
+  ASSERT_TRUE(IsOk(recorder.writer->Rotate()));
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(half, recorder.workload.samples.size()));
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
+  ASSERT_TRUE(IsOk(CompactRecordingFile(recorder.config.path, {})));
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  ASSERT_EQ(reader.chunks().size(), 1u);
+  EXPECT_TRUE(reader.chunks()[0].flags & kChunkFlagFinal);
+  ExpectSamplesMatch(recorder, reader, recorder.workload.samples.size());
+
+  std::vector<uint8_t> bytes = ReadBytes(recorder.config.path);
+  bytes.insert(bytes.end(), {'F', 'L', 'R', 0, 1, 2, 3});  // a torn chunk after the last one
+  {
+    std::ofstream out(recorder.config.path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  const Status refused = CompactRecordingFile(recorder.config.path, {});
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("offset"), std::string::npos) << refused.message();
+  EXPECT_EQ(ReadBytes(recorder.config.path), bytes);
+}
+
+// A rewrite that cannot be done leaves the recording as it was: here a folder stands where the
+// compacted chunk would be written.
+TEST(JfrWriterTest, RecordingStaysWholeWhenItCannotBeFolded) {
+  Recorder recorder(4, 50);
+  recorder.config.path = TempPath("unfoldable.jfr");
+  recorder.config.flush_interval_nanos = 0;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, 100));
+  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(100, 200));
+  const std::string blocker = recorder.config.path + ".compacting";
+  ASSERT_EQ(mkdir(blocker.c_str(), 0700), 0);
+  const Status closed = recorder.writer->Close();
+  rmdir(blocker.c_str());
+  EXPECT_FALSE(closed.ok());
+  EXPECT_NE(closed.message().find("not compacted"), std::string::npos) << closed.message();
+  EXPECT_NE(closed.message().find(blocker), std::string::npos) << closed.message();
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  EXPECT_EQ(reader.chunks().size(), 2u);
+  EXPECT_TRUE(reader.chunks()[1].flags & kChunkFlagFinal);
+  ExpectSamplesMatch(recorder, reader, 200);
 }
 
 TEST(JfrWriterTest, FreshlyOpenedRepositoryChunkSaysUnfinishedNotEmpty) {

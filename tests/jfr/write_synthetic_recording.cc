@@ -1,9 +1,10 @@
 // Writes a synthetic recording and its expectation, for the `jfr` tool test.
 // Usage: write_synthetic_recording <out> <expected.json> <jdk|ctxprof|contextid>
-//        [chunk_size_bytes [repository]]
+//        [chunk_size_bytes [repository|flushes]]
 // jdk: CPU samples as jdk.ExecutionSample; ctxprof: as ctxprof.CpuSample; contextid: jdk, and
 // every sample event ends with a contextId.
-// With "repository", <out> is a folder that receives one file per chunk.
+// With "repository", <out> is a folder that receives one file per chunk. With "flushes", <out>
+// is a file flushed every 100 ms (a chunk per flush, folded at the end).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +17,8 @@ int main(int argc, char** argv) {
   using namespace ctxprof;
   if (argc < 4) {
     fprintf(stderr,
-            "usage: %s out expected.json jdk|ctxprof|contextid [chunk_size_bytes [repository]]\n",
+            "usage: %s out expected.json jdk|ctxprof|contextid [chunk_size_bytes "
+            "[repository|flushes]]\n",
             argv[0]);
     return 2;
   }
@@ -36,8 +38,10 @@ int main(int argc, char** argv) {
   // With several chunks, drop unused stacks at every rotation, so the JDK sees stacks that
   // come back under new keys.
   if (config.chunk_size_bytes != 0) config.stack_cache_bytes = 1;
-  // One file without a chunk size: one chunk (in file mode every flush would end a chunk).
+  // One file without a chunk size: one chunk written at once, or with "flushes" one chunk per
+  // flush, folded at the end.
   if (config.chunk_size_bytes == 0 && !config.path.empty()) config.flush_interval_nanos = 0;
+  if (argc > 5 && strcmp(argv[5], "flushes") == 0) config.flush_interval_nanos = 100000000;
   config.engine = "cpu+wall";
   config.interval_nanos = 1000000;
   config.fallbacks = "none";
