@@ -10,7 +10,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 namespace ctxprof {
 
@@ -120,9 +122,13 @@ std::string EncodeOtelProcessContext(const OtelResource& resource,
 bool PublishOtelProcessContext(const OtelResource& resource,
                                const std::vector<std::string>& attribute_key_map,
                                std::string* error) {
-  // Never freed: a reader in another process may be copying an older payload right now.
-  auto* payload = new std::string(EncodeOtelProcessContext(resource, attribute_key_map));
+  // Never freed: a reader in another process may be copying an older payload right now. Kept
+  // in a list (republishing is rare: once per attribute registration) so that it stays reachable.
+  static auto* payloads = new std::vector<std::unique_ptr<std::string>>();
   std::lock_guard<std::mutex> lock(publish_mutex);
+  payloads->push_back(
+      std::make_unique<std::string>(EncodeOtelProcessContext(resource, attribute_key_map)));
+  const std::string* payload = payloads->back().get();
   if (header == nullptr) {
     header = MapHeader(error);
     if (header == nullptr) return false;

@@ -34,7 +34,7 @@ for depth in 50 200; do
     fail "no target row for the DWARF walker at $depth frames:\n$targets"
 done
 printf '%s\n' "$targets" | while IFS= read -r row; do
-  printf '%s' "$row" | grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B) \| (met|\*\*missed\*\*) \|$' ||
+  printf '%s' "$row" | grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B|×) \| (met|\*\*missed\*\*) \|$' ||
     fail "target row without a number and verdict: $row"
 done
 if grep -qiE '\bnan\b|\binf\b' "$output"; then fail "NaN or inf in $output"; fi

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -32,10 +33,13 @@ std::vector<Seen> DrainAll(SpanLogPool* pool, uint64_t* dropped) {
 }
 
 SpanLogPool* NewPool() {
+  // Kept for the whole run with their mappings, like the process pool (reachable: no leak).
+  static auto* pools = new std::vector<std::unique_ptr<SpanLogPool>>();
   void* memory = mmap(nullptr, SpanLogPool::kBytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   EXPECT_NE(memory, MAP_FAILED);
-  return new SpanLogPool(memory);  // leaked with its mapping, like the process pool
+  pools->push_back(std::make_unique<SpanLogPool>(memory));
+  return pools->back().get();
 }
 
 ContextSnapshot SpanContext(uint64_t span_id) {

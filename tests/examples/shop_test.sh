@@ -53,19 +53,21 @@ grep -q "^load: 2 clients sent 40 requests in .* s, 0 errors; counted 40" "$tmp/
 # The summary: the counts of the mix, no errors, and what the service measured. Every request
 # runs some code (CPU > 0); each /catalog request allocates at least its 200 thumbnails of
 # 8 KiB (10 requests: >= 16,384,000 bytes); only /inventory takes the monitor, so only it can
-# have blocked time.
+# have blocked time; a request's span lasts at least its CPU time, so the span sum does too, and
+# p50 <= p99 <= the sum.
 python3 - "$tmp/load.tsv" <<'EOF' || fail "load summary: $(cat "$tmp/load.tsv")"
 import sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
 assert rows[0] == ["endpoint", "requests", "errors", "cpu_nanos", "alloc_bytes",
-                   "blocked_nanos"], rows[0]
+                   "blocked_nanos", "span_nanos", "span_p50_nanos", "span_p99_nanos"], rows[0]
 table = {row[0]: [int(v) for v in row[1:]] for row in rows[1:]}
 assert list(table) == ["/checkout", "/catalog", "/inventory", "/shipping"], list(table)
 for endpoint, requests in {"/checkout": 12, "/catalog": 10, "/inventory": 10,
                            "/shipping": 8}.items():
-    count, errors, cpu, alloc, blocked = table[endpoint]
+    count, errors, cpu, alloc, blocked, spans, p50, p99 = table[endpoint]
     assert (count, errors) == (requests, 0), (endpoint, count, errors)
     assert cpu > 0, (endpoint, cpu)
+    assert spans >= cpu and 0 < p50 <= p99 <= spans, (endpoint, cpu, spans, p50, p99)
     assert blocked == 0 or endpoint == "/inventory", (endpoint, blocked)
 assert table["/catalog"][3] >= 10 * 200 * 8192, table["/catalog"]
 EOF
