@@ -157,7 +157,8 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
   start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
             --alloc, --lock, --select, --jfrsync, --otelcontext, --live, --clock, --unwind,
-            --chunksize, --chunktime, --option KEY=VALUE
+            --chunksize, --chunktime, --option KEY=VALUE; with --option repository=DIR
+            (what otlp= and upload= need) the recording goes to DIR, one file per chunk
   stop      stop profiling and finish the recording
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed
@@ -593,11 +594,14 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
     return kBadInput;
   }
   if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
-  fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const std::string repository = RepositoryOf(options);
+  fprintf(stderr, "ctxprof: recording to %s\n",
+          (repository.empty() ? options.output : repository + "/").c_str());
   const FileState before = StateOf(options.output);
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
-  if (status == 0 && !RecordingWritten(before, StateOf(options.output))) {
+  // A repository's chunk files are named by the agent; the check covers the -o file only.
+  if (status == 0 && repository.empty() && !RecordingWritten(before, StateOf(options.output))) {
     fprintf(stderr,
             "ctxprof: record: the agent wrote no recording to %s: it did not start a session "
             "(its message is above)\n",
