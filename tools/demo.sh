@@ -8,7 +8,8 @@
 # /inventory requests do differently, writes flame graphs and pprof files, and says whether the
 # CPU and wall shares and the percentiles match what the load generator measured. While it
 # records, the profiler also pushes each finished chunk as OTLP profiles to a local receiver
-# (tools/otlp_sink.py on 127.0.0.1), as it would to an OpenTelemetry Collector.
+# (tools/otlp_sink.py on 127.0.0.1), as it would to an OpenTelemetry Collector, and publishes
+# each request thread's OpenTelemetry context, which `ctxprof otel` reads mid-recording.
 #   CTXPROF_DEMO_SECONDS=N   how long the profile records (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,7 +99,22 @@ echo "   into $recording/, each finished chunk (every 10 s and the last at the s
   --filter context --alloc 4m --lock 1s --select if-context --otelcontext true \
   --option "repository=$PWD/$recording" --option "otlp=$otlp_url"
 touch "$counting"
-sleep "$seconds"
+half=$((seconds / 2))
+sleep "$half"
+echo "== ctxprof otel $service: what an OpenTelemetry profiler in the host reads now (OTEP 4719"
+echo "   process context, then each thread's OTEP 4947 record: the threads in a request)"
+# A worker is between requests only briefly; a few tries make one in a request certain.
+for attempt in 1 2 3 4 5; do
+  "$ctxprof" otel "$service" >"$out/otel.txt"
+  if grep -q '^thread .* endpoint=' "$out/otel.txt"; then break; fi
+  sleep 0.2
+done
+cat "$out/otel.txt"
+if ! grep -q '^thread .* endpoint=' "$out/otel.txt"; then
+  echo "demo: ctxprof otel found no thread in a request (no record with an endpoint) in 5 tries" >&2
+  exit 1
+fi
+sleep $((seconds - half))
 rm "$counting"
 "$ctxprof" attach "$service" stop
 # The collapsed dump of the session just stopped: the one output with each wall sample's thread
