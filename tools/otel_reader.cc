@@ -4,7 +4,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -309,7 +308,6 @@ StatusOr<ThreadView> ReadThreadContext(pid_t pid, pid_t tid, const TlsSlot& slot
         error);
   }
   ThreadView view;
-  ThreadView* out = &view;
   Status failure;
   int status = 0;
   user_regs_struct regs;
@@ -333,7 +331,7 @@ StatusOr<ThreadView> ReadThreadContext(pid_t pid, pid_t tid, const TlsSlot& slot
     } else if (static_cast<int64_t>(descriptor[1]) > 0xffffffffLL) {
       // Dynamic TLS: the argument points at {module id, offset}; glibc's DTV has 16-byte entries
       // and its address at tp + 8.
-      out->dynamic_tls = true;
+      view.dynamic_tls = true;
       uint64_t index[2], dtv = 0, block = 0;
       if (Read(pid, descriptor[1], &index) && Read(pid, tp + 8, &dtv) &&
           Read(pid, dtv + 16 * index[0], &block) && block != 0 && block != ~0ull) {
@@ -348,9 +346,9 @@ StatusOr<ThreadView> ReadThreadContext(pid_t pid, pid_t tid, const TlsSlot& slot
       if (!ReadMemory(pid, pointer, header, sizeof(header))) {
         fail("otel_thread_ctx_v1 does not point at readable memory", errno);
       } else if (header[24] == 1) {
-        out->present = true;
-        out->trace = Hex(header, 16);
-        out->span = Hex(header + 16, 8);
+        view.present = true;
+        view.trace = Hex(header, 16);
+        view.span = Hex(header + 16, 8);
         uint16_t size;
         memcpy(&size, header + 26, 2);
         std::vector<uint8_t> data(size);
@@ -360,7 +358,7 @@ StatusOr<ThreadView> ReadThreadContext(pid_t pid, pid_t tid, const TlsSlot& slot
         for (size_t i = 0; failure.ok() && i + 2 <= data.size();) {
           const size_t length = data[i + 1];
           if (i + 2 + length > data.size()) break;  // a partial entry ends the list
-          out->attributes[data[i]] =
+          view.attributes[data[i]] =
               std::string(reinterpret_cast<const char*>(data.data()) + i + 2, length);
           i += 2 + length;
         }
