@@ -104,7 +104,7 @@ sleep "$half"
 echo "== ctxprof otel $service: what an OpenTelemetry profiler in the host reads now (OTEP 4719"
 echo "   process context, then each thread's OTEP 4947 record: the threads in a request)"
 # A worker is between requests only briefly; a few tries make one in a request certain.
-for attempt in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
   "$ctxprof" otel "$service" >"$out/otel.txt"
   if grep -q '^thread .* endpoint=' "$out/otel.txt"; then break; fi
   sleep 0.2
