@@ -1,11 +1,14 @@
 // ctxprof: the command-line tool (docs/TOOLS.md). Exit codes: 0 ok, 1 bad input, failed output
 // or a failed attach, 2 usage error; `record` exits with the JVM's status.
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -21,6 +24,7 @@
 #include "tools/collapsed.h"
 #include "tools/flame.h"
 #include "tools/inputs.h"
+#include "tools/otel_reader.h"
 #include "tools/pprof.h"
 #include "tools/record.h"
 #include "tools/report.h"
@@ -157,7 +161,8 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
   start     start profiling, recording to OUT (default ctxprof.jfr); takes the options of
             ctxprof record: --event, --interval, --wall, --attributes, --depth, --filter,
             --alloc, --lock, --select, --jfrsync, --otelcontext, --live, --clock, --unwind,
-            --chunksize, --chunktime, --option KEY=VALUE
+            --chunksize, --chunktime, --option KEY=VALUE; with --option repository=DIR
+            (what otlp= and upload= need) the recording goes to DIR, one file per chunk
   stop      stop profiling and finish the recording
   dump      write what was recorded so far to FILE without stopping: a JFR recording, or
             collapsed stacks when FILE ends in .txt or .collapsed
@@ -167,6 +172,17 @@ one command there; the agent's answer is printed, and a refusal exits 1 with its
 Relative paths are taken from the current directory. A JVM in a container (another mount or
 pid namespace) is reached through /proc/PID/root; OUT, FILE and the library are then paths
 inside the container, and the library must exist there at the same path.
+)help";
+
+constexpr const char* kOtelHelp =
+    R"help(usage: ctxprof otel PID
+
+Reads the OpenTelemetry contexts that a process profiled with otelcontext=true publishes, the
+way an OpenTelemetry profiler in the host reads them (OTEP 4719 and OTEP 4947; docs/TOOLS.md):
+first the process context (the OTEL_CTX mapping: resource and attribute key map), then, for
+each thread with a valid record, its id and name, trace id, span id and attribute values.
+Each thread is stopped for the read (ptrace) and let go at once: run it as the process's user
+(kernel.yama.ptrace_scope 0) or with CAP_SYS_PTRACE.
 )help";
 
 // Flags of the analysis commands, parsed the same way for each.
@@ -593,11 +609,14 @@ int Record(const std::vector<std::string>& args, const std::string& executable) 
     return kBadInput;
   }
   if (!JvmCommand(options, library, agent_options, &command, &error)) return Usage(error);
-  fprintf(stderr, "ctxprof: recording to %s\n", options.output.c_str());
+  const std::string repository = RepositoryOf(options);
+  fprintf(stderr, "ctxprof: recording to %s\n",
+          (repository.empty() ? options.output : repository + "/").c_str());
   const FileState before = StateOf(options.output);
   const int status = RunCommand(command, &error);
   if (!error.empty()) fprintf(stderr, "ctxprof: %s\n", error.c_str());
-  if (status == 0 && !RecordingWritten(before, StateOf(options.output))) {
+  // A repository's chunk files are named by the agent; the check covers the -o file only.
+  if (status == 0 && repository.empty() && !RecordingWritten(before, StateOf(options.output))) {
     fprintf(stderr,
             "ctxprof: record: the agent wrote no recording to %s: it did not start a session "
             "(its message is above)\n",
@@ -612,6 +631,81 @@ int Attach(const std::vector<std::string>& args, const std::string& executable) 
   std::string error;
   if (!ParseAttachArguments(args, &arguments, &error)) return Usage(error);
   return RunAttach(arguments, executable);
+}
+
+// Whatever /proc/PID/task/TID/comm says ("" when the thread is gone).
+std::string ThreadName(pid_t pid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+int Otel(const std::vector<std::string>& args, const std::string& /*executable*/) {
+  if (args.size() != 1) return Usage("otel: wants one process id: ctxprof otel PID");
+  char* end = nullptr;
+  const long number = strtol(args[0].c_str(), &end, 10);
+  if (args[0].empty() || *end != '\0' || number <= 0 || number > INT_MAX) {
+    return Usage("otel: \"" + args[0] + "\" is not a process id");
+  }
+  const pid_t pid = static_cast<pid_t>(number);
+  const StatusOr<ProcessContextView> process = ReadProcessContext(pid);
+  if (!process.ok()) {
+    fprintf(stderr, "ctxprof: otel: %s\n", process.status().message().c_str());
+    return kBadInput;
+  }
+  const StatusOr<TlsSlot> slot = FindThreadContextSlot(pid);
+  if (!slot.ok()) {
+    fprintf(stderr, "ctxprof: otel: %s\n", slot.status().message().c_str());
+    return kBadInput;
+  }
+  std::string resource;
+  for (const auto& [key, value] : process.value().resource) {
+    resource += (resource.empty() ? "" : ", ") + key + "=" + value;
+  }
+  printf("process %d (OTEL_CTX): %s\n", pid, resource.c_str());
+  std::vector<std::string> keys;
+  for (const auto& [key, values] : process.value().attributes) {
+    std::string joined;
+    for (const std::string& value : values) joined += (joined.empty() ? "" : ", ") + value;
+    printf("  %s: %s\n", key.c_str(), joined.c_str());
+    if (key == "threadlocal.attribute_key_map") keys = values;
+  }
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* folder = opendir(tasks.c_str());
+  if (folder == nullptr) {
+    fprintf(stderr, "ctxprof: otel: cannot list %s: %s\n", tasks.c_str(), strerror(errno));
+    return kBadInput;
+  }
+  std::vector<pid_t> tids;
+  while (const dirent* entry = readdir(folder)) {
+    const long tid = strtol(entry->d_name, &end, 10);
+    if (*end == '\0' && tid > 0) tids.push_back(static_cast<pid_t>(tid));
+  }
+  closedir(folder);
+  std::sort(tids.begin(), tids.end());
+  size_t with_record = 0;
+  for (const pid_t tid : tids) {
+    const StatusOr<ThreadView> thread = ReadThreadContext(pid, tid, slot.value());
+    if (!thread.ok() && thread.status().os_error() == ESRCH) continue;  // exited meanwhile
+    if (!thread.ok()) {
+      fprintf(stderr, "ctxprof: otel: %s\n", thread.status().message().c_str());
+      return kBadInput;
+    }
+    if (!thread.value().present) continue;
+    with_record++;
+    std::string attributes;
+    for (const auto& [index, value] : thread.value().attributes) {
+      const std::string key = static_cast<size_t>(index) < keys.size()
+                                  ? keys[static_cast<size_t>(index)]
+                                  : "key#" + std::to_string(index);
+      attributes += " " + key + "=" + value;
+    }
+    printf("thread %d (%s): trace %s span %s%s\n", tid, ThreadName(pid, tid).c_str(),
+           thread.value().trace.c_str(), thread.value().span.c_str(), attributes.c_str());
+  }
+  printf("%zu threads, %zu with a context record (OTEP 4947)\n", tids.size(), with_record);
+  return kOk;
 }
 
 // One command of the tool. An entry here is all a new command needs: `ctxprof --help` lists
@@ -636,6 +730,8 @@ constexpr Command kCommands[] = {
      Record},
     {"attach", "start, stop, dump or ask the status of profiling in a running JVM", kAttachHelp,
      true, Attach},
+    {"otel", "the OpenTelemetry contexts a process publishes (OTEP 4719, 4947), per thread",
+     kOtelHelp, false, Otel},
 };
 
 std::string MainHelp() {

@@ -6,7 +6,10 @@
 # per endpoint, the share of CPU, wall time by thread state, bytes allocated and time blocked
 # with the top methods of each, the requests' span lengths (p50/p99) and what the slowest
 # /inventory requests do differently, writes flame graphs and pprof files, and says whether the
-# CPU and wall shares and the percentiles match what the load generator measured.
+# CPU and wall shares and the percentiles match what the load generator measured. While it
+# records, the profiler also pushes each finished chunk as OTLP profiles to a local receiver
+# (tools/otlp_sink.py on 127.0.0.1), as it would to an OpenTelemetry Collector, and publishes
+# each request thread's OpenTelemetry context, which `ctxprof otel` reads mid-recording.
 #   CTXPROF_DEMO_SECONDS=N   how long the profile records (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +25,11 @@ wall_interval_ms=20
 out=out  # relative to the repository root, as the messages and the page titles show it
 mkdir -p "$out"
 counting=$out/load.counting  # exists while the load generator counts requests
-rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting"
+recording=$out/shop-repo  # one JFR file per chunk: otlp= pushes each finished chunk
+rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting" \
+  "$out"/otlp.port "$out"/otlp.log "$out"/otlp.summary
+rm -rf "$recording"
+mkdir -p "$recording"
 
 echo "== building the agent, the Java API, the example service and the ctxprof tool"
 bazel build -c opt --color=no --curses=no --show_progress_rate_limit=30 \
@@ -33,8 +40,9 @@ classpath="$bin/java/ctxprof.jar:$bin/examples/shop.jar"
 
 service=""
 load=""
+sink=""
 cleanup() {
-  for pid in $load $service; do
+  for pid in $load $service $sink; do
     if kill -0 "$pid" 2>/dev/null; then
       kill -TERM "$pid" 2>/dev/null || true
     fi
@@ -55,10 +63,20 @@ wait_for() {
   done
 }
 
+echo "== starting the OTLP receiver (tools/otlp_sink.py: 127.0.0.1, a free port)"
+python3 tools/otlp_sink.py "$out/otlp.port" "$out/otlp.log" "$out/otlp.summary" \
+  >"$out/otlp.out" 2>&1 &
+sink=$!
+wait_for "[ -s '$out/otlp.port' ] || ! kill -0 $sink 2>/dev/null" 10 "the OTLP receiver's start" \
+  "$out/otlp.out"
+kill -0 "$sink" 2>/dev/null || { cat "$out/otlp.out" >&2; exit 1; }
+otlp_url="http://127.0.0.1:$(cat "$out/otlp.port")"
+echo "listening on $otlp_url"
+
 echo "== starting the shop service (a plain JVM: no agent, no profiling yet)"
 # The tracer in the service binds libctxprof's context store through the Java API (docs/JAVA.md);
 # that loads the library but starts no profiling.
-java -Dctxprof.library="$bin/jni/libctxprof.so" -cp "$classpath" \
+OTEL_SERVICE_NAME=shop java -Dctxprof.library="$bin/jni/libctxprof.so" -cp "$classpath" \
   io.ctxprof.example.ShopService --port-file "$out/shop.port" >"$out/shop.log" 2>&1 &
 service=$!
 wait_for "[ -s '$out/shop.port' ] || ! kill -0 $service 2>/dev/null" 30 "the service's start" \
@@ -76,15 +94,44 @@ kill -0 "$load" 2>/dev/null || { cat "$out/load.log" >&2; exit 1; }
 
 echo "== ctxprof attach $service start: CPU every 10 ms, wall every ${wall_interval_ms} ms on threads in a request,"
 echo "   allocations (4m; 16x finer in requests), every lock wait in a request; recording ${seconds} s"
+echo "   into $recording/, each finished chunk (every 10 s and the last at the stop) pushed to $otlp_url"
 "$ctxprof" attach "$service" start --event cpu --interval 10ms --wall "${wall_interval_ms}ms" \
-  --filter context --alloc 4m --lock 1s --select if-context -o "$out/shop.jfr"
+  --filter context --alloc 4m --lock 1s --select if-context --otelcontext true \
+  --option "repository=$PWD/$recording" --option "otlp=$otlp_url"
 touch "$counting"
-sleep "$seconds"
+half=$((seconds / 2))
+sleep "$half"
+echo "== ctxprof otel $service: what an OpenTelemetry profiler in the host reads now (OTEP 4719"
+echo "   process context, then each thread's OTEP 4947 record: the threads in a request)"
+# A worker is between requests only briefly; a few tries make one in a request certain.
+for _ in 1 2 3 4 5; do
+  "$ctxprof" otel "$service" >"$out/otel.txt"
+  if grep -q '^thread .* endpoint=' "$out/otel.txt"; then break; fi
+  sleep 0.2
+done
+cat "$out/otel.txt"
+if ! grep -q '^thread .* endpoint=' "$out/otel.txt"; then
+  echo "demo: ctxprof otel found no thread in a request (no record with an endpoint) in 5 tries" >&2
+  exit 1
+fi
+sleep $((seconds - half))
 rm "$counting"
 "$ctxprof" attach "$service" stop
 # The collapsed dump of the session just stopped: the one output with each wall sample's thread
 # state (running or sleeping), which the JFR-based reports do not split by.
 "$ctxprof" attach "$service" dump -o "$out/shop-states.txt"
+
+echo "== what the OTLP receiver got (POST /v1development/profiles, gzip; one profile per kind)"
+# The stop queues the last chunk and waits up to 2 s for the queue (docs/TOOLS.md "Pushing to a
+# collector"); the receiver's count may land just after the stop returns.
+wait_for "[ \"\$(cut -d' ' -f1 '$out/otlp.summary')\" -gt 0 ]" 10 \
+  "a push to the OTLP receiver" "$out/otlp.log"
+read -r otlp_requests otlp_bytes otlp_profiles <"$out/otlp.summary"
+cat "$out/otlp.log"
+echo "the OTLP receiver got $otlp_requests requests, $otlp_bytes bytes (gzip), $otlp_profiles profiles"
+kill -TERM "$sink"
+wait "$sink" 2>/dev/null || true
+sink=""
 
 echo "== the load generator's account (what it sent, what the service measured per request)"
 load_status=0
@@ -116,21 +163,21 @@ for events in cpu wall alloc lock; do
   esac
   echo
   echo "== top methods per endpoint: $title"
-  "$ctxprof" report "$out/shop.jfr" --by endpoint --events "$events" --top 4 --quiet
-  "$ctxprof" convert --to collapsed --events "$events" "$out/shop.jfr" \
+  "$ctxprof" report "$recording" --by endpoint --events "$events" --top 4 --quiet
+  "$ctxprof" convert --to collapsed --events "$events" "$recording" \
     -o "$out/shop-$events.collapsed" --quiet
-  "$ctxprof" flame "$out/shop.jfr" --by endpoint --events "$events" \
+  "$ctxprof" flame "$recording" --by endpoint --events "$events" \
     -o "$out/shop-flame-$events.html" --quiet
 done
-"$ctxprof" convert --to pprof "$out/shop.jfr" -o "$out/shop.pb.gz" --quiet
+"$ctxprof" convert --to pprof "$recording" -o "$out/shop.pb.gz" --quiet
 for events in alloc lock; do
-  "$ctxprof" convert --to pprof --events "$events" "$out/shop.jfr" -o "$out/shop-$events.pb.gz" \
+  "$ctxprof" convert --to pprof --events "$events" "$recording" -o "$out/shop-$events.pb.gz" \
     --quiet
 done
 
 echo
 echo "== request latency per endpoint: every span's length (ctxprof.SpanLatency), CPU per span"
-"$ctxprof" report "$out/shop.jfr" --latency --by endpoint --quiet | tee "$out/shop-latency.txt"
+"$ctxprof" report "$recording" --latency --by endpoint --quiet | tee "$out/shop-latency.txt"
 # The slowest tenth of /inventory's requests against the rest, by wall time: what they do
 # differently. p90 comes from the line above (its value and unit).
 p90=$(awk '/endpoint = "\/inventory"$/ { print $4 $5; exit }' "$out/shop-latency.txt")
@@ -142,14 +189,14 @@ for selector in "--min-duration $p90" "--max-duration $p90"; do
   echo
   echo "== /inventory requests with $selector: wall time by method"
   # shellcheck disable=SC2086  # the selector is an option and its value
-  "$ctxprof" report "$out/shop.jfr" --by endpoint --events wall $selector --top 4 --quiet |
+  "$ctxprof" report "$recording" --by endpoint --events wall $selector --top 4 --quiet |
     awk '/^== endpoint = "\/inventory"/ { show = 1 } /^== / && !/"\/inventory"/ { show = 0 } show'
 done
-"$ctxprof" flame --diff --min-duration "$p90" --by endpoint --events wall "$out/shop.jfr" \
+"$ctxprof" flame --diff --min-duration "$p90" --by endpoint --events wall "$recording" \
   -o "$out/shop-flame-slow-diff.html" --quiet
 
 echo
-echo "recording:    $out/shop.jfr   (also readable by the JDK's jfr tool and JMC)"
+echo "recording:    $recording/   (one JFR file per chunk; each also readable by the JDK's jfr tool and JMC)"
 echo "flame graphs: $out/shop-flame-{cpu,wall,alloc,lock}.html   (pick an endpoint at the top)"
 echo "              $out/shop-flame-slow-diff.html: requests of at least $p90 against the rest"
 echo "pprof:        $out/shop.pb.gz (cpu, wall), $out/shop-alloc.pb.gz, $out/shop-lock.pb.gz"

@@ -114,6 +114,14 @@ bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* o
   return true;
 }
 
+std::string RepositoryOf(const RecordOptions& options) {
+  std::string folder;
+  for (const auto& [key, value] : options.agent_options) {
+    if (key == "repository") folder = value;
+  }
+  return folder;
+}
+
 bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
                        std::string* error) {
   std::string text = "start";
@@ -134,7 +142,7 @@ bool AgentOptionString(const std::string& command, const RecordOptions& options,
       return false;
     }
   }
-  if (!append("file", options.output)) return false;
+  if (RepositoryOf(options).empty() && !append("file", options.output)) return false;
   *out = text;
   return true;
 }

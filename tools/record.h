@@ -43,7 +43,13 @@ FlagParse ParseAgentFlag(const std::string& command, const std::vector<std::stri
 bool ParseRecordArguments(const std::vector<std::string>& args, RecordOptions* out,
                           std::string* error);
 
-// "start,key=value,...,file=<output>" (live alone, without a value). False + *error
+// The folder of `--option repository=DIR`, or "" when none: the recording then goes there, one
+// file per chunk (what otlp= and upload= need), and -o is not used (the agent's file= and
+// repository= are exclusive).
+std::string RepositoryOf(const RecordOptions& options);
+
+// "start,key=value,...,file=<output>" (live alone, without a value; no file= with a repository).
+// False + *error
 // ("<command>: ...") if a value holds a ',' (the agent splits options at commas) or is empty.
 bool AgentOptionString(const std::string& command, const RecordOptions& options, std::string* out,
                        std::string* error);

@@ -3,7 +3,7 @@
 # errors for missing, empty, truncated and random-bytes inputs that name the file and (from
 # JfrReader) the offset, progress on stderr, collapsed output to a file and stdout, and
 # `record` driving a stand-in "java" (a script that prints its arguments and exits 7) with a
-# stand-in library, and `attach`'s usage errors and refusals of processes that are not JVMs
+# stand-in library, `attach`'s and `otel`'s usage errors and refusals of processes that are not JVMs
 # (tests/java/io/ctxprof/attach/AttachTest.java attaches to real ones). Every run is under a
 # timeout.
 #
@@ -37,7 +37,7 @@ expect() {
 size=$(stat -c %s "$tmp/good.jfr")
 
 # Help: exit 0, usage on stdout.
-for command in "" report flame convert record attach; do
+for command in "" report flame convert record attach otel; do
   expect 0 "" $command --help
   grep -q "^usage: ctxprof" "$tmp/out" || fail "ctxprof $command --help: no usage on stdout"
 done
@@ -60,12 +60,12 @@ expect 0 "" record --lib x -h
 
 # Usage errors: exit 2.
 expect 2 "usage: ctxprof COMMAND"
-expect 2 'unknown command "frob" (commands: report, flame, convert, record, attach; see ctxprof --help)' frob
+expect 2 'unknown command "frob" (commands: report, flame, convert, record, attach, otel; see ctxprof --help)' frob
 expect 2 'unknown command "frob"' frob --help
 [[ -s $tmp/out ]] && fail "ctxprof frob --help wrote to stdout: $(head -c 300 "$tmp/out")"
 # `ctxprof --help` lists every command, and each listed name runs that command's help.
 listed=$(timeout 30 "$ctxprof" --help | sed -n '/^Commands:$/,/^$/s/^  \([a-z]*\) .*/\1/p')
-[[ $(echo "$listed" | tr '\n' ' ') == "report flame convert record attach " ]] ||
+[[ $(echo "$listed" | tr '\n' ' ') == "report flame convert record attach otel " ]] ||
   fail "ctxprof --help lists: $listed"
 for command in $listed; do
   expect 0 "" "$command" --help
@@ -238,6 +238,17 @@ expect 1 "process $catcher did not open /tmp/.java_pid$catcher within 500 ms of 
   attach $catcher status --lib "$tmp/libctxprof.so" --timeout 0.5
 kill -0 $catcher 2> /dev/null || fail "attach killed a process that catches SIGQUIT"
 [[ -e $tmp/catcher/.attach_pid$catcher ]] && fail "attach left its trigger file behind"
+
+# otel: usage errors, a process that is gone, one that publishes no OpenTelemetry context
+# (tests/otel/otel_reader_test.cc reads real ones through the same reader).
+expect 2 "otel: wants one process id: ctxprof otel PID" otel
+expect 2 '"abc" is not a process id' otel abc
+expect 1 "process 4194305: cannot read /proc/4194305/maps: No such file or directory" otel 4194305
+sleep 30 &
+sleeper=$!
+expect 1 "process $sleeper publishes no OpenTelemetry context (no OTEL_CTX mapping): start its \
+profiling with otelcontext=true, e.g. ctxprof attach $sleeper start --otelcontext true" otel $sleeper
+kill $sleeper
 kill $catcher
 
 if [[ $failures -gt 0 ]]; then

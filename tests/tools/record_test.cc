@@ -84,6 +84,20 @@ TEST(RecordTest, JfrSyncFlag) {
   EXPECT_EQ(agent, "start,jfrsync=+jdk.FileRead+shop.Order,file=out.jfr");
 }
 
+// A repository (what otlp= and upload= need) replaces the file: the agent refuses both at once.
+TEST(RecordTest, RepositoryReplacesFile) {
+  RecordOptions options;
+  std::string error, agent;
+  ASSERT_TRUE(ParseRecordArguments({"--option", "repository=/tmp/repo", "--option",
+                                    "otlp=http://127.0.0.1:4318", "--", "java", "Main"},
+                                   &options, &error))
+      << error;
+  EXPECT_EQ(RepositoryOf(options), "/tmp/repo");
+  ASSERT_TRUE(AgentOptionString("record", options, &agent, &error)) << error;
+  EXPECT_EQ(agent, "start,repository=/tmp/repo,otlp=http://127.0.0.1:4318");
+  EXPECT_TRUE(CheckAgentOptions("record", agent, &error)) << error;
+}
+
 TEST(RecordTest, DefaultsToCtxprofJfr) {
   RecordOptions options;
   std::string error, agent;
