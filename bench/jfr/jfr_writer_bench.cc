@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench/jfr/bench_writer.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "tests/jfr/synthetic.h"
 
@@ -60,17 +61,8 @@ void BM_WriterSteadyState(benchmark::State& state) {
   std::vector<uint32_t> values;
   for (int i = 0; i < 200; i++) values.push_back(dictionary->Intern("value-" + std::to_string(i)));
 
-  JfrWriterConfig config;
-  config.path = path;
-  config.engine = "perf_cpu_clock";
-  config.interval_nanos = 10000000;
-  JfrWriterInputs inputs;
-  inputs.clock = &clock;
-  inputs.frames = &frames;
-  inputs.threads = &threads;
-  inputs.dictionary = dictionary.get();
-  inputs.attributes = &attributes;
-  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  StatusOr<std::unique_ptr<JfrWriter>> opened = OpenBenchWriter(
+      path, /*all_contexts=*/false, &clock, &frames, &threads, dictionary.get(), &attributes);
   if (!opened.ok()) {
     state.SkipWithError(opened.status().message().c_str());
     return;

@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "bench/jfr/bench_writer.h"
 #include "context/context_map.h"
 #include "profiler/jfr_events/jfr_writer.h"
 #include "profiler/session/span_drain.h"
@@ -48,18 +49,8 @@ void BM_DrainSpans(benchmark::State& state) {
   FakeClock clock;
   FakeFrameResolver frames;
   FakeThreadResolver names;
-  JfrWriterConfig config;
-  config.path = path;
-  config.engine = "perf_cpu_clock";
-  config.interval_nanos = 10000000;
-  config.all_contexts = true;
-  JfrWriterInputs inputs;
-  inputs.clock = &clock;
-  inputs.frames = &frames;
-  inputs.threads = &names;
-  inputs.dictionary = dictionary.get();
-  inputs.attributes = &attributes;
-  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
+  StatusOr<std::unique_ptr<JfrWriter>> opened = OpenBenchWriter(
+      path, /*all_contexts=*/true, &clock, &frames, &names, dictionary.get(), &attributes);
   if (!opened.ok()) {
     state.SkipWithError(opened.status().message().c_str());
     return;

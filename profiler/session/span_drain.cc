@@ -89,29 +89,11 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
     previous_ = latest_;
     latest_ = pair;
   }
-  SpanLogPool& pool = map_->span_logs();
   // The open intervals first: a span that ended before one of them began was appended before
-  // its begin was stored, so the drain below sees it.
-  std::vector<OpenInterval> intervals;
-  timed->clear();
-  const uint64_t now = clock_->Now();
-  const size_t claimed = pool.claimed();
-  for (size_t i = 0; i < claimed; i++) {
-    const SpanLog* log = pool.log(i);
-    if (log->state.load(std::memory_order_acquire) != SpanLog::kOwned) continue;
-    const int32_t tid = log->tid.load(std::memory_order_relaxed);
-    timed->insert(tid);
-    const ContextBlock* block = map_->BlockFor(tid);
-    uint64_t begin = 0;
-    uint64_t owner = 0;
-    ContextSnapshot context;
-    if (block == nullptr || !ReadOpenInterval(*block, *log, &begin, &owner, &context) ||
-        begin == 0) {
-      continue;
-    }
-    // Its begin is converted below, after the records that may end where it begins.
-    intervals.push_back(OpenInterval{tid, owner, begin, now, context});
-  }
+  // its begin was stored, so the drain below sees it. Their begins are converted after the
+  // records that may end where they begin.
+  std::vector<OpenInterval> intervals = ReadOpenIntervals(timed);
+  SpanLogPool& pool = map_->span_logs();
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
         SpanInterval span;
@@ -148,25 +130,38 @@ uint64_t SpanDrain::BeginTicks(int32_t tid, uint64_t virtual_thread_id, uint64_t
              : ToSessionTicks(span_ticks);
 }
 
-void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {
+std::vector<SpanDrain::OpenInterval> SpanDrain::ReadOpenIntervals(
+    std::unordered_set<int32_t>* timed) const {
+  std::vector<OpenInterval> intervals;
+  if (timed != nullptr) timed->clear();
   SpanLogPool& pool = map_->span_logs();
   const uint64_t now = clock_->Now();
-  const size_t claimed = pool.claimed();
-  for (size_t i = 0; i < claimed; i++) {
+  for (size_t i = 0; i < pool.claimed(); i++) {
     const SpanLog* log = pool.log(i);
     if (log->state.load(std::memory_order_acquire) != SpanLog::kOwned) continue;
     const int32_t tid = log->tid.load(std::memory_order_relaxed);
+    if (timed != nullptr) timed->insert(tid);
     const ContextBlock* block = map_->BlockFor(tid);
-    if (block == nullptr) continue;
-    uint64_t begin = 0;
-    SpanInterval span;
-    if (!ReadOpenInterval(*block, *log, &begin, &span.virtual_thread_id, &span.context) ||
-        begin == 0 || span.context.empty()) {
-      continue;
+    OpenInterval interval{tid, 0, 0, now, {}};
+    if (block != nullptr &&
+        ReadOpenInterval(*block, *log, &interval.begin_ticks, &interval.virtual_thread_id,
+                         &interval.context) &&
+        interval.begin_ticks != 0) {
+      intervals.push_back(interval);
     }
-    span.tid = tid;
-    span.begin_ticks = BeginTicks(tid, span.virtual_thread_id, begin);
-    span.end_ticks = now;
+  }
+  return intervals;
+}
+
+void SpanDrain::DrainOpen(const std::function<void(const SpanInterval&)>& emit) {
+  for (const OpenInterval& open : ReadOpenIntervals(nullptr)) {
+    if (open.context.empty()) continue;
+    SpanInterval span;
+    span.tid = open.tid;
+    span.virtual_thread_id = open.virtual_thread_id;
+    span.context = open.context;
+    span.begin_ticks = BeginTicks(open.tid, open.virtual_thread_id, open.begin_ticks);
+    span.end_ticks = open.read_ticks;
     span.closed = false;
     emit(span);
   }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "context/context_map.h"
 #include "profiler/jfr_events/span_intervals.h"
@@ -59,6 +60,9 @@ class SpanDrain {
     uint64_t monotonic_nanos = 0;
   };
   static Pair ReadPair();
+  // Each owned log's open interval, its begin still in span ticks; `timed` (if not null)
+  // receives the tids of the threads that own a log.
+  std::vector<OpenInterval> ReadOpenIntervals(std::unordered_set<int32_t>* timed) const;
   uint64_t ToSessionTicks(uint64_t span_ticks) const;
   // An interval's begin is the previous one's end (one write ends one and starts the next): it
   // takes that end's converted value, so that the two abut exactly although the mapping moved

@@ -1097,13 +1097,7 @@ TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
 
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() != "ctxprof.Context") continue;
-    intervals.push_back(
-        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
-  }
-  std::sort(intervals.begin(), intervals.end());
+  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
   const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
             (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},

@@ -305,13 +305,7 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
 
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() != "ctxprof.Context") continue;
-    intervals.push_back(
-        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
-  }
-  std::sort(intervals.begin(), intervals.end());
+  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
   // Just after the record, as every reader converts ticks (JfrChunkWriter::TicksJustAfter).
   const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
   EXPECT_EQ(intervals,
@@ -435,13 +429,7 @@ TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
 
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() != "ctxprof.Context") continue;
-    intervals.push_back(
-        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
-  }
-  std::sort(intervals.begin(), intervals.end());
+  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
   ASSERT_EQ(intervals.size(), 2u);
   EXPECT_EQ(intervals[0].first, static_cast<int64_t>(t0));
   EXPECT_EQ(intervals[0].second, intervals[1].first);

@@ -311,4 +311,15 @@ int64_t CutAfter(const JfrReader& reader, int64_t ticks) {
   return cut;
 }
 
+std::vector<std::pair<int64_t, int64_t>> ContextIntervals(const JfrReader& reader) {
+  std::vector<std::pair<int64_t, int64_t>> intervals;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    intervals.push_back(
+        {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
+  }
+  std::sort(intervals.begin(), intervals.end());
+  return intervals;
+}
+
 }  // namespace ctxprof

@@ -116,8 +116,10 @@ std::string FreshPath(const std::string& name);
 std::vector<std::string> ListFolder(const std::string& folder);
 
 // Where the writer cuts a span after a record at `ticks`: the first tick that the JDK's
-// conversion (JfrReader::EpochNanosOf) puts at least 2 ns after it (SpanIntervals::JustAfter).
+// conversion (JfrReader::EpochNanosOf) puts at least 2 ns after it (TicksJustAfter).
 int64_t CutAfter(const JfrReader& reader, int64_t ticks);
+// Every ctxprof.Context of `reader` as [start, end) ticks, sorted.
+std::vector<std::pair<int64_t, int64_t>> ContextIntervals(const JfrReader& reader);
 
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed);
