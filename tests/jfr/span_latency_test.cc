@@ -105,12 +105,7 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   FakeThreadResolver threads;
   const uint64_t ms = clock.TicksPerSecond() / 1000;
   const uint64_t t0 = clock.Now() + ms;
-  Workload workload;
-  std::string error;
-  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
-  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
-  workload.stack_truncated = {false};
+  Workload workload = OneStackWorkload({"endpoint"});
   auto context_of = [&](uint64_t span, const std::string& endpoint) {
     ContextSnapshot context{};
     context.span_id = span;
@@ -274,12 +269,7 @@ TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
   FakeThreadResolver threads;
   const uint64_t ms = clock.TicksPerSecond() / 1000;
   const uint64_t t0 = clock.Now() + ms;
-  Workload workload;
-  std::string error;
-  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
-  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
-  workload.stack_truncated = {false};
+  Workload workload = OneStackWorkload({"endpoint"});
   ContextSnapshot context{};
   context.span_id = 3;
   context.attributes[0] = workload.dictionary->Intern("/late");
@@ -397,12 +387,7 @@ TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
   FakeThreadResolver threads;
   const uint64_t ms = clock.TicksPerSecond() / 1000;
   const uint64_t t0 = clock.Now() + ms;
-  Workload workload;
-  std::string error;
-  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
-  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
-  workload.stack_truncated = {false};
+  Workload workload = OneStackWorkload({"endpoint"});
   ContextSnapshot context{};
   context.span_id = 6;
   context.attributes[0] = workload.dictionary->Intern("/slow");

@@ -197,6 +197,19 @@ std::vector<std::string> ListFolder(const std::string& folder) {
   return names;
 }
 
+Workload OneStackWorkload(const std::vector<std::string>& attributes) {
+  Workload workload;
+  std::string error;
+  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
+  if (workload.dictionary == nullptr || !workload.attributes->Register(attributes, &error)) {
+    fprintf(stderr, "OneStackWorkload: %s\n", error.c_str());
+    abort();
+  }
+  workload.stacks = {{RawFrame{42, 3, FrameKind::kJavaJit}}};
+  workload.stack_truncated = {false};
+  return workload;
+}
+
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed) {
   Workload workload;

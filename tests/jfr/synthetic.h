@@ -123,6 +123,9 @@ std::vector<std::pair<int64_t, int64_t>> ContextIntervals(const JfrReader& reade
 
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed);
+// The workload of the hand-placed span tests: `attributes` registered, one one-frame Java
+// stack; contexts and samples are the test's.
+Workload OneStackWorkload(const std::vector<std::string>& attributes);
 
 // Writes every sample of `workload` in order with a JfrWriter (fake resolvers, `clock` set to
 // each sample's ticks, then one `spacing_ticks` past the last before Close). `config` gives the
