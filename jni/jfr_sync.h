@@ -36,9 +36,8 @@
 // stopped, when its writer thread, the one caller, has been joined.
 //
 // Thread safety: StopInto and SnapshotInto are serialised by a mutex (a dump may run beside the
-// stop); Running and JdkThreadKey as above; Profiler calls Start and StopInto
-// from its controller, without its lock. Each call attaches the calling thread to the VM for its
-// duration if it is not attached.
+// stop); Profiler calls Start and StopInto without its lock. Each call attaches the calling
+// thread to the VM for its duration if it is not attached.
 #ifndef CTXPROF_JNI_JFR_SYNC_H_
 #define CTXPROF_JNI_JFR_SYNC_H_
 

@@ -35,10 +35,8 @@
 // into the String pool, and the key is the attribute's Dictionary id (stable for the whole
 // recording, so it obeys JFR's cross-chunk key rule).
 //
-// The metadata depends only on the attribute names, which are fixed for a recording, so every
-// chunk of a recording carries identical metadata under the same metadata id.
-//
-// Thread safety: the functions are pure; call them from any thread.
+// The metadata depends only on the attribute names, fixed for a recording: every chunk carries
+// identical metadata under the same id. Thread safety: pure functions, any thread.
 #ifndef CTXPROF_PROFILER_JFR_JFR_METADATA_H_
 #define CTXPROF_PROFILER_JFR_JFR_METADATA_H_
 

@@ -17,9 +17,8 @@ import java.util.Arrays;
  * = 0}, a store-store fence, one bulk copy of the ids and entries, a store-store fence, and one
  * 4-byte store of {valid = 1, flags = 0, size}. Readers read it only while this thread is
  * stopped, so the fences (compiler barriers on x86-64) are all the ordering they need. An empty
- * context is {@code valid = 0}. Three stores to the record per write, whatever the attributes.
- * (Appending a changed attribute's entry instead, which the OTEP allows, measured no better
- * across the benchmark's rows and made some JIT outcomes several times slower.)
+ * context is {@code valid = 0}. Three stores to the record per write, whatever the attributes
+ * (why not an entry per change: docs/JAVA.md).
  *
  * <p>Values come from the dictionary by id: a process-wide table filled on first use of an id
  * (one JNI call per id), and a per-slot cache of the last id, so a repeated value costs an
@@ -46,9 +45,7 @@ final class OtelRecord {
 
   /**
    * Whether Java writes publish: turned on once by sync(). A volatile static is a plain load on
-   * x86-64 and measured free beside the write (docs/JAVA.md); a MutableCallSite constant was
-   * not folded at the depth of a scope's write on JDK 25 (C2's inlining budget, MemorySegment)
-   * and cost more, and the native flag's load more still.
+   * x86-64 (the alternatives tried and their costs: docs/JAVA.md).
    */
   static volatile boolean publishing;
 
