@@ -7,7 +7,7 @@
 namespace ctxprof {
 
 void SpanIntervals::Add(const SpanInterval& span) {
-  Thread& thread = threads_[KeyOf(span.tid, span.virtual_thread_id)];
+  Thread& thread = threads_[SpanOwnerKey(span.tid, span.virtual_thread_id)];
   Pending pending{span};
   // Its start was written at a segment end already (CutOpen): the rest follows once settled,
   // triggered or not, so that its parts add up to its length.
@@ -47,7 +47,7 @@ void SpanIntervals::Add(const SpanInterval& span) {
 
 uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
                              const ContextSnapshot& fallback) {
-  Thread& thread = threads_[KeyOf(tid, virtual_thread_id)];
+  Thread& thread = threads_[SpanOwnerKey(tid, virtual_thread_id)];
   // The last span beginning at or before `ticks`.
   auto after = std::upper_bound(
       thread.spans.begin(), thread.spans.end(), ticks,
@@ -80,8 +80,9 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
                             uint64_t read_ticks, const ContextSnapshot& context) {
-  SetThreadOpen(&threads_[KeyOf(tid, virtual_thread_id)], begin_ticks, read_ticks, context);
-  if (virtual_thread_id != 0) SetThreadOpen(&threads_[Key{tid, 0}], read_ticks, read_ticks, {});
+  SetThreadOpen(&threads_[SpanOwnerKey(tid, virtual_thread_id)], begin_ticks, read_ticks, context);
+  if (virtual_thread_id != 0)
+    SetThreadOpen(&threads_[SpanOwnerKey(tid, 0)], read_ticks, read_ticks, {});
 }
 
 void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
@@ -94,7 +95,7 @@ void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t
   thread->open_context = context;
 }
 
-void SpanIntervals::CutOpen(const Key& key, Thread* thread, uint64_t* pending_bytes) {
+void SpanIntervals::CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
   if (thread->open_context.empty() || thread->unjoined.empty()) return;
   // The records the open interval holds: from its begin to when it was read.
   const auto first =
@@ -104,7 +105,7 @@ void SpanIntervals::CutOpen(const Key& key, Thread* thread, uint64_t* pending_by
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
   const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
-  WriteInterval(key, begin, cut, thread->open_context, pending_bytes);
+  WriteInterval(owner, begin, cut, thread->open_context, pending_bytes);
   thread->written_until = cut;
   thread->unjoined.erase(thread->unjoined.begin(), after);
 }
@@ -121,38 +122,37 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
       thread.spans.pop_front();
     }
     // A virtual thread leaves nothing behind once it holds nothing: there are many.
-    const bool idle = it->first.virtual_thread_id != 0 && thread.spans.empty() &&
-                      thread.unjoined.empty() && thread.guessed.empty() &&
-                      thread.open_context.empty();
+    const bool idle = (it->first >> 63) == 0 && thread.spans.empty() && thread.unjoined.empty() &&
+                      thread.guessed.empty() && thread.open_context.empty();
     it = idle ? threads_.erase(it) : std::next(it);
   }
 }
 
 void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
-  for (auto& [key, thread] : threads_) {
+  for (auto& [owner, thread] : threads_) {
     for (Pending& pending : thread.spans) {
       if (!pending.triggered || pending.written) continue;
       // Within a chunk the span's contextId stays valid for later records: write it whole.
       if (!chunk_end || pending.span.end_ticks <= settled_) {
-        Write(key, &pending, pending_bytes);
+        Write(owner, &pending, pending_bytes);
         continue;
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
       const uint64_t cut =
           std::min(pending.span.end_ticks, chunk_->TicksJustAfter(pending.last_record));
-      WriteInterval(key, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
+      WriteInterval(owner, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
       pending.span.begin_ticks = cut;
       pending.triggered = false;
       pending.cut = true;
       pending.written = cut == pending.span.end_ticks;
     }
-    CutOpen(key, &thread, pending_bytes);
-    if (chunk_end) WriteGuessed(key, &thread, pending_bytes);
+    CutOpen(owner, &thread, pending_bytes);
+    if (chunk_end) WriteGuessed(owner, &thread, pending_bytes);
   }
 }
 
-void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pending_bytes) {
+void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
   // Each run of records with one context, from where the thread's written intervals end (the
   // open span's begin, when it is that span's context) to just after its last record; at least
   // a tick, so that the chunk carries the context even of a record that a cut covered already.
@@ -171,7 +171,7 @@ void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pendi
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
     const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
-    WriteInterval(key, begin, end, context, pending_bytes);
+    WriteInterval(owner, begin, end, context, pending_bytes);
     thread->written_until = end;
     first = last + 1;
   }
@@ -181,14 +181,14 @@ void SpanIntervals::WriteGuessed(const Key& key, Thread* thread, uint64_t* pendi
       std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), thread->written_until));
 }
 
-void SpanIntervals::Write(const Key& key, Pending* pending, uint64_t* pending_bytes) {
+void SpanIntervals::Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
   pending->written_chunk = chunk_->chunk_number();
   const SpanInterval& span = pending->span;
-  WriteInterval(key, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+  WriteInterval(owner, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
 }
 
-void SpanIntervals::WriteInterval(const Key& key, uint64_t begin_ticks, uint64_t end_ticks,
+void SpanIntervals::WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,
                                   const ContextSnapshot& context, uint64_t* pending_bytes) {
   const uint32_t chunk = chunk_->chunk_number();
   for (size_t slot = 0; slot < attribute_count_; slot++) {
@@ -197,10 +197,13 @@ void SpanIntervals::WriteInterval(const Key& key, uint64_t begin_ticks, uint64_t
   }
   const uint64_t context_id = ids_->IdOf(context, chunk);
   chunk_->NoteEventTicks(end_ticks);
-  encoder_->AppendContext(ContextEventFields{begin_ticks, end_ticks - begin_ticks,
-                                             thread_key_(key.tid, key.virtual_thread_id),
-                                             context_id, &context, attribute_count_},
-                          &chunk_->out());
+  encoder_->AppendContext(
+      ContextEventFields{begin_ticks, end_ticks - begin_ticks,
+                         owner >> 63
+                             ? thread_key_(static_cast<int32_t>(static_cast<uint32_t>(owner)), 0)
+                             : thread_key_(0, owner),
+                         context_id, &context, attribute_count_},
+      &chunk_->out());
   spans_written_++;
 }
 

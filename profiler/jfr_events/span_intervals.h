@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -56,6 +55,13 @@ struct SpanInterval {
   uint64_t virtual_thread_id = 0;
   bool closed = true;  // false: still open at the recording's end (SpanDrain::DrainOpen)
 };
+
+// Whose spans an interval is, as one number for maps: a thread's (bit 63 set, its tid below) or
+// a virtual thread's (its id, whichever carrier ran it).
+inline uint64_t SpanOwnerKey(int32_t tid, uint64_t virtual_thread_id) {
+  return virtual_thread_id != 0 ? virtual_thread_id
+                                : (uint64_t{1} << 63) | static_cast<uint32_t>(tid);
+}
 
 class SpanIntervals {
  public:
@@ -123,29 +129,17 @@ class SpanIntervals {
     ContextSnapshot open_context{};
   };
 
-  // Spans are kept per thread, and per virtual thread apart from its carriers (tid 0): its
-  // intervals are logged by whichever carrier it ran on when each ended (span_log.h), so they
-  // can arrive out of order (Add sorts them).
-  struct Key {
-    int32_t tid;
-    uint64_t virtual_thread_id;
-    bool operator<(const Key& other) const {
-      return tid != other.tid ? tid < other.tid : virtual_thread_id < other.virtual_thread_id;
-    }
-  };
-  static Key KeyOf(int32_t tid, uint64_t virtual_thread_id) {
-    return virtual_thread_id != 0 ? Key{0, virtual_thread_id} : Key{tid, 0};
-  }
-
+  // Spans are kept per SpanOwnerKey: a virtual thread's intervals are logged by whichever
+  // carrier it ran on when each ended (span_log.h), so they can arrive out of order (Add sorts).
   void SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
                      const ContextSnapshot& context);
-  void Write(const Key& key, Pending* pending, uint64_t* pending_bytes);
+  void Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
-  void CutOpen(const Key& key, Thread* thread, uint64_t* pending_bytes);
+  void CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // At a chunk end: writes the contexts that records took from their own snapshot (their span
   // not drained yet), so that the chunk carries every contextId its records use.
-  void WriteGuessed(const Key& key, Thread* thread, uint64_t* pending_bytes);
-  void WriteInterval(const Key& key, uint64_t begin_ticks, uint64_t end_ticks,
+  void WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
+  void WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,
                      const ContextSnapshot& context, uint64_t* pending_bytes);
 
   JfrChunkWriter* const chunk_;
@@ -156,7 +150,7 @@ class SpanIntervals {
   const bool write_all_;
   const std::function<uint32_t(int32_t, uint64_t)> thread_key_;
   std::unordered_set<int32_t> timed_;
-  std::map<Key, Thread> threads_;
+  std::unordered_map<uint64_t, Thread> threads_;  // by SpanOwnerKey
   uint64_t spans_written_ = 0;
   uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
 };

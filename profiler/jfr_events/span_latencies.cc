@@ -18,11 +18,6 @@ bool SameSpan(const ContextSnapshot& a, const ContextSnapshot& b) {
          a.trace_id_low == b.trace_id_low;
 }
 
-std::pair<int32_t, uint64_t> ThreadOf(int32_t tid, uint64_t virtual_thread_id) {
-  return virtual_thread_id != 0 ? std::pair<int32_t, uint64_t>{0, virtual_thread_id}
-                                : std::pair<int32_t, uint64_t>{tid, 0};
-}
-
 }  // namespace
 
 void SpanLatencies::Add(const SpanInterval& span) {
@@ -31,7 +26,7 @@ void SpanLatencies::Add(const SpanInterval& span) {
     if (span.closed) Count(span);
     return;
   }
-  auto inserted = unfinished_.emplace(ThreadOf(span.tid, span.virtual_thread_id), span);
+  auto inserted = unfinished_.emplace(SpanOwnerKey(span.tid, span.virtual_thread_id), span);
   SpanInterval& held = inserted.first->second;
   const bool continues = !inserted.second && SameSpan(held.context, span.context) &&
                          held.end_ticks == span.begin_ticks;
@@ -56,7 +51,7 @@ void SpanLatencies::Add(const SpanInterval& span) {
 }
 
 void SpanLatencies::SetOpen(int32_t tid, uint64_t virtual_thread_id, const ContextSnapshot& open) {
-  auto held = unfinished_.find(ThreadOf(tid, virtual_thread_id));
+  auto held = unfinished_.find(SpanOwnerKey(tid, virtual_thread_id));
   if (held == unfinished_.end() || SameSpan(held->second.context, open)) return;
   Count(held->second);
   unfinished_.erase(held);

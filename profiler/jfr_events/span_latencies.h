@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 
 #include "context/context_block.h"
 #include "profiler/base/latency_histogram.h"
@@ -69,7 +70,7 @@ class SpanLatencies {
   const double nanos_per_tick_;
   std::map<Attributes, Group> groups_;
   // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on.
-  std::map<std::pair<int32_t, uint64_t>, SpanInterval> unfinished_;
+  std::unordered_map<uint64_t, SpanInterval> unfinished_;  // by SpanOwnerKey
 };
 
 }  // namespace ctxprof

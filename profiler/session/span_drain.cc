@@ -81,9 +81,8 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
                       std::unordered_set<int32_t>* timed,
                       const std::function<void(const OpenInterval&)>& open) {
   // Every span drained now was stamped before this pair, most after the last drain's: they are
-  // mapped between the two. A pair is exact to the gap of its TSC reads (tens of ns), so even
-  // pairs a few ms apart give the rate to a few ppm; extrapolating far from one pair with the
-  // calibration's rate instead put spans tens of microseconds off (SpansTest).
+  // mapped between the two, not extrapolated far from one with the calibration's rate. A pair
+  // is exact to the gap of its TSC reads, so pairs a millisecond apart already give the rate.
   const Pair pair = ReadPair();
   if (pair.monotonic_nanos - latest_.monotonic_nanos > kNanosPerMilli) {
     previous_ = latest_;
@@ -101,7 +100,7 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         span.virtual_thread_id = record.owner;
         span.begin_ticks = BeginTicks(tid, record.owner, record.begin_ticks);
         span.end_ticks = ToSessionTicks(record.end_ticks);
-        last_end_[OwnerKey(tid, record.owner)] = Boundary{record.end_ticks, span.end_ticks};
+        last_end_[SpanOwnerKey(tid, record.owner)] = Boundary{record.end_ticks, span.end_ticks};
         span.context.trace_id_high = record.trace_id_high;
         span.context.trace_id_low = record.trace_id_low;
         span.context.span_id = record.span_id;
@@ -118,13 +117,8 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
   if (last_end_.size() > kMaxBoundaries) last_end_.clear();
 }
 
-uint64_t SpanDrain::OwnerKey(int32_t tid, uint64_t virtual_thread_id) {
-  return virtual_thread_id != 0 ? virtual_thread_id
-                                : (uint64_t{1} << 63) | static_cast<uint32_t>(tid);
-}
-
 uint64_t SpanDrain::BeginTicks(int32_t tid, uint64_t virtual_thread_id, uint64_t span_ticks) {
-  auto last = last_end_.find(OwnerKey(tid, virtual_thread_id));
+  auto last = last_end_.find(SpanOwnerKey(tid, virtual_thread_id));
   return last != last_end_.end() && last->second.span_ticks == span_ticks
              ? last->second.session_ticks
              : ToSessionTicks(span_ticks);

@@ -67,13 +67,12 @@ class SpanDrain {
   // An interval's begin is the previous one's end (one write ends one and starts the next): it
   // takes that end's converted value, so that the two abut exactly although the mapping moved
   // between the drains that converted them. Keyed by the thread, or the virtual thread, whose
-  // intervals they are (OwnerKey).
+  // intervals they are (SpanOwnerKey).
   struct Boundary {
     uint64_t span_ticks;
     uint64_t session_ticks;
   };
   static constexpr size_t kMaxBoundaries = 1 << 16;
-  static uint64_t OwnerKey(int32_t tid, uint64_t virtual_thread_id);
   uint64_t BeginTicks(int32_t tid, uint64_t virtual_thread_id, uint64_t span_ticks);
 
   ContextMap* const map_;

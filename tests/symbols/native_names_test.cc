@@ -286,8 +286,8 @@ TEST(NativeNamesTest, SyscallLoopStartsWithKernelFrames) {
     in_getppid += frames[kernel].method_name == "getppid";
 #if defined(__x86_64__)
     // The outermost kernel frame is an entry: system calls, interrupts, exceptions; or a
-    // retpoline thunk when the kernel's callchain stops there (seen once in ~600 samples under
-    // ASan: the thunk the only kernel frame, above the vDSO's clock_gettime).
+    // retpoline thunk when the kernel's callchain stops there (an interrupt in the vDSO's
+    // clock_gettime can leave the thunk as the only kernel frame).
     const std::string& entry = frames[kernel - 1].method_name;
     const bool is_entry = entry.rfind("entry_SYSCALL_64", 0) == 0 || entry.rfind("asm_", 0) == 0 ||
                           entry.rfind("__x86_indirect_thunk_", 0) == 0;
