@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -65,6 +66,8 @@ bool IsSocket(const std::string& path) {
 
 bool IsAlive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
+constexpr std::chrono::milliseconds kSigquitPatience{2000};
+
 bool CatchesSigquit(pid_t pid) {
   ProcessStatus status;
   std::string ignored;
@@ -100,6 +103,12 @@ std::string CreateTrigger(const AttachTarget& target, std::string* error) {
 bool StartListener(const AttachTarget& target, std::chrono::milliseconds timeout,
                    std::string* error) {
   const std::string pid = Pid(target.pid);
+  // A JVM that has just started may run Java code before it catches SIGQUIT: give it a moment
+  // (at most the timeout, in 50 ms steps) rather than refuse it.
+  const auto patience = std::chrono::steady_clock::now() + std::min(timeout, kSigquitPatience);
+  while (!CatchesSigquit(target.pid) && std::chrono::steady_clock::now() < patience) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (!CatchesSigquit(target.pid)) {
     *error = "process " + pid +
              " has no attach socket and does not catch SIGQUIT (not a JVM, a JVM run with -Xrs, "
