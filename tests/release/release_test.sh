@@ -90,15 +90,18 @@ check_jdk() {
   name=$(basename "$home")
   echo "== $name"
 
-  # attach: a plain JVM, started without any ctxprof option.
-  "$home/bin/java" -XX:+EnableDynamicAgentLoading "$spin_java" > "$tmp/spin.out" 2>&1 &
+  # attach: a plain JVM, started without any ctxprof option. Its output has a file per JDK: the
+  # background shell truncates a shared one only after the loop below may have read it, so the
+  # previous JDK's "ready" could be taken for this one's.
+  local spin_out=$tmp/spin-$name.out
+  "$home/bin/java" -XX:+EnableDynamicAgentLoading "$spin_java" > "$spin_out" 2>&1 &
   target_pid=$!
   for _ in $(seq 300); do
-    grep -q ready "$tmp/spin.out" && break
-    kill -0 "$target_pid" 2> /dev/null || fail "$name: Spin exited: $(cat "$tmp/spin.out")"
+    grep -q ready "$spin_out" && break
+    kill -0 "$target_pid" 2> /dev/null || fail "$name: Spin exited: $(cat "$spin_out")"
     sleep 0.1
   done
-  grep -q ready "$tmp/spin.out" || fail "$name: Spin did not start: $(cat "$tmp/spin.out")"
+  grep -q ready "$spin_out" || fail "$name: Spin did not start: $(cat "$spin_out")"
   local recording=$tmp/attach-$name.jfr
   timeout 60 ctxprof attach "$target_pid" start --interval 10ms -o "$recording" ||
     fail "$name: attach start"
