@@ -1051,193 +1051,95 @@ TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
   EXPECT_EQ(counters->Field("droppedSpans").integer(), 5);
 }
 
+// Every sample of `reader` (there are `samples`) has a contextId, and its chunk carries the
+// ctxprof.Context of that id (ids are per chunk).
+void ExpectEachSampleContextInItsChunk(const JfrReader& reader, size_t samples) {
+  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
+  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "ctxprof.Context") {
+      contexts.insert({event.chunk, event.Field("contextId").integer()});
+    } else if (event.type_name() == "jdk.ExecutionSample") {
+      used.push_back({event.chunk, event.Field("contextId").integer()});
+    }
+  }
+  ASSERT_EQ(used.size(), samples);
+  for (const auto& [chunk, id] : used) {
+    EXPECT_NE(id, 0) << "chunk " << chunk;
+    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
+  }
+}
+
 // A span still open at a flush: the part holding the flushed records is written with that
 // segment, and the rest when the span closes, without overlap.
 TEST(TimedSpansCutTest, AnOpenSpanIsCutAtAFlush) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  ContextSnapshot context{};
-  context.span_id = 9;
-  context.attributes[0] = workload.dictionary->Intern("/long");
-  workload.contexts.push_back(context);
-  workload.samples = {
-      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
-      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
-  };
-  JfrWriterConfig config;
-  config.path = TempPath("spans_cut.jfr");
-  config.engine = "perf_cpu_clock";
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
-  SampleRecord record;
-  workload.Fill(0, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  ASSERT_TRUE(IsOk(writer->Flush()));
-  workload.Fill(1, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 40 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  SpanScene scene(9, "/long");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  scene.workload.samples = {scene.CpuAt(t0 + 5 * ms), scene.CpuAt(t0 + 15 * ms)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_cut.jfr"), false)));
+  // Open since t0, as read at t0 + 10 ms.
+  scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0, t0 + 10 * ms, scene.context);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  ASSERT_TRUE(IsOk(scene.writer->Flush()));
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 30 * ms, scene.context});
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 40 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
-  EXPECT_EQ(intervals,
-            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
-                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
-  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms))->Field("endpoint").string(),
-            "/long");
-  EXPECT_EQ(reader.ContextAt(7, static_cast<int64_t>(t0 + 15 * ms))->Field("endpoint").string(),
-            "/long");
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
+  EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 5 * ms, t0 + 30 * ms));
+  for (uint64_t at : {t0 + 5 * ms, t0 + 15 * ms}) {
+    EXPECT_EQ(
+        reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(at))->Field("endpoint").string(),
+        "/long");
+  }
 }
 
 // A span triggered before a rotation and holding a record after it: each chunk must carry a
 // ctxprof.Context for the contextIds its samples use (ids are per chunk), and the parts written
 // in the two chunks must not overlap.
 TEST(TimedSpansCutTest, ASpanAcrossARotationIsInBothChunks) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  ContextSnapshot context{};
-  context.span_id = 9;
-  context.attributes[0] = workload.dictionary->Intern("/long");
-  workload.contexts.push_back(context);
-  workload.samples = {
-      {SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}},
-      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
-  };
-  JfrWriterConfig config;
-  config.path = TempPath("spans_rotated.jfr");
-  config.engine = "perf_cpu_clock";
-  config.context_id = true;
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // drained before the records
-  SampleRecord record;
-  workload.Fill(0, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  ASSERT_TRUE(IsOk(writer->Rotate()));  // the span ends after every record settled so far
-  workload.Fill(1, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 40 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  SpanScene scene(9, "/long");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  scene.workload.samples = {scene.CpuAt(t0 + 5 * ms), scene.CpuAt(t0 + 15 * ms)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_rotated.jfr"), true)));
+  // Drained before the records.
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 30 * ms, scene.context});
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  ASSERT_TRUE(IsOk(scene.writer->Rotate()));  // the span ends after every record settled so far
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 40 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ASSERT_EQ(reader.chunks().size(), 2u);
-  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
-  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() == "ctxprof.Context") {
-      contexts.insert({event.chunk, event.Field("contextId").integer()});
-      intervals.push_back(
-          {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
-    } else if (event.type_name() == "jdk.ExecutionSample") {
-      used.push_back({event.chunk, event.Field("contextId").integer()});
-    }
-  }
-  ASSERT_EQ(used.size(), 2u);
-  for (const auto& [chunk, id] : used) {
-    EXPECT_NE(id, 0) << "chunk " << chunk;
-    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
-  }
-  std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
-  EXPECT_EQ(intervals,
-            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
-                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  ExpectEachSampleContextInItsChunk(reader, 2);
+  EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 5 * ms, t0 + 30 * ms));
 }
 
 // A record after the drain read the open interval (a dump writes every record up to now), then a
 // rotation before its span is drained: the record's own context (its contextId) must be in its
 // chunk, and the span, written later, must not overlap it.
 TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  ContextSnapshot context{};
-  context.span_id = 9;
-  context.attributes[0] = workload.dictionary->Intern("/long");
-  workload.contexts.push_back(context);
-  workload.samples = {
-      {SampleKind::kCpu, 7, t0 + 15 * ms, 0, 0, {}},
-      {SampleKind::kCpu, 7, t0 + 20 * ms, 0, 0, {}},
-  };
-  JfrWriterConfig config;
-  config.path = TempPath("spans_newer.jfr");
-  config.engine = "perf_cpu_clock";
-  config.context_id = true;
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
-  SampleRecord record;
-  workload.Fill(0, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  ASSERT_TRUE(IsOk(writer->Rotate()));
-  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // it closed at t0 + 30 ms
-  workload.Fill(1, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 40 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  SpanScene scene(9, "/long");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  scene.workload.samples = {scene.CpuAt(t0 + 15 * ms), scene.CpuAt(t0 + 20 * ms)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_newer.jfr"), true)));
+  // Open since t0, as read at t0 + 10 ms.
+  scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0, t0 + 10 * ms, scene.context);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  ASSERT_TRUE(IsOk(scene.writer->Rotate()));
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 30 * ms, scene.context});
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 40 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ASSERT_EQ(reader.chunks().size(), 2u);
-  std::set<std::pair<uint32_t, int64_t>> contexts;  // (chunk, contextId) of Context events
-  std::vector<std::pair<uint32_t, int64_t>> used;   // (chunk, contextId) of samples
-  std::vector<std::pair<int64_t, int64_t>> intervals;
-  for (const JfrEvent& event : reader.events()) {
-    if (event.type_name() == "ctxprof.Context") {
-      contexts.insert({event.chunk, event.Field("contextId").integer()});
-      intervals.push_back(
-          {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()});
-    } else if (event.type_name() == "jdk.ExecutionSample") {
-      used.push_back({event.chunk, event.Field("contextId").integer()});
-    }
-  }
-  ASSERT_EQ(used.size(), 2u);
-  for (const auto& [chunk, id] : used) {
-    EXPECT_NE(id, 0) << "chunk " << chunk;
-    EXPECT_EQ(contexts.count({chunk, id}), 1u) << "chunk " << chunk << ", contextId " << id;
-  }
+  ExpectEachSampleContextInItsChunk(reader, 2);
   // The open span, cut just after the record it holds (2 ns later, as the JDK converts), then
   // its rest.
-  std::sort(intervals.begin(), intervals.end());
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 15 * ms));
-  EXPECT_EQ(intervals,
-            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
-                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 15 * ms, t0 + 30 * ms));
 }
 
 INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),

@@ -264,46 +264,24 @@ TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
 // that record, not at tick 1 (a cut from a last record
 // never set: an interval of negative duration, then one of hours).
 TEST(SpanLatencyTest, ASpanDrainedAfterItsRecordIsCutJustAfterItAtAChunkEnd) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  ContextSnapshot context{};
-  context.span_id = 3;
-  context.attributes[0] = workload.dictionary->Intern("/late");
-  workload.contexts = {context};
-  workload.samples = {{SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}}};
-  JfrWriterConfig config;
-  config.path = TempPath("span_late.jfr");
-  config.engine = "perf_cpu_clock";
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  SampleRecord record;
-  workload.Fill(0, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  writer->AddSpan(SpanInterval{7, t0, t0 + 30 * ms, context});  // drained after its record
-  ASSERT_TRUE(IsOk(writer->Rotate()));
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 40 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  SpanScene scene(3, "/late");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  scene.workload.samples = {scene.CpuAt(t0 + 5 * ms)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_late.jfr"), false)));
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  // Drained after its record.
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 30 * ms, scene.context});
+  ASSERT_TRUE(IsOk(scene.writer->Rotate()));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 40 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   // Just after the record, as every reader converts ticks (JfrChunkWriter::TicksJustAfter).
-  const int64_t cut = CutAfter(reader, static_cast<int64_t>(t0 + 5 * ms));
-  EXPECT_EQ(intervals,
-            (std::vector<std::pair<int64_t, int64_t>>{{static_cast<int64_t>(t0), cut},
-                                                      {cut, static_cast<int64_t>(t0 + 30 * ms)}}));
+  EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 5 * ms, t0 + 30 * ms));
   // The reader joins the parts back into the span's whole length.
   int64_t span_nanos = 0;
-  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
+  ASSERT_NE(reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(t0 + 5 * ms), &span_nanos),
+            nullptr);
   EXPECT_EQ(span_nanos, 30000000);
 }
 
@@ -382,45 +360,24 @@ TEST(SpanLatencyTest, EventsOfAChunkOnAnotherClockJoinThroughEpochTime) {
 // nothing recorded in the rest (contexts=triggered): the parts abut and add up to its length,
 // which the reader joins back.
 TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  ContextSnapshot context{};
-  context.span_id = 6;
-  context.attributes[0] = workload.dictionary->Intern("/slow");
-  workload.contexts = {context};
-  workload.samples = {{SampleKind::kCpu, 7, t0 + 5 * ms, 0, 0, {}}};
-  JfrWriterConfig config;
-  config.path = TempPath("span_rest.jfr");
-  config.engine = "perf_cpu_clock";
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  writer->SetOpenSpan(7, 0, t0, t0 + 10 * ms, context);  // open since t0, as read at t0 + 10 ms
-  SampleRecord record;
-  workload.Fill(0, &record);
-  clock.Set(record.ticks);
-  ASSERT_TRUE(IsOk(writer->Add(record)));
-  ASSERT_TRUE(IsOk(writer->Flush()));                            // cuts the span after its record
-  writer->AddSpan(SpanInterval{7, t0, t0 + 200 * ms, context});  // closes, nothing more inside
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 300 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  SpanScene scene(6, "/slow");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  scene.workload.samples = {scene.CpuAt(t0 + 5 * ms)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_rest.jfr"), false)));
+  // Open since t0, as read at t0 + 10 ms.
+  scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0, t0 + 10 * ms, scene.context);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  ASSERT_TRUE(IsOk(scene.writer->Flush()));  // cuts the span after its record
+  // Closes, nothing more inside.
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 200 * ms, scene.context});
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 300 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
-  const std::vector<std::pair<int64_t, int64_t>> intervals = ContextIntervals(reader);
-  ASSERT_EQ(intervals.size(), 2u);
-  EXPECT_EQ(intervals[0].first, static_cast<int64_t>(t0));
-  EXPECT_EQ(intervals[0].second, intervals[1].first);
-  EXPECT_EQ(intervals[1].second, static_cast<int64_t>(t0 + 200 * ms));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
+  EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 5 * ms, t0 + 200 * ms));
   int64_t span_nanos = 0;
-  ASSERT_NE(reader.ContextAt(7, static_cast<int64_t>(t0 + 5 * ms), &span_nanos), nullptr);
+  ASSERT_NE(reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(t0 + 5 * ms), &span_nanos),
+            nullptr);
   EXPECT_EQ(span_nanos, 200000000);
 }
 

@@ -210,6 +210,51 @@ Workload OneStackWorkload(const std::vector<std::string>& attributes) {
   return workload;
 }
 
+SpanScene::SpanScene(uint64_t span_id, const std::string& endpoint)
+    : ms(clock.TicksPerSecond() / 1000),
+      t0(clock.Now() + ms),
+      workload(OneStackWorkload({"endpoint"})) {
+  context.span_id = span_id;
+  context.attributes[0] = workload.dictionary->Intern(endpoint);
+  workload.contexts = {context};
+}
+
+ExpectedSample SpanScene::CpuAt(uint64_t ticks) const {
+  return ExpectedSample{SampleKind::kCpu, kTid, ticks, 0, 0, {}};
+}
+
+Status SpanScene::Open(const std::string& path, bool context_id) {
+  config.path = path;
+  config.engine = "perf_cpu_clock";
+  config.context_id = context_id;
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  if (!opened.ok()) return opened.status();
+  writer = std::move(opened.value());
+  writer->AddTimedThreads({kTid});
+  return Status();
+}
+
+Status SpanScene::AddSample(size_t i) {
+  SampleRecord record;
+  workload.Fill(i, &record);
+  clock.Set(record.ticks);
+  return writer->Add(record);
+}
+
+Status SpanScene::Close(uint64_t end_ticks) {
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(end_ticks);
+  return writer->Close();
+}
+
+std::vector<std::pair<int64_t, int64_t>> SpanScene::CutParts(const JfrReader& reader,
+                                                             uint64_t record_ticks,
+                                                             uint64_t end_ticks) const {
+  const int64_t cut = CutAfter(reader, static_cast<int64_t>(record_ticks));
+  return {{static_cast<int64_t>(t0), cut}, {cut, static_cast<int64_t>(end_ticks)}};
+}
+
 Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
                       uint64_t spacing_ticks, uint32_t seed) {
   Workload workload;

@@ -127,6 +127,37 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
 // stack; contexts and samples are the test's.
 Workload OneStackWorkload(const std::vector<std::string>& attributes);
 
+// The hand-placed span tests' scene: a fake clock, t0 one millisecond after its start, one
+// context (span `span_id`, "endpoint" = `endpoint`) of a one-stack workload whose samples the
+// test sets before Open, and a writer (engine perf_cpu_clock) with thread kTid timed.
+struct SpanScene {
+  static constexpr int32_t kTid = 7;
+
+  SpanScene(uint64_t span_id, const std::string& endpoint);
+  // A CPU sample of kTid at `ticks` in the scene's context.
+  ExpectedSample CpuAt(uint64_t ticks) const;
+  // Opens `writer` on `path`; `context_id` as JfrWriterConfig's.
+  Status Open(const std::string& path, bool context_id);
+  // Adds workload.samples[i] with the clock at its ticks.
+  Status AddSample(size_t i);
+  // Settles every span, then closes with the clock at `end_ticks`.
+  Status Close(uint64_t end_ticks);
+  // The intervals (as ContextIntervals lists them) of the span open from t0 to `end_ticks`, cut
+  // just after the record at `record_ticks`.
+  std::vector<std::pair<int64_t, int64_t>> CutParts(const JfrReader& reader, uint64_t record_ticks,
+                                                    uint64_t end_ticks) const;
+
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms;
+  const uint64_t t0;
+  Workload workload;
+  ContextSnapshot context{};
+  JfrWriterConfig config;
+  std::unique_ptr<JfrWriter> writer;
+};
+
 // Writes every sample of `workload` in order with a JfrWriter (fake resolvers, `clock` set to
 // each sample's ticks, then one `spacing_ticks` past the last before Close). `config` gives the
 // output; `inputs` fields other than dropped_samples are filled here.
