@@ -535,21 +535,26 @@ public final class ContextBench {
       }
     }
     if (floor != null) {
-      System.out.printf("%n%-62s %10s %18s%n", "per ordered-store floor, same fork", "median", "fork ratios");
+      printRatioHeading("per ordered-store floor");
       for (String name : results.keySet()) {
         if (!name.startsWith("floor: ")) {
           printRatio(name, results.get(name), results.get(floor));
         }
       }
     }
-    System.out.printf("%n%-62s %10s %18s%n", "ContextSetter / fast path, same fork", "median", "fork ratios");
+    printRatioHeading("ContextSetter / fast path");
     for (String[] pair : FAST_PATH_PAIRED) {
       printRatio(pair[0] + " / " + pair[1], results.get(pair[0]), results.get(pair[1]));
     }
-    System.out.printf("%n%-62s %10s %18s%n", "otelcontext=true / off, same fork", "median", "fork ratios");
+    printRatioHeading("otelcontext=true / off");
     for (String name : OTEL_PAIRED) {
       printRatio(name, results.get(name + OTEL_SUFFIX), results.get(name));
     }
+  }
+
+  /** Heads a list of printRatio lines: the ratios of {@code what}, each within one fork. */
+  private static void printRatioHeading(String what) {
+    System.out.printf("%n%-62s %10s %18s%n", what + ", same fork", "median", "fork ratios");
   }
 
   /** Prints the median and range of {@code numerator / denominator} per fork (when both ran). */
