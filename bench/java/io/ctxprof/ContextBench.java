@@ -5,12 +5,14 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * Java context write costs: the API's in-place writes (ContextSetter, and the ThreadHandle fast
@@ -124,6 +126,31 @@ public final class ContextBench {
             sum += SpanClock.now();
           }
           blackhole += sum;
+        });
+    // The floors of every write, in the same fork, so that writes are judged as multiples of
+    // them rather than in nanoseconds of one machine: an 8-byte store of a changing value into
+    // the context map through BlockMemory (the path of every write's field stores), plain, and
+    // ordered as a write publishes its sequence (release fence, then the store). The stores
+    // rotate over the eight longs of a scratch block so that none is dead or loop-invariant; the
+    // fence alone already keeps the JIT from sinking or merging them. runChild checks that their
+    // time grows with the number of stores.
+    long scratch = scratchBlock();
+    ops.put(
+        FLOOR_PLAIN + " (" + BlockMemory.KIND + ")",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            BlockMemory.putLong(scratch + ((i & 7) << 3), i);
+          }
+          blackhole += BlockMemory.getLong(scratch);
+        });
+    ops.put(
+        FLOOR_ORDERED + " (" + BlockMemory.KIND + ")",
+        n -> {
+          for (int i = 0; i < n; i++) {
+            VarHandle.releaseFence();
+            BlockMemory.putLong(scratch + ((i & 7) << 3), i);
+          }
+          blackhole += BlockMemory.getLong(scratch);
         });
     ops.put(
         "setAttribute (cached value)",
@@ -264,6 +291,79 @@ public final class ContextBench {
     return ops;
   }
 
+  private static final String FLOOR_PLAIN = "floor: plain 8-byte store";
+  private static final String FLOOR_ORDERED = "floor: ordered 8-byte store";
+
+  /**
+   * The block of a helper thread that stays parked for the life of the fork: nothing else writes
+   * or reads it (no profiler session runs while the floors are measured), so the floors can store
+   * there without touching the measuring thread's context or span log.
+   */
+  private static long scratchBlock() {
+    long[] block = new long[1];
+    CountDownLatch ready = new CountDownLatch(1);
+    Thread owner =
+        new Thread(
+            () -> {
+              block[0] = ((ThreadContext.BlockContext) ThreadContext.current()).block;
+              ready.countDown();
+              while (true) {
+                try {
+                  Thread.sleep(Long.MAX_VALUE);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "floor scratch block");
+    owner.setDaemon(true);
+    owner.start();
+    try {
+      ready.await();
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+    return block[0];
+  }
+
+  /**
+   * Refuses a floor the JIT has optimized away: the CPU time of 4M stores must be at least twice
+   * that of 1M (it is 4x when every store is done; a dead loop costs the same for any count).
+   */
+  private static void checkFloorScales(String name, Op op) {
+    int batch = 1 << 20; // ~0.5 ms: far above the cost of reading the CPU time
+    double one = Double.MAX_VALUE;
+    double four = Double.MAX_VALUE;
+    for (int round = 0; round < 5; round++) { // the least of five: descheduling only adds
+      long start = THREADS.getCurrentThreadCpuTime();
+      op.run(batch);
+      long middle = THREADS.getCurrentThreadCpuTime();
+      op.run(4 * batch);
+      long end = THREADS.getCurrentThreadCpuTime();
+      one = Math.min(one, middle - start);
+      four = Math.min(four, end - middle);
+    }
+    if (four < 2 * one) {
+      throw new IllegalStateException(
+          String.format(
+              "%s: %d stores took %.0f ns of CPU time and %d took %.0f ns: the JIT removed the"
+                  + " stores, so this floor measures nothing",
+              name, batch, one, 4 * batch, four));
+    }
+  }
+
+  // ContextSetter's operations beside the fast path's (issue 29: a span through ContextSetter
+  // costs at most twice the one-write span), and the four-write span through a handle between
+  // them: the same writes as ContextSetter's without finding the block or the values.
+  private static final String[][] FAST_PATH_PAIRED = {
+    {"span lifecycle (open trace + 2 attributes, close restores)",
+        "span lifecycle (handle, one-write open)"},
+    {"span lifecycle (handle, AttributeValues)", "span lifecycle (handle, one-write open)"},
+    {"span lifecycle (open trace + 2 attributes, close restores)",
+        "span lifecycle (handle, AttributeValues)"},
+    {"setAttribute (cached value)", "setAttribute (handle, AttributeValue)"},
+  };
+
   private static final String OTEL_SUFFIX = ", otelcontext";
   private static final List<String> OTEL_PAIRED =
       List.of(
@@ -309,6 +409,9 @@ public final class ContextBench {
         double[] result = measure(op, batch, millis);
         nanos[i] = result[0];
         bytes[i] = result[1];
+      }
+      if (entry.getKey().startsWith(FLOOR_PLAIN) || entry.getKey().startsWith(FLOOR_ORDERED)) {
+        checkFloorScales(entry.getKey(), op); // the code just measured
       }
       System.out.println(entry.getKey() + "\t" + median(nanos) + "\t" + median(bytes));
     }
@@ -424,22 +527,49 @@ public final class ContextBench {
           "%-62s %7.2f ns   [%.2f .. %.2f]   %6.1f B/op%n",
           entry.getKey(), median(values), sorted[0], sorted[sorted.length - 1], median(bytes));
     }
-    System.out.printf("%n%-62s %10s %18s%n", "otelcontext=true / off, same fork", "median", "fork ratios");
-    for (String name : OTEL_PAIRED) {
-      List<Double> off = results.get(name);
-      List<Double> on = results.get(name + OTEL_SUFFIX);
-      if (off == null || on == null || off.size() != on.size()) {
-        continue;
+    // Ratios within each fork, where the machine's speed and load are the same for both rows.
+    String floor = null;
+    for (String name : results.keySet()) {
+      if (name.startsWith(FLOOR_ORDERED)) {
+        floor = name;
       }
-      double[] ratios = new double[off.size()];
-      for (int fork = 0; fork < ratios.length; fork++) {
-        ratios[fork] = on.get(fork) / off.get(fork);
-      }
-      double[] sorted = ratios.clone();
-      Arrays.sort(sorted);
-      System.out.printf(
-          "%-62s %9.2fx   [%.2f .. %.2f]%n",
-          name, median(ratios), sorted[0], sorted[sorted.length - 1]);
     }
+    if (floor != null) {
+      printRatioHeading("per ordered-store floor");
+      for (String name : results.keySet()) {
+        if (!name.startsWith("floor: ")) {
+          printRatio(name, results.get(name), results.get(floor));
+        }
+      }
+    }
+    printRatioHeading("ContextSetter / fast path");
+    for (String[] pair : FAST_PATH_PAIRED) {
+      printRatio(pair[0] + " / " + pair[1], results.get(pair[0]), results.get(pair[1]));
+    }
+    printRatioHeading("otelcontext=true / off");
+    for (String name : OTEL_PAIRED) {
+      printRatio(name, results.get(name + OTEL_SUFFIX), results.get(name));
+    }
+  }
+
+  /** Heads a list of printRatio lines: the ratios of {@code what}, each within one fork. */
+  private static void printRatioHeading(String what) {
+    System.out.printf("%n%-62s %10s %18s%n", what + ", same fork", "median", "fork ratios");
+  }
+
+  /** Prints the median and range of {@code numerator / denominator} per fork (when both ran). */
+  private static void printRatio(String name, List<Double> numerator, List<Double> denominator) {
+    if (numerator == null || denominator == null || numerator.size() != denominator.size()) {
+      return;
+    }
+    double[] ratios = new double[numerator.size()];
+    for (int fork = 0; fork < ratios.length; fork++) {
+      ratios[fork] = numerator.get(fork) / denominator.get(fork);
+    }
+    double[] sorted = ratios.clone();
+    Arrays.sort(sorted);
+    System.out.printf(
+        "%-62s %9.2fx   [%.2f .. %.2f]%n",
+        name, median(ratios), sorted[0], sorted[sorted.length - 1]);
   }
 }

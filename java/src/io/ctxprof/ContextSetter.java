@@ -11,9 +11,10 @@ import java.util.List;
  * the attribute slots. Each call writes the <em>calling</em> thread's context.
  *
  * <p>Cost model (platform threads): a write goes straight into the thread's 64-byte native block
- * — one ThreadLocal lookup, a sequence store, a store-store fence (free on x86), the field stores
- * and a release store; no JNI, no allocation, no lock. {@link #forCurrentThread()} returns a
- * {@link ThreadHandle} that skips the ThreadLocal lookup, and {@link #value(String)} an {@link
+ * — finding the thread's block (an array indexed by thread id, the ThreadLocal behind it on a
+ * miss), a sequence store, a store-store fence (free on x86), the field stores and a release
+ * store; no JNI, no allocation, no lock. {@link #forCurrentThread()} returns a {@link
+ * ThreadHandle} that skips finding the block, and {@link #value(String)} an {@link
  * AttributeValue} that skips the value's lookup: the fast path for tracers. An
  * attribute value is mapped to a dictionary id first: a repeated value is found in a shared
  * hash-indexed array (one load and an identity check), else in a shared map; only a value never

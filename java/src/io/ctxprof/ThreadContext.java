@@ -9,8 +9,9 @@ import java.util.Arrays;
 
 /**
  * The calling thread's context: where its writes go. One instance per thread, used only by that
- * thread (through the ThreadLocal below, or a {@link ThreadHandle} the caller keeps), so nothing
- * here is shared or locked.
+ * thread (found through the ThreadLocal below and the array of recent ones in front of it, or a
+ * {@link ThreadHandle} the caller keeps), so nothing here is locked and only that array is
+ * shared.
  *
  * <p>Platform threads write their native block in place (BlockContext, through BlockMemory:
  * Unsafe on JDK 21 and older, MemorySegment on JDK 22+) with the same seqlock as the native
@@ -24,6 +25,19 @@ abstract class ThreadContext {
   private static final ThreadLocal<ThreadContext> CURRENT =
       ThreadLocal.withInitial(ThreadContext::create);
 
+  // Platform threads' block contexts by thread id (modulo the size), in front of CURRENT, so
+  // that a ContextSetter write finds its block about as cheaply as a ThreadHandle's: a hit is a
+  // load of the thread's id, an array load and an identity check of the owner (the ThreadLocal
+  // lookup it replaces is a hash probe and a weak-reference check, with calls on its miss paths
+  // in the middle of every write). Shared, written with plain stores: a context's owner and
+  // block are final, so a thread that sees an entry sees them; a stale or foreign entry fails
+  // the owner check and costs the ThreadLocal lookup. Two live threads whose ids collide take
+  // turns in the slot. An entry outlives its thread until another thread takes the slot (a dead
+  // thread is never current, so it is never returned). Virtual threads are not entered: their
+  // contexts write through JNI, where the lookup is not what costs.
+  static final int BY_ID_SLOTS = 4096; // a power of two
+  private static final ThreadContext[] BY_ID = new ThreadContext[BY_ID_SLOTS];
+
   /** The thread this context belongs to (contexts are created on their own thread). */
   final Thread owner = Thread.currentThread();
 
@@ -32,7 +46,22 @@ abstract class ThreadContext {
   private int depth; // how many of them are open
 
   static ThreadContext current() {
-    return CURRENT.get();
+    Thread thread = Thread.currentThread();
+    ThreadContext context = BY_ID[slotOf(thread)];
+    return context != null && context.owner == thread ? context : lookUp(thread);
+  }
+
+  @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; getId() returns the same
+  private static int slotOf(Thread thread) {
+    return (int) thread.getId() & (BY_ID_SLOTS - 1);
+  }
+
+  private static ThreadContext lookUp(Thread thread) {
+    ThreadContext context = CURRENT.get();
+    if (context instanceof BlockContext) {
+      BY_ID[slotOf(thread)] = context;
+    }
+    return context;
   }
 
   /** Opens the scope of the next nesting depth: it saves the current context. */

@@ -6,8 +6,8 @@ package io.ctxprof;
  * the thread's per-request work can reach it without a lookup (a tracer's per-thread state, a
  * worker's field) and use it only on its own thread.
  *
- * <p>Each method is {@link ContextSetter}'s method of the same name without the ThreadLocal
- * lookup that finds the calling thread's block, and {@link #setAttribute(int, AttributeValue)}
+ * <p>Each method is {@link ContextSetter}'s method of the same name without the lookup that
+ * finds the calling thread's block, and {@link #setAttribute(int, AttributeValue)}
  * also without the value's hash lookup. What a call does on a platform thread: compare {@code
  * Thread.currentThread()} with the handle's thread, check the slot against the setter's, then
  * the seqlock write of docs/JAVA.md straight into the block. No JNI, allocation or lock.

@@ -128,6 +128,57 @@ class ContextSetterTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // Thread.getId(): threadId() is JDK 19+
+  void threadsSharingALookupSlotEachWriteTheirOwnBlock() throws Exception {
+    int endpoint = setter.offsetOf("endpoint");
+    CountDownLatch firstWrote = new CountDownLatch(1);
+    CountDownLatch secondWrote = new CountDownLatch(1);
+    Throwable[] failures = new Throwable[2];
+    Thread first =
+        new Thread(
+            () -> {
+              try {
+                assertTrue(setter.setAttribute(endpoint, "/first"));
+                firstWrote.countDown();
+                secondWrote.await();
+                long[] read = readOwnBlock(); // the second thread now holds the slot
+                assertEquals("/first", Native.valueOf0((int) read[4 + endpoint]));
+                assertTrue(setter.setAttribute(endpoint, "/first again"));
+                read = readOwnBlock();
+                assertEquals("/first again", Native.valueOf0((int) read[4 + endpoint]));
+              } catch (Throwable e) {
+                failures[0] = e;
+              }
+            });
+    Runnable secondBody =
+        () -> {
+          try {
+            firstWrote.await();
+            assertTrue(setter.setAttribute(endpoint, "/second"));
+            long[] read = readOwnBlock();
+            assertEquals("/second", Native.valueOf0((int) read[4 + endpoint]));
+          } catch (Throwable e) {
+            failures[1] = e;
+          } finally {
+            secondWrote.countDown();
+          }
+        };
+    Thread second = new Thread(secondBody);
+    while ((second.getId() - first.getId()) % ThreadContext.BY_ID_SLOTS != 0) {
+      second = new Thread(secondBody); // ids are handed out at construction
+    }
+    first.start();
+    second.start();
+    first.join();
+    second.join();
+    for (Throwable failure : failures) {
+      if (failure != null) {
+        throw new AssertionError(failure);
+      }
+    }
+  }
+
+  @Test
   void aScopeMustBeClosedOnItsOwnThread() throws Exception {
     ContextScope scope = setter.open(1, 1, 1);
     IllegalStateException[] error = new IllegalStateException[1];
