@@ -1202,6 +1202,12 @@ SHOP_PLAIN_LABEL = SHOP_CONFIGS[1][0]
 # The rows that add one feature to the demo's options: also compared with that row.
 SHOP_FEATURES = [config[0] for config in SHOP_CONFIGS[2:] if config[1]]
 SHOP_ROUNDS = 5
+# Warm-up as CPU the service spends from the load's start (seconds), and at least a few seconds
+# of wall time (the load generator's own JVM starts meanwhile): on a loaded machine a fixed wall
+# warm-up leaves the JIT's compilations inside the measured window of some runs.
+SHOP_WARMUP_CPU = 6.0
+SHOP_WARMUP_WALL = 4.0
+SHOP_WINDOW = 8.0
 
 
 class ShopSink:
@@ -1266,9 +1272,11 @@ def shop_run(options, jdk, config, sink, scratch):
     """One run of the shop under `config`: the service (with the agent from its start), the load
     generator's 8 clients, warm-up, then a counted window whose service CPU and requests are
     measured; SIGTERM stops the service, whose agent finishes the recording. Returns the
-    window's CPU seconds, requests and seconds, and the recording's bytes and span."""
+    window's CPU seconds, requests and seconds, the warm-up's seconds, and the recording's bytes
+    and span."""
     label, agent_options, recorded, java_options = config
-    warmup, window = (1.0, 2.0) if options.quick else (6.0, 8.0)
+    warmup_cpu, warmup_wall, window = ((0.5, 2.0, 2.0) if options.quick else
+                                       (SHOP_WARMUP_CPU, SHOP_WARMUP_WALL, SHOP_WINDOW))
     for name in os.listdir(scratch):
         path = os.path.join(scratch, name)
         if os.path.isdir(path):
@@ -1308,8 +1316,16 @@ def shop_run(options, jdk, config, sink, scratch):
             [jdk + "/bin/java", "-cp", classpath, "io.ctxprof.example.LoadGenerator", "--port",
              port_number, "--clients", "8", "--count-while", counting, "--summary", summary],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(warmup)
+        load_started, cpu_at_load = time.monotonic(), process_cpu_seconds(service.pid)
+        while (process_cpu_seconds(service.pid) - cpu_at_load < warmup_cpu
+               or time.monotonic() - load_started < warmup_wall):
+            if time.monotonic() - load_started > 300 or load.poll() is not None:
+                raise ReportError("the shop (%s) did not spend %.1f s of CPU on its warm-up "
+                                  "within 300 s (load generator: exit %s)" % (
+                                      label, warmup_cpu, load.poll()))
+            time.sleep(0.1)
         cpu_before, started = process_cpu_seconds(service.pid), time.monotonic()
+        warmup = started - load_started
         open(counting, "w").close()
         time.sleep(window)
         os.unlink(counting)
@@ -1333,7 +1349,7 @@ def shop_run(options, jdk, config, sink, scratch):
     if requests == 0:
         raise ReportError("the shop (%s) served no request in the window" % label)
     result = {"cpu": cpu_after - cpu_before, "requests": requests, "seconds": ended - started,
-              "bytes": 0, "span": 0.0}
+              "warmup": warmup, "bytes": 0, "span": 0.0}
     if recorded == "repository":
         chunks = sorted(os.path.join(repository, name) for name in os.listdir(repository)
                         if name.endswith(".jfr"))
@@ -1410,7 +1426,9 @@ def shop_section(options):
             received = ""
         rows.append("| %s | %.0f | %.2f ms | %s | %s | %s | %s |" % (
             label, rate, per_request, overhead, beside_plain, written, received))
-    warmup, window = ("1 s", "2 s") if options.quick else ("6 s", "8 s")
+    warmup_cpu, warmup_wall, window = ((0.5, 2.0, 2.0) if options.quick else
+                                       (SHOP_WARMUP_CPU, SHOP_WARMUP_WALL, SHOP_WINDOW))
+    warmups = [r["warmup"] for measured in runs.values() for r in measured]
     return (
         "## The shop: this round's features at its request rate\n\n"
         "`bazel run -c opt //bench:report -- --sections shop --output FILE`: the demo's service "
@@ -1418,9 +1436,10 @@ def shop_section(options):
         "a monitor, /shipping waits on a socket) on %s with the agent from its start "
         "(`-agentpath:…=start,OPTIONS,file=…`; `repository=` for the "
         "pushes), driven by the demo's load generator (8 clients, each waiting for its answer: "
-        "the request rate is what the service manages on this machine). After %s of warm-up "
-        "the service's CPU (all its threads, /proc/PID/stat) and the requests answered are "
-        "counted for %s; SIGTERM then stops it and the agent finishes the recording. %d "
+        "the request rate is what the service manages on this machine). After a warm-up of "
+        "%.1f s of the service's CPU from the load's start, and at least %.0f s (%.0f s of wall time in the median "
+        "run, %.0f .. %.0f), the service's CPU (all its threads, /proc/PID/stat) and the "
+        "requests answered are counted for %.0f s; SIGTERM then stops it and the agent finishes the recording. %d "
         "round(s), each running every configuration once in a rotated order; the overhead is "
         "the median of the per-round ratios of CPU per request to the unprofiled run's, with "
         "their range; the rows that add one feature to the demo's options are also compared "
@@ -1435,7 +1454,8 @@ def shop_section(options):
         "local receiver (127.0.0.1, answering 200) got over the same span: gzip OTLP profiles "
         "for `otlp=`, Pyroscope's ingest format for `upload=`; each finished chunk (`chunktime`, "
         "default 10 s, and the last at the stop) is one push per exporter.\n\n"
-        % (options.jdk_names[jdk], warmup, window, rounds, load_before, load_after,
+        % (options.jdk_names[jdk], warmup_cpu, warmup_wall, median(warmups), min(warmups), max(warmups),
+           window, rounds, load_before, load_after,
            SHOP_PLAIN)
         + "\n".join(rows) + "\n")
 

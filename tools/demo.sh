@@ -35,7 +35,7 @@ mkdir -p "$out"
 counting=$out/load.counting  # exists while the load generator counts requests
 recording=$out/shop-repo  # one JFR file per chunk: otlp= pushes each finished chunk
 jfrsync_recording=$out/shop-jfrsync.jfr  # ctxprof's and the JDK's events in one file
-rm -f "$jfrsync_recording" "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting" \
+rm -f "$jfrsync_recording" "$out"/shop-jfrsync-print.txt "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting" \
   "$out"/otlp.port "$out"/otlp.log "$out"/otlp.summary
 rm -rf "$recording"
 mkdir -p "$recording"
