@@ -1268,6 +1268,292 @@ def drops_section(options):
                      % (threads, rounds), "≤ 1 %", "%.2f %%" % share, share <= 1.0)))
 
 
+# ---------------------------------------------------------------------------------------------
+# The shop (examples/shop, the demo's service) under each feature of this round
+
+# The demo's options (tools/demo.sh) as agent options: CPU every 10 ms, wall every 20 ms on
+# threads in a request, allocations and lock waits, more of both in requests.
+SHOP_PLAIN = ("event=cpu,interval=10ms,wall=20ms,filter=context,alloc=4m,lock=1s,"
+              "select=if-context")
+# (label, agent options or None, what is recorded: "file", "repository" or "jdk", JVM options).
+# "{sink}" in the options is the local receiver's URL. upload= needs one interval for CPU and
+# wall (Pyroscope reads one sample rate per upload), so its row samples wall at 10 ms.
+SHOP_CONFIGS = [
+    ("off (the library loaded, spans timed)", None, None, ()),
+    ("ctxprof, the demo's options", SHOP_PLAIN, "file", ()),
+    ("ctxprof, spans untimed (`-Dctxprof.spanTiming=false`)", SHOP_PLAIN, "file",
+     ("-Dctxprof.spanTiming=false",)),
+    ("ctxprof + `otelcontext=true`", SHOP_PLAIN + ",otelcontext=true", "file", ()),
+    ("ctxprof + `jfrsync=default`", SHOP_PLAIN + ",jfrsync=default", "file", ()),
+    ("the JDK's recorder alone (`-XX:StartFlightRecording`, `settings=default`)", None, "jdk",
+     ()),
+    ("ctxprof + `otlp=` push", SHOP_PLAIN + ",otlp={sink}", "repository", ()),
+    ("ctxprof + `upload=` (wall at 10 ms)", SHOP_PLAIN.replace("wall=20ms", "wall=10ms")
+     + ",upload={sink}", "repository", ()),
+]
+SHOP_OFF = SHOP_CONFIGS[0][0]
+SHOP_PLAIN_LABEL = SHOP_CONFIGS[1][0]
+# The rows that add one feature to the demo's options: also compared with that row.
+SHOP_FEATURES = [config[0] for config in SHOP_CONFIGS[2:] if config[1]]
+SHOP_ROUNDS = 5
+# Warm-up as CPU the service spends from the load's start (seconds), and at least a few seconds
+# of wall time (the load generator's own JVM starts meanwhile): on a loaded machine a fixed wall
+# warm-up leaves the JIT's compilations inside the measured window of some runs.
+SHOP_WARMUP_CPU = 6.0
+SHOP_WARMUP_WALL = 4.0
+SHOP_WINDOW = 8.0
+
+
+class ShopSink:
+    """A local receiver on 127.0.0.1 for otlp= and upload=: answers every POST with 200 and an
+    empty body (an empty ExportProfilesServiceResponse for OTLP; Pyroscope's ingest answers 200)
+    and counts the requests and body bytes it got, as sent (compressed or not)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        sink = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with sink.lock:
+                    sink.requests += 1
+                    sink.bytes += len(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.lock = threading.Lock()
+        self.requests = self.bytes = 0
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def counts(self):
+        with self.lock:
+            return self.requests, self.bytes
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def process_cpu_seconds(pid):
+    """User + system CPU of process `pid` so far, all its threads (also the ones that ended),
+    from /proc/PID/stat (clock ticks)."""
+    with open("/proc/%d/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_file(path, process, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not (os.path.exists(path) and os.path.getsize(path) > 0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise ReportError("%s did not start (exit %s)" % (what, process.poll()))
+        time.sleep(0.1)
+
+
+def shop_run(options, jdk, config, sink, scratch):
+    """One run of the shop under `config`: the service (with the agent from its start), the load
+    generator's 8 clients, warm-up, then a counted window whose service CPU and requests are
+    measured; SIGTERM stops the service, whose agent finishes the recording. Returns the
+    window's CPU seconds, requests and seconds, the warm-up's seconds, and the recording's bytes
+    and span."""
+    label, agent_options, recorded, java_options = config
+    warmup_cpu, warmup_wall, window = ((0.5, 2.0, 2.0) if options.quick else
+                                       (SHOP_WARMUP_CPU, SHOP_WARMUP_WALL, SHOP_WINDOW))
+    for name in os.listdir(scratch):
+        path = os.path.join(scratch, name)
+        if os.path.isdir(path):
+            for chunk in os.listdir(path):
+                os.unlink(os.path.join(path, chunk))
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    recording = os.path.join(scratch, "shop.jfr")
+    repository = os.path.join(scratch, "repo")
+    command = [jdk + "/bin/java"] + list(java_options)
+    if agent_options:
+        destination = ("repository=" + repository if recorded == "repository"
+                       else "file=" + recording)
+        if recorded == "repository":
+            os.mkdir(repository)
+        command.append("-agentpath:%s=start,%s,%s" % (
+            options.library, agent_options.replace("{sink}", sink.url), destination))
+    elif recorded == "jdk":
+        command.append("-XX:StartFlightRecording=settings=default,dumponexit=true,filename="
+                       + recording)
+    port_file = os.path.join(scratch, "port")
+    counting = os.path.join(scratch, "counting")
+    summary = os.path.join(scratch, "load.tsv")
+    classpath = options.api_jar + ":" + options.shop_jar
+    service_log = open(os.path.join(scratch, "service.log"), "w")
+    service = subprocess.Popen(
+        command + ["-Dctxprof.library=" + options.library, "-cp", classpath,
+                   "io.ctxprof.example.ShopService", "--port-file", port_file],
+        stdout=service_log, stderr=subprocess.STDOUT, env=dict(os.environ, OTEL_SERVICE_NAME="shop"))
+    load = None
+    try:
+        wait_for_file(port_file, service, 60, "the shop (%s)" % label)
+        with open(port_file) as port:
+            port_number = port.read().strip()
+        load = subprocess.Popen(
+            [jdk + "/bin/java", "-cp", classpath, "io.ctxprof.example.LoadGenerator", "--port",
+             port_number, "--clients", "8", "--count-while", counting, "--summary", summary],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        load_started, cpu_at_load = time.monotonic(), process_cpu_seconds(service.pid)
+        while (process_cpu_seconds(service.pid) - cpu_at_load < warmup_cpu
+               or time.monotonic() - load_started < warmup_wall):
+            if time.monotonic() - load_started > 300 or load.poll() is not None:
+                raise ReportError("the shop (%s) did not spend %.1f s of CPU on its warm-up "
+                                  "within 300 s (load generator: exit %s)" % (
+                                      label, warmup_cpu, load.poll()))
+            time.sleep(0.1)
+        cpu_before, started = process_cpu_seconds(service.pid), time.monotonic()
+        warmup = started - load_started
+        open(counting, "w").close()
+        time.sleep(window)
+        os.unlink(counting)
+        cpu_after, ended = process_cpu_seconds(service.pid), time.monotonic()
+        _, load_errors = load.communicate(timeout=120)
+        if load.returncode != 0:
+            raise ReportError("the load generator (%s) exited %d: %s" % (
+                label, load.returncode, load_errors.strip()[-2000:]))
+        service.terminate()
+        status = service.wait(timeout=120)
+        if status not in (0, 143):
+            raise ReportError("the shop (%s) exited %d" % (label, status))
+    finally:
+        for process in (load, service):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+        service_log.close()
+    with open(summary) as table:
+        requests = sum(int(row.split("\t")[1]) for row in list(table)[1:])
+    if requests == 0:
+        raise ReportError("the shop (%s) served no request in the window" % label)
+    result = {"cpu": cpu_after - cpu_before, "requests": requests, "seconds": ended - started,
+              "warmup": warmup, "bytes": 0, "span": 0.0}
+    if recorded == "repository":
+        chunks = sorted(os.path.join(repository, name) for name in os.listdir(repository)
+                        if name.endswith(".jfr"))
+        spans = []
+        for chunk in chunks:
+            result["bytes"] += os.path.getsize(chunk)
+            spans.append(recording_span(chunk))
+        # Consecutive chunk files of one session: their spans add up.
+        result["span"] = sum(spans)
+    elif recorded:
+        result["bytes"] = os.path.getsize(recording)
+        result["span"] = recording_span(recording)
+    return result
+
+
+def shop_section(options):
+    jdk = options.jdks[0]
+    rounds = 1 if options.quick else SHOP_ROUNDS
+    sink = ShopSink()
+    runs = {config[0]: [] for config in SHOP_CONFIGS}
+    ratios = {config[0]: [] for config in SHOP_CONFIGS}
+    feature_ratios = {label: [] for label in SHOP_FEATURES}
+    scratch = os.path.join(options.scratch, "shop")
+    os.makedirs(scratch, exist_ok=True)
+    load_before = os.getloadavg()[0]
+    try:
+        for round_index in range(rounds):
+            log("the shop on %s: round %d of %d" % (options.jdk_names[jdk], round_index + 1,
+                                                   rounds))
+            this_round = {}
+            for config in rotated(SHOP_CONFIGS, round_index):
+                received_before = sink.counts()
+                result = shop_run(options, jdk, config, sink, scratch)
+                received_after = sink.counts()
+                result["received"] = received_after[1] - received_before[1]
+                result["pushes"] = received_after[0] - received_before[0]
+                if config[1] and "{sink}" in config[1] and result["pushes"] == 0:
+                    raise ReportError("%s: the receiver got nothing" % config[0])
+                this_round[config[0]] = result
+                runs[config[0]].append(result)
+            def cpu_per_request(label):
+                return this_round[label]["cpu"] / this_round[label]["requests"]
+            for label in this_round:
+                ratios[label].append(cpu_per_request(label) / cpu_per_request(SHOP_OFF))
+            for label in SHOP_FEATURES:
+                feature_ratios[label].append(cpu_per_request(label) / cpu_per_request(SHOP_PLAIN_LABEL))
+    finally:
+        sink.close()
+    load_after = os.getloadavg()[0]
+    rows = ["| Configuration | Requests/s | Service CPU per request | CPU overhead vs off: median "
+            "[min .. max] of per-round ratios | vs the demo's options | Recorded, per minute | "
+            "Received by the local receiver, per minute |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for label, agent_options, recorded, _ in SHOP_CONFIGS:
+        measured = runs[label]
+        rate = median([r["requests"] / r["seconds"] for r in measured])
+        per_request = median([r["cpu"] / r["requests"] for r in measured]) * 1e3
+        percent = [(ratio - 1) * 100 for ratio in ratios[label]]
+        overhead = "" if label == SHOP_OFF else "%+.1f %% %s" % (median(percent),
+                                                                spread(percent, "%+.1f"))
+        feature = [(ratio - 1) * 100 for ratio in feature_ratios.get(label, [])]
+        beside_plain = "%+.1f %% %s" % (median(feature), spread(feature, "%+.1f")) if feature \
+            else ""
+        if recorded:
+            per_minute = [r["bytes"] / r["span"] * 60 / 1e6 for r in measured]
+            written = "%.2f MB %s" % (median(per_minute), spread(per_minute, "%.2f"))
+        else:
+            written = ""
+        if agent_options and "{sink}" in agent_options:
+            received_per_minute = [r["received"] / r["span"] * 60 / 1e6 for r in measured]
+            received = "%.2f MB %s in %d requests" % (
+                median(received_per_minute), spread(received_per_minute, "%.2f"),
+                median([r["pushes"] for r in measured]))
+        else:
+            received = ""
+        rows.append("| %s | %.0f | %.2f ms | %s | %s | %s | %s |" % (
+            label, rate, per_request, overhead, beside_plain, written, received))
+    warmup_cpu, warmup_wall, window = ((0.5, 2.0, 2.0) if options.quick else
+                                       (SHOP_WARMUP_CPU, SHOP_WARMUP_WALL, SHOP_WINDOW))
+    warmups = [r["warmup"] for measured in runs.values() for r in measured]
+    return (
+        "## The shop: this round's features at its request rate\n\n"
+        "`bazel run -c opt //bench:report -- --sections shop --output FILE`: the demo's service "
+        "(examples/shop, 8 workers; /checkout hashes, /catalog allocates, /inventory queues for "
+        "a monitor, /shipping waits on a socket) on %s with the agent from its start "
+        "(`-agentpath:…=start,OPTIONS,file=…`; `repository=` for the "
+        "pushes), driven by the demo's load generator (8 clients, each waiting for its answer: "
+        "the request rate is what the service manages on this machine). After a warm-up of "
+        "%.1f s of the service's CPU from the load's start, and at least %.0f s (%.0f s of wall time in the median "
+        "run, %.0f .. %.0f), the service's CPU (all its threads, /proc/PID/stat) and the "
+        "requests answered are counted for %.0f s; SIGTERM then stops it and the agent finishes the recording. %d "
+        "round(s), each running every configuration once in a rotated order; the overhead is "
+        "the median of the per-round ratios of CPU per request to the unprofiled run's, with "
+        "their range; the rows that add one feature to the demo's options are also compared "
+        "with that row the same way (\"vs the demo's options\"). Load average %.1f before, "
+        "%.1f after.\n\n"
+        "The demo's options: `%s`. Spans are timed by default (every request is one span "
+        "opened through `ContextSetter`); `jfrsync=default` with `select=if-context` has the "
+        "JDK's recorder record every duration event and keeps, of the short ones, those inside "
+        "requests. \"Recorded\": the file's (or the repository's chunk files') bytes over the "
+        "recording's span from its chunk headers, so warm-up and stop included; for the JDK's "
+        "recorder its own file (`dumponexit`). \"Received\": the bytes of the request bodies the "
+        "local receiver (127.0.0.1, answering 200) got over the same span: gzip OTLP profiles "
+        "for `otlp=`, Pyroscope's ingest format for `upload=`; each finished chunk (`chunktime`, "
+        "default 10 s, and the last at the stop) is one push per exporter.\n\n"
+        % (options.jdk_names[jdk], warmup_cpu, warmup_wall, median(warmups), min(warmups), max(warmups),
+           window, rounds, load_before, load_after,
+           SHOP_PLAIN)
+        + "\n".join(rows) + "\n")
+
+
 INPUTS = {  # attribute: path in the runfiles
     "context_bench": "bench/context_bench",
     "handler_bench": "bench/sampler/handler_cost_bench",
@@ -1279,6 +1565,7 @@ INPUTS = {  # attribute: path in the runfiles
     "api_jar": "java/ctxprof.jar",
     "bench_jar": "bench/java_context_bench_jar.jar",
     "library": "jni/libctxprof.so",
+    "shop_jar": "examples/shop.jar",
     "jdks_script": "tests/jdks.sh",
 }
 
@@ -1295,6 +1582,7 @@ SECTIONS = {
     "peer": peer_section,
     "events": events_section,
     "drops": drops_section,
+    "shop": shop_section,
 }
 
 

@@ -10,6 +10,12 @@
 # records, the profiler also pushes each finished chunk as OTLP profiles to a local receiver
 # (tools/otlp_sink.py on 127.0.0.1), as it would to an OpenTelemetry Collector, and publishes
 # each request thread's OpenTelemetry context, which `ctxprof otel` reads mid-recording.
+# Before that main recording, a short pass of its own records with jfrsync (the JDK's own Flight
+# Recorder in the same file as ctxprof's samples and spans): jfrsync writes one file= while the
+# main recording is a repository of chunks for OTLP. From it the demo prints the socket time per
+# endpoint from the JDK's jdk.SocketRead events and the shop's own shop.Order events per
+# endpoint, and, with JDK 25's `jfr print` as the judge, one event of each with its request's
+# Context lines.
 #   CTXPROF_DEMO_SECONDS=N   how long the profile records (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +28,14 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 2 ] || [ "$seconds" -gt 36
 fi
 warmup=5          # seconds of load before profiling starts: the JIT compiles the hot paths
 wall_interval_ms=20
+jfrsync_seconds=5  # the jfrsync pass, before the main recording
+jdk25=/usr/lib/jvm/temurin-25-jdk-amd64  # its jfr tool prints the Context lines
 out=out  # relative to the repository root, as the messages and the page titles show it
 mkdir -p "$out"
 counting=$out/load.counting  # exists while the load generator counts requests
 recording=$out/shop-repo  # one JFR file per chunk: otlp= pushes each finished chunk
-rm -f "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting" \
+jfrsync_recording=$out/shop-jfrsync.jfr  # ctxprof's and the JDK's events in one file
+rm -f "$jfrsync_recording" "$out"/shop-jfrsync-print.txt "$out"/shop.port "$out"/shop.jfr "$out"/shop-states.txt "$out"/load.tsv "$counting" \
   "$out"/otlp.port "$out"/otlp.log "$out"/otlp.summary
 rm -rf "$recording"
 mkdir -p "$recording"
@@ -91,6 +100,17 @@ java -cp "$classpath" io.ctxprof.example.LoadGenerator --port "$(cat "$out/shop.
 load=$!
 sleep "$warmup"
 kill -0 "$load" 2>/dev/null || { cat "$out/load.log" >&2; exit 1; }
+
+echo "== ctxprof attach $service start --jfrsync default --select if-context: the JDK's own Flight"
+echo "   Recorder (its default configuration) in the same file as ctxprof's CPU samples and spans,"
+echo "   every socket read of a request kept whatever its length; ${jfrsync_seconds} s into $jfrsync_recording"
+# Before the load generator counts: this pass is not part of the comparison at the end. The
+# JDK's recorder starts a little before the session and stops a little after it, so events of
+# those moments have no span (the "(no context)" rows of the shop.Order report below).
+"$ctxprof" attach "$service" start --event cpu --interval 10ms --jfrsync default \
+  --select if-context -o "$PWD/$jfrsync_recording"
+sleep "$jfrsync_seconds"
+"$ctxprof" attach "$service" stop
 
 echo "== ctxprof attach $service start: CPU every 10 ms, wall every ${wall_interval_ms} ms on threads in a request,"
 echo "   allocations (4m; 16x finer in requests), every lock wait in a request; recording ${seconds} s"
@@ -196,7 +216,53 @@ done
   -o "$out/shop-flame-slow-diff.html" --quiet
 
 echo
+echo "== the JDK's events in their requests' context ($jfrsync_recording: jfrsync=default)"
+echo "== socket time per endpoint, from the JDK's jdk.SocketRead events (the carrier's own threads"
+echo "   wait in reads between quotes: \"(no context)\")"
+"$ctxprof" report "$jfrsync_recording" --by endpoint --events jdk.SocketRead --top 3 --quiet
+echo
+echo "== the shop's own shop.Order event (a jdk.jfr.Event committed by /checkout), items per endpoint"
+echo "   (\"(no context)\": orders of the moments the JDK's recorder ran before the session's start"
+echo "   or after its stop)"
+"$ctxprof" report "$jfrsync_recording" --by endpoint --events shop.Order --value items --top 1 \
+  --quiet
+echo
+if [ -x "$jdk25/bin/jfr" ]; then
+  echo "== JDK 25's own jfr print on $jfrsync_recording: the request's Context lines on the JDK's"
+  echo "   and the application's events (the first of each type in a request)"
+  "$jdk25/bin/jfr" print --events jdk.SocketRead,shop.Order --stack-depth 9 \
+    "$jfrsync_recording" >"$out/shop-jfrsync-print.txt"
+  for type in jdk.SocketRead shop.Order; do
+    awk -v type="$type" 'BEGIN { RS = "\n\n" } $1 == type && /Context: Context.endpoint/ {
+      print; print ""; exit }' "$out/shop-jfrsync-print.txt"
+  done
+  # Per type: events, and how many carry a request's Context lines, per endpoint.
+  awk 'BEGIN { RS = "\n\n" }
+    $1 == "jdk.SocketRead" || $1 == "shop.Order" {
+      total[$1]++
+      if (match($0, /Context: Context.endpoint = "[^"]*"/)) {
+        in_request[$1]++
+        per_endpoint[$1 " " substr($0, RSTART + 29, RLENGTH - 30)]++
+      }
+    }
+    END {
+      for (type in total) {
+        line = type ": " total[type] " events, " in_request[type] + 0 " with Context lines:"
+        for (key in per_endpoint) {
+          split(key, part, " ")
+          if (part[1] == type) line = line " " part[2] " " per_endpoint[key]
+        }
+        print "JDK 25 jfr print: " line
+      }
+    }' "$out/shop-jfrsync-print.txt" | sort
+else
+  echo "== JDK 25 not installed at $jdk25: skipping its jfr print of the Context lines (JDK 17's"
+  echo "   jfr tool has no Context lines; the ctxprof reports above join the same way)"
+fi
+
+echo
 echo "recording:    $recording/   (one JFR file per chunk; each also readable by the JDK's jfr tool and JMC)"
+echo "              $jfrsync_recording   (jfrsync: ctxprof's samples and spans, then the JDK's events)"
 echo "flame graphs: $out/shop-flame-{cpu,wall,alloc,lock}.html   (pick an endpoint at the top)"
 echo "              $out/shop-flame-slow-diff.html: requests of at least $p90 against the rest"
 echo "pprof:        $out/shop.pb.gz (cpu, wall), $out/shop-alloc.pb.gz, $out/shop-lock.pb.gz"

@@ -14,7 +14,8 @@ cat "$TEST_TMPDIR/report.err"
 for heading in "## Machine" "## Targets" "## Context write costs, native" \
   "## Context write costs, Java" "## Signal handler cost" "## JFR writer" \
   "## Profiling overhead" "### A CPU-bound JVM workload" "### The platform floor" \
-  "### A native program" "## Side by side with async-profiler"; do
+  "### A native program" "## Side by side with async-profiler" \
+  "## The shop: this round's features at its request rate"; do
   grep -qxF "$heading" "$output" || fail "no '$heading' section in $output"
 done
 grep -q "^- CPU: .*logical CPUs" "$output" || fail "the machine's CPU is not described"
@@ -45,6 +46,12 @@ if printf '%s\n' "$profiled" | grep -qE '\| 0 / [0-9]+ \|$'; then
   fail "a profiled JVM run shows no samples: $profiled"
 fi
 echo "target rows: $rows"
+# The shop: its 8 configurations, each with a request rate, the pushes with what the local
+# receiver got.
+shop=$(awk '/^## The shop/{on=1; next} /^## /{on=0} on && /^\| (off|ctxprof|the JDK)/' "$output")
+[ "$(printf '%s\n' "$shop" | grep -c .)" -eq 8 ] || fail "shop rows:\n$shop"
+[ "$(printf '%s\n' "$shop" | grep -cE '\| [0-9.]+ MB \[[0-9.]+ \.\. [0-9.]+\] in [0-9]+ requests \|$')" \
+  -eq 2 ] || fail "shop rows without received bytes for otlp= and upload=:\n$shop"
 
 # --quick without --output must not touch docs/PERFORMANCE.md.
 if "$report" --quick 2>"$TEST_TMPDIR/refusal.err"; then

@@ -15,7 +15,8 @@ import java.util.Locale;
  * so a profile tells them apart by stack as well as by context:
  *
  * <ul>
- *   <li>/checkout burns CPU (prices the cart, signs the order with SHA-256 rounds);
+ *   <li>/checkout burns CPU (prices the cart, signs the order with SHA-256 rounds) and commits
+ *       a {@code shop.Order} event ({@link OrderEvent});
  *   <li>/catalog allocates (renders a page of the catalog into fresh strings and byte arrays,
  *       about 1.7 MiB per request);
  *   <li>/inventory waits for a lock (reserves stock in the one shared {@link Inventory}, whose
@@ -34,10 +35,20 @@ final class Handlers {
     this.carrier = carrier;
   }
 
-  /** /checkout: prices a cart and signs the order (hashing: CPU-bound). */
+  /**
+   * /checkout: prices a cart and signs the order (hashing: CPU-bound), and commits the order as
+   * a {@code shop.Order} Flight Recorder event (recorded only when a JDK recording enables it).
+   */
   static String checkout(int cartSize) {
+    OrderEvent order = new OrderEvent();
+    order.begin();
     long cents = priceCart(cartSize);
-    return "order " + signOrder(cents, cartSize) + " total " + cents;
+    String signature = signOrder(cents, cartSize);
+    order.items = cartSize;
+    order.totalCents = cents;
+    order.signature = signature;
+    order.commit();
+    return "order " + signature + " total " + cents;
   }
 
   static long priceCart(int cartSize) {
