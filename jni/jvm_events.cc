@@ -30,6 +30,7 @@ using ParkFunction = void(JNICALL*)(JNIEnv*, jobject, jboolean, jlong);
 std::atomic<void*> g_original_park{nullptr};
 std::atomic<bool> g_time_parks{false};
 std::atomic<bool> g_track_objects{false};  // live option: allocation records get a weak ref
+bool g_tag_classes = false;                // the JVM lets us tag classes with their name ids
 std::mutex g_park_mutex;                   // serialises the one-time binding
 bool g_park_bound = false;                 // guarded by g_park_mutex
 
@@ -103,16 +104,21 @@ int CaptureJavaStack(JNIEnv* jni, RawFrame* frames, int max_frames, bool* trunca
   return count;
 }
 
-// The id of `klass`'s name in the class-name dictionary; 0 when unknown.
+// The id of `klass`'s name in the class-name dictionary; 0 when unknown. The id becomes the
+// class's JVMTI tag in our environment, so that later events of the class cost a tag lookup
+// instead of building its signature (the dictionary and its ids live as long as the process).
 uint32_t ClassId(jclass klass) {
   Dictionary* names = EventRecorder::class_names();
-  char* signature = nullptr;
-  if (klass == nullptr || names == nullptr ||
-      g_jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) {
-    return 0;
+  if (klass == nullptr || names == nullptr) return 0;
+  jlong tag = 0;
+  if (g_tag_classes && g_jvmti->GetTag(klass, &tag) == JVMTI_ERROR_NONE && tag != 0) {
+    return static_cast<uint32_t>(tag);
   }
+  char* signature = nullptr;
+  if (g_jvmti->GetClassSignature(klass, &signature, nullptr) != JVMTI_ERROR_NONE) return 0;
   const uint32_t id = names->Intern(InternalClassName(signature));
   g_jvmti->Deallocate(reinterpret_cast<unsigned char*>(signature));
+  if (g_tag_classes && id != 0) g_jvmti->SetTag(klass, id);
   return id;
 }
 
@@ -314,7 +320,13 @@ void JvmEvents::Init(JavaVM* vm) {
   if (!g_init_status.ok()) {
     g_jvmti = nullptr;
     jvmti->DisposeEnvironment();
+    return;
   }
+  // Optional: without it every event's class name is built anew.
+  jvmtiCapabilities tagging;
+  memset(&tagging, 0, sizeof(tagging));
+  tagging.can_tag_objects = 1;
+  g_tag_classes = jvmti->AddCapabilities(&tagging) == JVMTI_ERROR_NONE;
 }
 
 Status JvmEvents::Start(const EventRules& rules) {

@@ -20,7 +20,9 @@
 // GetStackTrace on the current thread (no safepoint, no handshake) takes the stack, converted in
 // place in the record, its frames typed like the AsyncGetCallTrace walker's
 // (JavaStackWalker::KindOf). Class names come from GetClassSignature and are interned in
-// EventRecorder::class_names().
+// EventRecorder::class_names(); the id becomes the class's JVMTI tag in our environment (where
+// the JVM grants can_tag_objects), so a class's signature is built once per process, not per
+// event.
 //
 // The live option: each kept allocation sample also gets a JNI weak global reference to its
 // object (event.object_ref); NewObjectTracker() answers for those references at the end

@@ -42,7 +42,7 @@ std::string Take(jvmtiEnv* jvmti, char* text) {
 
 }  // namespace
 
-std::string InternalClassName(const std::string& signature) {
+std::string_view InternalClassName(std::string_view signature) {
   if (signature.size() >= 2 && signature.front() == 'L' && signature.back() == ';') {
     return signature.substr(1, signature.size() - 2);
   }

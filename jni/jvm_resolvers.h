@@ -21,6 +21,8 @@
 
 #include <jvmti.h>
 
+#include <string_view>
+
 #include "profiler/symbols/native_resolvers.h"
 
 namespace ctxprof {
@@ -45,7 +47,8 @@ class JvmFrameResolver : public FrameResolver {
 
 // A class signature as JVMTI gives it ("Ljava/lang/String;") in the internal form JFR writes
 // ("java/lang/String"); array and primitive signatures ("[B", "[Ljava/lang/String;") unchanged.
-std::string InternalClassName(const std::string& signature);
+// A view into `signature` (no copy: the allocation callback interns it as it is).
+std::string_view InternalClassName(std::string_view signature);
 
 class JvmThreadResolver : public ThreadResolver {
  public:

@@ -19,6 +19,34 @@ bool NameIs(uintptr_t name, const char* expected) {
   return VmRead<char>(name + i) == '\0';
 }
 
+// The names of the blobs the walks tell apart. HotSpot names these kinds with string constants of
+// libjvm, one address for every blob of a kind: once the name at an address compared equal, that
+// address alone identifies the kind (libjvm's constants neither move nor change), which spares
+// every later lookup reading the string (a cache miss per frame of a walk). Lock-free: each address
+// is one relaxed word, 0 until learned; a stale read only costs the string comparison.
+struct BlobName {
+  const char* text;
+  CodeKind kind;
+  std::atomic<uintptr_t> address;
+};
+BlobName g_blob_names[] = {{"nmethod", CodeKind::kCompiled, {0}},
+                           {"native nmethod", CodeKind::kCompiledNative, {0}},
+                           {"Interpreter", CodeKind::kInterpreter, {0}}};
+
+// The kind of a blob named by the string at `name` (not null).
+CodeKind KindOfName(uintptr_t name) {
+  for (const BlobName& known : g_blob_names) {
+    if (known.address.load(std::memory_order_relaxed) == name) return known.kind;
+  }
+  for (BlobName& known : g_blob_names) {
+    if (NameIs(name, known.text)) {
+      known.address.store(name, std::memory_order_relaxed);
+      return known.kind;
+    }
+  }
+  return CodeKind::kStub;
+}
+
 // Method* -> jmethodID: a direct-mapped table every handler reads and fills, so that a hot
 // method costs a lookup instead of its chain of five dependent loads (ConstMethod, constant
 // pool, class, jmethodID array, jmethodID). Lock-free: an entry is two relaxed words written one
@@ -66,11 +94,7 @@ CodeBlobView CodeCacheView::FindBlob(uintptr_t pc) const {
     const int32_t size = VmRead<int32_t>(blob + l_->code_blob.size);
     if (size <= 0 || pc >= blob + static_cast<uintptr_t>(size)) return unknown;
     const auto name = VmRead<uintptr_t>(blob + l_->code_blob.name);
-    if (name == 0) return {*l_, blob, CodeKind::kStub};
-    if (NameIs(name, "nmethod")) return {*l_, blob, CodeKind::kCompiled};
-    if (NameIs(name, "native nmethod")) return {*l_, blob, CodeKind::kCompiledNative};
-    if (NameIs(name, "Interpreter")) return {*l_, blob, CodeKind::kInterpreter};
-    return {*l_, blob, CodeKind::kStub};
+    return {*l_, blob, name == 0 ? CodeKind::kStub : KindOfName(name)};
   }
   return {*l_, 0, CodeKind::kOutsideCodeCache};
 }
