@@ -2,8 +2,10 @@
 // iteration, `threads` span logs (argument) receive 256 closed spans each, written outside the
 // timed region as their threads would; the timed region is the writer thread's whole share:
 // SpanDrain::Drain (read the logs, map the times), JfrWriter::AddSpan, and with contexts=all
-// SettleSpans writing every span as an event (flushes included, every second of span time).
-// Reports spans/s (items_per_second) and bytes per span of the file.
+// SettleSpans writing every span as an event (flushes included, every second of span time); with
+// contexts=triggered (second argument 0) no span holds a record, so none is written: the cost
+// every request's span adds at any sampling rate. Reports spans/s (items_per_second) and bytes
+// per span of the file.
 //
 // Run: bazel run -c opt //bench/jfr:span_drain_bench
 #include <benchmark/benchmark.h>
@@ -28,6 +30,7 @@ constexpr int32_t kFirstTid = 1000;
 
 void BM_DrainSpans(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
+  const bool all_contexts = state.range(1) != 0;
   const char* tmpdir = getenv("TMPDIR");
   const std::string path =
       std::string(tmpdir != nullptr ? tmpdir : "/tmp") + "/span_drain_bench.jfr";
@@ -49,8 +52,8 @@ void BM_DrainSpans(benchmark::State& state) {
   FakeClock clock;
   FakeFrameResolver frames;
   FakeThreadResolver names;
-  StatusOr<std::unique_ptr<JfrWriter>> opened = OpenBenchWriter(
-      path, /*all_contexts=*/true, &clock, &frames, &names, dictionary.get(), &attributes);
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      OpenBenchWriter(path, all_contexts, &clock, &frames, &names, dictionary.get(), &attributes);
   if (!opened.ok()) {
     state.SkipWithError(opened.status().message().c_str());
     return;
@@ -107,8 +110,14 @@ void BM_DrainSpans(benchmark::State& state) {
   unlink(path.c_str());
 }
 
-// Argument: threads with a span log.
-BENCHMARK(BM_DrainSpans)->Arg(16)->Arg(200)->Unit(benchmark::kMillisecond);
+// Arguments: threads with a span log; contexts=all (1) or triggered (0).
+BENCHMARK(BM_DrainSpans)
+    ->ArgNames({"threads", "all"})
+    ->Args({16, 1})
+    ->Args({200, 1})
+    ->Args({16, 0})
+    ->Args({200, 0})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ctxprof

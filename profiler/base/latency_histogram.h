@@ -39,6 +39,21 @@ class LatencyHistogram {
     return int64_t{1} << (63 - __builtin_clzll(static_cast<uint64_t>(floor)) - kSubBucketBits);
   }
 
+  // Bucket indexes: a floor below 128 ns is its own index; above, 64 per power of two, in order.
+  static constexpr int kBucketCount = 128 + 64 * (62 - 6);  // floors up to 2^63 - 1
+  static int IndexOf(int64_t floor) {
+    if (floor < (int64_t{2} << kSubBucketBits)) {
+      return static_cast<int>(std::max<int64_t>(floor, 0));
+    }
+    const int top = 63 - __builtin_clzll(static_cast<uint64_t>(floor));
+    return 128 + 64 * (top - 7) + static_cast<int>((floor >> (top - kSubBucketBits)) - 64);
+  }
+  static int64_t FloorOfIndex(int index) {
+    if (index < 128) return index;
+    const int top = 7 + (index - 128) / 64;
+    return (int64_t{64} + (index - 128) % 64) << (top - kSubBucketBits);
+  }
+
   void Add(int64_t nanos) { AddBucket(FloorOf(nanos), 1, nanos, nanos); }
   // Adds `count` durations of the bucket with floor `floor`, whose sum and max are given (a
   // histogram read back from an event, one bucket at a time; sum and max once, with count 0).

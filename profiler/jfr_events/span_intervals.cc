@@ -114,13 +114,15 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
   settled_ = std::max(settled_, horizon);
   for (auto it = threads_.begin(); it != threads_.end();) {
     Thread& thread = it->second;
-    while (!thread.spans.empty() && thread.spans.front().span.end_ticks <= horizon) {
-      Pending& front = thread.spans.front();
+    size_t settled = 0;
+    while (settled < thread.spans.size() && thread.spans[settled].span.end_ticks <= horizon) {
+      Pending& front = thread.spans[settled++];
       if (!front.written && (front.triggered || front.cut || write_all_)) {
         Write(it->first, &front, pending_bytes);
       }
-      thread.spans.pop_front();
     }
+    // The few not settled yet move down.
+    thread.spans.erase(thread.spans.begin(), thread.spans.begin() + settled);
     // A virtual thread leaves nothing behind once it holds nothing: there are many.
     const bool idle = (it->first >> 63) == 0 && thread.spans.empty() && thread.unjoined.empty() &&
                       thread.guessed.empty() && thread.open_context.empty();

@@ -31,7 +31,6 @@
 #define CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -118,7 +117,9 @@ class SpanIntervals {
     ContextSnapshot context;
   };
   struct Thread {
-    std::deque<Pending> spans;       // by begin
+    // By begin; a vector, not a deque, so that a steady stream of spans reuses its memory (a
+    // deque allocates and frees a block every few spans).
+    std::vector<Pending> spans;
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
     uint64_t last_end = 0;       // end of the last span added

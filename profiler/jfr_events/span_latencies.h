@@ -16,8 +16,8 @@
 // (LatencyHistogram, profiler/base). A span the recording's end finds still open (DrainOpen) is
 // not closed and is not counted.
 //
-// Memory: one histogram per attribute-value set that closed a span in the current segment, each
-// at most 3,700 buckets (64 per power of two of nanoseconds) and in practice a few dozen.
+// Memory: per attribute-value set that closed a span in the current segment, a count per bucket
+// up to its longest span's (about 1,600 four-byte counts when that is a second).
 //
 // Thread safety: none; owned by the JFR writer's thread.
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_LATENCIES_H_
@@ -25,8 +25,8 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <unordered_map>
+#include <vector>
 
 #include "context/context_block.h"
 #include "profiler/base/latency_histogram.h"
@@ -58,8 +58,16 @@ class SpanLatencies {
 
  private:
   using Attributes = std::array<uint32_t, kAttributeSlots>;
+  struct AttributesHash {
+    size_t operator()(const Attributes& attributes) const;
+  };
+  // A segment's spans of one attribute-value set. Counted into an array by bucket index (up to
+  // the largest seen), not LatencyHistogram's tree: every span of the workload passes here,
+  // whether anything is recorded in it or not. Write makes the histogram.
   struct Group {
-    LatencyHistogram histogram;
+    std::vector<uint32_t> counts;
+    int64_t sum = 0;
+    int64_t max = 0;
     uint64_t first_end = UINT64_MAX;  // ticks of the first and last span end it holds
     uint64_t last_end = 0;
   };
@@ -68,7 +76,11 @@ class SpanLatencies {
 
   const size_t attribute_count_;
   const double nanos_per_tick_;
-  std::map<Attributes, Group> groups_;
+  std::unordered_map<Attributes, Group, AttributesHash> groups_;
+  // The group Count found last (nodes of an unordered_map stay put): consecutive spans mostly
+  // share their attribute values.
+  Group* last_group_ = nullptr;
+  Attributes last_attributes_{};
   // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on.
   std::unordered_map<uint64_t, SpanInterval> unfinished_;  // by SpanOwnerKey
 };
