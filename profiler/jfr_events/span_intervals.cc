@@ -6,8 +6,16 @@
 
 namespace ctxprof {
 
+SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
+  if (last_thread_ == nullptr || last_owner_ != owner) {
+    last_thread_ = &threads_[owner];
+    last_owner_ = owner;
+  }
+  return *last_thread_;
+}
+
 void SpanIntervals::Add(const SpanInterval& span) {
-  Thread& thread = threads_[SpanOwnerKey(span.tid, span.virtual_thread_id)];
+  Thread& thread = ThreadOf(SpanOwnerKey(span.tid, span.virtual_thread_id));
   Pending pending{span};
   // Its start was written at a segment end already (CutOpen): the rest follows once settled,
   // triggered or not, so that its parts add up to its length.
@@ -47,7 +55,7 @@ void SpanIntervals::Add(const SpanInterval& span) {
 
 uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
                              const ContextSnapshot& fallback) {
-  Thread& thread = threads_[SpanOwnerKey(tid, virtual_thread_id)];
+  Thread& thread = ThreadOf(SpanOwnerKey(tid, virtual_thread_id));
   // The last span beginning at or before `ticks`.
   auto after = std::upper_bound(
       thread.spans.begin(), thread.spans.end(), ticks,
@@ -126,6 +134,7 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
     // A virtual thread leaves nothing behind once it holds nothing: there are many.
     const bool idle = (it->first >> 63) == 0 && thread.spans.empty() && thread.unjoined.empty() &&
                       thread.guessed.empty() && thread.open_context.empty();
+    if (idle && &thread == last_thread_) last_thread_ = nullptr;
     it = idle ? threads_.erase(it) : std::next(it);
   }
 }

@@ -132,6 +132,8 @@ class SpanIntervals {
 
   // Spans are kept per SpanOwnerKey: a virtual thread's intervals are logged by whichever
   // carrier it ran on when each ended (span_log.h), so they can arrive out of order (Add sorts).
+  // threads_[owner], through the last one found: the drain brings a thread's spans together.
+  Thread& ThreadOf(uint64_t owner);
   void SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
                      const ContextSnapshot& context);
   void Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes);
@@ -152,6 +154,8 @@ class SpanIntervals {
   const std::function<uint32_t(int32_t, uint64_t)> thread_key_;
   std::unordered_set<int32_t> timed_;
   std::unordered_map<uint64_t, Thread> threads_;  // by SpanOwnerKey
+  Thread* last_thread_ = nullptr;  // ThreadOf's last (map nodes stay put until erased)
+  uint64_t last_owner_ = 0;
   uint64_t spans_written_ = 0;
   uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
 };

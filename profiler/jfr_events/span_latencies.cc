@@ -72,11 +72,12 @@ size_t SpanLatencies::AttributesHash::operator()(const Attributes& attributes) c
 void SpanLatencies::Count(const SpanInterval& span) {
   Attributes attributes{};
   std::copy(span.context.attributes, span.context.attributes + kAttributeSlots, attributes.begin());
-  if (last_group_ == nullptr || attributes != last_attributes_) {
-    last_group_ = &groups_[attributes];
-    last_attributes_ = attributes;
+  Recent& recent = recent_[AttributesHash()(attributes) % recent_.size()];
+  if (recent.group == nullptr || recent.attributes != attributes) {
+    recent.group = &groups_[attributes];
+    recent.attributes = attributes;
   }
-  Group& group = *last_group_;
+  Group& group = *recent.group;
   const int64_t nanos = std::max<int64_t>(
       0, static_cast<int64_t>(static_cast<double>(span.end_ticks - span.begin_ticks) *
                               nanos_per_tick_));
@@ -120,7 +121,7 @@ void SpanLatencies::Write(JfrChunkWriter* chunk, EventEncoder* encoder, Attribut
                                &chunk->out());
   }
   groups_.clear();
-  last_group_ = nullptr;
+  recent_ = {};
 }
 
 }  // namespace ctxprof

@@ -77,10 +77,13 @@ class SpanLatencies {
   const size_t attribute_count_;
   const double nanos_per_tick_;
   std::unordered_map<Attributes, Group, AttributesHash> groups_;
-  // The group Count found last (nodes of an unordered_map stay put): consecutive spans mostly
-  // share their attribute values.
-  Group* last_group_ = nullptr;
-  Attributes last_attributes_{};
+  // Groups Count found, by their hash's low bits (nodes of an unordered_map stay put): a handful
+  // of attribute-value sets take most spans, and a hit costs a compare instead of a map probe.
+  struct Recent {
+    Attributes attributes{};
+    Group* group = nullptr;
+  };
+  std::array<Recent, 64> recent_{};
   // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on.
   std::unordered_map<uint64_t, SpanInterval> unfinished_;  // by SpanOwnerKey
 };

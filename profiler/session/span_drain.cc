@@ -98,9 +98,13 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
         SpanInterval span;
         span.tid = tid;
         span.virtual_thread_id = record.owner;
-        span.begin_ticks = BeginTicks(tid, record.owner, record.begin_ticks);
+        // One lookup for both: the previous interval's end is this one's begin, then this end.
+        Boundary& last = last_end_[SpanOwnerKey(tid, record.owner)];
+        span.begin_ticks = last.span_ticks == record.begin_ticks
+                               ? last.session_ticks
+                               : ToSessionTicks(record.begin_ticks);
         span.end_ticks = ToSessionTicks(record.end_ticks);
-        last_end_[SpanOwnerKey(tid, record.owner)] = Boundary{record.end_ticks, span.end_ticks};
+        last = Boundary{record.end_ticks, span.end_ticks};
         span.context.trace_id_high = record.trace_id_high;
         span.context.trace_id_low = record.trace_id_low;
         span.context.span_id = record.span_id;
