@@ -1,10 +1,12 @@
 #include "jni/jfr_sync.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -12,6 +14,7 @@
 
 #include "jni/java_strings.h"
 #include "profiler/jfr/jfr_append.h"
+#include "profiler/jfr/jfr_chunk_header.h"
 
 namespace ctxprof {
 namespace {
@@ -262,6 +265,96 @@ bool Call(JNIEnv* env, jobject recording, const char* method, const char* signat
   return !env->ExceptionCheck();
 }
 
+// target.method(arguments) for a method returning an object; null (an exception pending, or
+// the method's own null).
+jobject CallObject(JNIEnv* env, jobject target, const char* method, const char* signature,
+                   const jvalue* arguments) {
+  jmethodID id = env->GetMethodID(env->GetObjectClass(target), method, signature);
+  return id != nullptr ? Checked(env, env->CallObjectMethodA(target, id, arguments)) : nullptr;
+}
+
+// Names `recording`, sends it to disk with `destination` (where the JDK writes it when it stops,
+// the JVM's shutdown included) and starts it. False with an exception pending.
+bool StartToDisk(JNIEnv* env, jobject recording, const std::string& destination) {
+  jvalue argument;
+  argument.l = ToJavaString(env, "ctxprof jfrsync");
+  bool set =
+      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
+  argument.z = JNI_TRUE;
+  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
+  argument.l = PathOf(env, destination);
+  set = set && argument.l != nullptr &&
+        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+  argument.l = nullptr;
+  return set && Call(env, recording, "start", "()V", argument);
+}
+
+// Copies what the stopped `recording` holds of the chunks that started before `before` (an
+// Instant; Recording.getStream takes the chunks that overlap [null, before - 1 ns]) to `path`.
+bool CopyChunksBefore(JNIEnv* env, jobject recording, jobject before, const std::string& path) {
+  jvalue argument;
+  argument.j = 1;
+  jvalue range[2];
+  range[0].l = nullptr;
+  range[1].l = CallObject(env, before, "minusNanos", "(J)Ljava/time/Instant;", &argument);
+  jobject stream =
+      range[1].l != nullptr
+          ? CallObject(env, recording, "getStream",
+                       "(Ljava/time/Instant;Ljava/time/Instant;)Ljava/io/InputStream;", range)
+          : nullptr;
+  jclass files = env->FindClass("java/nio/file/Files");
+  jclass options = env->FindClass("java/nio/file/CopyOption");
+  jclass standard = env->FindClass("java/nio/file/StandardCopyOption");
+  jobject target = PathOf(env, path);
+  if (stream == nullptr || files == nullptr || options == nullptr || standard == nullptr ||
+      target == nullptr) {
+    return false;
+  }
+  jfieldID replace =
+      env->GetStaticFieldID(standard, "REPLACE_EXISTING", "Ljava/nio/file/StandardCopyOption;");
+  jmethodID copy = env->GetStaticMethodID(
+      files, "copy", "(Ljava/io/InputStream;Ljava/nio/file/Path;[Ljava/nio/file/CopyOption;)J");
+  jobjectArray how = replace != nullptr ? env->NewObjectArray(1, options, nullptr) : nullptr;
+  if (copy == nullptr || how == nullptr) return false;
+  env->SetObjectArrayElement(how, 0, env->GetStaticObjectField(standard, replace));
+  env->CallStaticLongMethod(files, copy, stream, target, how);
+  const bool copied = !env->ExceptionCheck();
+  env->ExceptionClear();
+  argument.l = nullptr;
+  Call(env, stream, "close", "()V", argument);
+  return copied && !env->ExceptionCheck();
+}
+
+// The end, in the JDK's ticks, of the last chunk of the JDK recording file `path`: its header's
+// start ticks plus its duration (nanoseconds, which ReadOrigin checked are the ticks). 0 when
+// the file is not whole chunks.
+uint64_t LastChunkEndTicks(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  uint64_t end = 0;
+  uint8_t header[kChunkHeaderSize];
+  for (uint64_t offset = 0;;) {
+    if (pread(fd, header, sizeof(header), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(sizeof(header))) {
+      break;
+    }
+    auto field = [&header](size_t at) {
+      uint64_t value = 0;
+      for (size_t i = 0; i < 8; i++) value = value << 8 | header[at + i];
+      return value;
+    };
+    const uint64_t size = field(kChunkSizeOffset);
+    if (memcmp(header, "FLR", 4) != 0 || size < sizeof(header)) {
+      end = 0;
+      break;
+    }
+    end = field(kChunkStartTicksOffset) + field(kChunkDurationOffset);
+    offset += size;
+  }
+  close(fd);
+  return end;
+}
+
 std::string StateOf(JNIEnv* env, jobject recording) {
   const LocalFrame frame(env, 8);
   if (!frame.ok()) {
@@ -445,26 +538,26 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
       !RecordEveryDuration(env, recording, request, &selection.thresholds)) {
     return Failed(env, "cannot record the JDK's duration events below their thresholds");
   }
-  const std::string destination = request.file + ".jdk.jfr";
-  jvalue argument;
-  argument.l = ToJavaString(env, "ctxprof jfrsync");
-  bool set =
-      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
-  argument.z = JNI_TRUE;
-  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
-  argument.l = PathOf(env, destination);
-  set = set && argument.l != nullptr &&
-        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
-  if (!set) return Failed(env, "cannot set up the JDK's recording");
-  argument.l = nullptr;
-  if (!Call(env, recording, "start", "()V", argument)) {
+  // repository=: the JDK's files go into the repository (created as the session would), under
+  // names its readers skip (no .jfr).
+  const std::string base =
+      request.repository.empty() ? request.file : request.repository + "/.ctxprof-jfrsync";
+  if (!request.repository.empty() && mkdir(request.repository.c_str(), 0700) != 0 &&
+      errno != EEXIST) {
+    const int os_error = errno;
+    return Status::Io(
+        "cannot create the repository " + request.repository + ": " + strerror(os_error), os_error);
+  }
+  const std::string destination = base + ".jdk.jfr";
+  if (!StartToDisk(env, recording, destination)) {
     return Failed(env, "the JDK's recorder did not start");
   }
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(
-      new JfrSync(vm, global, destination, origin.value(), std::move(selection)));
+  return std::unique_ptr<JdkRecorder>(new JfrSync(vm, global, !request.repository.empty(),
+                                                  destination, base + ".period", origin.value(),
+                                                  std::move(selection)));
 }
 
 JfrSync::~JfrSync() {
@@ -477,6 +570,7 @@ JfrSync::~JfrSync() {
     }
     delete lookup;
   }
+  unlink(period_file_.c_str());
   if (recording_ == nullptr) return;
   if (env != nullptr) {
     const LocalFrame frame(env, 8);
@@ -489,14 +583,7 @@ JfrSync::~JfrSync() {
   unlink(destination_.c_str());
 }
 
-Status JfrSync::StopInto(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
-  ScopedEnv scoped(vm_);
-  JNIEnv* env = scoped.get();
-  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
-  const LocalFrame frame(env, 16);
-  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+void JfrSync::StopRecording(JNIEnv* env) {
   if (StateOf(env, recording_) == "RUNNING") {
     jvalue none;
     none.l = nullptr;
@@ -513,7 +600,9 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  const Status copied = AppendRecording(path, destination_, selection_);
+}
+
+void JfrSync::CloseRecording(JNIEnv* env) {
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -521,12 +610,34 @@ Status JfrSync::StopInto(const std::string& path) {
   env->DeleteGlobalRef(recording_);
   recording_ = nullptr;
   unlink(destination_.c_str());
+}
+
+Status JfrSync::StopInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (per_chunk_) {
+    // The last chunk took the rest (EndPeriodInto); a session whose writer failed did not.
+    if (recording_ != nullptr) {
+      ScopedEnv scoped(vm_);
+      if (JNIEnv* env = scoped.get()) CloseRecording(env);
+    }
+    return period_error_;
+  }
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+  StopRecording(env);
+  const Status copied = AppendRecording(path, {destination_}, selection_);
+  CloseRecording(env);
   if (copied.ok()) return copied;
   return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
 }
 
 Status JfrSync::SnapshotInto(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (per_chunk_) return Status();  // the dumped chunk files hold their periods already
   if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
@@ -538,11 +649,86 @@ Status JfrSync::SnapshotInto(const std::string& path) {
   argument.l = PathOf(env, snapshot);
   Status status =
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
-          ? AppendRecording(path, snapshot, selection_)
+          ? AppendRecording(path, {snapshot}, selection_)
           : Failed(env, "the JDK's recorder did not dump");
   unlink(snapshot.c_str());
   if (status.ok()) return status;
   return status.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+void JfrSync::KeepPeriodError(const Status& status) {
+  if (period_error_.ok() && !status.ok()) {
+    period_error_ = status.Prefixed("jfrsync: a chunk of the repository lacks the JDK's events");
+  }
+}
+
+uint64_t JfrSync::BeginPeriodBoundary() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr || period_pending_) return 0;
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return 0;
+  const LocalFrame frame(env, 64);
+  if (!frame.ok()) {
+    KeepPeriodError(Failed(env, "out of memory"));
+    return 0;
+  }
+  // The next period's recording, with this one's settings: starting it rotates the JDK's
+  // chunk; the old recording then loses its destination and stops (a second rotation, whose
+  // chunk belongs to the new one), and its chunks that began before the new one started are
+  // the period's.
+  jclass type = env->FindClass("jdk/jfr/Recording");
+  jmethodID create = type != nullptr ? env->GetMethodID(type, "<init>", "()V") : nullptr;
+  jobject next = create != nullptr ? Checked(env, env->NewObject(type, create)) : nullptr;
+  jvalue argument;
+  argument.l = CallObject(env, recording_, "getSettings", "()Ljava/util/Map;", nullptr);
+  bool started = next != nullptr && argument.l != nullptr &&
+                 Call(env, next, "setSettings", "(Ljava/util/Map;)V", argument);
+  argument.l = nullptr;
+  started = started && Call(env, recording_, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+  started = started && StartToDisk(env, next, destination_);
+  jobject boundary =
+      started ? CallObject(env, next, "getStartTime", "()Ljava/time/Instant;", nullptr) : nullptr;
+  jobject global = boundary != nullptr ? env->NewGlobalRef(next) : nullptr;
+  if (global == nullptr) {
+    KeepPeriodError(Failed(env, "the JDK's recorder did not start a new period"));
+    if (next != nullptr) Call(env, next, "close", "()V", argument);
+    env->ExceptionClear();
+    argument.l = PathOf(env, destination_);
+    if (argument.l != nullptr) {
+      Call(env, recording_, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+    }
+    env->ExceptionClear();
+    return 0;
+  }
+  const uint64_t started_ticks = MonotonicNanos() - origin_nanos_;
+  const bool stopped = Call(env, recording_, "stop", "()Z", argument);
+  env->ExceptionClear();
+  period_pending_ = stopped && CopyChunksBefore(env, recording_, boundary, period_file_);
+  if (!period_pending_) KeepPeriodError(Failed(env, "cannot copy the JDK's chunks"));
+  Call(env, recording_, "close", "()V", argument);
+  env->ExceptionClear();
+  env->DeleteGlobalRef(recording_);
+  recording_ = global;
+  const uint64_t end = period_pending_ ? LastChunkEndTicks(period_file_) : 0;
+  return end != 0 ? end : started_ticks;
+}
+
+void JfrSync::EndPeriodInto(const std::string& path, bool last) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> others;
+  if (period_pending_) others.push_back(period_file_);
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (last && recording_ != nullptr && env != nullptr) {
+    const LocalFrame frame(env, 16);
+    StopRecording(env);
+    others.push_back(destination_);
+  }
+  if (!others.empty()) KeepPeriodError(AppendRecording(path, others, selection_));
+  if (last && recording_ != nullptr && env != nullptr) CloseRecording(env);
+  unlink(period_file_.c_str());
+  period_pending_ = false;
 }
 
 }  // namespace ctxprof

@@ -98,15 +98,16 @@ StatusOr<std::vector<uint64_t>> RecordsLeftOut(const std::string& path, uint64_t
 
 }  // namespace
 
-Status AppendRecording(const std::string& path, const std::string& jdk_file,
+Status AppendRecording(const std::string& path, const std::vector<std::string>& others,
                        const AppendSelection& selection) {
   struct stat ours;
   if (stat(path.c_str(), &ours) != 0) {
     const int os_error = errno;
     return Status::Io("cannot open " + path + ": " + strerror(os_error), os_error);
   }
-  Status copied =
-      Rewrite(path, {JfrCopySource{path, -1, 0, {}}, JfrCopySource{jdk_file, -1, 0, {}}});
+  std::vector<JfrCopySource> sources{JfrCopySource{path, -1, 0, {}}};
+  for (const std::string& other : others) sources.push_back(JfrCopySource{other, -1, 0, {}});
+  Status copied = Rewrite(path, std::move(sources));
   if (!copied.ok() || (selection.thresholds.empty() && !selection.triggered)) return copied;
   StatusOr<std::vector<uint64_t>> drop =
       RecordsLeftOut(path, static_cast<uint64_t>(ours.st_size), selection);

@@ -1,5 +1,5 @@
 // AppendRecording: one recording file made of two, the session's and the JDK's (jfrsync=,
-// jni/jfr_sync.h): `path` is rewritten as its own chunks followed by the other file's, and
+// jni/jfr_sync.h): `path` is rewritten as its own chunks followed by the other files', and
 // optionally without some of the records, chosen the way readers join events to spans (an event
 // is in a span when its thread's osThreadId is the span's and its start lies in the span's
 // [start, end), JfrReader::ContextAt): both files must count the same ticks.
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "profiler/base/status.h"
 
@@ -34,7 +35,7 @@ struct AppendSelection {
 // kIo naming the file at fault (open, read, write, rename, or a file that is not whole chunks);
 // kInvalidArgument from the reader for a joined file it cannot parse. `path` is as it was on
 // failure of the first rewrite; a failed selection leaves it joined but unselected.
-Status AppendRecording(const std::string& path, const std::string& other,
+Status AppendRecording(const std::string& path, const std::vector<std::string>& others,
                        const AppendSelection& selection);
 
 }  // namespace ctxprof

@@ -213,6 +213,10 @@ Status JfrWriter::WriteSegment(JfrChunkWriter::SegmentEnd end) {
   if (Status committed = chunk_->CommitSegment(end); !committed.ok()) {
     return Fail(std::move(committed));
   }
+  if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.end_period) {
+    inputs_.end_period(chunk_->last_finished_chunk().path,
+                       end == JfrChunkWriter::SegmentEnd::kFinalChunk);
+  }
   if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.on_chunk_finished) {
     ReportFinishedChunk(chunk);
   }
@@ -252,6 +256,18 @@ Status JfrWriter::Publish() {
 
 Status JfrWriter::Rotate() {
   if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (!inputs_.begin_period_boundary || chunk_->publishes_whole_chunks()) {
+    return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
+  }
+  if (boundary_ticks_ == 0) boundary_ticks_ = inputs_.begin_period_boundary();
+  return boundary_ticks_ == 0 ? EndChunk(JfrChunkWriter::SegmentEnd::kChunk) : Status();
+}
+
+Status JfrWriter::EndPeriod() {
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (boundary_ticks_ == 0) return Status();
+  spans_.CutAt(boundary_ticks_, &pending_pool_bytes_);
+  boundary_ticks_ = 0;
   return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
 }
 

@@ -141,6 +141,14 @@ struct JfrWriterInputs {
   std::function<uint64_t()> dropped_spans;
   // Chunks uploaded and uploads given up so far (ctxprof.ProfilerCounters); may be empty.
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
+  // Repository mode, jfrsync= (jni/jfr_sync.h): another recorder whose events each chunk file
+  // also carries, for the chunk's own period. A rotation first asks begin_period_boundary to
+  // rotate that recorder; it returns the boundary tick (0: none, the chunk ends at once). The
+  // chunk then ends at that tick (EndPeriod), and end_period appends the other recorder's
+  // events up to it to the finished chunk file (`last`: everything it holds, at Close) before
+  // the file is reported. Both may be empty; they report their own failures.
+  std::function<uint64_t()> begin_period_boundary;
+  std::function<void(const std::string& path, bool last)> end_period;
 };
 
 // Folds the finished chunks of the recording file `path` (file mode, or a dump) into one chunk
@@ -195,8 +203,16 @@ class JfrWriter {
   Status Publish();
   // What readers can read now (JfrChunkWriter::published).
   std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
-  // Ends the current chunk and starts the next one (which Close does not fold into it).
+  // Ends the current chunk and starts the next one (which Close does not fold into it). With
+  // begin_period_boundary, only asks for the boundary: the caller ends the chunk at
+  // pending_boundary() with EndPeriod once every record before it has been added.
   Status Rotate();
+  // The tick at which the chunk is to end (begin_period_boundary), 0 when none is pending.
+  uint64_t pending_boundary() const { return boundary_ticks_; }
+  // Ends the chunk at pending_boundary(): each span still open there is written up to it and
+  // goes on from it in the next chunk (SpanIntervals::CutAt). Records before the boundary and
+  // SettleSpans(boundary) must come first.
+  Status EndPeriod();
   // Finishes the recording (last chunk gets the final flag) and closes it; in file mode the
   // chunks are then folded into one (CompactRecordingFile; if that fails, the file keeps its
   // chunks, complete, and Close says why). Idempotent; the destructor calls it, so a writer never
@@ -293,6 +309,7 @@ class JfrWriter {
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
   uint64_t samples_in_chunk_ = 0;
+  uint64_t boundary_ticks_ = 0;  // pending_boundary()
   Counters counters_;
 };
 

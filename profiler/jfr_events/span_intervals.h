@@ -100,6 +100,11 @@ class SpanIntervals {
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
   // At a segment end; `chunk_end` when it ends the chunk.
   void WriteTriggered(bool chunk_end, uint64_t* pending_bytes);
+  // Before a chunk that ends at `ticks` (jfrsync= with repository=: the JDK's recorder rotated
+  // there, and its events of the chunk's period must find their spans in the chunk): every span
+  // open at `ticks`, drained or still open as last read, is written up to it; the rest follows
+  // from it. Every record before `ticks` must have been joined (Settle(ticks)).
+  void CutAt(uint64_t ticks, uint64_t* pending_bytes);
 
   uint64_t spans_written() const { return spans_written_; }
 
