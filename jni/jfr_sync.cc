@@ -325,6 +325,36 @@ bool CopyChunksBefore(JNIEnv* env, jobject recording, jobject before, const std:
   return copied && !env->ExceptionCheck();
 }
 
+// Keeps the JDK's recorder from recording the calling thread's events
+// (jdk.jfr.internal.JVM.exclude: static since JDK 22, else on JVM.getJVM()), as it does for its own
+// threads: the copies of its chunks would otherwise be jdk.FileRead and FileWrite events of the
+// next period. False with an exception pending.
+bool ExcludeCallingThread(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  jclass thread_class = env->FindClass("java/lang/Thread");
+  jmethodID current =
+      thread_class != nullptr
+          ? env->GetStaticMethodID(thread_class, "currentThread", "()Ljava/lang/Thread;")
+          : nullptr;
+  jobject thread = current != nullptr
+                       ? Checked(env, env->CallStaticObjectMethod(thread_class, current))
+                       : nullptr;
+  if (jvm == nullptr || thread == nullptr) return false;
+  if (jmethodID exclude = env->GetStaticMethodID(jvm, "exclude", "(Ljava/lang/Thread;)V")) {
+    env->CallStaticVoidMethod(jvm, exclude, thread);
+    return !env->ExceptionCheck();
+  }
+  env->ExceptionClear();
+  jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+  jmethodID exclude = env->GetMethodID(jvm, "exclude", "(Ljava/lang/Thread;)V");
+  jobject instance = get_jvm != nullptr && exclude != nullptr
+                         ? Checked(env, env->CallStaticObjectMethod(jvm, get_jvm))
+                         : nullptr;
+  if (instance == nullptr) return false;
+  env->CallVoidMethod(instance, exclude, thread);
+  return !env->ExceptionCheck();
+}
+
 // The end, in the JDK's ticks, of the last chunk of the JDK recording file `path`: its header's
 // start ticks plus its duration (nanoseconds, which ReadOrigin checked are the ticks). 0 when
 // the file is not whole chunks.
@@ -671,6 +701,10 @@ uint64_t JfrSync::BeginPeriodBoundary() {
   const LocalFrame frame(env, 64);
   if (!frame.ok()) {
     KeepPeriodError(Failed(env, "out of memory"));
+    return 0;
+  }
+  if (!ExcludeCallingThread(env)) {
+    KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's writer thread"));
     return 0;
   }
   // The next period's recording, with this one's settings: starting it rotates the JDK's

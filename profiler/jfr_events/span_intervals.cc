@@ -158,15 +158,13 @@ void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
       if (pending.written || pending.span.begin_ticks >= ticks || pending.span.end_ticks <= ticks) {
         continue;
       }
+      // Its begin stays: a later chunk writes it from there again (see the header).
       WriteInterval(owner, pending.span.begin_ticks, ticks, pending.span.context, pending_bytes);
-      pending.span.begin_ticks = ticks;
       pending.triggered = false;
-      pending.cut = true;
     }
     const uint64_t begin = std::max(thread.open_begin, thread.written_until);
     if (!thread.open_context.empty() && begin < ticks && thread.last_end <= thread.open_begin) {
       WriteInterval(owner, begin, ticks, thread.open_context, pending_bytes);
-      thread.written_until = ticks;
       thread.unjoined.erase(
           thread.unjoined.begin(),
           std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks));

@@ -56,7 +56,8 @@ public final class FileServiceWorkload {
 
   static final String[] ENDPOINTS = {"/upload", "/download", "/echo", "/idle"};
   static final int REQUEST_THREADS = 3;
-  static final int REQUESTS_PER_THREAD = 45;
+  /** Requests per thread: 45, or the system property fileservice.requests (longer runs). */
+  static final int REQUESTS_PER_THREAD = Integer.getInteger("fileservice.requests", 45);
 
   private static final Map<String, long[]> COUNTED = new TreeMap<>();
 

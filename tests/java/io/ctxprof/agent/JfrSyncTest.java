@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -131,6 +132,111 @@ class JfrSyncTest {
       truth.keySet().removeIf(key -> key.startsWith("background"));
       expectCounted(joined, truth);
       Files.delete(jfr);
+    }
+  }
+
+  /**
+   * repository= and upload=: a service running over several rotations (chunktime=250ms); each
+   * chunk file holds the JDK's events of its own period, so the chunks, each read alone, give
+   * the service's counts: no JDK event lost or in two chunks, every one joined to its request's
+   * span in its own chunk, by our reading and by JDK 25's printer per chunk; JDK 17's and 25's
+   * jfr read every chunk; the local Pyroscope stand-in receives the same bytes.
+   */
+  @Test
+  void everyRepositoryChunkHoldsTheJdksEventsOfItsPeriod() throws Exception {
+    Path jfc = writeIoConfiguration();
+    Path repository = dir.resolve("repository");
+    Map<Integer, byte[]> uploaded = new TreeMap<>();
+    com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext("/", exchange -> {
+      byte[] body = exchange.getRequestBody().readAllBytes();
+      String type = exchange.getRequestHeaders().getFirst("Content-Type");
+      byte[] jfr = multipartPart(body, type.substring(type.indexOf("boundary=") + 9), "jfr");
+      synchronized (uploaded) {
+        uploaded.put(uploaded.size(), jfr);
+      }
+      exchange.sendResponseHeaders(200, -1);
+      exchange.close();
+    });
+    server.start();
+    Result result;
+    try {
+      result = runJava(List.of("-Dfileservice.requests=250",
+          agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc + ",chunktime=250ms,"
+              + "repository=" + repository + ",upload=http://127.0.0.1:"
+              + server.getAddress().getPort() + "/")),
+          "FileServiceWorkload", dir.toString());
+    } finally {
+      server.stop(0);
+    }
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Map<String, Long> truth = truthOf(result);
+    List<Path> chunks;
+    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
+      chunks = files.sorted().collect(java.util.stream.Collectors.toList());
+    }
+    assertTrue(chunks.size() >= 3, "chunk files: " + chunks);
+    Joined all = new Joined();
+    Printed printedReads = new Printed();
+    Printed printedOrders = new Printed();
+    List<String> contents = new ArrayList<>();
+    for (Path chunk : chunks) {
+      assertTrue(chunk.getFileName().toString().matches("ctxprof-[0-9]{6}\\.jfr"),
+          "only chunk files are left in the repository: " + chunks);
+      Joined joined = Joined.read(chunk, dir);
+      contents.add(chunk.getFileName() + ": orders " + joined.orders + ", " + joined.bytes);
+      all.add(joined);
+      for (String jdk : List.of(JDK17, JDK25)) {
+        if (!Files.isExecutable(Path.of(jdk, "bin/jfr"))) continue;
+        Result summary = ChildProcess.run(List.of(jdk + "/bin/jfr", "summary", chunk.toString()), 120);
+        assertEquals(0, summary.exit, jdk + " jfr summary " + chunk + ": " + summary);
+      }
+      if (Files.isExecutable(Path.of(JDK25, "bin/jfr"))) {
+        printedOrders.add(Printed.of(chunk, "ctxprof.test.Order", dir));
+        printedReads.add(
+            Printed.of(chunk, "jdk.FileRead,jdk.FileWrite,jdk.SocketRead,jdk.SocketWrite", dir));
+      }
+    }
+    System.out.println(String.join("\n", contents));
+    // Every JDK event once: the byte counts of each kind, in spans or not, are exact. Elsewhere
+    // (neither a request nor the background thread): the echo server's socket I/O and the
+    // main thread's one file write, none of ctxprof's own copies of the JDK's chunks.
+    for (String kind : IO) {
+      long counted = truth.entrySet().stream().filter(e -> e.getKey().endsWith(" " + kind))
+          .mapToLong(Map.Entry::getValue).sum();
+      long recorded = all.bytes.entrySet().stream().filter(
+          e -> e.getKey().endsWith(" " + kind) && !e.getKey().startsWith("elsewhere"))
+          .mapToLong(Map.Entry::getValue).sum();
+      assertEquals(counted, recorded, kind + " bytes over all chunks: " + all.bytes);
+    }
+    assertEquals(200_000L, all.bytes.get("elsewhere FileWrite"), "file writes elsewhere");
+    expectCounted(all, truth);
+    if (Files.isExecutable(Path.of(JDK25, "bin/jfr"))) {
+      assertEquals(all.orders, printedOrders.withContext, "JDK 25 jfr print: orders with Context");
+      assertEquals(all.inRequests, printedReads.withContext, "JDK 25 jfr print: I/O with Context");
+      assertEquals(0, printedReads.outsideWithContext, "JDK 25: background I/O with Context");
+    }
+    // upload=: every chunk file arrived, byte for byte.
+    assertEquals(chunks.size(), uploaded.size(), "uploads");
+    for (int i = 0; i < chunks.size(); i++) {
+      assertTrue(java.util.Arrays.equals(Files.readAllBytes(chunks.get(i)), uploaded.get(i)),
+          "upload " + i + " differs from " + chunks.get(i));
+    }
+  }
+
+  /** The gunzipped content of the multipart/form-data part `name` of `body`. */
+  private static byte[] multipartPart(byte[] body, String boundary, String name)
+      throws IOException {
+    String text = new String(body, StandardCharsets.ISO_8859_1);
+    int header = text.indexOf("name=\"" + name + "\"");
+    int start = text.indexOf("\r\n\r\n", header) + 4;
+    int end = text.indexOf("\r\n--" + boundary, start);
+    assertTrue(header >= 0 && start > header && end > start, "no part " + name);
+    try (java.util.zip.GZIPInputStream in = new java.util.zip.GZIPInputStream(
+        new java.io.ByteArrayInputStream(body, start, end - start))) {
+      return in.readAllBytes();
     }
   }
 
@@ -367,6 +473,16 @@ class JfrSyncTest {
     int samplesInSpans; // ctxprof's CPU samples inside a span
     int spansWithoutEvents; // spans in which no event of their thread falls
 
+    /** Adds what another file (a repository's chunk file) holds. */
+    void add(Joined other) {
+      other.bytes.forEach((key, value) -> bytes.merge(key, value, Long::sum));
+      outOfPlace.addAll(other.outOfPlace);
+      misplacedOrders.addAll(other.misplacedOrders);
+      orders += other.orders;
+      inRequests += other.inRequests;
+      contexts += other.contexts;
+    }
+
     /** File events count only on the service's files in {@code dir} (not class loading's). */
     static Joined read(Path jfr, Path dir) throws Exception {
       JfrRecording recording = JfrRecording.read(jfr);
@@ -451,6 +567,12 @@ class JfrSyncTest {
     int withContext;
     int withoutContext;
     int outsideWithContext; // events of threads outside requests that show Context lines
+
+    void add(Printed other) {
+      withContext += other.withContext;
+      withoutContext += other.withoutContext;
+      outsideWithContext += other.outsideWithContext;
+    }
 
     static Printed of(Path jfr, String types, Path dir) throws Exception {
       Result printed = ChildProcess.run(
