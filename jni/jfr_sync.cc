@@ -703,6 +703,7 @@ uint64_t JfrSync::BeginPeriodBoundary() {
     KeepPeriodError(Failed(env, "out of memory"));
     return 0;
   }
+  if (StateOf(env, recording_) != "RUNNING") return 0;  // the JVM's shutdown stopped it
   if (!ExcludeCallingThread(env)) {
     KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's writer thread"));
     return 0;
@@ -725,7 +726,10 @@ uint64_t JfrSync::BeginPeriodBoundary() {
       started ? CallObject(env, next, "getStartTime", "()Ljava/time/Instant;", nullptr) : nullptr;
   jobject global = boundary != nullptr ? env->NewGlobalRef(next) : nullptr;
   if (global == nullptr) {
-    KeepPeriodError(Failed(env, "the JDK's recorder did not start a new period"));
+    // The JVM's shutdown stops every recording (before the agent's VMDeath): the last period
+    // then goes on to the end, and is no failure.
+    const Status failed = Failed(env, "the JDK's recorder did not start a new period");
+    if (StateOf(env, recording_) == "RUNNING") KeepPeriodError(failed);
     if (next != nullptr) Call(env, next, "close", "()V", argument);
     env->ExceptionClear();
     argument.l = PathOf(env, destination_);
