@@ -226,6 +226,38 @@ class JfrSyncTest {
     }
   }
 
+  /**
+   * select=if-context and contexts=triggered with repository=: each chunk file is selected on
+   * its own, so every chunk keeps its requests' I/O (thresholds of 1 s) and none of the
+   * background thread's, and no span without an event.
+   */
+  @Test
+  void selectIfContextAppliesToEachChunk() throws Exception {
+    Path jfc = writeIoConfiguration("1 s");
+    Path repository = dir.resolve("selected");
+    Result result = runJava(List.of("-Dfileservice.requests=150",
+        agent("start,event=cpu,attributes=endpoint,jfrsync=" + jfc + ",select=if-context,"
+            + "contexts=triggered,chunktime=250ms,repository=" + repository)),
+        "FileServiceWorkload", dir.toString());
+    assertEquals(0, result.exit, result.toString());
+    assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
+    Map<String, Long> truth = truthOf(result);
+    List<Path> chunks;
+    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
+      chunks = files.sorted().collect(java.util.stream.Collectors.toList());
+    }
+    assertTrue(chunks.size() >= 2, "chunk files: " + chunks);
+    Joined all = new Joined();
+    for (Path chunk : chunks) all.add(Joined.read(chunk, dir));
+    for (String kind : List.of("FileRead", "FileWrite")) {
+      assertTrue(truth.get("background " + kind) > 0, "the background thread's " + kind);
+      assertEquals(null, all.bytes.get("background " + kind), "background " + kind);
+    }
+    truth.keySet().removeIf(key -> key.startsWith("background"));
+    expectCounted(all, truth);
+    assertEquals(0, all.spansWithoutEvents, "spans written with nothing inside");
+  }
+
   /** The gunzipped content of the multipart/form-data part `name` of `body`. */
   private static byte[] multipartPart(byte[] body, String boundary, String name)
       throws IOException {
@@ -481,6 +513,7 @@ class JfrSyncTest {
       orders += other.orders;
       inRequests += other.inRequests;
       contexts += other.contexts;
+      spansWithoutEvents += other.spansWithoutEvents;
     }
 
     /** File events count only on the service's files in {@code dir} (not class loading's). */
