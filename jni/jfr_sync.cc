@@ -703,7 +703,8 @@ uint64_t JfrSync::BeginPeriodBoundary() {
     KeepPeriodError(Failed(env, "out of memory"));
     return 0;
   }
-  if (StateOf(env, recording_) != "RUNNING") return 0;  // the JVM's shutdown stopped it
+  // The JVM's shutdown stopped it: its destination gets the rest, for the last chunk.
+  if (StateOf(env, recording_) != "RUNNING") return UINT64_MAX;
   if (!ExcludeCallingThread(env)) {
     KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's writer thread"));
     return 0;
@@ -729,7 +730,8 @@ uint64_t JfrSync::BeginPeriodBoundary() {
     // The JVM's shutdown stops every recording (before the agent's VMDeath): the last period
     // then goes on to the end, and is no failure.
     const Status failed = Failed(env, "the JDK's recorder did not start a new period");
-    if (StateOf(env, recording_) == "RUNNING") KeepPeriodError(failed);
+    const bool ended = StateOf(env, recording_) != "RUNNING";
+    if (!ended) KeepPeriodError(failed);
     if (next != nullptr) Call(env, next, "close", "()V", argument);
     env->ExceptionClear();
     argument.l = PathOf(env, destination_);
@@ -737,7 +739,7 @@ uint64_t JfrSync::BeginPeriodBoundary() {
       Call(env, recording_, "setDestination", "(Ljava/nio/file/Path;)V", argument);
     }
     env->ExceptionClear();
-    return 0;
+    return ended ? UINT64_MAX : 0;
   }
   const uint64_t started_ticks = MonotonicNanos() - origin_nanos_;
   const bool stopped = Call(env, recording_, "stop", "()Z", argument);

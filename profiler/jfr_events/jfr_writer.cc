@@ -259,7 +259,13 @@ Status JfrWriter::Rotate() {
   if (!inputs_.begin_period_boundary || chunk_->publishes_whole_chunks()) {
     return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
   }
+  if (period_recorder_ended_) return Status();
   if (boundary_ticks_ == 0) boundary_ticks_ = inputs_.begin_period_boundary();
+  if (boundary_ticks_ == JfrWriterInputs::kNoMorePeriods) {
+    boundary_ticks_ = 0;
+    period_recorder_ended_ = true;
+    return Status();
+  }
   return boundary_ticks_ == 0 ? EndChunk(JfrChunkWriter::SegmentEnd::kChunk) : Status();
 }
 

@@ -143,11 +143,13 @@ struct JfrWriterInputs {
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
   // Repository mode, jfrsync= (jni/jfr_sync.h): another recorder whose events each chunk file
   // also carries, for the chunk's own period. A rotation first asks begin_period_boundary to
-  // rotate that recorder; it returns the boundary tick (0: none, the chunk ends at once). The
+  // rotate that recorder; it returns the boundary tick (0: it failed, the chunk ends at once;
+  // kNoMorePeriods: it has ended, so the chunk in progress is the last one). The
   // chunk then ends at that tick (EndPeriod), and end_period appends the other recorder's
   // events up to it to the finished chunk file (`last`: everything it holds, at Close) before
   // the file is reported. Both may be empty; they report their own failures.
   std::function<uint64_t()> begin_period_boundary;
+  static constexpr uint64_t kNoMorePeriods = UINT64_MAX;
   std::function<void(const std::string& path, bool last)> end_period;
 };
 
@@ -309,7 +311,8 @@ class JfrWriter {
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
   uint64_t samples_in_chunk_ = 0;
-  uint64_t boundary_ticks_ = 0;  // pending_boundary()
+  uint64_t boundary_ticks_ = 0;         // pending_boundary()
+  bool period_recorder_ended_ = false;  // begin_period_boundary said kNoMorePeriods
   Counters counters_;
 };
 

@@ -56,7 +56,8 @@ class JdkRecorder {
   // rest): only reports the first failure of a period, if any.
   virtual Status StopInto(const std::string& path) = 0;
   // repository=, on the session's writer thread: rotates the JDK's recording and returns the
-  // boundary in the session's ticks (0 when it could not: then the period goes on).
+  // boundary in the session's ticks; 0 when it failed (the chunk ends without one), UINT64_MAX
+  // once the JVM's shutdown has stopped the recording (the chunk in progress is the last).
   virtual uint64_t BeginPeriodBoundary() = 0;
   // repository=: writes the finished chunk file `path` anew as its chunk followed by the JDK's
   // events up to the last boundary (`last`: all the JDK's recording holds; it is stopped). A
