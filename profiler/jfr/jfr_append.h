@@ -10,8 +10,9 @@
 //    stays falls, whichever file it came from, are left out.
 //
 // `path` is replaced through `path.tmp` and a rename, so it is whole at every moment; with a
-// selection the joined file is read into memory (JfrReader, each event's leading fields only:
-// times and thread) and written once more.
+// selection the joined file is read again, streaming (the spans of `path`'s own chunks kept,
+// then one chunk at a time, each event's leading fields only: times and thread), and written
+// once more. Memory: the spans, one chunk and the offsets left out.
 //
 // Thread safety: none needed; reads and writes only the given files.
 #ifndef CTXPROF_PROFILER_JFR_JFR_APPEND_H_
