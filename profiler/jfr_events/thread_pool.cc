@@ -38,8 +38,18 @@ uint32_t ThreadPool::VirtualKey(uint64_t id, uint32_t chunk, uint64_t* pending_b
   if (slot.resolved_in_chunk != chunk) {
     std::string name = resolver_->VirtualThreadName(id);
     if (slot.resolved_in_chunk == 0 || slot.thread.name != name) {
-      slot.thread =
-          Thread{next_spare_key_++, 0, std::move(name), static_cast<int64_t>(id), true, 0};
+      // The JDK's key (its id) for the first identity, and again when it comes back forgotten.
+      const bool natural = slot.resolved_in_chunk == 0 && id < kFirstSpareKey &&
+                           resolver_->JdkKeysVirtualThreadsById() &&
+                           (virtual_natural_keys_.count(id) != 0 ||
+                            natural_keys_.insert(static_cast<uint32_t>(id)).second);
+      if (natural) virtual_natural_keys_.insert(id);
+      slot.thread = Thread{natural ? static_cast<uint32_t>(id) : next_spare_key_++,
+                           0,
+                           std::move(name),
+                           static_cast<int64_t>(id),
+                           true,
+                           0};
     }
     slot.resolved_in_chunk = chunk;
   }

@@ -12,7 +12,8 @@
 // entry gets a spare key above every possible tid
 // (kFirstSpareKey: pid_max is at most 2^22), from one counter, never reused: a later triple of
 // the same tid (renamed, or a new thread that reused the tid; its osThreadId field still holds
-// the tid), and every virtual thread.
+// the tid), and every virtual thread but, with jfrsync=, the first identity of each, which
+// takes the JDK's key for it, its java.lang.Thread id (JdkKeysVirtualThreadsById).
 //
 // A sample of a carrier thread that runs a virtual thread belongs to the virtual thread, and its
 // entry is written the way JDK 25's JFR writes one: no OS name, osThreadId 0, the virtual
@@ -87,8 +88,11 @@ class ThreadPool {
   std::unordered_map<uint64_t, VirtualSlot> virtual_;  // by java.lang.Thread id
   uint32_t next_spare_key_ = kFirstSpareKey;
   std::unordered_set<uint32_t> natural_keys_;  // keys below kFirstSpareKey handed out
-  std::vector<size_t> pending_;                // indices into threads_
-  std::vector<uint64_t> pending_virtual_;      // keys of virtual_
+  // Virtual threads keyed by their id (the JDK's key, with jfrsync=): one that is forgotten and
+  // comes back takes it again.
+  std::unordered_set<uint64_t> virtual_natural_keys_;
+  std::vector<size_t> pending_;            // indices into threads_
+  std::vector<uint64_t> pending_virtual_;  // keys of virtual_
 };
 
 }  // namespace ctxprof
