@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <vector>
 
 #include "jni/java_strings.h"
@@ -585,12 +586,31 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(new JfrSync(vm, global, !request.repository.empty(),
-                                                  destination, base + ".period", origin.value(),
-                                                  std::move(selection)));
+  std::unique_ptr<JfrSync> sync(new JfrSync(vm, global, !request.repository.empty(), destination,
+                                            base + ".period", origin.value(),
+                                            std::move(selection)));
+  if (sync->per_chunk_) {
+    try {
+      sync->worker_ = std::thread([raw = sync.get()] { raw->RunPeriods(); });
+    } catch (const std::system_error& e) {
+      return Status::Unavailable(std::string("cannot create its thread: ") +
+                                     strerror(e.code().value()) +
+                                     "; raise the process's thread limit",
+                                 e.code().value());
+    }
+  }
+  return std::unique_ptr<JdkRecorder>(std::move(sync));
 }
 
 JfrSync::~JfrSync() {
+  if (worker_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(boundary_mutex_);
+      stopping_ = true;
+    }
+    boundary_asked_.notify_one();
+    worker_.join();
+  }
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (KeyLookup* lookup = g_key_lookup.exchange(nullptr, std::memory_order_acq_rel)) {
@@ -692,7 +712,7 @@ void JfrSync::KeepPeriodError(const Status& status) {
   }
 }
 
-uint64_t JfrSync::BeginPeriodBoundary() {
+uint64_t JfrSync::RotatePeriod() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (recording_ == nullptr || period_pending_) return 0;
   ScopedEnv scoped(vm_);
@@ -752,6 +772,32 @@ uint64_t JfrSync::BeginPeriodBoundary() {
   recording_ = global;
   const uint64_t end = period_pending_ ? LastChunkEndTicks(period_file_) : 0;
   return end != 0 ? end : started_ticks;
+}
+
+void JfrSync::RequestPeriodBoundary() {
+  std::lock_guard<std::mutex> lock(boundary_mutex_);
+  boundary_ = 0;
+  boundary_requested_ = true;
+  boundary_asked_.notify_one();
+}
+
+uint64_t JfrSync::PeriodBoundary() {
+  std::lock_guard<std::mutex> lock(boundary_mutex_);
+  return boundary_;
+}
+
+void JfrSync::RunPeriods() {
+  const ScopedEnv attached(vm_);  // once for the thread's life, not once per rotation
+  std::unique_lock<std::mutex> lock(boundary_mutex_);
+  while (true) {
+    boundary_asked_.wait(lock, [this] { return boundary_requested_ || stopping_; });
+    if (stopping_) return;
+    boundary_requested_ = false;
+    lock.unlock();
+    const uint64_t boundary = RotatePeriod();
+    lock.lock();
+    boundary_ = boundary != 0 ? boundary : UINT64_MAX - 1;
+  }
 }
 
 void JfrSync::EndPeriodInto(const std::string& path, bool last) {

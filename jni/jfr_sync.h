@@ -10,11 +10,11 @@
 // the JDK writes it when it stops, whether StopInto stops it or the JVM's shutdown did first.
 // StopInto then rewrites FILE as the session's chunks and the JDK's (AppendRecording, through
 // FILE.tmp and a rename, so FILE is whole at every moment). SnapshotInto does the same for a
-// dump with Recording.dump. repository=: one recording per period. BeginPeriodBoundary starts
-// the next (the JDK rotates its chunk), stops the old one and copies its chunks that began
-// before the new one to REPOSITORY/.ctxprof-jfrsync.period; the boundary is the end of the last
-// of them. EndPeriodInto appends that copy to the session's chunk file that ends there (the
-// last one also the current recording, stopped into REPOSITORY/.ctxprof-jfrsync.jdk.jfr).
+// dump with Recording.dump. repository=: one recording per period. Asked for a boundary, a
+// thread of its own starts the next (the JDK rotates its chunk), stops the old one and copies
+// its chunks that began before the new one to REPOSITORY/.ctxprof-jfrsync.period; the boundary
+// is the end of the last of them. EndPeriodInto appends that copy to the session's chunk file
+// that ends there (the last also the current recording, stopped into .ctxprof-jfrsync.jdk.jfr).
 //
 // select=if-context: the duration thresholds are set to 0 and remembered; an event below its
 // threshold in no span is left out when the files join; contexts=triggered: the spans in which
@@ -27,17 +27,19 @@
 // by Start, withdrawn by the destructor once the session's writer, the one caller, has ended).
 //
 // Thread safety: every method but Start holds a mutex (a dump may run beside the stop; periods
-// come from the session's writer thread); each attaches the calling thread to the VM for its
-// duration if it is not attached.
+// are asked for by the session's writer and rotated by the worker); each attaches the calling
+// thread to the VM for its duration if it is not attached.
 #ifndef CTXPROF_JNI_JFR_SYNC_H_
 #define CTXPROF_JNI_JFR_SYNC_H_
 
 #include <jni.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "profiler/base/status.h"
 #include "profiler/jfr/jfr_append.h"
@@ -61,7 +63,8 @@ class JfrSync : public JdkRecorder {
   uint64_t monotonic_origin_nanos() const override { return origin_nanos_; }
   Status StopInto(const std::string& path) override;
   Status SnapshotInto(const std::string& path) override;
-  uint64_t BeginPeriodBoundary() override;
+  void RequestPeriodBoundary() override;
+  uint64_t PeriodBoundary() override;
   void EndPeriodInto(const std::string& path, bool last) override;
 
  private:
@@ -78,6 +81,11 @@ class JfrSync : public JdkRecorder {
   void StopRecording(JNIEnv* env);
   void CloseRecording(JNIEnv* env);  // and forgets it
   void KeepPeriodError(const Status& status);
+  // repository=: the worker thread: RotatePeriod whenever asked, until the destructor.
+  void RunPeriods();
+  // Starts the next period's recording and copies the ended one's chunks (the header); returns
+  // the boundary, 0 when it failed, UINT64_MAX when the JVM's shutdown stopped the recording.
+  uint64_t RotatePeriod();
 
   JavaVM* const vm_;
   std::mutex mutex_;      // guards the members below that change
@@ -88,6 +96,12 @@ class JfrSync : public JdkRecorder {
   bool period_pending_ = false;    // period_file_ holds them
   Status period_error_;            // repository=: the first period that failed
   const uint64_t origin_nanos_;
+  std::thread worker_;         // repository=: RunPeriods
+  std::mutex boundary_mutex_;  // guards the four below
+  std::condition_variable boundary_asked_;
+  bool boundary_requested_ = false;
+  bool stopping_ = false;
+  uint64_t boundary_ = 0;  // PeriodBoundary()
   // select=if-context's thresholds and contexts=triggered, applied when the files join.
   const AppendSelection selection_;
 };

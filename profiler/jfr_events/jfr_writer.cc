@@ -256,17 +256,29 @@ Status JfrWriter::Publish() {
 
 Status JfrWriter::Rotate() {
   if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
-  if (!inputs_.begin_period_boundary || chunk_->publishes_whole_chunks()) {
+  if (!inputs_.request_period_boundary || chunk_->publishes_whole_chunks()) {
     return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
   }
-  if (period_recorder_ended_) return Status();
-  if (boundary_ticks_ == 0) boundary_ticks_ = inputs_.begin_period_boundary();
-  if (boundary_ticks_ == JfrWriterInputs::kNoMorePeriods) {
-    boundary_ticks_ = 0;
-    period_recorder_ended_ = true;
-    return Status();
+  if (!period_recorder_ended_ && !boundary_requested_) {
+    boundary_requested_at_ = inputs_.clock->Now();
+    inputs_.request_period_boundary();
+    boundary_requested_ = true;
   }
-  return boundary_ticks_ == 0 ? EndChunk(JfrChunkWriter::SegmentEnd::kChunk) : Status();
+  return Status();
+}
+
+uint64_t JfrWriter::PollBoundary() {
+  if (!boundary_under_way()) return boundary_ticks_;
+  const uint64_t boundary = inputs_.period_boundary();
+  if (boundary == JfrWriterInputs::kNoMorePeriods) {
+    boundary_requested_ = false;
+    period_recorder_ended_ = true;
+  } else if (boundary == JfrWriterInputs::kPeriodBoundaryFailed) {
+    boundary_ticks_ = inputs_.clock->Now();
+  } else {
+    boundary_ticks_ = boundary;
+  }
+  return boundary_ticks_;
 }
 
 Status JfrWriter::EndPeriod() {
@@ -274,6 +286,7 @@ Status JfrWriter::EndPeriod() {
   if (boundary_ticks_ == 0) return Status();
   spans_.CutAt(boundary_ticks_, &pending_pool_bytes_);
   boundary_ticks_ = 0;
+  boundary_requested_ = false;
   return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
 }
 

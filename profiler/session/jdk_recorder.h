@@ -8,8 +8,8 @@
 // (docs/JFR.md, "jfrsync"), so a session synchronised with the JDK counts time in the JDK's own
 // ticks: CLOCK_MONOTONIC nanoseconds minus the JVM's origin (MonotonicClock(origin)).
 //
-// Thread safety: StopInto and SnapshotInto may run at the same time (a dump beside the stop);
-// the rest is the controller's, which starts and stops the session.
+// Thread safety: every method may run beside another (a dump beside the stop, the periods
+// from the session's writer thread).
 #ifndef CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 #define CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 
@@ -55,10 +55,13 @@ class JdkRecorder {
   // the file; `path` is left as it was on failure. With repository= (the last chunk had the
   // rest): only reports the first failure of a period, if any.
   virtual Status StopInto(const std::string& path) = 0;
-  // repository=, on the session's writer thread: rotates the JDK's recording and returns the
-  // boundary in the session's ticks; 0 when it failed (the chunk ends without one), UINT64_MAX
-  // once the JVM's shutdown has stopped the recording (the chunk in progress is the last).
-  virtual uint64_t BeginPeriodBoundary() = 0;
+  // repository=: asks for the JDK's recording to be rotated, in the background (it takes
+  // milliseconds to seconds, which the session's writer thread must not wait for).
+  virtual void RequestPeriodBoundary() = 0;
+  // The last requested rotation: 0 while under way, then its boundary in the session's ticks,
+  // UINT64_MAX - 1 when it failed (the chunk ends without the JDK's events), UINT64_MAX once
+  // the JVM's shutdown has stopped the recording (the chunk in progress is the last).
+  virtual uint64_t PeriodBoundary() = 0;
   // repository=: writes the finished chunk file `path` anew as its chunk followed by the JDK's
   // events up to the last boundary (`last`: all the JDK's recording holds; it is stopped). A
   // failure leaves `path` as it was and is kept for StopInto.

@@ -1,5 +1,9 @@
 #include "profiler/session/recording.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 namespace ctxprof {
 
 StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
@@ -75,7 +79,8 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
     };
   }
   if (JdkRecorder* jdk = inputs.jdk_recorder; jdk != nullptr && !options.repository.empty()) {
-    writer_inputs.begin_period_boundary = [jdk] { return jdk->BeginPeriodBoundary(); };
+    writer_inputs.request_period_boundary = [jdk] { jdk->RequestPeriodBoundary(); };
+    writer_inputs.period_boundary = [jdk] { return jdk->PeriodBoundary(); };
     writer_inputs.end_period = [jdk](const std::string& path, bool last) {
       jdk->EndPeriodInto(path, last);
     };
@@ -166,7 +171,7 @@ void Recording::DrainSpans() {
 }
 
 void Recording::EndPeriodIfDue(uint64_t horizon) {
-  const uint64_t boundary = writer_ != nullptr ? writer_->pending_boundary() : 0;
+  const uint64_t boundary = writer_ != nullptr ? writer_->PollBoundary() : 0;
   if (boundary == 0 || horizon < boundary) return;
   WriteUpTo(boundary - 1, nullptr);
   if (writer_ == nullptr) return;
@@ -185,8 +190,11 @@ void Recording::Tick(const std::function<void()>& drain) {
   DrainSpans();
   if (now > reorder_window_ticks_) {
     EndPeriodIfDue(now - reorder_window_ticks_);
-    WriteUpTo(now - reorder_window_ticks_, &drain);
-    if (writer_ != nullptr) writer_->SettleSpans(now - reorder_window_ticks_);
+    // jfrsync= with repository=: nothing past the coming period boundary joins this chunk.
+    const uint64_t horizon = std::min(now - reorder_window_ticks_,
+                                      writer_ != nullptr ? writer_->HorizonLimit() : UINT64_MAX);
+    WriteUpTo(horizon, &drain);
+    if (writer_ != nullptr) writer_->SettleSpans(horizon);
   }
   drain();
   if (writer_ != nullptr) {
@@ -196,17 +204,22 @@ void Recording::Tick(const std::function<void()>& drain) {
 }
 
 StatusOr<std::vector<JfrChunkWriter::Published>> Recording::Publish() {
-  if (period_sync_ && writer_ != nullptr && writer_->pending_boundary() == 0) {
-    // jfrsync= with repository=: the chunk ends where the JDK's recorder rotates now, and the
-    // records after that stay for the next chunk.
+  if (period_sync_ && writer_ != nullptr) {
+    // jfrsync= with repository=: the chunk ends where the JDK's recorder rotates now (a dump
+    // waits for it), and the records after that stay for the next chunk.
     if (Status asked = writer_->Rotate(); !asked.ok()) Fail(asked);
-  }
-  if (writer_ != nullptr && writer_->pending_boundary() != 0) {
-    DrainSpans();
-    EndPeriodIfDue(UINT64_MAX);
-    if (writer_ == nullptr) return error();
-    PublishProgress();
-    return writer_->published();
+    for (int waited = 0; writer_ != nullptr && writer_->boundary_under_way() &&
+                         writer_->PollBoundary() == 0 && waited < kDumpBoundaryWaitMillis;
+         waited += 10) {
+      usleep(10 * 1000);
+    }
+    if (writer_ != nullptr && writer_->PollBoundary() != 0) {
+      DrainSpans();
+      EndPeriodIfDue(UINT64_MAX);
+      if (writer_ == nullptr) return error();
+      PublishProgress();
+      return writer_->published();
+    }
   }
   const uint64_t now = clock_->Now();
   DrainSpans();

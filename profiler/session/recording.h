@@ -77,7 +77,7 @@ struct RecordingInputs {
   // otlp=: OtlpConfigFromOptions' result; null = none.
   const UploaderConfig* otlp = nullptr;
   // jfrsync= with repository=: the JDK's recorder whose events of each chunk's period the
-  // chunk file also carries (JfrWriterInputs::begin_period_boundary); null = none. Must
+  // chunk file also carries (JfrWriterInputs::request_period_boundary); null = none. Must
   // outlive the recording.
   JdkRecorder* jdk_recorder = nullptr;
 };
@@ -104,6 +104,8 @@ class Recording : public SampleSink {
   // A fraction of the shortest scheduler slice of the writer's CPU (docs/SAMPLER.md, "The
   // background thread's profile").
   static constexpr uint32_t kRecordsBetweenDrains = 128;
+  // jfrsync= with repository=: how long a dump waits for the JDK's recorder to rotate.
+  static constexpr int kDumpBoundaryWaitMillis = 10000;
   // Finishes the recording. Fails with the first failure when the recording failed at any point.
   Status Close();
   // For a dump: writes every sample consumed so far, held ones included, and publishes them
