@@ -61,6 +61,7 @@ class JfrSync : public JdkRecorder {
   static uint32_t JdkThreadKey(JNIEnv* env, jobject thread);
   ~JfrSync() override;
   uint64_t monotonic_origin_nanos() const override { return origin_nanos_; }
+  bool per_chunk() const override { return per_chunk_; }
   Status StopInto(const std::string& path) override;
   Status SnapshotInto(const std::string& path) override;
   void RequestPeriodBoundary() override;

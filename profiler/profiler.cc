@@ -148,7 +148,8 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
   // Symbolizing and copying take a while: outside the control mutex.
   if (format == DumpFormat::kCollapsed) return aggregator->WriteCollapsed(path);
   if (recording.bytes() > 0) {
-    const Status copied = CopyRecording(recording, path);
+    const Status copied =
+        CopyRecording(recording, path, jdk_recorder == nullptr || !jdk_recorder->per_chunk());
     if (!copied.ok() || jdk_recorder == nullptr) return copied;
     return jdk_recorder->SnapshotInto(path);  // jfrsync=: the JDK's events so far follow
   }

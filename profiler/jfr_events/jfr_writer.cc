@@ -216,6 +216,7 @@ Status JfrWriter::WriteSegment(JfrChunkWriter::SegmentEnd end) {
   if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.end_period) {
     inputs_.end_period(chunk_->last_finished_chunk().path,
                        end == JfrChunkWriter::SegmentEnd::kFinalChunk);
+    chunk_->RestatLastFinished();
   }
   if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.on_chunk_finished) {
     ReportFinishedChunk(chunk);

@@ -50,6 +50,8 @@ class JdkRecorder {
   virtual ~JdkRecorder() = default;
   // The JDK's ticks are CLOCK_MONOTONIC nanoseconds minus this.
   virtual uint64_t monotonic_origin_nanos() const = 0;
+  // True with repository=: each chunk file holds the JDK's events of its period.
+  virtual bool per_chunk() const = 0;
   // Stops the JDK's recording (if the JVM's shutdown has not already) and writes `path` anew
   // as its own chunks followed by the JDK's. kUnavailable with the JDK's reason, or kIo naming
   // the file; `path` is left as it was on failure. With repository= (the last chunk had the
