@@ -23,8 +23,9 @@
 // Time base: JDK's ticks, CLOCK_MONOTONIC nanoseconds since an origin read around
 // jdk.jfr.internal.JVM.counterTime() (JNI ignores module encapsulation); a JFR counting TSC
 // ticks (-XX:+UseFastUnorderedTimeStamps) is refused. Thread keys: JDK 25's printer joins by
-// the thread pool's key, so Java threads take the JDK's (JdkThreadKey; JNI references published
-// by Start, withdrawn by the destructor once the session's writer, the one caller, has ended).
+// the thread pool's key, so Java threads take the JDK's (JdkThreadKey, virtual threads their
+// id: thread_pool.h; JNI references published by Start with a release store, withdrawn by the
+// destructor once the session's writer, the one caller, has ended).
 //
 // Thread safety: every method but Start holds a mutex (a dump may run beside the stop; periods
 // are asked for by the session's writer and rotated by the worker); each attaches the calling
