@@ -305,6 +305,47 @@ class JfrSyncTest {
     Path jfc = writeIoConfiguration();
     Path jfr = dir.resolve("attached.jfr");
     Path dump = dir.resolve("dumped.jfr");
+    Map<String, Long> truth = attachDumpAndStop(dump, "--event", "cpu", "--attributes",
+        "endpoint", "--jfrsync", jfc.toString(), "-o", jfr.toString());
+    for (Path recording : List.of(dump, jfr)) {
+      Joined joined = Joined.read(recording, dir);
+      System.out.println(recording.getFileName() + ":");
+      expectCounted(joined, truth);
+    }
+    expectPrinted(jfr, Joined.read(jfr, dir));
+  }
+
+  /**
+   * The same with repository=: the dump (which asks the JDK's recorder for a boundary) holds
+   * the chunk files with their periods, unfolded, and the repository's chunks hold everything.
+   */
+  @Test
+  void aDumpOfASynchronisedRepositoryHoldsBothSides() throws Exception {
+    Path jfc = writeIoConfiguration();
+    Path repository = dir.resolve("attached-repository");
+    Path dump = dir.resolve("dumped.jfr");
+    Map<String, Long> truth = attachDumpAndStop(dump, "--event", "cpu", "--attributes",
+        "endpoint", "--jfrsync", jfc.toString(), "--chunktime", "300ms", "--option",
+        "repository=" + repository);
+    Joined dumped = Joined.read(dump, dir);
+    System.out.println("dump:");
+    expectCounted(dumped, truth);
+    expectPrinted(dump, dumped);
+    Joined all = new Joined();
+    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
+      for (Path chunk : files.sorted().collect(java.util.stream.Collectors.toList())) {
+        all.add(Joined.read(chunk, dir));
+      }
+    }
+    System.out.println("repository:");
+    expectCounted(all, truth);
+  }
+
+  /**
+   * Runs FileServiceWorkload --attach: `ctxprof attach start` with `startArgs`, the service's
+   * requests, a dump to `dump` once they are over, the stop; returns the service's counts.
+   */
+  private Map<String, Long> attachDumpAndStop(Path dump, String... startArgs) throws Exception {
     List<String> command = ChildProcess.javaCommand(
         List.of("-Dctxprof.library=" + ChildProcess.LIBRARY));
     if (Runtime.version().feature() >= 22) command.add("--enable-native-access=ALL-UNNAMED");
@@ -315,8 +356,9 @@ class JfrSyncTest {
       BufferedReader out = new BufferedReader(
           new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
       assertEquals("ready", out.readLine(), Files.readString(dir.resolve("attached.err")));
-      expectAttached(process.pid(), "start", "--event", "cpu", "--attributes", "endpoint",
-          "--jfrsync", jfc.toString(), "-o", jfr.toString());
+      List<String> start = new ArrayList<>(List.of("start"));
+      start.addAll(List.of(startArgs));
+      expectAttached(process.pid(), start.toArray(new String[0]));
       Writer in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
       in.write("go\n");
       in.flush();
@@ -335,12 +377,7 @@ class JfrSyncTest {
       in.flush();
       assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the service did not quit");
       assertEquals(0, process.exitValue(), Files.readString(dir.resolve("attached.err")));
-      for (Path recording : List.of(dump, jfr)) {
-        Joined joined = Joined.read(recording, dir);
-        System.out.println(recording.getFileName() + ":");
-        expectCounted(joined, truth);
-      }
-      expectPrinted(jfr, Joined.read(jfr, dir));
+      return truth;
     } finally {
       process.destroyForcibly();
     }
