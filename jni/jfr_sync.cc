@@ -714,7 +714,8 @@ void JfrSync::KeepPeriodError(const Status& status) {
 
 uint64_t JfrSync::RotatePeriod() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (recording_ == nullptr || period_pending_) return 0;
+  if (recording_ == nullptr) return UINT64_MAX;  // the last chunk has taken it
+  if (period_pending_) return 0;                 // not appended yet: no boundary asked twice
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (env == nullptr) return 0;
@@ -726,7 +727,7 @@ uint64_t JfrSync::RotatePeriod() {
   // The JVM's shutdown stopped it: its destination gets the rest, for the last chunk.
   if (StateOf(env, recording_) != "RUNNING") return UINT64_MAX;
   if (!ExcludeCallingThread(env)) {
-    KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's writer thread"));
+    KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's jfrsync thread"));
     return 0;
   }
   // The next period's recording, with this one's settings: starting it rotates the JDK's
@@ -810,9 +811,11 @@ void JfrSync::EndPeriodInto(const std::string& path, bool last) {
     const LocalFrame frame(env, 16);
     StopRecording(env);
     others.push_back(destination_);
+    KeepPeriodError(AppendRecording(path, others, selection_));
+    CloseRecording(env);
+  } else if (!others.empty()) {
+    KeepPeriodError(AppendRecording(path, others, selection_));
   }
-  if (!others.empty()) KeepPeriodError(AppendRecording(path, others, selection_));
-  if (last && recording_ != nullptr && env != nullptr) CloseRecording(env);
   unlink(period_file_.c_str());
   period_pending_ = false;
 }
