@@ -290,42 +290,6 @@ bool StartToDisk(JNIEnv* env, jobject recording, const std::string& destination)
   return set && Call(env, recording, "start", "()V", argument);
 }
 
-// Copies what the stopped `recording` holds of the chunks that started before `before` (an
-// Instant; Recording.getStream takes the chunks that overlap [null, before - 1 ns]) to `path`.
-bool CopyChunksBefore(JNIEnv* env, jobject recording, jobject before, const std::string& path) {
-  jvalue argument;
-  argument.j = 1;
-  jvalue range[2];
-  range[0].l = nullptr;
-  range[1].l = CallObject(env, before, "minusNanos", "(J)Ljava/time/Instant;", &argument);
-  jobject stream =
-      range[1].l != nullptr
-          ? CallObject(env, recording, "getStream",
-                       "(Ljava/time/Instant;Ljava/time/Instant;)Ljava/io/InputStream;", range)
-          : nullptr;
-  jclass files = env->FindClass("java/nio/file/Files");
-  jclass options = env->FindClass("java/nio/file/CopyOption");
-  jclass standard = env->FindClass("java/nio/file/StandardCopyOption");
-  jobject target = PathOf(env, path);
-  if (stream == nullptr || files == nullptr || options == nullptr || standard == nullptr ||
-      target == nullptr) {
-    return false;
-  }
-  jfieldID replace =
-      env->GetStaticFieldID(standard, "REPLACE_EXISTING", "Ljava/nio/file/StandardCopyOption;");
-  jmethodID copy = env->GetStaticMethodID(
-      files, "copy", "(Ljava/io/InputStream;Ljava/nio/file/Path;[Ljava/nio/file/CopyOption;)J");
-  jobjectArray how = replace != nullptr ? env->NewObjectArray(1, options, nullptr) : nullptr;
-  if (copy == nullptr || how == nullptr) return false;
-  env->SetObjectArrayElement(how, 0, env->GetStaticObjectField(standard, replace));
-  env->CallStaticLongMethod(files, copy, stream, target, how);
-  const bool copied = !env->ExceptionCheck();
-  env->ExceptionClear();
-  argument.l = nullptr;
-  Call(env, stream, "close", "()V", argument);
-  return copied && !env->ExceptionCheck();
-}
-
 // Keeps the JDK's recorder from recording the calling thread's events
 // (jdk.jfr.internal.JVM.exclude: static since JDK 22, else on JVM.getJVM()), as it does for its own
 // threads: the copies of its chunks would otherwise be jdk.FileRead and FileWrite events of the
@@ -356,34 +320,72 @@ bool ExcludeCallingThread(JNIEnv* env) {
   return !env->ExceptionCheck();
 }
 
-// The end, in the JDK's ticks, of the last chunk of the JDK recording file `path`: its header's
-// start ticks plus its duration (nanoseconds, which ReadOrigin checked are the ticks). 0 when
-// the file is not whole chunks.
-uint64_t LastChunkEndTicks(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  uint64_t end = 0;
-  uint8_t header[kChunkHeaderSize];
-  for (uint64_t offset = 0;;) {
-    if (pread(fd, header, sizeof(header), static_cast<off_t>(offset)) !=
-        static_cast<ssize_t>(sizeof(header))) {
-      break;
-    }
+// Writes to `to` the chunks of the JDK recording file `from` that started after
+// `after->start_nanos`, and moves *after to the last of them (left as it was when there is
+// none). kIo naming the file at fault; kInvalidArgument for a chunk that does not fit the file.
+Status CopyChunksAfter(const std::string& from, const std::string& to, JdkChunkMark* after) {
+  const int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = in >= 0 ? open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+  Status status;
+  if (in < 0 || out < 0) {
+    const int os_error = errno;
+    status =
+        Status::Io("cannot open " + (in < 0 ? from : to) + ": " + strerror(os_error), os_error);
+  }
+  JdkChunkMark last = *after;
+  std::vector<uint8_t> chunk;
+  for (uint64_t offset = 0; status.ok();) {
+    uint8_t header[kChunkHeaderSize];
+    const ssize_t got = pread(in, header, sizeof(header), static_cast<off_t>(offset));
+    if (got == 0) break;  // the end of the file
     auto field = [&header](size_t at) {
       uint64_t value = 0;
       for (size_t i = 0; i < 8; i++) value = value << 8 | header[at + i];
       return value;
     };
-    const uint64_t size = field(kChunkSizeOffset);
-    if (memcmp(header, "FLR", 4) != 0 || size < sizeof(header)) {
-      end = 0;
+    const uint64_t size = got == static_cast<ssize_t>(sizeof(header)) ? field(kChunkSizeOffset) : 0;
+    if (got < 0 || size < sizeof(header) || memcmp(header, "FLR", 4) != 0) {
+      const int os_error = got < 0 ? errno : 0;
+      status = got < 0 ? Status::Io("cannot read " + from + ": " + strerror(os_error), os_error)
+                       : Status::InvalidArgument(from + ": offset " + std::to_string(offset) +
+                                                 ": not a whole JFR chunk");
       break;
     }
-    end = field(kChunkStartTicksOffset) + field(kChunkDurationOffset);
+    const auto start_nanos = static_cast<int64_t>(field(kChunkStartNanosOffset));
+    if (start_nanos > after->start_nanos) {
+      chunk.resize(size);
+      for (uint64_t done = 0; status.ok() && done < size;) {
+        const ssize_t n =
+            pread(in, chunk.data() + done, size - done, static_cast<off_t>(offset + done));
+        if (n <= 0) {
+          const int os_error = n < 0 ? errno : 0;
+          status = Status::Io("cannot read " + from + ": " +
+                                  (n < 0 ? strerror(os_error) : "unexpected end of file"),
+                              os_error);
+        }
+        done += n > 0 ? static_cast<uint64_t>(n) : 0;
+      }
+      for (uint64_t done = 0; status.ok() && done < size;) {
+        const ssize_t n = write(out, chunk.data() + done, size - done);
+        if (n < 0) {
+          const int os_error = errno;
+          status = Status::Io("cannot write " + to + ": " + strerror(os_error), os_error);
+        }
+        done += n > 0 ? static_cast<uint64_t>(n) : 0;
+      }
+      last.start_nanos = start_nanos;
+      last.end_nanos = start_nanos + static_cast<int64_t>(field(kChunkDurationOffset));
+      last.end_ticks = field(kChunkStartTicksOffset) + field(kChunkDurationOffset);
+    }
     offset += size;
   }
-  close(fd);
-  return end;
+  if (out >= 0 && close(out) != 0 && status.ok()) {
+    const int os_error = errno;
+    status = Status::Io("cannot write " + to + ": " + strerror(os_error), os_error);
+  }
+  if (in >= 0) close(in);
+  if (status.ok()) *after = last;
+  return status;
 }
 
 std::string StateOf(JNIEnv* env, jobject recording) {
@@ -730,49 +732,52 @@ uint64_t JfrSync::RotatePeriod() {
     KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's jfrsync thread"));
     return 0;
   }
-  // The next period's recording, with this one's settings: starting it rotates the JDK's
-  // chunk; the old recording then loses its destination and stops (a second rotation, whose
-  // chunk belongs to the new one), and its chunks that began before the new one started are
-  // the period's.
-  jclass type = env->FindClass("jdk/jfr/Recording");
-  jmethodID create = type != nullptr ? env->GetMethodID(type, "<init>", "()V") : nullptr;
-  jobject next = create != nullptr ? Checked(env, env->NewObject(type, create)) : nullptr;
+  // Recording.dump rotates the JDK's chunk once (it stops a copy of the recording) and writes
+  // the chunks the recording holds: this period's, after the last one copied before.
+  const std::string dumped = period_file_ + ".all";
   jvalue argument;
-  argument.l = CallObject(env, recording_, "getSettings", "()Ljava/util/Map;", nullptr);
-  bool started = next != nullptr && argument.l != nullptr &&
-                 Call(env, next, "setSettings", "(Ljava/util/Map;)V", argument);
-  argument.l = nullptr;
-  started = started && Call(env, recording_, "setDestination", "(Ljava/nio/file/Path;)V", argument);
-  started = started && StartToDisk(env, next, destination_);
-  jobject boundary =
-      started ? CallObject(env, next, "getStartTime", "()Ljava/time/Instant;", nullptr) : nullptr;
-  jobject global = boundary != nullptr ? env->NewGlobalRef(next) : nullptr;
-  if (global == nullptr) {
-    // The JVM's shutdown stops every recording (before the agent's VMDeath): the last period
-    // then goes on to the end, and is no failure.
-    const Status failed = Failed(env, "the JDK's recorder did not start a new period");
+  argument.l = PathOf(env, dumped);
+  if (argument.l == nullptr ||
+      !Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)) {
+    const Status failed = Failed(env, "the JDK's recorder did not dump");
     const bool ended = StateOf(env, recording_) != "RUNNING";
     if (!ended) KeepPeriodError(failed);
-    if (next != nullptr) Call(env, next, "close", "()V", argument);
-    env->ExceptionClear();
-    argument.l = PathOf(env, destination_);
-    if (argument.l != nullptr) {
-      Call(env, recording_, "setDestination", "(Ljava/nio/file/Path;)V", argument);
-    }
-    env->ExceptionClear();
+    unlink(dumped.c_str());
     return ended ? UINT64_MAX : 0;
   }
-  const uint64_t started_ticks = MonotonicNanos() - origin_nanos_;
-  const bool stopped = Call(env, recording_, "stop", "()Z", argument);
-  env->ExceptionClear();
-  period_pending_ = stopped && CopyChunksBefore(env, recording_, boundary, period_file_);
-  if (!period_pending_) KeepPeriodError(Failed(env, "cannot copy the JDK's chunks"));
-  Call(env, recording_, "close", "()V", argument);
-  env->ExceptionClear();
-  env->DeleteGlobalRef(recording_);
-  recording_ = global;
-  const uint64_t end = period_pending_ ? LastChunkEndTicks(period_file_) : 0;
-  return end != 0 ? end : started_ticks;
+  const JdkChunkMark previous = copied_;
+  const Status copied = CopyChunksAfter(dumped, period_file_, &copied_);
+  unlink(dumped.c_str());
+  if (!copied.ok() || copied_.end_ticks == previous.end_ticks) {
+    // Nothing copied: the chunks stay in the recording for the next period.
+    KeepPeriodError(copied.ok() ? Status::Unavailable("the JDK's dump held no new chunk", 0)
+                                : copied);
+    unlink(period_file_.c_str());
+    return 0;
+  }
+  period_pending_ = true;
+  // The recording lets go of the chunks that ended by the previous period's end (they were
+  // copied then), so the JDK's repository holds two periods at most: a maximum age set and
+  // taken back (setMaxAge trims at once).
+  if (previous.end_nanos != 0) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    const int64_t age =
+        static_cast<int64_t>(now.tv_sec) * kNanosPerSecond + now.tv_nsec - previous.end_nanos;
+    jclass duration = env->FindClass("java/time/Duration");
+    jmethodID of_nanos =
+        duration != nullptr ? env->GetStaticMethodID(duration, "ofNanos", "(J)Ljava/time/Duration;")
+                            : nullptr;
+    argument.l = of_nanos != nullptr && age > 0
+                     ? Checked(env, env->CallStaticObjectMethod(duration, of_nanos, age))
+                     : nullptr;
+    bool trimmed = argument.l != nullptr &&
+                   Call(env, recording_, "setMaxAge", "(Ljava/time/Duration;)V", argument);
+    argument.l = nullptr;
+    trimmed = trimmed && Call(env, recording_, "setMaxAge", "(Ljava/time/Duration;)V", argument);
+    if (!trimmed) env->ExceptionClear();  // the JDK's repository keeps more: no event is lost
+  }
+  return copied_.end_ticks;
 }
 
 void JfrSync::RequestPeriodBoundary() {
@@ -808,10 +813,17 @@ void JfrSync::EndPeriodInto(const std::string& path, bool last) {
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (last && recording_ != nullptr && env != nullptr) {
+    // The recording still holds chunks copied before (two periods at most): only the later.
     const LocalFrame frame(env, 16);
     StopRecording(env);
-    others.push_back(destination_);
-    KeepPeriodError(AppendRecording(path, others, selection_));
+    const std::string rest = period_file_ + ".rest";
+    Status copied = CopyChunksAfter(destination_, rest, &copied_);
+    if (copied.ok()) {
+      others.push_back(rest);
+      copied = AppendRecording(path, others, selection_);
+    }
+    KeepPeriodError(copied);
+    unlink(rest.c_str());
     CloseRecording(env);
   } else if (!others.empty()) {
     KeepPeriodError(AppendRecording(path, others, selection_));

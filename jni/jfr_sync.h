@@ -10,11 +10,11 @@
 // the JDK writes it when it stops, whether StopInto stops it or the JVM's shutdown did first.
 // StopInto then rewrites FILE as the session's chunks and the JDK's (AppendRecording, through
 // FILE.tmp and a rename, so FILE is whole at every moment). SnapshotInto does the same for a
-// dump with Recording.dump. repository=: one recording per period. Asked for a boundary, a
-// thread of its own starts the next (the JDK rotates its chunk), stops the old one and copies
-// its chunks that began before the new one to REPOSITORY/.ctxprof-jfrsync.period; the boundary
-// is the end of the last of them. EndPeriodInto appends that copy to the session's chunk file
-// that ends there (the last also the current recording, stopped into .ctxprof-jfrsync.jdk.jfr).
+// dump with Recording.dump. repository=: asked for a period boundary, a thread of its own
+// dumps the recording (Recording.dump rotates the JDK's chunk once) and copies the chunks that
+// began after the last ones copied to REPOSITORY/.ctxprof-jfrsync.period; the boundary is the
+// end of the last of them. EndPeriodInto appends that copy to the session's chunk file that ends
+// there (the last one also the rest, the recording stopped into .ctxprof-jfrsync.jdk.jfr).
 //
 // select=if-context: the duration thresholds are set to 0 and remembered; an event below its
 // threshold in no span is left out when the files join; contexts=triggered: the spans in which
@@ -47,6 +47,14 @@
 #include "profiler/session/jdk_recorder.h"
 
 namespace ctxprof {
+
+// A chunk of the JDK's recording: its start and end in epoch nanoseconds and its end in the
+// JDK's ticks (start ticks plus duration, nanoseconds as ReadOrigin checked).
+struct JdkChunkMark {
+  int64_t start_nanos = INT64_MIN;
+  int64_t end_nanos = 0;
+  uint64_t end_ticks = 0;
+};
 
 class JfrSync : public JdkRecorder {
  public:
@@ -85,8 +93,9 @@ class JfrSync : public JdkRecorder {
   void KeepPeriodError(const Status& status);
   // repository=: the worker thread: RotatePeriod whenever asked, until the destructor.
   void RunPeriods();
-  // Starts the next period's recording and copies the ended one's chunks (the header); returns
-  // the boundary, 0 when it failed, UINT64_MAX when the JVM's shutdown stopped the recording.
+  // Dumps the recording (one JDK rotation) and copies its chunks after the last ones copied
+  // (the header); returns the boundary, 0 when it failed, UINT64_MAX once the JVM's shutdown
+  // stopped the recording.
   uint64_t RotatePeriod();
 
   JavaVM* const vm_;
@@ -96,6 +105,7 @@ class JfrSync : public JdkRecorder {
   const std::string destination_;
   const std::string period_file_;  // repository=: the JDK's chunks of the period that ended
   bool period_pending_ = false;    // period_file_ holds them
+  JdkChunkMark copied_;            // repository=: the last of the JDK's chunks copied
   Status period_error_;            // repository=: the first period that failed
   const uint64_t origin_nanos_;
   std::thread worker_;         // repository=: RunPeriods

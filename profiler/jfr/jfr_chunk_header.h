@@ -12,6 +12,7 @@ inline constexpr size_t kChunkHeaderSize = 68;
 inline constexpr size_t kChunkSizeOffset = 8;           // u64: bytes of the chunk, header included
 inline constexpr size_t kChunkCheckpointOffset = 16;    // u64: the newest checkpoint's offset
 inline constexpr size_t kChunkMetadataOffset = 24;      // u64: the metadata record's offset
+inline constexpr size_t kChunkStartNanosOffset = 32;    // u64: epoch nanoseconds
 inline constexpr size_t kChunkDurationOffset = 40;      // u64: nanoseconds
 inline constexpr size_t kChunkStartTicksOffset = 48;    // u64
 inline constexpr size_t kChunkGenerationOffset = 64;    // u8: 0 finished, 1..254 in progress
