@@ -266,14 +266,6 @@ bool Call(JNIEnv* env, jobject recording, const char* method, const char* signat
   return !env->ExceptionCheck();
 }
 
-// target.method(arguments) for a method returning an object; null (an exception pending, or
-// the method's own null).
-jobject CallObject(JNIEnv* env, jobject target, const char* method, const char* signature,
-                   const jvalue* arguments) {
-  jmethodID id = env->GetMethodID(env->GetObjectClass(target), method, signature);
-  return id != nullptr ? Checked(env, env->CallObjectMethodA(target, id, arguments)) : nullptr;
-}
-
 // Names `recording`, sends it to disk with `destination` (where the JDK writes it when it stops,
 // the JVM's shutdown included) and starts it. False with an exception pending.
 bool StartToDisk(JNIEnv* env, jobject recording, const std::string& destination) {

@@ -58,8 +58,9 @@ struct JdkChunkMark {
 
 class JfrSync : public JdkRecorder {
  public:
-  // Starts the JDK's recording for a session writing request.file. kUnavailable saying why: no
-  // jdk.jfr module, an unknown configuration or event, the recorder refused (its exception).
+  // Starts the JDK's recording for a session writing request.file or request.repository (and
+  // with it the period thread). kUnavailable saying why: no jdk.jfr module, an unknown
+  // configuration or event, the recorder refused (its exception), no thread.
   static StatusOr<std::unique_ptr<JdkRecorder>> Start(JavaVM* vm,
                                                       const JdkRecorderRequest& request);
   // True from a successful Start to the recorder's end: the JFR thread resolver then asks
