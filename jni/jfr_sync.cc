@@ -1,17 +1,21 @@
 #include "jni/jfr_sync.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <vector>
 
 #include "jni/java_strings.h"
 #include "profiler/jfr/jfr_append.h"
+#include "profiler/jfr/jfr_chunk_header.h"
 
 namespace ctxprof {
 namespace {
@@ -262,6 +266,120 @@ bool Call(JNIEnv* env, jobject recording, const char* method, const char* signat
   return !env->ExceptionCheck();
 }
 
+// Names `recording`, sends it to disk with `destination` (where the JDK writes it when it stops,
+// the JVM's shutdown included) and starts it. False with an exception pending.
+bool StartToDisk(JNIEnv* env, jobject recording, const std::string& destination) {
+  jvalue argument;
+  argument.l = ToJavaString(env, "ctxprof jfrsync");
+  bool set =
+      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
+  argument.z = JNI_TRUE;
+  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
+  argument.l = PathOf(env, destination);
+  set = set && argument.l != nullptr &&
+        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
+  argument.l = nullptr;
+  return set && Call(env, recording, "start", "()V", argument);
+}
+
+// Keeps the JDK's recorder from recording the calling thread's events
+// (jdk.jfr.internal.JVM.exclude: static since JDK 22, else on JVM.getJVM()), as it does for its own
+// threads: the copies of its chunks would otherwise be jdk.FileRead and FileWrite events of the
+// next period. False with an exception pending.
+bool ExcludeCallingThread(JNIEnv* env) {
+  jclass jvm = env->FindClass("jdk/jfr/internal/JVM");
+  jclass thread_class = env->FindClass("java/lang/Thread");
+  jmethodID current =
+      thread_class != nullptr
+          ? env->GetStaticMethodID(thread_class, "currentThread", "()Ljava/lang/Thread;")
+          : nullptr;
+  jobject thread = current != nullptr
+                       ? Checked(env, env->CallStaticObjectMethod(thread_class, current))
+                       : nullptr;
+  if (jvm == nullptr || thread == nullptr) return false;
+  if (jmethodID exclude = env->GetStaticMethodID(jvm, "exclude", "(Ljava/lang/Thread;)V")) {
+    env->CallStaticVoidMethod(jvm, exclude, thread);
+    return !env->ExceptionCheck();
+  }
+  env->ExceptionClear();
+  jmethodID get_jvm = env->GetStaticMethodID(jvm, "getJVM", "()Ljdk/jfr/internal/JVM;");
+  jmethodID exclude = env->GetMethodID(jvm, "exclude", "(Ljava/lang/Thread;)V");
+  jobject instance = get_jvm != nullptr && exclude != nullptr
+                         ? Checked(env, env->CallStaticObjectMethod(jvm, get_jvm))
+                         : nullptr;
+  if (instance == nullptr) return false;
+  env->CallVoidMethod(instance, exclude, thread);
+  return !env->ExceptionCheck();
+}
+
+// Writes to `to` the chunks of the JDK recording file `from` that started after
+// `after->start_nanos`, and moves *after to the last of them (left as it was when there is
+// none). kIo naming the file at fault; kInvalidArgument for a chunk that does not fit the file.
+Status CopyChunksAfter(const std::string& from, const std::string& to, JdkChunkMark* after) {
+  const int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = in >= 0 ? open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+  Status status;
+  if (in < 0 || out < 0) {
+    const int os_error = errno;
+    status =
+        Status::Io("cannot open " + (in < 0 ? from : to) + ": " + strerror(os_error), os_error);
+  }
+  JdkChunkMark last = *after;
+  std::vector<uint8_t> chunk;
+  for (uint64_t offset = 0; status.ok();) {
+    uint8_t header[kChunkHeaderSize];
+    const ssize_t got = pread(in, header, sizeof(header), static_cast<off_t>(offset));
+    if (got == 0) break;  // the end of the file
+    auto field = [&header](size_t at) {
+      uint64_t value = 0;
+      for (size_t i = 0; i < 8; i++) value = value << 8 | header[at + i];
+      return value;
+    };
+    const uint64_t size = got == static_cast<ssize_t>(sizeof(header)) ? field(kChunkSizeOffset) : 0;
+    if (got < 0 || size < sizeof(header) || memcmp(header, "FLR", 4) != 0) {
+      const int os_error = got < 0 ? errno : 0;
+      status = got < 0 ? Status::Io("cannot read " + from + ": " + strerror(os_error), os_error)
+                       : Status::InvalidArgument(from + ": offset " + std::to_string(offset) +
+                                                 ": not a whole JFR chunk");
+      break;
+    }
+    const auto start_nanos = static_cast<int64_t>(field(kChunkStartNanosOffset));
+    if (start_nanos > after->start_nanos) {
+      chunk.resize(size);
+      for (uint64_t done = 0; status.ok() && done < size;) {
+        const ssize_t n =
+            pread(in, chunk.data() + done, size - done, static_cast<off_t>(offset + done));
+        if (n <= 0) {
+          const int os_error = n < 0 ? errno : 0;
+          status = Status::Io("cannot read " + from + ": " +
+                                  (n < 0 ? strerror(os_error) : "unexpected end of file"),
+                              os_error);
+        }
+        done += n > 0 ? static_cast<uint64_t>(n) : 0;
+      }
+      for (uint64_t done = 0; status.ok() && done < size;) {
+        const ssize_t n = write(out, chunk.data() + done, size - done);
+        if (n < 0) {
+          const int os_error = errno;
+          status = Status::Io("cannot write " + to + ": " + strerror(os_error), os_error);
+        }
+        done += n > 0 ? static_cast<uint64_t>(n) : 0;
+      }
+      last.start_nanos = start_nanos;
+      last.end_nanos = start_nanos + static_cast<int64_t>(field(kChunkDurationOffset));
+      last.end_ticks = field(kChunkStartTicksOffset) + field(kChunkDurationOffset);
+    }
+    offset += size;
+  }
+  if (out >= 0 && close(out) != 0 && status.ok()) {
+    const int os_error = errno;
+    status = Status::Io("cannot write " + to + ": " + strerror(os_error), os_error);
+  }
+  if (in >= 0) close(in);
+  if (status.ok()) *after = last;
+  return status;
+}
+
 std::string StateOf(JNIEnv* env, jobject recording) {
   const LocalFrame frame(env, 8);
   if (!frame.ok()) {
@@ -445,29 +563,48 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
       !RecordEveryDuration(env, recording, request, &selection.thresholds)) {
     return Failed(env, "cannot record the JDK's duration events below their thresholds");
   }
-  const std::string destination = request.file + ".jdk.jfr";
-  jvalue argument;
-  argument.l = ToJavaString(env, "ctxprof jfrsync");
-  bool set =
-      argument.l != nullptr && Call(env, recording, "setName", "(Ljava/lang/String;)V", argument);
-  argument.z = JNI_TRUE;
-  set = set && Call(env, recording, "setToDisk", "(Z)V", argument);
-  argument.l = PathOf(env, destination);
-  set = set && argument.l != nullptr &&
-        Call(env, recording, "setDestination", "(Ljava/nio/file/Path;)V", argument);
-  if (!set) return Failed(env, "cannot set up the JDK's recording");
-  argument.l = nullptr;
-  if (!Call(env, recording, "start", "()V", argument)) {
+  // repository=: the JDK's files go into the repository (created as the session would), under
+  // names its readers skip (no .jfr).
+  const std::string base =
+      request.repository.empty() ? request.file : request.repository + "/.ctxprof-jfrsync";
+  if (!request.repository.empty() && mkdir(request.repository.c_str(), 0700) != 0 &&
+      errno != EEXIST) {
+    const int os_error = errno;
+    return Status::Io(
+        "cannot create the repository " + request.repository + ": " + strerror(os_error), os_error);
+  }
+  const std::string destination = base + ".jdk.jfr";
+  if (!StartToDisk(env, recording, destination)) {
     return Failed(env, "the JDK's recorder did not start");
   }
   jobject global = env->NewGlobalRef(recording);
   if (global == nullptr) return Failed(env, "out of memory");
   g_key_lookup.store(NewKeyLookup(env), std::memory_order_release);
-  return std::unique_ptr<JdkRecorder>(
-      new JfrSync(vm, global, destination, origin.value(), std::move(selection)));
+  std::unique_ptr<JfrSync> sync(new JfrSync(vm, global, !request.repository.empty(), destination,
+                                            base + ".period", origin.value(),
+                                            std::move(selection)));
+  if (sync->per_chunk_) {
+    try {
+      sync->worker_ = std::thread([raw = sync.get()] { raw->RunPeriods(); });
+    } catch (const std::system_error& e) {
+      return Status::Unavailable(std::string("cannot create its thread: ") +
+                                     strerror(e.code().value()) +
+                                     "; raise the process's thread limit",
+                                 e.code().value());
+    }
+  }
+  return std::unique_ptr<JdkRecorder>(std::move(sync));
 }
 
 JfrSync::~JfrSync() {
+  if (worker_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(boundary_mutex_);
+      stopping_ = true;
+    }
+    boundary_asked_.notify_one();
+    worker_.join();
+  }
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
   if (KeyLookup* lookup = g_key_lookup.exchange(nullptr, std::memory_order_acq_rel)) {
@@ -477,6 +614,7 @@ JfrSync::~JfrSync() {
     }
     delete lookup;
   }
+  unlink(period_file_.c_str());
   if (recording_ == nullptr) return;
   if (env != nullptr) {
     const LocalFrame frame(env, 8);
@@ -489,14 +627,7 @@ JfrSync::~JfrSync() {
   unlink(destination_.c_str());
 }
 
-Status JfrSync::StopInto(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
-  ScopedEnv scoped(vm_);
-  JNIEnv* env = scoped.get();
-  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
-  const LocalFrame frame(env, 16);
-  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+void JfrSync::StopRecording(JNIEnv* env) {
   if (StateOf(env, recording_) == "RUNNING") {
     jvalue none;
     none.l = nullptr;
@@ -513,7 +644,9 @@ Status JfrSync::StopInto(const std::string& path) {
     }
     usleep(10 * 1000);
   }
-  const Status copied = AppendRecording(path, destination_, selection_);
+}
+
+void JfrSync::CloseRecording(JNIEnv* env) {
   jvalue none;
   none.l = nullptr;
   Call(env, recording_, "close", "()V", none);
@@ -521,12 +654,34 @@ Status JfrSync::StopInto(const std::string& path) {
   env->DeleteGlobalRef(recording_);
   recording_ = nullptr;
   unlink(destination_.c_str());
+}
+
+Status JfrSync::StopInto(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (per_chunk_) {
+    // The last chunk took the rest (EndPeriodInto); a session whose writer failed did not.
+    if (recording_ != nullptr) {
+      ScopedEnv scoped(vm_);
+      if (JNIEnv* env = scoped.get()) CloseRecording(env);
+    }
+    return period_error_;
+  }
+  if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return Status::Unavailable("jfrsync: cannot attach to the JVM", 0);
+  const LocalFrame frame(env, 16);
+  if (!frame.ok()) return Failed(env, "jfrsync: out of memory");
+  StopRecording(env);
+  const Status copied = AppendRecording(path, {destination_}, selection_);
+  CloseRecording(env);
   if (copied.ok()) return copied;
   return copied.Prefixed("jfrsync: the JDK's events are not in " + path);
 }
 
 Status JfrSync::SnapshotInto(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (per_chunk_) return Status();  // the dumped chunk files hold their periods already
   if (recording_ == nullptr) return Status::WrongState("jfrsync: the JDK's recording has ended");
   ScopedEnv scoped(vm_);
   JNIEnv* env = scoped.get();
@@ -538,11 +693,135 @@ Status JfrSync::SnapshotInto(const std::string& path) {
   argument.l = PathOf(env, snapshot);
   Status status =
       argument.l != nullptr && Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)
-          ? AppendRecording(path, snapshot, selection_)
+          ? AppendRecording(path, {snapshot}, selection_)
           : Failed(env, "the JDK's recorder did not dump");
   unlink(snapshot.c_str());
   if (status.ok()) return status;
   return status.Prefixed("jfrsync: the JDK's events are not in " + path);
+}
+
+void JfrSync::KeepPeriodError(const Status& status) {
+  if (period_error_.ok() && !status.ok()) {
+    period_error_ = status.Prefixed("jfrsync: a chunk of the repository lacks the JDK's events");
+  }
+}
+
+uint64_t JfrSync::RotatePeriod() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ == nullptr) return UINT64_MAX;  // the last chunk has taken it
+  if (period_pending_) return 0;                 // not appended yet: no boundary asked twice
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (env == nullptr) return 0;
+  const LocalFrame frame(env, 64);
+  if (!frame.ok()) {
+    KeepPeriodError(Failed(env, "out of memory"));
+    return 0;
+  }
+  // The JVM's shutdown stopped it: its destination gets the rest, for the last chunk.
+  if (StateOf(env, recording_) != "RUNNING") return UINT64_MAX;
+  if (!ExcludeCallingThread(env)) {
+    KeepPeriodError(Failed(env, "cannot keep the JDK's recorder off ctxprof's jfrsync thread"));
+    return 0;
+  }
+  // Recording.dump rotates the JDK's chunk once (it stops a copy of the recording) and writes
+  // the chunks the recording holds: this period's, after the last one copied before.
+  const std::string dumped = period_file_ + ".all";
+  jvalue argument;
+  argument.l = PathOf(env, dumped);
+  if (argument.l == nullptr ||
+      !Call(env, recording_, "dump", "(Ljava/nio/file/Path;)V", argument)) {
+    const Status failed = Failed(env, "the JDK's recorder did not dump");
+    const bool ended = StateOf(env, recording_) != "RUNNING";
+    if (!ended) KeepPeriodError(failed);
+    unlink(dumped.c_str());
+    return ended ? UINT64_MAX : 0;
+  }
+  const JdkChunkMark previous = copied_;
+  const Status copied = CopyChunksAfter(dumped, period_file_, &copied_);
+  unlink(dumped.c_str());
+  if (!copied.ok() || copied_.end_ticks == previous.end_ticks) {
+    // Nothing copied: the chunks stay in the recording for the next period.
+    KeepPeriodError(copied.ok() ? Status::Unavailable("the JDK's dump held no new chunk", 0)
+                                : copied);
+    unlink(period_file_.c_str());
+    return 0;
+  }
+  period_pending_ = true;
+  // The recording lets go of the chunks that ended by the previous period's end (they were
+  // copied then), so the JDK's repository holds two periods at most: a maximum age set and
+  // taken back (setMaxAge trims at once).
+  if (previous.end_nanos != 0) {
+    timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    const int64_t age =
+        static_cast<int64_t>(now.tv_sec) * kNanosPerSecond + now.tv_nsec - previous.end_nanos;
+    jclass duration = env->FindClass("java/time/Duration");
+    jmethodID of_nanos =
+        duration != nullptr ? env->GetStaticMethodID(duration, "ofNanos", "(J)Ljava/time/Duration;")
+                            : nullptr;
+    argument.l = of_nanos != nullptr && age > 0
+                     ? Checked(env, env->CallStaticObjectMethod(duration, of_nanos, age))
+                     : nullptr;
+    bool trimmed = argument.l != nullptr &&
+                   Call(env, recording_, "setMaxAge", "(Ljava/time/Duration;)V", argument);
+    argument.l = nullptr;
+    trimmed = trimmed && Call(env, recording_, "setMaxAge", "(Ljava/time/Duration;)V", argument);
+    if (!trimmed) env->ExceptionClear();  // the JDK's repository keeps more: no event is lost
+  }
+  return copied_.end_ticks;
+}
+
+void JfrSync::RequestPeriodBoundary() {
+  std::lock_guard<std::mutex> lock(boundary_mutex_);
+  boundary_ = 0;
+  boundary_requested_ = true;
+  boundary_asked_.notify_one();
+}
+
+uint64_t JfrSync::PeriodBoundary() {
+  std::lock_guard<std::mutex> lock(boundary_mutex_);
+  return boundary_;
+}
+
+void JfrSync::RunPeriods() {
+  const ScopedEnv attached(vm_);  // once for the thread's life, not once per rotation
+  std::unique_lock<std::mutex> lock(boundary_mutex_);
+  while (true) {
+    boundary_asked_.wait(lock, [this] { return boundary_requested_ || stopping_; });
+    if (stopping_) return;
+    boundary_requested_ = false;
+    lock.unlock();
+    const uint64_t boundary = RotatePeriod();
+    lock.lock();
+    boundary_ = boundary != 0 ? boundary : UINT64_MAX - 1;
+  }
+}
+
+void JfrSync::EndPeriodInto(const std::string& path, bool last) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> others;
+  if (period_pending_) others.push_back(period_file_);
+  ScopedEnv scoped(vm_);
+  JNIEnv* env = scoped.get();
+  if (last && recording_ != nullptr && env != nullptr) {
+    // The recording still holds chunks copied before (two periods at most): only the later.
+    const LocalFrame frame(env, 16);
+    StopRecording(env);
+    const std::string rest = period_file_ + ".rest";
+    Status copied = CopyChunksAfter(destination_, rest, &copied_);
+    if (copied.ok()) {
+      others.push_back(rest);
+      copied = AppendRecording(path, others, selection_);
+    }
+    KeepPeriodError(copied);
+    unlink(rest.c_str());
+    CloseRecording(env);
+  } else if (!others.empty()) {
+    KeepPeriodError(AppendRecording(path, others, selection_));
+  }
+  unlink(period_file_.c_str());
+  period_pending_ = false;
 }
 
 }  // namespace ctxprof

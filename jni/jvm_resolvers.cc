@@ -137,4 +137,6 @@ void JvmThreadResolver::Resolve(int32_t tid, ResolvedThread* out) {
 
 std::string JvmThreadResolver::VirtualThreadName(uint64_t id) { return VirtualThreads::NameOf(id); }
 
+bool JvmThreadResolver::JdkKeysVirtualThreadsById() { return JfrSync::Running(); }
+
 }  // namespace ctxprof

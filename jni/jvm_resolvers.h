@@ -57,6 +57,7 @@ class JvmThreadResolver : public ThreadResolver {
   void Resolve(int32_t tid, ResolvedThread* out) override;
   // From VirtualThreads (jni/virtual_threads.h).
   std::string VirtualThreadName(uint64_t id) override;
+  bool JdkKeysVirtualThreadsById() override;
 
  private:
   JavaVM* const vm_;

@@ -598,11 +598,11 @@ Status ApplyOption(std::string_view key, std::string_view value, Options* option
 // jfrsync= and what it needs from the other options: one recording file, and every span
 // written (see below).
 Status CheckJfrSync(Options* options) {
-  if (options->file.empty()) {
+  if (options->file.empty() && options->repository.empty()) {
     return Status::InvalidArgument(
-        Problem("jfrsync", options->jfrsync, "needs file=",
-                "the JDK's chunks are added to one recording file: add file=PATH.jfr "
-                "(repository= and upload= are not synchronised yet)"));
+        Problem("jfrsync", options->jfrsync, "needs file= or repository=",
+                "the JDK's events are added to ctxprof's recording: add file=PATH.jfr or "
+                "repository=DIR"));
   }
   // The JDK's events reach the file only when its recorder stops: the writer writes every span,
   // and with contexts=triggered given, those without an event are left out then.
@@ -780,7 +780,7 @@ const std::vector<OptionHelp>& OptionTable() {
       {"wallsamples", "profiler", "wall sample event: profiler (profiler.WallClockSample) or jdk"},
       {"contexts", "triggered", "spans as ctxprof.Context: triggered (an event inside) or all"},
       {"contextid", "false", "true: each sample and event carries a contextId (Pyroscope)"},
-      {"jfrsync", "", "default, profile, a .jfc or +event+event: the JDK's recorder too (file=)"},
+      {"jfrsync", "", "default, profile, a .jfc or +event+event: the JDK's recorder too"},
       {"jfrthreshold", "", "jfrsync, select=if-context: JDK events this short only in spans"},
       {"upload", "", "http(s)://host[:port][/prefix]: POST chunks to Pyroscope (repository=)"},
       {"uploadname", "ctxprof", "the application name in Pyroscope"},

@@ -21,7 +21,8 @@
 //   JFR        chunksize=, maxsize=, chunktime=, maxage=, flush=, cpusamples=jdk|ctxprof,
 //              wallsamples=profiler|jdk, contextid=: validated here, consumed by the writer
 //              (docs/JFR.md)
-//   jfrsync    jfrsync=CONFIG (a JVM only; file= required; contexts=all unless contexts=triggered
+//   jfrsync    jfrsync=CONFIG (a JVM only; file= or repository=; contexts=all unless
+//   contexts=triggered
 //              is given; a clock in the JDK's ticks: profiler/session/jdk_recorder.h); with
 //              select=if-context the
 //              JDK's short duration events only inside spans, jfrthreshold= their threshold

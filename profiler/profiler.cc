@@ -36,6 +36,7 @@ StatusOr<std::unique_ptr<JdkRecorder>> StartJdkRecorder(const Options& options,
   JdkRecorderRequest request;
   request.config = options.jfrsync;
   request.file = options.file;
+  request.repository = options.repository;
   request.samples = options.cpu_engine != CpuEngineKind::kNone || options.wall_enabled;
   request.allocations = options.alloc_interval_bytes != 0;
   request.locks = options.lock_enabled;
@@ -82,7 +83,8 @@ Status Profiler::Start(const std::string& options_text, std::string* notes) {
       return Status::Unavailable("option 'otelcontext': " + error, 0);
     }
   }
-  StatusOr<std::unique_ptr<Session>> started = Session::Start(options, hooks_, notes);
+  StatusOr<std::unique_ptr<Session>> started =
+      Session::Start(options, hooks_, notes, jdk_recorder.get());
   if (!started.ok()) return started.status();
   if (!jdk_note.empty()) *notes += (notes->empty() ? "" : " ") + jdk_note;
   session_ = std::move(started.value());
@@ -146,7 +148,8 @@ Status Profiler::Dump(const std::string& path, DumpFormat format) {
   // Symbolizing and copying take a while: outside the control mutex.
   if (format == DumpFormat::kCollapsed) return aggregator->WriteCollapsed(path);
   if (recording.bytes() > 0) {
-    const Status copied = CopyRecording(recording, path);
+    const Status copied =
+        CopyRecording(recording, path, jdk_recorder == nullptr || !jdk_recorder->per_chunk());
     if (!copied.ok() || jdk_recorder == nullptr) return copied;
     return jdk_recorder->SnapshotInto(path);  // jfrsync=: the JDK's events so far follow
   }

@@ -276,6 +276,13 @@ Status JfrChunkWriter::FinishChunkFile() {
   return ApplyRetention();
 }
 
+void JfrChunkWriter::RestatLastFinished() {
+  struct stat file;
+  if (finished_files_.empty() || stat(finished_files_.back().path.c_str(), &file) != 0) return;
+  finished_files_bytes_ += static_cast<uint64_t>(file.st_size) - finished_files_.back().bytes;
+  finished_files_.back().bytes = static_cast<uint64_t>(file.st_size);
+}
+
 Status JfrChunkWriter::ApplyRetention() {
   const int64_t now_nanos = clock_->EpochNanosAt(clock_->Now());
   while (!finished_files_.empty()) {

@@ -149,6 +149,9 @@ class JfrChunkWriter {
   }
   // Repository mode: deletes finished chunk files beyond max_size_bytes / max_age_nanos.
   Status ApplyRetention();
+  // Repository mode: the last finished chunk file was rewritten longer (jfrsync= appends the
+  // JDK's chunks to it): published() and retention take its size anew (a stat).
+  void RestatLastFinished();
   // Closes the current file (after a failure too); reports a close() error.
   Status Close();
 

@@ -613,7 +613,9 @@ bool JfrReader::ChunkParser::ReadEvents() {
         event.chunk = chunk_index;
         event.file_offset = start;
         event.value = Resolve(JfrValue::Object(&klass, std::move(fields)), 0);
-        reader_->events_.push_back(std::move(event));
+        if (!options_.on_event || options_.on_event(event)) {
+          reader_->events_.push_back(std::move(event));
+        }
       }
     }
     pos_ = start + size;

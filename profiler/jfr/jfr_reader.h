@@ -21,6 +21,7 @@
 #define CTXPROF_PROFILER_JFR_JFR_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -77,6 +78,10 @@ class JfrReader {
     // ctxprof's layouts, so a reader that needs only those (jfr_append.h) saves the values and
     // the stack of every event.
     size_t leading_fields = 0;
+    // When set, each event is handed to it as it is parsed, in file order, and kept in events()
+    // only if it returns true: a reader that needs each event once (jfr_append.h) keeps none.
+    // ContextAt joins the kept ctxprof.Context events only.
+    std::function<bool(const JfrEvent&)> on_event;
   };
 
   // Reads and parses `path`. Fails with kIo (and the errno) when the file cannot be read, and

@@ -59,6 +59,9 @@ class ThreadResolver {
   // The name of the virtual thread whose java.lang.Thread id is `id` ("" when it has none or
   // it is not known, as for most virtual threads).
   virtual std::string VirtualThreadName(uint64_t /*id*/) { return ""; }
+  // True when the JDK's own recorder runs beside ours (jfrsync=) and so keys a virtual thread
+  // by its java.lang.Thread id (JDK 19+: every thread), which JDK 25's printer joins by.
+  virtual bool JdkKeysVirtualThreadsById() { return false; }
 };
 
 }  // namespace ctxprof

@@ -213,6 +213,11 @@ Status JfrWriter::WriteSegment(JfrChunkWriter::SegmentEnd end) {
   if (Status committed = chunk_->CommitSegment(end); !committed.ok()) {
     return Fail(std::move(committed));
   }
+  if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.end_period) {
+    inputs_.end_period(chunk_->last_finished_chunk().path,
+                       end == JfrChunkWriter::SegmentEnd::kFinalChunk);
+    chunk_->RestatLastFinished();
+  }
   if (chunk_end && !chunk_->publishes_whole_chunks() && inputs_.on_chunk_finished) {
     ReportFinishedChunk(chunk);
   }
@@ -252,6 +257,37 @@ Status JfrWriter::Publish() {
 
 Status JfrWriter::Rotate() {
   if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (!inputs_.request_period_boundary || chunk_->publishes_whole_chunks()) {
+    return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
+  }
+  if (!period_recorder_ended_ && !boundary_requested_) {
+    boundary_requested_at_ = inputs_.clock->Now();
+    inputs_.request_period_boundary();
+    boundary_requested_ = true;
+  }
+  return Status();
+}
+
+uint64_t JfrWriter::PollBoundary() {
+  if (!boundary_under_way()) return boundary_ticks_;
+  const uint64_t boundary = inputs_.period_boundary();
+  if (boundary == JfrWriterInputs::kNoMorePeriods) {
+    boundary_requested_ = false;
+    period_recorder_ended_ = true;
+  } else if (boundary == JfrWriterInputs::kPeriodBoundaryFailed) {
+    boundary_ticks_ = inputs_.clock->Now();
+  } else {
+    boundary_ticks_ = boundary;
+  }
+  return boundary_ticks_;
+}
+
+Status JfrWriter::EndPeriod() {
+  if (!failure_.ok() || closed_) return Fail(Status::WrongState("JFR writer: already closed"));
+  if (boundary_ticks_ == 0) return Status();
+  spans_.CutAt(boundary_ticks_, &pending_pool_bytes_);
+  boundary_ticks_ = 0;
+  boundary_requested_ = false;
   return EndChunk(JfrChunkWriter::SegmentEnd::kChunk);
 }
 

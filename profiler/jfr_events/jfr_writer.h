@@ -141,6 +141,19 @@ struct JfrWriterInputs {
   std::function<uint64_t()> dropped_spans;
   // Chunks uploaded and uploads given up so far (ctxprof.ProfilerCounters); may be empty.
   std::function<std::pair<uint64_t, uint64_t>()> upload_counts;
+  // Repository mode, jfrsync= (jni/jfr_sync.h): another recorder whose events each chunk file
+  // also carries, for the chunk's own period. A rotation asks request_period_boundary to rotate
+  // that recorder (it works in the background); period_boundary then says 0 while it does,
+  // the boundary tick once it has, kPeriodBoundaryFailed (the chunk ends now, without the other
+  // recorder's events) or kNoMorePeriods (it has ended: the chunk in progress is the last). The
+  // chunk ends at the boundary (EndPeriod), and end_period appends the other recorder's events
+  // up to it to the finished chunk file (`last`: all it holds, at Close) before the file is
+  // reported. All empty, or all set; they report their own failures.
+  std::function<void()> request_period_boundary;
+  std::function<uint64_t()> period_boundary;
+  static constexpr uint64_t kNoMorePeriods = UINT64_MAX;
+  static constexpr uint64_t kPeriodBoundaryFailed = UINT64_MAX - 1;
+  std::function<void(const std::string& path, bool last)> end_period;
 };
 
 // Folds the finished chunks of the recording file `path` (file mode, or a dump) into one chunk
@@ -195,8 +208,26 @@ class JfrWriter {
   Status Publish();
   // What readers can read now (JfrChunkWriter::published).
   std::vector<JfrChunkWriter::Published> published() const { return chunk_->published(); }
-  // Ends the current chunk and starts the next one (which Close does not fold into it).
+  // Ends the current chunk and starts the next one (which Close does not fold into it). With
+  // request_period_boundary, only asks for the boundary: the caller ends the chunk at
+  // PollBoundary() with EndPeriod once every record before it has been added.
   Status Rotate();
+  // The tick at which the chunk is to end (period_boundary), 0 when none is known (yet).
+  uint64_t PollBoundary();
+  // True while a boundary was asked for and PollBoundary() has not said it yet.
+  bool boundary_under_way() const { return boundary_requested_ && boundary_ticks_ == 0; }
+  // The latest tick the records added and the spans settled may reach meanwhile: just before
+  // the boundary once known; while it is under way, the moment it was asked for (it can be no
+  // earlier); else UINT64_MAX.
+  uint64_t HorizonLimit() const {
+    return boundary_ticks_ != 0  ? boundary_ticks_ - 1
+           : boundary_requested_ ? boundary_requested_at_
+                                 : UINT64_MAX;
+  }
+  // Ends the chunk at PollBoundary(): each span still open there is written up to it and
+  // goes on from it in the next chunk (SpanIntervals::CutAt). Records before the boundary and
+  // SettleSpans(boundary) must come first.
+  Status EndPeriod();
   // Finishes the recording (last chunk gets the final flag) and closes it; in file mode the
   // chunks are then folded into one (CompactRecordingFile; if that fails, the file keeps its
   // chunks, complete, and Close says why). Idempotent; the destructor calls it, so a writer never
@@ -293,6 +324,10 @@ class JfrWriter {
   // bounds whole chunks, not just their events.
   uint64_t pending_pool_bytes_ = 0;
   uint64_t samples_in_chunk_ = 0;
+  bool boundary_requested_ = false;     // request_period_boundary called, no EndPeriod yet
+  uint64_t boundary_requested_at_ = 0;  // the clock then
+  uint64_t boundary_ticks_ = 0;         // PollBoundary()
+  bool period_recorder_ended_ = false;  // period_boundary said kNoMorePeriods
   Counters counters_;
 };
 

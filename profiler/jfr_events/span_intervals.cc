@@ -163,6 +163,26 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
   }
 }
 
+void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
+  for (auto& [owner, thread] : threads_) {
+    for (Pending& pending : thread.spans) {
+      if (pending.written || pending.span.begin_ticks >= ticks || pending.span.end_ticks <= ticks) {
+        continue;
+      }
+      // Its begin stays: a later chunk writes it from there again (see the header).
+      WriteInterval(owner, pending.span.begin_ticks, ticks, pending.span.context, pending_bytes);
+      pending.triggered = false;
+    }
+    const uint64_t begin = std::max(thread.open_begin, thread.written_until);
+    if (!thread.open_context.empty() && begin < ticks && thread.last_end <= thread.open_begin) {
+      WriteInterval(owner, begin, ticks, thread.open_context, pending_bytes);
+      thread.unjoined.erase(
+          thread.unjoined.begin(),
+          std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks));
+    }
+  }
+}
+
 void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
   // Each run of records with one context, from where the thread's written intervals end (the
   // open span's begin, when it is that span's context) to just after its last record; at least

@@ -99,6 +99,14 @@ class SpanIntervals {
   void Settle(uint64_t horizon, uint64_t* pending_bytes);
   // At a segment end; `chunk_end` when it ends the chunk.
   void WriteTriggered(bool chunk_end, uint64_t* pending_bytes);
+  // Before a chunk that ends at `ticks` (jfrsync= with repository=: the JDK's recorder rotated
+  // there, and its events of the chunk's period must find their spans in the chunk): every span
+  // open at `ticks`, drained or still open as last read, is written up to it, and later again
+  // from its begin, not from `ticks`: a JDK event that began before the boundary and ended after
+  // it is in the next chunk, which then holds its span too. So each chunk file stands alone,
+  // and a reader of the concatenated chunks sees such a span's first part twice (the same
+  // begin and context). Every record before `ticks` must have been joined (Settle(ticks)).
+  void CutAt(uint64_t ticks, uint64_t* pending_bytes);
 
   uint64_t spans_written() const { return spans_written_; }
 

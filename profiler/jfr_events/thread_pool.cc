@@ -18,10 +18,10 @@ uint32_t ThreadPool::Key(int32_t tid, uint64_t virtual_thread_id, uint32_t chunk
       const uint32_t natural = resolved.jdk_key != 0 ? resolved.jdk_key
                                : tid > 0             ? static_cast<uint32_t>(tid)
                                                      : 0;
-      const uint32_t key =
-          !known && natural != 0 && natural < kFirstSpareKey && natural_keys_.insert(natural).second
-              ? natural
-              : next_spare_key_++;
+      const uint32_t key = !known && natural != 0 && natural < first_spare_key_ &&
+                                   natural_keys_.insert(natural).second
+                               ? natural
+                               : next_spare_key_++;
       threads_.push_back(
           Thread{key, tid, std::move(resolved.name), resolved.java_thread_id, false, 0});
       slot.thread = threads_.size() - 1;
@@ -38,8 +38,18 @@ uint32_t ThreadPool::VirtualKey(uint64_t id, uint32_t chunk, uint64_t* pending_b
   if (slot.resolved_in_chunk != chunk) {
     std::string name = resolver_->VirtualThreadName(id);
     if (slot.resolved_in_chunk == 0 || slot.thread.name != name) {
-      slot.thread =
-          Thread{next_spare_key_++, 0, std::move(name), static_cast<int64_t>(id), true, 0};
+      // The JDK's key (its id) for the first identity, and again when it comes back forgotten.
+      const bool natural = slot.resolved_in_chunk == 0 && id < first_spare_key_ &&
+                           resolver_->JdkKeysVirtualThreadsById() &&
+                           (virtual_natural_keys_.count(id) != 0 ||
+                            natural_keys_.insert(static_cast<uint32_t>(id)).second);
+      if (natural) virtual_natural_keys_.insert(id);
+      slot.thread = Thread{natural ? static_cast<uint32_t>(id) : next_spare_key_++,
+                           0,
+                           std::move(name),
+                           static_cast<int64_t>(id),
+                           true,
+                           0};
     }
     slot.resolved_in_chunk = chunk;
   }

@@ -12,7 +12,8 @@
 // entry gets a spare key above every possible tid
 // (kFirstSpareKey: pid_max is at most 2^22), from one counter, never reused: a later triple of
 // the same tid (renamed, or a new thread that reused the tid; its osThreadId field still holds
-// the tid), and every virtual thread.
+// the tid), and every virtual thread but, with jfrsync=, the first identity of each, which
+// takes the JDK's key for it, its java.lang.Thread id (JdkKeysVirtualThreadsById).
 //
 // A sample of a carrier thread that runs a virtual thread belongs to the virtual thread, and its
 // entry is written the way JDK 25's JFR writes one: no OS name, osThreadId 0, the virtual
@@ -42,8 +43,15 @@ class ThreadPool {
   // Keys of entries other than the first identity of a tid; above PID_MAX_LIMIT (2^22), so a
   // 4-byte varint in every event that names the thread up to 2^28 entries.
   static constexpr uint32_t kFirstSpareKey = 1u << 22;
+  // With the JDK's keys (jfrsync=: java.lang.Thread ids, which a service starting a virtual
+  // thread per request takes past 2^22 soon), spare keys start here instead (5-byte varints).
+  static constexpr uint32_t kFirstSpareKeyBesideJdkKeys = 1u << 31;
 
-  explicit ThreadPool(ThreadResolver* resolver) : resolver_(resolver) {}
+  explicit ThreadPool(ThreadResolver* resolver)
+      : resolver_(resolver),
+        first_spare_key_(resolver->JdkKeysVirtualThreadsById() ? kFirstSpareKeyBesideJdkKeys
+                                                               : kFirstSpareKey),
+        next_spare_key_(first_spare_key_) {}
 
   // The key, in chunk `chunk`, of the thread a sample belongs to: the virtual thread
   // `virtual_thread_id` (its java.lang.Thread id), or kernel thread `tid` when that is 0. Queued
@@ -85,10 +93,14 @@ class ThreadPool {
   std::vector<Thread> threads_;  // kernel threads' identities
   std::unordered_map<int32_t, Slot> by_tid_;
   std::unordered_map<uint64_t, VirtualSlot> virtual_;  // by java.lang.Thread id
-  uint32_t next_spare_key_ = kFirstSpareKey;
-  std::unordered_set<uint32_t> natural_keys_;  // keys below kFirstSpareKey handed out
-  std::vector<size_t> pending_;                // indices into threads_
-  std::vector<uint64_t> pending_virtual_;      // keys of virtual_
+  const uint32_t first_spare_key_;
+  uint32_t next_spare_key_;
+  std::unordered_set<uint32_t> natural_keys_;  // keys below first_spare_key_ handed out
+  // Virtual threads keyed by their id (the JDK's key, with jfrsync=): one that is forgotten and
+  // comes back takes it again.
+  std::unordered_set<uint64_t> virtual_natural_keys_;
+  std::vector<size_t> pending_;            // indices into threads_
+  std::vector<uint64_t> pending_virtual_;  // keys of virtual_
 };
 
 }  // namespace ctxprof

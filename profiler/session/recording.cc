@@ -1,5 +1,9 @@
 #include "profiler/session/recording.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 namespace ctxprof {
 
 StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
@@ -73,6 +77,14 @@ StatusOr<std::unique_ptr<Recording>> Recording::Open(const Options& options,
       }
       return counts;
     };
+  }
+  if (JdkRecorder* jdk = inputs.jdk_recorder; jdk != nullptr && !options.repository.empty()) {
+    writer_inputs.request_period_boundary = [jdk] { jdk->RequestPeriodBoundary(); };
+    writer_inputs.period_boundary = [jdk] { return jdk->PeriodBoundary(); };
+    writer_inputs.end_period = [jdk](const std::string& path, bool last) {
+      jdk->EndPeriodInto(path, last);
+    };
+    recording->period_sync_ = true;
   }
   if (ContextMap* map = ContextMap::Global(); map != nullptr) {
     recording->spans_ = std::make_unique<SpanDrain>(map, inputs.clock);
@@ -158,6 +170,15 @@ void Recording::DrainSpans() {
   writer_->AddTimedThreads(timed);
 }
 
+void Recording::EndPeriodIfDue(uint64_t horizon) {
+  const uint64_t boundary = writer_ != nullptr ? writer_->PollBoundary() : 0;
+  if (boundary == 0 || horizon < boundary) return;
+  WriteUpTo(boundary - 1, nullptr);
+  if (writer_ == nullptr) return;
+  writer_->SettleSpans(boundary);
+  if (Status ended = writer_->EndPeriod(); !ended.ok()) Fail(ended);
+}
+
 void Recording::Tick(const std::function<void()>& drain) {
   if (writer_ == nullptr) {
     // Failed: what the reorderer still held goes on to the aggregator now, not at Close.
@@ -168,8 +189,12 @@ void Recording::Tick(const std::function<void()>& drain) {
   // Spans first, so that the records written next find the spans they fall in.
   DrainSpans();
   if (now > reorder_window_ticks_) {
-    WriteUpTo(now - reorder_window_ticks_, &drain);
-    if (writer_ != nullptr) writer_->SettleSpans(now - reorder_window_ticks_);
+    EndPeriodIfDue(now - reorder_window_ticks_);
+    // jfrsync= with repository=: nothing past the coming period boundary joins this chunk.
+    const uint64_t horizon = std::min(now - reorder_window_ticks_,
+                                      writer_ != nullptr ? writer_->HorizonLimit() : UINT64_MAX);
+    WriteUpTo(horizon, &drain);
+    if (writer_ != nullptr) writer_->SettleSpans(horizon);
   }
   drain();
   if (writer_ != nullptr) {
@@ -179,6 +204,23 @@ void Recording::Tick(const std::function<void()>& drain) {
 }
 
 StatusOr<std::vector<JfrChunkWriter::Published>> Recording::Publish() {
+  if (period_sync_ && writer_ != nullptr) {
+    // jfrsync= with repository=: the chunk ends where the JDK's recorder rotates now (a dump
+    // waits for it), and the records after that stay for the next chunk.
+    if (Status asked = writer_->Rotate(); !asked.ok()) Fail(asked);
+    for (int waited = 0; writer_ != nullptr && writer_->boundary_under_way() &&
+                         writer_->PollBoundary() == 0 && waited < kDumpBoundaryWaitMillis;
+         waited += 10) {
+      usleep(10 * 1000);
+    }
+    if (writer_ != nullptr && writer_->PollBoundary() != 0) {
+      DrainSpans();
+      EndPeriodIfDue(UINT64_MAX);
+      if (writer_ == nullptr) return error();
+      PublishProgress();
+      return writer_->published();
+    }
+  }
   const uint64_t now = clock_->Now();
   DrainSpans();
   WriteUpTo(UINT64_MAX, nullptr);

@@ -35,6 +35,7 @@
 #include "profiler/jfr_events/live_objects.h"
 #include "profiler/options.h"
 #include "profiler/sampler/clock.h"
+#include "profiler/session/jdk_recorder.h"
 #include "profiler/session/sample_reorderer.h"
 #include "profiler/session/sample_sink.h"
 #include "profiler/session/span_drain.h"
@@ -75,6 +76,10 @@ struct RecordingInputs {
   const UploaderConfig* upload = nullptr;
   // otlp=: OtlpConfigFromOptions' result; null = none.
   const UploaderConfig* otlp = nullptr;
+  // jfrsync= with repository=: the JDK's recorder whose events of each chunk's period the
+  // chunk file also carries (JfrWriterInputs::request_period_boundary); null = none. Must
+  // outlive the recording.
+  JdkRecorder* jdk_recorder = nullptr;
 };
 
 class Recording : public SampleSink {
@@ -99,6 +104,8 @@ class Recording : public SampleSink {
   // A fraction of the shortest scheduler slice of the writer's CPU (docs/SAMPLER.md, "The
   // background thread's profile").
   static constexpr uint32_t kRecordsBetweenDrains = 128;
+  // jfrsync= with repository=: how long a dump waits for the JDK's recorder to rotate.
+  static constexpr int kDumpBoundaryWaitMillis = 10000;
   // Finishes the recording. Fails with the first failure when the recording failed at any point.
   Status Close();
   // For a dump: writes every sample consumed so far, held ones included, and publishes them
@@ -127,6 +134,9 @@ class Recording : public SampleSink {
   void WriteUpTo(uint64_t horizon, const std::function<void()>* drain);
   // Hands the spans closed since the last call to the writer (SpanDrain).
   void DrainSpans();
+  // jfrsync= with repository=: when the writer waits for a period boundary at or before
+  // `horizon`, writes the records before it and ends the chunk there (JfrWriter::EndPeriod).
+  void EndPeriodIfDue(uint64_t horizon);
   // A record that will not be written: gives back its object reference, if any.
   void Discard(const SampleRecord& record);
 
@@ -138,6 +148,7 @@ class Recording : public SampleSink {
   uint64_t reorder_window_ticks_ = 0;
   SampleReorderer reorderer_;
   std::unique_ptr<SpanDrain> spans_;  // null when the process has no context map
+  bool period_sync_ = false;          // inputs.jdk_recorder with repository=
   // Before writer_: the writer reports finished chunks to it until the writer is destroyed.
   // upload= and otlp=, in that order (either may be absent).
   std::vector<std::unique_ptr<Uploader>> uploaders_;

@@ -46,13 +46,13 @@ uint64_t PublishedFiles::bytes() const {
   return total;
 }
 
-Status CopyRecording(const PublishedFiles& files, const std::string& path) {
+Status CopyRecording(const PublishedFiles& files, const std::string& path, bool fold) {
   std::vector<JfrCopySource> sources;
   for (const PublishedFiles::File& file : files.files_) {
     sources.push_back(JfrCopySource{file.path, file.fd, file.bytes});
   }
   Status copied = CopyChunks(sources, path);
-  return copied.ok() ? CompactRecordingFile(path, {}) : copied;
+  return copied.ok() && fold ? CompactRecordingFile(path, {}) : copied;
 }
 
 Status WriteAggregateJfr(Aggregator* aggregator, const AggregateDumpInputs& inputs,

@@ -46,7 +46,7 @@ class PublishedFiles {
   uint64_t bytes() const;
 
  private:
-  friend Status CopyRecording(const PublishedFiles& files, const std::string& path);
+  friend Status CopyRecording(const PublishedFiles& files, const std::string& path, bool fold);
   struct File {
     std::string path;
     int fd;
@@ -55,8 +55,10 @@ class PublishedFiles {
   std::vector<File> files_;
 };
 
-// Copies the published files into `path`, as one chunk. kIo naming the path on failure.
-Status CopyRecording(const PublishedFiles& files, const std::string& path);
+// Copies the published files into `path`, as one chunk (`fold`), or as the chunks they hold
+// (with jfrsync= and repository=, the JDK's chunks follow each of ctxprof's and cannot be
+// folded into them). kIo naming the path on failure.
+Status CopyRecording(const PublishedFiles& files, const std::string& path, bool fold = true);
 
 // What WriteAggregateJfr needs besides the aggregator; every pointer must stay valid during it.
 struct AggregateDumpInputs {

@@ -294,7 +294,7 @@ Session::Session(const Options& options, const RuntimeHooks& hooks)
 Session::~Session() = default;
 
 StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const RuntimeHooks& hooks,
-                                                  std::string* notes) {
+                                                  std::string* notes, JdkRecorder* jdk_recorder) {
   notes->clear();
   std::string error;
   ProcessContext* store = ProcessContext::Get(&error);
@@ -413,6 +413,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     inputs.downstream = session->aggregator_.get();
     if (!options.upload.url.empty()) inputs.upload = &upload;
     if (!options.otlp.url.empty()) inputs.otlp = &otlp;
+    inputs.jdk_recorder = jdk_recorder;
     StatusOr<std::unique_ptr<Recording>> recording = Recording::Open(options, std::move(inputs));
     if (!recording.ok()) return recording.status();  // names the option
     session->recording_ = std::move(recording.value());

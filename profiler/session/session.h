@@ -135,8 +135,11 @@ class Session {
   // sources), kIo (the recording's file or folder; the message names the option and the path).
   // On success *notes holds what the caller should print once (a CPU engine fallback, a clock
   // fallback) or is empty.
+  // `jdk_recorder` (jfrsync= with repository=; may be null, must outlive the session) gets the
+  // chunk files' periods (RecordingInputs::jdk_recorder).
   static StatusOr<std::unique_ptr<Session>> Start(const Options& options, const RuntimeHooks& hooks,
-                                                  std::string* notes);
+                                                  std::string* notes,
+                                                  JdkRecorder* jdk_recorder = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -101,8 +101,11 @@ TEST(OptionsTest, JfrSync) {
   EXPECT_EQ(plus.clock_origin_nanos, 0u);
   EXPECT_EQ(ParseOk("jfrsync=default,file=/tmp/a.jfr,contexts=all").jfrsync, "default");
   EXPECT_EQ(ParseOk("jfrsync=/etc/io.jfc,clock=monotonic,file=/tmp/a.jfr").jfrsync, "/etc/io.jfc");
-  ExpectError("jfrsync=default", "jfrsync", "default");  // no file=
-  ExpectError("jfrsync=default,repository=/tmp/r", "jfrsync", "default");
+  ExpectError("jfrsync=default", "jfrsync", "default");  // no file= nor repository=
+  // repository= and upload=: each chunk file gets the JDK's events of its period.
+  EXPECT_EQ(ParseOk("jfrsync=default,repository=/tmp/r").jfrsync, "default");
+  EXPECT_EQ(ParseOk("jfrsync=default,repository=/tmp/r,upload=http://127.0.0.1:4040").jfrsync,
+            "default");
   // contexts=triggered, given: spans without an event are left out at the end.
   const Options triggered = ParseOk("jfrsync=default,file=/tmp/a.jfr,contexts=triggered");
   EXPECT_TRUE(triggered.jfr.all_contexts);

@@ -56,7 +56,11 @@ public final class FileServiceWorkload {
 
   static final String[] ENDPOINTS = {"/upload", "/download", "/echo", "/idle"};
   static final int REQUEST_THREADS = 3;
-  static final int REQUESTS_PER_THREAD = 45;
+  /** Requests per thread: 45, or the system property fileservice.requests (longer runs). */
+  static final int REQUESTS_PER_THREAD = Integer.getInteger("fileservice.requests", 45);
+
+  /** Request threads are virtual threads (JDK 21+) with the system property fileservice.virtual. */
+  static final boolean VIRTUAL = Boolean.getBoolean("fileservice.virtual");
 
   private static final Map<String, long[]> COUNTED = new TreeMap<>();
 
@@ -91,8 +95,9 @@ public final class FileServiceWorkload {
       Thread[] requests = new Thread[REQUEST_THREADS];
       for (int t = 0; t < REQUEST_THREADS; t++) {
         int thread = t;
-        requests[t] = new Thread(() -> serve(setter, endpoint, thread, dir, shared,
-            server.getLocalPort()), "request-" + t);
+        Runnable task = () -> serve(setter, endpoint, thread, dir, shared, server.getLocalPort());
+        requests[t] = VIRTUAL ? VirtualThreadWorkload.virtualThread("request-" + t, task)
+            : new Thread(task, "request-" + t);
         requests[t].start();
       }
       for (Thread request : requests) request.join();
