@@ -172,17 +172,30 @@ jobject PathOf(JNIEnv* env, const std::string& path) {
   return Checked(env, env->CallStaticObjectMethod(paths, get, first, more));
 }
 
-// Calls recording.name(String) for each of `events`, the Recording methods enable and disable.
+// Calls recording.name(String) for each of `events`, the Recording methods enable and disable;
+// with `stack_traces`, also withStackTrace() on the EventSettings each returns.
 bool ForEachEvent(JNIEnv* env, jobject recording, const char* name,
-                  const std::vector<std::string>& events) {
+                  const std::vector<std::string>& events, bool stack_traces) {
   jclass type = env->GetObjectClass(recording);
   jmethodID method = env->GetMethodID(type, name, "(Ljava/lang/String;)Ljdk/jfr/EventSettings;");
   if (method == nullptr) return false;
+  jmethodID with_stack_trace = nullptr;
+  if (stack_traces) {
+    jclass settings_class = env->FindClass("jdk/jfr/EventSettings");
+    if (settings_class == nullptr) return false;
+    with_stack_trace =
+        env->GetMethodID(settings_class, "withStackTrace", "()Ljdk/jfr/EventSettings;");
+    if (with_stack_trace == nullptr) return false;
+  }
   for (const std::string& event : events) {
     jstring text = ToJavaString(env, event);
     if (text == nullptr) return false;
     jobject settings = env->CallObjectMethod(recording, method, text);
     if (env->ExceptionCheck()) return false;
+    if (with_stack_trace != nullptr) {
+      env->DeleteLocalRef(env->CallObjectMethod(settings, with_stack_trace));
+      if (env->ExceptionCheck()) return false;
+    }
     env->DeleteLocalRef(settings);
     env->DeleteLocalRef(text);
   }
@@ -218,7 +231,11 @@ jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string
       events.push_back(request.config.substr(begin, end - begin));
       begin = end + 1;
     }
-    if (recording == nullptr || !ForEachEvent(env, recording, "enable", events)) return nullptr;
+    // With their stacks: a JDK event type declared without one (jdk.SocketRead) would give the
+    // tool's --events nothing to show where it happened, and a .jfc is not there to turn it on.
+    if (recording == nullptr || !ForEachEvent(env, recording, "enable", events, true)) {
+      return nullptr;
+    }
     return recording;
   }
   jclass configuration = env->FindClass("jdk/jfr/Configuration");
@@ -246,7 +263,8 @@ jobject NewRecording(JNIEnv* env, const JdkRecorderRequest& request, std::string
   jmethodID create = env->GetMethodID(recording_class, "<init>", "(Ljdk/jfr/Configuration;)V");
   jobject recording =
       create != nullptr ? Checked(env, env->NewObject(recording_class, create, chosen)) : nullptr;
-  if (recording == nullptr || !ForEachEvent(env, recording, "disable", EventsToDisable(request))) {
+  if (recording == nullptr ||
+      !ForEachEvent(env, recording, "disable", EventsToDisable(request), false)) {
     return nullptr;
   }
   return recording;

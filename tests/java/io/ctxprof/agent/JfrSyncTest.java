@@ -131,6 +131,18 @@ class JfrSyncTest {
       }
       truth.keySet().removeIf(key -> key.startsWith("background"));
       expectCounted(joined, truth);
+      if (sync.contains(plus)) { // +name enables with stacks, for the tool's --events
+        int io = 0;
+        for (RecordedEvent event : jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)) {
+          String name = event.getEventType().getName();
+          if (name.startsWith("jdk.File") || name.startsWith("jdk.Socket")) {
+            io++;
+            jdk.jfr.consumer.RecordedStackTrace stack = event.getStackTrace();
+            assertTrue(stack != null && !stack.getFrames().isEmpty(), name + " without a stack");
+          }
+        }
+        assertTrue(io > 0, "no I/O event in " + jfr);
+      }
       Files.delete(jfr);
     }
   }
