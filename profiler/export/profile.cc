@@ -20,8 +20,9 @@ namespace {
 // ctxprof.Context and ctxprof.SpanLatency fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId" ||
-         name == "spans" || name == "totalDuration" || name == "maxDuration" || name == "buckets";
+         name == "stackTrace" || name == "contextId" || name == "traceIdHigh" ||
+         name == "traceIdLow" || name == "spanId" || name == "traceId" || name == "spans" ||
+         name == "totalDuration" || name == "maxDuration" || name == "buckets";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -422,8 +423,8 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     auto known = context_of_event.find(event);
     if (known != context_of_event.end()) return known->second;
     Context context;
-    context.trace_id = event->Field("traceId").string();
-    context.span_id = event->Field("spanId").string();
+    context.trace_id = event->TraceId();
+    context.span_id = event->SpanId();
     context.values.assign(attribute_names_.size(), "");
     const std::vector<int>& slots = slots_of(event->type);
     const std::vector<JfrValue>& fields = event->value.items();

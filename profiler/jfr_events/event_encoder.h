@@ -15,8 +15,8 @@
 //              allocationSize, allocationTime}: async-profiler's layout
 //   Sample, allocation, wait and live events end with contextId when the layout has it
 //   (PutContextId).
-//   context    ctxprof.Context {startTime, duration, eventThread, contextId, traceId, spanId,
-//              attributes...}
+//   context    ctxprof.Context {startTime, duration, eventThread, contextId (with the layout's
+//              context_id), traceIdHigh, traceIdLow, spanId, attributes...}
 //   latency    ctxprof.SpanLatency {startTime, duration, spans, totalDuration, maxDuration,
 //              buckets, attributes...}
 //   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk

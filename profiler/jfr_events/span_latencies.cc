@@ -63,8 +63,11 @@ void SpanLatencies::CountUnfinished() {
 }
 
 void SpanLatencies::Count(const SpanInterval& span) {
+  // Only the slots the event has fields for: the others (attributes registered after the
+  // recording started) would split groups that no reader can tell apart.
   Attributes attributes{};
-  std::copy(span.context.attributes, span.context.attributes + kAttributeSlots, attributes.begin());
+  std::copy(span.context.attributes, span.context.attributes + attribute_count_,
+            attributes.begin());
   Group& group = groups_[attributes];
   group.histogram.Add(static_cast<int64_t>(static_cast<double>(span.end_ticks - span.begin_ticks) *
                                            nanos_per_tick_));
