@@ -22,7 +22,8 @@ bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
          name == "stackTrace" || name == "contextId" || name == "traceIdHigh" ||
          name == "traceIdLow" || name == "spanId" || name == "traceId" || name == "spans" ||
-         name == "totalDuration" || name == "maxDuration" || name == "buckets";
+         name == "totalDuration" || name == "maxDuration" || name == "bucketDeltas" ||
+         name == "buckets";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -411,7 +412,12 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     }
     LatencyHistogram histogram;
     // A malformed bucket list adds nothing: the count and sum still hold.
-    histogram.AddBucketsText(event.Field("buckets").string());
+    const JfrValue& deltas = event.Field("bucketDeltas");
+    if (deltas.is_null()) {
+      histogram.AddBucketsText(event.Field("buckets").string());  // an older recording
+    } else {
+      histogram.AddBucketDeltasText(deltas.string());
+    }
     histogram.AddBucket(0, event.Field("spans").integer() - histogram.count(),
                         event.Field("totalDuration").integer(),
                         event.Field("maxDuration").integer());

@@ -371,11 +371,12 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
       .Field("maxDuration", kJfrTypeLong, false, false, "Longest Span")
       .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
-      .Field("buckets", kJfrTypeString, false, false, "Buckets")
+      .Field("bucketDeltas", kJfrTypeString, false, false, "Buckets")
       .FieldAnnotate(kJfrTypeDescription,
-                     "FLOOR:COUNT per non-empty bucket, space-separated: the spans whose "
-                     "duration is at least FLOOR nanoseconds and below the next bucket's floor "
-                     "(one bucket per nanosecond below 128 ns, 64 per power of two above)");
+                     "STEP[:COUNT] per non-empty bucket in order, space-separated (COUNT 1 when "
+                     "absent): the bucket's index is the previous one's plus STEP (the first: "
+                     "STEP). Index i < 128 holds durations of i ns; above, index 128 + 64 k + m "
+                     "holds [(64 + m) << (k + 1), (65 + m) << (k + 1)) ns");
   for (const std::string& name : attribute_names) {
     latency.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name);
   }

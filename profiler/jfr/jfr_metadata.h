@@ -12,7 +12,7 @@
 //   context         ctxprof.Context (startTime, duration, eventThread, [contextId], traceIdHigh,
 //                   traceIdLow, spanId, one field per attribute)
 //   latency         ctxprof.SpanLatency (startTime, duration, spans, totalDuration,
-//                   maxDuration, buckets, one field per attribute)
+//                   maxDuration, bucketDeltas, one field per attribute)
 //   settings        jdk.ActiveSetting, ctxprof.ProfilerSettings, ctxprof.ProfilerCounters
 //
 // The sample events use async-profiler's names, field order and types, because its converter

@@ -106,7 +106,7 @@ void EventEncoder::AppendSpanLatency(const SpanLatencyFields& fields, JfrBuffer*
   scratch_.PutVarint(static_cast<uint64_t>(histogram.count()));
   scratch_.PutVarint(static_cast<uint64_t>(histogram.sum()));
   scratch_.PutVarint(static_cast<uint64_t>(histogram.max()));
-  scratch_.PutString(histogram.BucketsText());
+  scratch_.PutString(histogram.BucketDeltasText());
   for (size_t slot = 0; slot < fields.attribute_count; slot++) {
     scratch_.PutVarint(fields.attributes[slot]);  // String pool key = Dictionary id; 0 = null
   }

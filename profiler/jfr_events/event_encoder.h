@@ -18,7 +18,7 @@
 //   context    ctxprof.Context {startTime, duration, eventThread, contextId (with the layout's
 //              context_id), traceIdHigh, traceIdLow, spanId, attributes...}
 //   latency    ctxprof.SpanLatency {startTime, duration, spans, totalDuration, maxDuration,
-//              buckets, attributes...}
+//              bucketDeltas, attributes...}
 //   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk

@@ -169,7 +169,7 @@ class LatencyTest {
                 "ctxprof.SpanLatency", jfr.toString()),
             120);
     assertEquals(0, print.exit, "jfr print: " + print.stderr);
-    assertTrue(String.join("\n", print.stdout).contains("buckets = \""), "jfr print: " + print);
+    assertTrue(String.join("\n", print.stdout).contains("bucketDeltas = \""), "jfr print: " + print);
 
     Path page = dir.resolve("diff.html");
     Result diff =
