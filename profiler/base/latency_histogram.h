@@ -42,8 +42,9 @@ class LatencyHistogram {
   // Bucket indexes: a floor below 128 ns is its own index; above, 64 per power of two, in order.
   static constexpr int kBucketCount = 128 + 64 * (62 - 6);  // floors up to 2^63 - 1
   static int IndexOf(int64_t floor) {
-    if (floor < (int64_t{2} << kSubBucketBits))
+    if (floor < (int64_t{2} << kSubBucketBits)) {
       return static_cast<int>(std::max<int64_t>(floor, 0));
+    }
     const int top = 63 - __builtin_clzll(static_cast<uint64_t>(floor));
     return 128 + 64 * (top - 7) + static_cast<int>((floor >> (top - kSubBucketBits)) - 64);
   }
