@@ -978,8 +978,8 @@ def peer_section(options):
         failures=failures, rounds=PEER_ROUNDS)
     rows = ["| Config | Profiler | Agent options | Overhead: median [min .. max] of per-round "
             "ratios | Sample events per run | Summed weight per run | Weight × interval ÷ "
-            "recording span | Threads sampled | Recording bytes per sample event (without "
-            "ctxprof.Context events) |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+            "recording span | Threads sampled | Recording bytes per sample event: median [min .. "
+            "max] (without ctxprof.Context events) |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     size = {}
     overhead, paired_rows = {}, []
     for config, ours, theirs, _, interval in PEER_CONFIGS:
@@ -995,14 +995,16 @@ def peer_section(options):
             recorded = [r["recording"] for r in runs[label]]
             accounted = median([r["weight"] * interval / r["span"] for r in recorded])
             overhead[(config, profiler)] = median(percent)
-            size[(config, profiler)] = (median([r["bytes_per_event"] for r in recorded]),
-                                        median([r["bytes_per_event_without_contexts"]
-                                                for r in recorded]))
-            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d | %.1f (%.1f) |" % (
-                config, profiler, agent_options, median(percent), spread(percent, "%+.2f"),
-                median([r["events"] for r in recorded]), median([r["weight"] for r in recorded]),
-                accounted, median([r["threads"] for r in recorded]), size[(config, profiler)][0],
-                size[(config, profiler)][1]))
+            with_contexts = [r["bytes_per_event"] for r in recorded]
+            without_contexts = [r["bytes_per_event_without_contexts"] for r in recorded]
+            size[(config, profiler)] = (median(with_contexts), median(without_contexts))
+            rows.append("| %s | %s | `%s` | %+.2f %% %s | %d | %d | %.2f | %d | %.1f %s (%.1f %s) |"
+                        % (config, profiler, agent_options, median(percent),
+                           spread(percent, "%+.2f"), median([r["events"] for r in recorded]),
+                           median([r["weight"] for r in recorded]), accounted,
+                           median([r["threads"] for r in recorded]), median(with_contexts),
+                           spread(with_contexts, "%.1f"), median(without_contexts),
+                           spread(without_contexts, "%.1f")))
         # Both profilers ran in the same rounds (a failing one is left out of the later rounds
         # only), so round i of one pairs with round i of the other: the machine's load, which
         # moves both, drops out of the difference.

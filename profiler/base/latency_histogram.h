@@ -4,10 +4,10 @@
 //
 // Buckets: a duration below 128 ns has a bucket of its own (width 1 ns); above, each power of
 // two [2^e, 2^(e+1)) is cut into 64 equal buckets, so a bucket is at most 1/64 (1.6 %) of its
-// floor wide. A bucket is named by its floor in nanoseconds, which is what the event carries, so
-// a reader needs no knowledge of the scheme to add histograms up. Percentile() answers with the
-// middle of the bucket that holds the rank (clamped to the exact max), within 1/128 (0.8 %) of
-// the true value.
+// floor wide. The event names a bucket by its index in that order (IndexOf), each as the step from
+// the previous non-empty one: two to four characters a bucket where its floor in nanoseconds took
+// eight to ten. Percentile() answers with the middle of the bucket that holds the rank (clamped
+// to the exact max), within 1/128 (0.8 %) of the true value.
 //
 // Thread safety: none; a value type.
 #ifndef CTXPROF_PROFILER_BASE_LATENCY_HISTOGRAM_H_
@@ -84,19 +84,47 @@ class LatencyHistogram {
     return max_;
   }
 
-  // The buckets as ctxprof.SpanLatency's `buckets` field carries them: "FLOOR:COUNT" per
-  // non-empty bucket, space-separated, by floor. A string, not two arrays, because JDK 17's
-  // `jfr print` fails on primitive arrays.
-  std::string BucketsText() const {
+  // The buckets as ctxprof.SpanLatency's `bucketDeltas` carries them: per non-empty bucket, in
+  // order, its index minus the previous one's (the first: its index), then ":COUNT" unless the
+  // count is 1; space-separated. A string, not arrays, because JDK 17's `jfr print` fails on
+  // primitive arrays.
+  std::string BucketDeltasText() const {
     std::string text;
+    int previous = 0;
     for (const auto& [floor, count] : counts_) {
       if (!text.empty()) text += ' ';
-      text += std::to_string(floor) + ':' + std::to_string(count);
+      const int index = IndexOf(floor);
+      text += std::to_string(index - previous);
+      if (count != 1) text += ':' + std::to_string(count);
+      previous = index;
     }
     return text;
   }
-  // Adds the buckets of `text` (BucketsText's form); false, adding nothing, when it is not that
-  // form (a negative number, a missing colon, trailing bytes).
+  // Adds the buckets of `text` (BucketDeltasText's form); false, adding nothing, when it is not
+  // that form (a step of 0 after the first, an index past the last bucket, a count of 0, a
+  // negative number, trailing bytes).
+  bool AddBucketDeltasText(const std::string& text) {
+    std::vector<std::pair<int64_t, int64_t>> buckets;
+    size_t at = 0;
+    int64_t index = 0;
+    while (at < text.size()) {
+      int64_t step = 0, count = 1;
+      if (!ParseNumber(text, &at, &step) || (!buckets.empty() && step == 0)) return false;
+      index += step;
+      if (index >= kBucketCount) return false;
+      if (at < text.size() && text[at] == ':') {
+        at++;
+        if (!ParseNumber(text, &at, &count) || count == 0) return false;
+      }
+      buckets.emplace_back(FloorOfIndex(static_cast<int>(index)), count);
+      if (at < text.size() && (text[at++] != ' ' || at == text.size())) return false;
+    }
+    for (const auto& [floor, count] : buckets) AddBucket(floor, count, 0, 0);
+    return true;
+  }
+  // Adds the buckets of the `buckets` field of recordings written before `bucketDeltas`:
+  // "FLOOR:COUNT" per non-empty bucket, space-separated; false, adding nothing, when it is not
+  // that form.
   bool AddBucketsText(const std::string& text) {
     std::vector<std::pair<int64_t, int64_t>> buckets;
     size_t at = 0;

@@ -20,8 +20,10 @@ namespace {
 // ctxprof.Context and ctxprof.SpanLatency fields that are not attributes.
 bool IsFixedContextField(const std::string& name) {
   return name == "startTime" || name == "duration" || name == "eventThread" ||
-         name == "stackTrace" || name == "contextId" || name == "traceId" || name == "spanId" ||
-         name == "spans" || name == "totalDuration" || name == "maxDuration" || name == "buckets";
+         name == "stackTrace" || name == "contextId" || name == "traceIdHigh" ||
+         name == "traceIdLow" || name == "spanId" || name == "traceId" || name == "spans" ||
+         name == "totalDuration" || name == "maxDuration" || name == "bucketDeltas" ||
+         name == "buckets";
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -410,7 +412,12 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     }
     LatencyHistogram histogram;
     // A malformed bucket list adds nothing: the count and sum still hold.
-    histogram.AddBucketsText(event.Field("buckets").string());
+    const JfrValue& deltas = event.Field("bucketDeltas");
+    if (deltas.is_null()) {
+      histogram.AddBucketsText(event.Field("buckets").string());  // an older recording
+    } else {
+      histogram.AddBucketDeltasText(deltas.string());
+    }
     histogram.AddBucket(0, event.Field("spans").integer() - histogram.count(),
                         event.Field("totalDuration").integer(),
                         event.Field("maxDuration").integer());
@@ -422,8 +429,8 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
     auto known = context_of_event.find(event);
     if (known != context_of_event.end()) return known->second;
     Context context;
-    context.trace_id = event->Field("traceId").string();
-    context.span_id = event->Field("spanId").string();
+    context.trace_id = event->TraceId();
+    context.span_id = event->SpanId();
     context.values.assign(attribute_names_.size(), "");
     const std::vector<int>& slots = slots_of(event->type);
     const std::vector<JfrValue>& fields = event->value.items();

@@ -330,18 +330,29 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
   context.Annotate(kJfrTypeDescription,
                    "A thread's context during a run of its samples: [startTime, startTime + "
-                   "duration) covers exactly those samples");
+                   "duration) covers exactly those samples. W3C ids: the trace id is "
+                   "traceIdHigh then traceIdLow, the span id spanId, each as 16 lowercase hex "
+                   "digits of the unsigned value; 0 = none");
   context.Field("duration", kJfrTypeLong, false, false, "Duration")
       .FieldAnnotate(kJfrTypeTimespan, "TICKS")
-      .Field("eventThread", kJfrTypeThread, true, false, "Thread")
-      .Field("contextId", kJfrTypeLong, false, false, "Context Id")
-      .FieldAnnotate(kJfrTypeDescription,
-                     "The same in this chunk for the same context; samples carry it with "
-                     "contextid=true")
-      .Field("traceId", kJfrTypeString, false, false, "Trace Id")
-      .FieldAnnotate(kJfrTypeContextual)
-      .Field("spanId", kJfrTypeString, false, false, "Span Id")
-      .FieldAnnotate(kJfrTypeContextual);
+      .Field("eventThread", kJfrTypeThread, true, false, "Thread");
+  // The samples' contextIds resolve through it; without them it would carry nothing.
+  if (layout.context_id) {
+    context.Field("contextId", kJfrTypeLong, false, false, "Context Id")
+        .FieldAnnotate(kJfrTypeDescription,
+                       "The same in this chunk for the same context; samples carry it with "
+                       "contextid=true");
+  }
+  // The ids as numbers, not hex text: a varint of the value (≤ 9 bytes, 1 for none) against 34
+  // and 18 bytes of digits. @MemoryAddress makes the JDK's `jfr print` show them in hex.
+  const std::pair<const char*, const char*> ids[] = {{"traceIdHigh", "Trace Id (high 64 bits)"},
+                                                     {"traceIdLow", "Trace Id (low 64 bits)"},
+                                                     {"spanId", "Span Id"}};
+  for (const auto& [name, label] : ids) {
+    context.Field(name, kJfrTypeLong, false, false, label)
+        .FieldAnnotate(kJfrTypeMemoryAddress)
+        .FieldAnnotate(kJfrTypeContextual);
+  }
   for (const std::string& name : attribute_names) {
     context.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name)
         .FieldAnnotate(kJfrTypeContextual);
@@ -360,11 +371,12 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
       .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
       .Field("maxDuration", kJfrTypeLong, false, false, "Longest Span")
       .FieldAnnotate(kJfrTypeTimespan, "NANOSECONDS")
-      .Field("buckets", kJfrTypeString, false, false, "Buckets")
+      .Field("bucketDeltas", kJfrTypeString, false, false, "Buckets")
       .FieldAnnotate(kJfrTypeDescription,
-                     "FLOOR:COUNT per non-empty bucket, space-separated: the spans whose "
-                     "duration is at least FLOOR nanoseconds and below the next bucket's floor "
-                     "(one bucket per nanosecond below 128 ns, 64 per power of two above)");
+                     "STEP[:COUNT] per non-empty bucket in order, space-separated (COUNT 1 when "
+                     "absent): the bucket's index is the previous one's plus STEP (the first: "
+                     "STEP). Index i < 128 holds durations of i ns; above, index 128 + 64 k + m "
+                     "holds [(64 + m) << (k + 1), (65 + m) << (k + 1)) ns");
   for (const std::string& name : attribute_names) {
     latency.Field(JfrMetadata::FieldNameOf(name), kJfrTypeString, true, false, name);
   }

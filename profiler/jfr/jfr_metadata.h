@@ -9,10 +9,10 @@
 //   runtime events  jdk.ObjectAllocationSample (or jdk.ObjectAllocationInNewTLAB with
 //                   EventLayout::tlab_allocations), jdk.JavaMonitorEnter, jdk.ThreadPark,
 //                   profiler.LiveObject
-//   context         ctxprof.Context (startTime, duration, eventThread, contextId, traceId,
-//                   spanId, one field per attribute)
+//   context         ctxprof.Context (startTime, duration, eventThread, [contextId], traceIdHigh,
+//                   traceIdLow, spanId, one field per attribute)
 //   latency         ctxprof.SpanLatency (startTime, duration, spans, totalDuration,
-//                   maxDuration, buckets, one field per attribute)
+//                   maxDuration, bucketDeltas, one field per attribute)
 //   settings        jdk.ActiveSetting, ctxprof.ProfilerSettings, ctxprof.ProfilerCounters
 //
 // The sample events use async-profiler's names, field order and types, because its converter
@@ -29,11 +29,11 @@
 // async-profiler's alloc mode writes it), because Pyroscope's parser reads a contextId on that
 // event and not on jdk.ObjectAllocationSample.
 //
-// ctxprof.Context's traceId, spanId and attribute fields carry @jdk.jfr.Contextual, so JDK 25's
-// `jfr print` shows them as "Context:" lines under every event whose eventThread is inside the
-// interval. Attribute fields are java.lang.String fields with constantPool: the value is a key
-// into the String pool, and the key is the attribute's Dictionary id (stable for the whole
-// recording, so it obeys JFR's cross-chunk key rule).
+// ctxprof.Context's ids (longs, @MemoryAddress: `jfr print` shows hex) and attributes carry
+// @jdk.jfr.Contextual: JDK 25's `jfr print` shows them as "Context:" lines under every event
+// whose eventThread is inside the interval. Attribute fields are java.lang.String fields with
+// constantPool: the value is a key into the String pool, and the key is the attribute's Dictionary
+// id (stable for the whole recording, so it obeys JFR's cross-chunk key rule).
 //
 // The metadata depends only on the attribute names, fixed for a recording: every chunk carries
 // identical metadata under the same id. Thread safety: pure functions, any thread.

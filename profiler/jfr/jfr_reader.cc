@@ -714,7 +714,10 @@ std::string ContextIdentity(const JfrEvent& event) {
       continue;
     }
     identity += name;
-    identity += values[f].is_null() ? std::string(1, '\x01') : '=' + values[f].string();
+    const JfrValue& value = values[f];
+    identity += value.is_null()                            ? std::string(1, '\x01')
+                : value.kind() == JfrValue::Kind::kInteger ? '#' + std::to_string(value.integer())
+                                                           : '=' + value.string();
     identity += '\0';
   }
   return identity;
@@ -733,18 +736,17 @@ void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
   // intervals) and however the writer cut it (its rest may begin a tick after the cut, past a
   // record's one-tick interval of its own context at a chunk end).
   std::map<std::string, std::pair<int64_t, int64_t>> identified;  // ids -> [start, end)
-  auto ids_of = [this, &parts](size_t i) {
-    const JfrEvent& event = events_[parts[i].event];
-    return event.Field("traceId").string() + '/' + event.Field("spanId").string();
-  };
-  auto has_id = [this, &parts](size_t i) {
-    const JfrEvent& event = events_[parts[i].event];
-    return !event.Field("traceId").is_null() || !event.Field("spanId").is_null();
-  };
+  std::vector<std::string> ids;  // "trace/span", "" when the part has neither
+  for (const ContextInterval& part : parts) {
+    const JfrEvent& event = events_[part.event];
+    const std::string trace = event.TraceId(), span = event.SpanId();
+    ids.push_back(trace.empty() && span.empty() ? std::string() : trace + '/' + span);
+  }
+  auto has_id = [&ids](size_t i) { return !ids[i].empty(); };
   for (size_t i = 0; i < parts.size(); i++) {
     if (!has_id(i)) continue;
     auto [range, inserted] =
-        identified.emplace(ids_of(i), std::make_pair(parts[i].start_ticks, parts[i].end_ticks));
+        identified.emplace(ids[i], std::make_pair(parts[i].start_ticks, parts[i].end_ticks));
     if (!inserted) {
       range->second.first = std::min(range->second.first, parts[i].start_ticks);
       range->second.second = std::max(range->second.second, parts[i].end_ticks);
@@ -759,7 +761,7 @@ void JfrReader::JoinSpanParts(std::vector<ContextInterval>* intervals) const {
   std::vector<bool> continues(parts.size(), false);
   for (size_t i = 0; i < parts.size(); i++) {
     if (has_id(i)) {
-      const std::pair<int64_t, int64_t>& range = identified[ids_of(i)];
+      const std::pair<int64_t, int64_t>& range = identified[ids[i]];
       parts[i].span_start_ticks = range.first;
       parts[i].span_end_ticks = range.second;
       continue;
@@ -873,6 +875,35 @@ const JfrEvent* JfrReader::ContextAt(int64_t thread_key, int64_t ticks, int64_t*
 const JfrValue& JfrEvent::thread() const {
   const JfrValue& event_thread = Field("eventThread");
   return event_thread.is_null() ? Field("sampledThread") : event_thread;
+}
+
+namespace {
+
+// `value` as `digits` lowercase hex digits, most significant first.
+std::string Hex(uint64_t value, int digits) {
+  std::string hex(digits, '0');
+  for (int i = digits - 1; i >= 0 && value != 0; i--, value >>= 4) {
+    hex[i] = "0123456789abcdef"[value & 0xF];
+  }
+  return hex;
+}
+
+// The unsigned bits of an integer field (a long holds a 64-bit id).
+uint64_t Bits(const JfrValue& value) { return static_cast<uint64_t>(value.integer()); }
+
+}  // namespace
+
+std::string JfrEvent::TraceId() const {
+  const JfrValue& text = Field("traceId");  // recordings before the binary ids
+  if (text.kind() == JfrValue::Kind::kString) return text.string();
+  const uint64_t high = Bits(Field("traceIdHigh")), low = Bits(Field("traceIdLow"));
+  return high == 0 && low == 0 ? std::string() : Hex(high, 16) + Hex(low, 16);
+}
+
+std::string JfrEvent::SpanId() const {
+  const JfrValue& span = Field("spanId");
+  if (span.kind() == JfrValue::Kind::kString) return span.string();
+  return Bits(span) == 0 ? std::string() : Hex(Bits(span), 16);
 }
 
 int64_t JfrReader::EpochNanosOf(int64_t ticks, uint32_t chunk) const {

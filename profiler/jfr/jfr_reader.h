@@ -57,6 +57,11 @@ struct JfrEvent {
   const JfrValue& Field(std::string_view name) const { return value.Field(name); }
   // The event's thread: `eventThread`, or `sampledThread` (jdk.ExecutionSample); null if none.
   const JfrValue& thread() const;
+  // A ctxprof.Context's W3C trace id (32 lowercase hex digits) and span id (16), "" for none:
+  // from its binary fields (traceIdHigh, traceIdLow, spanId; 0 = none), or the hex strings
+  // (traceId, spanId; null = none) of recordings written before them.
+  std::string TraceId() const;
+  std::string SpanId() const;
 };
 
 // A frame of a jdk.types.StackTrace, flattened.

@@ -1,34 +1,9 @@
 #include "profiler/jfr_events/event_encoder.h"
 
-#include <cstring>
-#include <string_view>
-
 #include "profiler/jfr/jfr_metadata.h"
 
 namespace ctxprof {
 namespace {
-
-// The two lowercase hex digits of every byte value, so that an id is spelled a byte (not a
-// nibble) at a time: most events are a context's, with 48 digits of trace and span id.
-struct HexPairs {
-  char digits[512];
-  constexpr HexPairs() : digits() {
-    constexpr char kDigits[] = "0123456789abcdef";
-    for (int byte = 0; byte < 256; byte++) {
-      digits[2 * byte] = kDigits[byte >> 4];
-      digits[2 * byte + 1] = kDigits[byte & 0xF];
-    }
-  }
-};
-constexpr HexPairs kHexPairs;
-
-// Writes `value` as 16 lowercase hex digits, most significant first.
-void PutHex16(uint64_t value, char* out) {
-  for (int byte = 7; byte >= 0; byte--) {
-    memcpy(out + 2 * byte, kHexPairs.digits + 2 * (value & 0xFF), 2);
-    value >>= 8;
-  }
-}
 
 // A signed 32-bit field as the JDK encodes it: the two's complement masked to 32 bits.
 uint64_t IntBits(int32_t value) { return static_cast<uint32_t>(value); }
@@ -112,22 +87,10 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
   scratch_.PutVarint(fields.start_ticks);
   scratch_.PutVarint(fields.duration_ticks);
   scratch_.PutVarint(fields.thread_key);
-  scratch_.PutVarint(fields.context_id);
-  if (context.trace_id_high == 0 && context.trace_id_low == 0) {
-    scratch_.PutNullString();
-  } else {
-    char hex[32];
-    PutHex16(context.trace_id_high, hex);
-    PutHex16(context.trace_id_low, hex + 16);
-    scratch_.PutString(std::string_view(hex, 32));
-  }
-  if (context.span_id == 0) {
-    scratch_.PutNullString();
-  } else {
-    char hex[16];
-    PutHex16(context.span_id, hex);
-    scratch_.PutString(std::string_view(hex, 16));
-  }
+  PutContextId(fields.context_id, &scratch_);
+  scratch_.PutVarint(context.trace_id_high);
+  scratch_.PutVarint(context.trace_id_low);
+  scratch_.PutVarint(context.span_id);
   for (size_t slot = 0; slot < fields.attribute_count; slot++) {
     scratch_.PutVarint(context.attributes[slot]);  // String pool key = Dictionary id; 0 = null
   }
@@ -143,7 +106,7 @@ void EventEncoder::AppendSpanLatency(const SpanLatencyFields& fields, JfrBuffer*
   scratch_.PutVarint(static_cast<uint64_t>(histogram.count()));
   scratch_.PutVarint(static_cast<uint64_t>(histogram.sum()));
   scratch_.PutVarint(static_cast<uint64_t>(histogram.max()));
-  scratch_.PutString(histogram.BucketsText());
+  scratch_.PutString(histogram.BucketDeltasText());
   for (size_t slot = 0; slot < fields.attribute_count; slot++) {
     scratch_.PutVarint(fields.attributes[slot]);  // String pool key = Dictionary id; 0 = null
   }

@@ -15,10 +15,10 @@
 //              allocationSize, allocationTime}: async-profiler's layout
 //   Sample, allocation, wait and live events end with contextId when the layout has it
 //   (PutContextId).
-//   context    ctxprof.Context {startTime, duration, eventThread, contextId, traceId, spanId,
-//              attributes...}
+//   context    ctxprof.Context {startTime, duration, eventThread, contextId (with the layout's
+//              context_id), traceIdHigh, traceIdLow, spanId, attributes...}
 //   latency    ctxprof.SpanLatency {startTime, duration, spans, totalDuration, maxDuration,
-//              buckets, attributes...}
+//              bucketDeltas, attributes...}
 //   setting    jdk.ActiveSetting {startTime, id, name, value}, at the start of every chunk
 //   settings   ctxprof.ProfilerSettings, at the start of every chunk
 //   counters   ctxprof.ProfilerCounters, at the end of every chunk

@@ -70,8 +70,11 @@ size_t SpanLatencies::AttributesHash::operator()(const Attributes& attributes) c
 }
 
 void SpanLatencies::Count(const SpanInterval& span) {
+  // Only the slots the event has fields for: the others (attributes registered after the
+  // recording started) would split groups that no reader can tell apart.
   Attributes attributes{};
-  std::copy(span.context.attributes, span.context.attributes + kAttributeSlots, attributes.begin());
+  std::copy(span.context.attributes, span.context.attributes + attribute_count_,
+            attributes.begin());
   Recent& recent = recent_[AttributesHash()(attributes) % recent_.size()];
   if (recent.group == nullptr || recent.attributes != attributes) {
     recent.group = &groups_[attributes];

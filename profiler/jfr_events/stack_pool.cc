@@ -136,14 +136,15 @@ StackPool::Frame StackPool::ResolveFrame(const RawFrame& raw) {
   if (!inserted) return frame_cache_[at].frame;
   resolved_frame_ = ResolvedFrame();
   resolver_->Resolve(raw, &resolved_frame_);
-  // A bytecode index belongs to Java frames; other frames get 0, as async-profiler writes it (a
-  // varint 0 is one byte, -1 five; a native frame's raw bci only says whether its pc is a return
-  // address). Their line stays the resolver's -1: `jfr print` shows "line: 0" for a 0.
+  // Bytecode index and line belong to Java frames; other frames get 0 for both, as
+  // async-profiler writes them: a varint 0 is one byte, -1 five, and C/C++ and kernel frames are
+  // about half of the frames a JVM's stacks hold (JIT compiler threads). `jfr print` then shows
+  // "line: 0" after them, as after async-profiler's.
   const JfrFrameType type = resolved_frame_.type;
   const bool java = type == JfrFrameType::kInterpreted || type == JfrFrameType::kJitCompiled ||
                     type == JfrFrameType::kInlined;
-  const Frame frame{methods_->Key(resolved_frame_), resolved_frame_.line_number, java ? raw.bci : 0,
-                    type};
+  const Frame frame{methods_->Key(resolved_frame_), java ? resolved_frame_.line_number : 0,
+                    java ? raw.bci : 0, type};
   frame_cache_.push_back(CachedFrame{raw.id, raw.bci, raw.kind, frame});
   return frame;
 }

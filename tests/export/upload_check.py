@@ -97,10 +97,15 @@ def check_chunk(number, jfr_path, labels_path, jfr_tool, proto, stats):
                     number, event["type"], carried))
         if event["type"] == "ctxprof.Context":
             want = {}
-            for field, name in (("traceId", "trace_id"), ("spanId", "span_id"),
-                                ("endpoint", "endpoint"), ("tenant", "tenant")):
-                if values.get(field) is not None:
-                    want[name] = values[field]
+            # The binary ids (longs, 0 = none) as the snapshot's W3C hex labels.
+            high, low, span = (values[k] % 2**64 for k in ("traceIdHigh", "traceIdLow", "spanId"))
+            if high or low:
+                want["trace_id"] = "%016x%016x" % (high, low)
+            if span:
+                want["span_id"] = "%016x" % span
+            for name in ("endpoint", "tenant"):
+                if values.get(name) is not None:
+                    want[name] = values[name]
             context_labels[values["contextId"]] = want
         elif event["type"] in ("jdk.ExecutionSample", "profiler.WallClockSample"):
             if "contextId" not in values:

@@ -43,7 +43,9 @@ public class StreamConsumer {
       stream.onEvent("profiler.WallClockSample", StreamConsumer::sample);
       stream.onEvent("ctxprof.Context", event -> {
         contexts++;
-        if (event.getString("traceId") == null && event.getString("spanId") == null) {
+        if (event.getLong("traceIdHigh") == 0
+            && event.getLong("traceIdLow") == 0
+            && event.getLong("spanId") == 0) {
           problem = "context without ids: " + event;
         }
       });

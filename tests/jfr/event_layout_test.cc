@@ -200,6 +200,51 @@ TEST(EventLayoutTest, ContextIdsResolveWithinEachChunk) {
   for (int64_t id : ids_of_chunk[1]) EXPECT_EQ(ids_of_chunk[0].count(id), 0u) << id;
 }
 
+// ctxprof.Context's wire layout: the ids as longs (the W3C ids' bits), contextId only where the
+// samples carry one to resolve through it.
+TEST(EventLayoutTest, ContextEventsCarryBinaryIds) {
+  for (bool context_id : {false, true}) {
+    LayoutRecorder recorder(context_id ? "binary_ids_context_id.jfr" : "binary_ids.jfr");
+    recorder.config.context_id = context_id;
+    recorder.Open();
+    for (size_t i = 0; i < recorder.workload.samples.size(); i++) {
+      recorder.Add(i, SampleKind::kWall, 1);
+    }
+    JfrReader reader;
+    recorder.Close(&reader);
+    int contexts = 0;
+    for (const JfrEvent& event : reader.events()) {
+      if (event.type_name() != "ctxprof.Context") continue;
+      std::vector<std::string> fields;
+      for (size_t f = 0; f < 7; f++) fields.push_back(event.type->fields[f].name);
+      const std::vector<std::string> want =
+          context_id
+              ? std::vector<std::string>{"startTime",   "duration",   "eventThread", "contextId",
+                                         "traceIdHigh", "traceIdLow", "spanId"}
+              : std::vector<std::string>{"startTime",  "duration", "eventThread", "traceIdHigh",
+                                         "traceIdLow", "spanId",   "http_route"};
+      EXPECT_EQ(fields, want);
+      for (const char* id : {"traceIdHigh", "traceIdLow", "spanId"}) {
+        EXPECT_EQ(event.Field(id).kind(), JfrValue::Kind::kInteger) << id;
+      }
+      // The covering context of the thread's sample at this time is the one written.
+      const int index = [&] {
+        for (const ExpectedSample& sample : recorder.workload.samples) {
+          if (sample.ticks == static_cast<uint64_t>(event.start_ticks())) return sample.context;
+        }
+        return -1;
+      }();
+      ASSERT_GE(index, 0);
+      const ContextSnapshot& written = recorder.workload.contexts[index];
+      EXPECT_EQ(static_cast<uint64_t>(event.Field("traceIdHigh").integer()), written.trace_id_high);
+      EXPECT_EQ(static_cast<uint64_t>(event.Field("traceIdLow").integer()), written.trace_id_low);
+      EXPECT_EQ(static_cast<uint64_t>(event.Field("spanId").integer()), written.span_id);
+      contexts++;
+    }
+    EXPECT_GT(contexts, 0);
+  }
+}
+
 // The jdk.ActiveSetting events of a recording: name -> value.
 std::map<std::string, std::string> ActiveSettings(const JfrReader& reader) {
   std::map<std::string, std::string> settings;
@@ -301,9 +346,7 @@ TEST(EventLayoutTest, RuntimeEventsCarryContextIdsThatTheirChunkResolves) {
       if (type == "profiler.LiveObject" && e.start_ticks() == static_cast<int64_t>(t0)) {
         const JfrEvent* covering = chunk.ContextAt(os_tid, e.start_ticks());
         ASSERT_NE(covering, nullptr) << "the live object's context is not in its chunk";
-        for (const auto& [field, value] : workload.ContextFields(context)) {
-          EXPECT_EQ(covering->Field(field).string(), value) << field;
-        }
+        EXPECT_EQ(workload.FieldsOf(*covering), workload.ContextFields(context));
       }
       checked[type]++;
     }
@@ -467,10 +510,8 @@ TEST(EventLayoutTest, FinishedChunksCarryTheirContexts) {
     const auto found = labels_of_id.find(event.Field("contextId").integer());
     ASSERT_NE(found, labels_of_id.end());
     std::map<std::string, std::string> want;
-    for (const auto& [name, field] :
-         std::map<std::string, std::string>{{"trace_id", "traceId"}, {"span_id", "spanId"}}) {
-      if (!event.Field(field).is_null()) want[name] = event.Field(field).string();
-    }
+    if (!event.TraceId().empty()) want["trace_id"] = event.TraceId();
+    if (!event.SpanId().empty()) want["span_id"] = event.SpanId();
     for (int slot = 0; slot < recorder.workload.attributes->size(); slot++) {
       const std::string field =
           JfrMetadata::FieldNameOf(recorder.workload.attributes->NameOf(slot));

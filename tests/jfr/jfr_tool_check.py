@@ -48,6 +48,18 @@ def duration_nanos(text):
     return ((h * 60 + mi) * 60 + s) * 10**9 + int(fraction)
 
 
+def w3c_ids(values):
+    """The W3C hex ids of a ctxprof.Context's binary fields (longs, 0 = none), as the
+    expectation names them: traceId (32 lowercase digits), spanId (16)."""
+    ids = {}
+    high, low, span = (values[k] % 2**64 for k in ("traceIdHigh", "traceIdLow", "spanId"))
+    if high or low:
+        ids["traceId"] = "%016x%016x" % (high, low)
+    if span:
+        ids["spanId"] = "%016x" % span
+    return ids
+
+
 def first_header(path):
     with open(path, "rb") as f:
         header = f.read(68)
@@ -130,8 +142,10 @@ def check_json(recording, expected_path, json_path, mode):
             continue
         if len(matching) != 1:
             fail("sample %d (tid %d at %d): %d context intervals cover it" % (i, want["tid"], nanos, len(matching)))
-        got = {k: v for k, v in matching[0][3].items()
-               if k not in ("startTime", "duration", "eventThread", "contextId") and v is not None}
+        got = w3c_ids(matching[0][3])
+        got.update({k: v for k, v in matching[0][3].items()
+                    if k not in ("startTime", "duration", "eventThread", "contextId", "traceIdHigh",
+                                 "traceIdLow", "spanId") and v is not None})
         if got != want["context"]:
             fail("sample %d: context %r, want %r" % (i, got, want["context"]))
         covered.add(id(matching[0]))

@@ -86,15 +86,17 @@ for bin in "${jdks[@]}"; do
     [[ $chunks == 1 ]] || fail "expected the flush chunks folded into one, got $chunks"
   fi
   run_jfr "$bin" "$tmp/print.txt" print "$recording"
-  # N/A only where nothing was written: unset context fields.
-  if grep "N/A" "$tmp/print.txt" | grep -vE "(traceId|spanId|http_route|tenant_id|region) = N/A$"; then
+  # N/A only where nothing was written: unset context attributes.
+  if grep "N/A" "$tmp/print.txt" | grep -vE "(http_route|tenant_id|region) = N/A$"; then
     fail "print shows N/A for a value that was written"
   fi
   run_jfr "$bin" "$tmp/print.json" print --json --stack-depth 1000 "$recording"
   "$python" "$checker" json "$recording" "$expected" "$tmp/print.json" "$mode"
   run_jfr "$bin" "$tmp/metadata.txt" metadata "$recording"
   grep -q "class Context extends jdk.jfr.Event" "$tmp/metadata.txt" || fail "metadata: no Context"
-  [[ $(grep -c "@Contextual" "$tmp/metadata.txt") == 5 ]] || fail "metadata: want 5 @Contextual"
+  [[ $(grep -c "@Contextual" "$tmp/metadata.txt") == 6 ]] || fail "metadata: want 6 @Contextual"
+  # The binary ids in hex (@MemoryAddress), as `jfr print` shows a Context's span id.
+  grep -qE "^ *spanId = 0x[0-9A-F]{8,16}$" "$tmp/print.txt" || fail "print: span id not in hex"
   if [[ $mode == jdk ]]; then
     run_jfr "$bin" "$tmp/samples.txt" print --events jdk.ExecutionSample --stack-depth 3 "$recording"
     grep -q "sampledThread = " "$tmp/samples.txt" || fail "no jdk.ExecutionSample printed"
@@ -103,6 +105,8 @@ done
 
 if [[ -n $jdk25 ]]; then
   "$python" "$checker" contexts "$expected" "$tmp/print.txt" "$mode"
+  grep -qE "^ *Context: Context.spanId = 0x[0-9A-F]{8,16}$" "$tmp/print.txt" ||
+    fail "JDK 25 Context lines: span id not in hex"
   run_jfr "$jdk25" "$tmp/hot.txt" view hot-methods "$recording"
   if [[ $mode == jdk ]]; then
     grep -q "com.example.svc.Handler" "$tmp/hot.txt" || fail "view hot-methods shows no methods"

@@ -154,9 +154,9 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
       EXPECT_EQ(frames[f].class_name, resolved.class_name);
       EXPECT_EQ(frames[f].method_name, resolved.method_name);
       EXPECT_EQ(frames[f].descriptor, resolved.descriptor);
-      // Native frames: bytecode index 0 (StackPool).
+      // Native frames: line and bytecode index 0 (StackPool).
       const bool native = resolved.type == JfrFrameType::kNative;
-      EXPECT_EQ(frames[f].line_number, resolved.line_number);
+      EXPECT_EQ(frames[f].line_number, native ? 0 : resolved.line_number);
       EXPECT_EQ(frames[f].bytecode_index, native ? 0 : stack[f].bci);
       EXPECT_EQ(frames[f].type, JfrFrameTypeName(resolved.type));
     }
@@ -182,16 +182,8 @@ void ExpectSamplesMatch(const Recorder& recorder, const JfrReader& reader, size_
     ASSERT_EQ(covering.size(), 1u) << "sample " << i;
     EXPECT_EQ(joined, covering[0]->event) << "JfrReader::ContextAt, sample " << i;
     covering[0]->samples++;
-    std::map<std::string, std::string> got;
-    for (const char* field : {"traceId", "spanId"}) {
-      const JfrValue& value = covering[0]->event->Field(field);
-      if (!value.is_null()) got[field] = value.string();
-    }
-    for (const std::string& name : workload.attributes->names()) {
-      const JfrValue& value = covering[0]->event->Field(JfrMetadata::FieldNameOf(name));
-      if (!value.is_null()) got[JfrMetadata::FieldNameOf(name)] = value.string();
-    }
-    EXPECT_EQ(got, workload.ContextFields(want.context)) << "sample " << i;
+    EXPECT_EQ(workload.FieldsOf(*covering[0]->event), workload.ContextFields(want.context))
+        << "sample " << i;
   }
   for (const auto& [tid, list] : intervals) {
     for (const Interval& interval : list) EXPECT_GT(interval.samples, 0) << "empty interval";
@@ -275,8 +267,8 @@ TEST_P(RoundTripTest, EverySampleStackAndContextComesBack) {
     for (const JfrField& field : event.type->fields) {
       if (field.contextual) contextual.push_back(field.name);
     }
-    EXPECT_EQ(contextual,
-              (std::vector<std::string>{"traceId", "spanId", "http_route", "tenant_id", "region"}));
+    EXPECT_EQ(contextual, (std::vector<std::string>{"traceIdHigh", "traceIdLow", "spanId",
+                                                    "http_route", "tenant_id", "region"}));
     break;
   }
 
@@ -566,9 +558,7 @@ TEST(JfrWriterTest, VirtualThreadSamplesBelongToTheVirtualThread) {
     if (context != nullptr) {
       EXPECT_EQ(JfrReader::ThreadKey(context->thread()), JfrReader::ThreadKey(thread)) << index;
       const std::map<std::string, std::string> fields = recorder.workload.ContextFields(want);
-      const JfrValue& trace = context->Field("traceId");
-      EXPECT_EQ(trace.is_null() ? "" : trace.string(),
-                fields.count("traceId") != 0 ? fields.at("traceId") : "")
+      EXPECT_EQ(context->TraceId(), fields.count("traceId") != 0 ? fields.at("traceId") : "")
           << index;
     }
     index++;
@@ -1027,7 +1017,7 @@ TEST_P(TimedSpansTest, ContextEventsAreTheSpansThatHoldARecord) {
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "ctxprof.ProfilerCounters") counters = &event;
     if (event.type_name() != "ctxprof.Context") continue;
-    const int64_t span = std::stoll(event.Field("spanId").string(), nullptr, 16);
+    const int64_t span = event.Field("spanId").integer();
     EXPECT_EQ(spans.count(span), 0u) << "span " << span << " written twice";
     spans[span] = {event.start_ticks(), event.start_ticks() + event.Field("duration").integer()};
   }

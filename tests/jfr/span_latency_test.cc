@@ -74,15 +74,38 @@ TEST(LatencyHistogramTest, PercentilesAreWithinHalfABucketOfTheNearestRank) {
   EXPECT_EQ(merged.max(), histogram.max());
   // The event's text form, and what is not that form.
   LatencyHistogram parsed;
-  ASSERT_TRUE(parsed.AddBucketsText(histogram.BucketsText()));
+  ASSERT_TRUE(parsed.AddBucketDeltasText(histogram.BucketDeltasText()));
   EXPECT_EQ(parsed.counts(), histogram.counts());
-  EXPECT_TRUE(parsed.AddBucketsText(""));
-  EXPECT_EQ(LatencyHistogram().BucketsText(), "");
+  EXPECT_TRUE(parsed.AddBucketDeltasText(""));
+  EXPECT_EQ(LatencyHistogram().BucketDeltasText(), "");
   for (const char* bad :
-       {"5", "5:", ":5", "5:1 ", "5:1,6:2", "-5:1", "5:x", "1234567890123456789:1"}) {
-    EXPECT_FALSE(parsed.AddBucketsText(bad)) << bad;
+       {"5:", ":5", "5 ", "5,6", "-5", "5:x", "5:0", "5 0", "0 3712", "1234567890123456789"}) {
+    EXPECT_FALSE(parsed.AddBucketDeltasText(bad)) << bad;
   }
   EXPECT_EQ(parsed.count(), histogram.count());
+  // Floors below 128 ns, the first buckets of the next powers of two, and the last bucket.
+  LatencyHistogram edges;
+  for (int64_t nanos : {int64_t{0}, int64_t{5}, int64_t{5}, int64_t{127}, int64_t{128},
+                        int64_t{130}, int64_t{256}, INT64_MAX}) {
+    edges.Add(nanos);
+  }
+  EXPECT_EQ(edges.BucketDeltasText(), "0 5:2 122 1 1 63 3519");
+  LatencyHistogram edges_parsed;
+  ASSERT_TRUE(edges_parsed.AddBucketDeltasText(edges.BucketDeltasText()));
+  EXPECT_EQ(edges_parsed.counts(), edges.counts());
+  for (int index = 0; index < LatencyHistogram::kBucketCount; index++) {
+    const int64_t floor = LatencyHistogram::FloorOfIndex(index);
+    ASSERT_EQ(LatencyHistogram::FloorOf(floor), floor) << index;
+    ASSERT_EQ(LatencyHistogram::IndexOf(floor), index) << index;
+  }
+  // The `buckets` field of older recordings: FLOOR:COUNT.
+  LatencyHistogram older;
+  ASSERT_TRUE(older.AddBucketsText("21760:784 22016:1"));
+  EXPECT_EQ(older.counts(), (std::map<int64_t, int64_t>{{21760, 784}, {22016, 1}}));
+  for (const char* bad :
+       {"5", "5:", ":5", "5:1 ", "5:1,6:2", "-5:1", "5:x", "1234567890123456789:1"}) {
+    EXPECT_FALSE(older.AddBucketsText(bad)) << bad;
+  }
 }
 
 std::vector<uint8_t> ReadBytes(const std::string& path) {
@@ -163,7 +186,7 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
     if (event.type_name() != "ctxprof.SpanLatency") continue;
     LatencyHistogram& histogram = histograms[event.Field("endpoint").string()];
     LatencyHistogram event_histogram;
-    ASSERT_TRUE(event_histogram.AddBucketsText(event.Field("buckets").string()));
+    ASSERT_TRUE(event_histogram.AddBucketDeltasText(event.Field("bucketDeltas").string()));
     const int64_t spans = event_histogram.count();
     histogram.Merge(event_histogram);
     EXPECT_EQ(event.Field("spans").integer(), spans);
@@ -244,7 +267,7 @@ TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "ctxprof.SpanLatency") continue;
     LatencyHistogram histogram;
-    ASSERT_TRUE(histogram.AddBucketsText(event.Field("buckets").string()));
+    ASSERT_TRUE(histogram.AddBucketDeltasText(event.Field("bucketDeltas").string()));
     const JfrValue& tenant = event.Field("tenant");
     histograms[event.Field("endpoint").string() + "/" + (tenant.is_null() ? "" : tenant.string())]
         .Merge(histogram);

@@ -137,6 +137,18 @@ std::map<std::string, std::string> Workload::ContextFields(int index) const {
   return fields;
 }
 
+std::map<std::string, std::string> Workload::FieldsOf(const JfrEvent& context) const {
+  std::map<std::string, std::string> fields;
+  if (!context.TraceId().empty()) fields["traceId"] = context.TraceId();
+  if (!context.SpanId().empty()) fields["spanId"] = context.SpanId();
+  for (int slot = 0; slot < attributes->size(); slot++) {
+    const std::string name = JfrMetadata::FieldNameOf(attributes->NameOf(slot));
+    const JfrValue& value = context.Field(name);
+    if (!value.is_null()) fields[name] = value.string();
+  }
+  return fields;
+}
+
 std::string Workload::ExpectationJson() const {
   std::string json = "{\"samples\": [\n";
   for (size_t i = 0; i < samples.size(); i++) {
@@ -153,8 +165,9 @@ std::string Workload::ExpectationJson() const {
     const std::vector<RawFrame>& stack = stacks[sample.stack];
     for (size_t f = 0; f < stack.size(); f++) {
       if (f > 0) json += ", ";
+      // The recording holds line 0 for native frames (StackPool), as async-profiler's does.
       json += "[" + JsonString(FakeFrameResolver::DisplayName(stack[f])) + ", " +
-              std::to_string(FakeFrameResolver::LineOf(stack[f])) + "]";
+              std::to_string(IsNative(stack[f]) ? 0 : FakeFrameResolver::LineOf(stack[f])) + "]";
     }
     json += "], \"context\": ";
     if (sample.context < 0) {
@@ -312,6 +325,10 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
     context.trace_id_high = c % 5 == 4 ? 0 : (static_cast<uint64_t>(random()) << 32) | random();
     context.trace_id_low = (static_cast<uint64_t>(random()) << 32) | random();
     context.span_id = c % 7 == 6 ? 0 : (static_cast<uint64_t>(random()) << 32) | random() | 1;
+    if (c % 2 == 1) {  // ids with the top bit set: negative longs in the recording
+      context.trace_id_low |= uint64_t{1} << 63;
+      if (context.span_id != 0) context.span_id |= uint64_t{1} << 63;
+    }
     for (int slot = 0; slot < 3; slot++) {
       context.attributes[slot] = (c + slot) % 4 == 3 ? 0 : values[random() % values.size()];
     }

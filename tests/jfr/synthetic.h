@@ -101,8 +101,11 @@ struct Workload {
   void Fill(size_t i, SampleRecord* out) const;
   // Writes a JSON description of the expectation (see jfr_tool_check.py).
   std::string ExpectationJson() const;
-  // Context field values ("traceId", "spanId", attribute field names) of contexts[index].
+  // Context field values ("traceId", "spanId" as W3C hex, attribute field names) of
+  // contexts[index], the set ones only.
   std::map<std::string, std::string> ContextFields(int index) const;
+  // The same of a ctxprof.Context event that JfrReader read.
+  std::map<std::string, std::string> FieldsOf(const JfrEvent& context) const;
   // Writer inputs with this workload's dictionary and attributes and the given clock and
   // resolvers (the optional callbacks left empty).
   JfrWriterInputs Inputs(const Clock* clock, FrameResolver* frames, ThreadResolver* threads) const;

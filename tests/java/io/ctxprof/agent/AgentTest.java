@@ -80,7 +80,10 @@ class AgentTest {
       RecordedEvent context = joined.isEmpty() ? null : joined.get(0);
       String endpoint = context == null ? null : context.getString("endpoint");
       String tenant = context == null ? null : context.getString("tenant");
-      String trace = context == null ? null : context.getString("traceId");
+      String trace =
+          context == null || context.getLong("traceIdHigh") == 0
+              ? null
+              : String.format("%016x", context.getLong("traceIdHigh"));
       String worker = thread.getJavaName().substring("worker-".length());
       boolean checkout = handler.equals("handleCheckout");
       String ownEndpoint = checkout ? "/checkout" : "/search";

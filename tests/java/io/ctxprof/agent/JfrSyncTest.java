@@ -559,13 +559,13 @@ class JfrSyncTest {
     final Instant start;
     final Instant end;
     final String endpoint;
-    final String spanId;
+    final String spanId; // W3C hex
 
     Span(RecordedEvent context) {
       start = context.getStartTime();
       end = context.getEndTime();
       endpoint = context.getString("endpoint");
-      spanId = context.getString("spanId");
+      spanId = String.format("%016x", context.getLong("spanId"));
     }
   }
 

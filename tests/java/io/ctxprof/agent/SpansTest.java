@@ -126,7 +126,7 @@ class SpansTest {
       }
       List<RecordedEvent> contexts = recording.contextsAt(wait.getThread(), wait.getStartTime());
       assertEquals(1, contexts.size(), "a wait is in exactly one span: " + wait);
-      long span = Long.parseUnsignedLong(contexts.get(0).getString("spanId"), 16);
+      long span = contexts.get(0).getLong("spanId");
       long first = thread.equals("spans-0") ? 10_000 : 20_000;
       assertTrue(span >= first && span < first + 400, "a span of the waiting thread: " + span);
       assertTrue(spansSeen.add(span), "one wait per span, but two joined span " + span);
@@ -170,8 +170,8 @@ class SpansTest {
         span = null;
         object = false;
         topIsContend = false;
-      } else if (text.startsWith("Context: Context.spanId = ")) {
-        span = text.substring(text.indexOf('"') + 1, text.lastIndexOf('"'));
+      } else if (text.startsWith("Context: Context.spanId = 0x")) {
+        span = text.substring("Context: Context.spanId = 0x".length());
       } else if (text.startsWith("monitorClass = java.lang.Object ")) {
         object = true;
       } else if (text.equals("stackTrace = [")) {
@@ -277,11 +277,9 @@ class SpansTest {
   private static Map<Long, Span> contextsBySpan(JfrRecording recording) {
     Map<Long, List<RecordedEvent>> parts = new HashMap<>();
     for (RecordedEvent context : recording.ofType("ctxprof.Context")) {
-      String span = context.getString("spanId");
-      if (span != null) {
-        parts
-            .computeIfAbsent(Long.parseUnsignedLong(span, 16), k -> new ArrayList<>())
-            .add(context);
+      long span = context.getLong("spanId");
+      if (span != 0) {
+        parts.computeIfAbsent(span, k -> new ArrayList<>()).add(context);
       }
     }
     Map<Long, Span> bySpan = new HashMap<>();
