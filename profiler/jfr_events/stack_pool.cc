@@ -4,14 +4,14 @@
 #include <cstring>
 
 #include "profiler/jfr/jfr_metadata.h"
-#include "profiler/jfr_events/flat_index.h"
+#include "profiler/jfr_events/flat_index.h"  // MixBits
 
 namespace ctxprof {
 namespace {
 
-uint64_t FrameHash(uint64_t id, int32_t bci, FrameKind kind) {
-  return MixBits(id ^ (static_cast<uint64_t>(static_cast<uint32_t>(bci)) << 40) ^
-                 (static_cast<uint64_t>(kind) << 32));
+uint64_t FrameHash(const RawFrame& frame) {
+  return MixBits(frame.id ^ (static_cast<uint64_t>(static_cast<uint32_t>(frame.bci)) << 40) ^
+                 (static_cast<uint64_t>(frame.kind) << 32));
 }
 
 // A signed 32-bit field as the JDK encodes it: the two's complement masked to 32 bits.
@@ -50,19 +50,29 @@ Fingerprint FingerprintOf(const RawFrame* frames, uint32_t count, bool truncated
                      MixBits(even_check + MixBits(odd_check))};
 }
 
-// Fetches the cache lines of [begin, begin + bytes) ahead of their use, at most eight.
+// Fetches the cache line at `address` ahead of its use. GCC deletes a loop that does nothing but
+// prefetch (-ffinite-loops: a prefetch is no side effect); the empty volatile asm statement is
+// one, and keeps such loops.
+void Prefetch(const void* address) {
+  __builtin_prefetch(address);
+  __asm__ volatile("");
+}
+
+// Fetches the cache lines of [begin, begin + bytes), at most eight.
 void PrefetchBytes(const uint8_t* begin, size_t bytes) {
-  const uintptr_t first_line = reinterpret_cast<uintptr_t>(begin) & ~uintptr_t{63};
-  const uintptr_t end = reinterpret_cast<uintptr_t>(begin) + std::min<size_t>(bytes, 8 * 64);
-  for (uintptr_t line = first_line; line < end; line += 64) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
+  const uint8_t* end = begin + std::min<size_t>(bytes, 8 * 64);
+  for (const uint8_t* line = begin; line < end; line += 64) Prefetch(line);
+  if (bytes > 0) Prefetch(end - 1);  // the last line, where `begin` is not aligned
 }
 
 }  // namespace
 
 StackPool::StackPool(FrameResolver* frames, MethodPool* methods)
-    : resolver_(frames), methods_(methods), record_of_key_(1, kNoRecord), stack_table_(4096) {}
+    : resolver_(frames),
+      methods_(methods),
+      record_of_key_(1, kNoRecord),
+      stack_table_(4096),
+      frame_table_(4096) {}
 
 StackPool::RecordHeader StackPool::HeaderAt(uint64_t record) const {
   RecordHeader header;
@@ -130,8 +140,13 @@ uint64_t StackPool::AddRecord(const SampleRecord& sample, uint32_t count, bool t
   scratch_.clear();
   scratch_.PutByte(truncated ? 1 : 0);
   scratch_.PutVarint(count);
+  // A new stack's frames are scattered over the frame table: their slots are fetched
+  // kFramesAhead frames ahead, so that the misses overlap.
+  constexpr uint32_t kFramesAhead = 16;
+  for (uint32_t i = 0; i < std::min(count, kFramesAhead); i++) PrefetchFrameSlot(sample.frames[i]);
   for (uint32_t i = 0; i < count; i++) {
-    const CachedFrame& frame = ResolveFrame(sample.frames[i]);
+    if (i + kFramesAhead < count) PrefetchFrameSlot(sample.frames[i + kFramesAhead]);
+    const CachedFrame frame = ResolveFrame(sample.frames[i]);
     memcpy(&arena_[keys_at + i * sizeof(uint32_t)], &frame.method_key, sizeof(uint32_t));
     scratch_.PutVarint(frame.method_key);
     scratch_.PutVarint(IntBits(frame.line_number));
@@ -201,17 +216,18 @@ void StackPool::DropUnused(uint32_t chunk) {
   RebuildStackTable(slots);
 }
 
-const StackPool::CachedFrame& StackPool::ResolveFrame(const RawFrame& raw) {
+void StackPool::PrefetchFrameSlot(const RawFrame& raw) const {
+  Prefetch(&frame_table_[FrameHash(raw) & (frame_table_.size() - 1)]);
+}
+
+StackPool::CachedFrame StackPool::ResolveFrame(const RawFrame& raw) {
   // Frames recur across stacks: the resolver sees each (id, bci, kind) once per recording.
-  bool inserted;
-  const uint32_t at = frame_index_.FindOrInsert(
-      FrameHash(raw.id, raw.bci, raw.kind), static_cast<uint32_t>(frame_cache_.size()),
-      [this, &raw](uint32_t position) {
-        const CachedFrame& cached = frame_cache_[position];
-        return cached.id == raw.id && cached.bci == raw.bci && cached.kind == raw.kind;
-      },
-      &inserted);
-  if (!inserted) return frame_cache_[at];
+  const size_t mask = frame_table_.size() - 1;
+  size_t index = FrameHash(raw) & mask;
+  for (; frame_table_[index].method_key != 0; index = (index + 1) & mask) {
+    const CachedFrame& cached = frame_table_[index];
+    if (cached.id == raw.id && cached.bci == raw.bci && cached.kind == raw.kind) return cached;
+  }
   resolved_frame_ = ResolvedFrame();
   resolver_->Resolve(raw, &resolved_frame_);
   // A bytecode index belongs to Java frames; other frames get 0, as async-profiler writes it (a
@@ -220,9 +236,29 @@ const StackPool::CachedFrame& StackPool::ResolveFrame(const RawFrame& raw) {
   const JfrFrameType type = resolved_frame_.type;
   const bool java = type == JfrFrameType::kInterpreted || type == JfrFrameType::kJitCompiled ||
                     type == JfrFrameType::kInlined;
-  frame_cache_.push_back(CachedFrame{raw.id, raw.bci, raw.kind, methods_->Key(resolved_frame_),
-                                     resolved_frame_.line_number, java ? raw.bci : 0, type});
-  return frame_cache_.back();
+  const CachedFrame frame{raw.id,
+                          raw.bci,
+                          raw.kind,
+                          type,
+                          methods_->Key(resolved_frame_),
+                          resolved_frame_.line_number,
+                          java ? raw.bci : 0};
+  frame_table_[index] = frame;
+  if (++distinct_frames_ * 2 > frame_table_.size()) GrowFrameTable();
+  return frame;
+}
+
+void StackPool::GrowFrameTable() {
+  std::vector<CachedFrame> table(frame_table_.size() * 2);
+  const size_t mask = table.size() - 1;
+  for (const CachedFrame& frame : frame_table_) {
+    if (frame.method_key == 0) continue;
+    const RawFrame raw{frame.id, frame.bci, frame.kind};
+    size_t index = FrameHash(raw) & mask;
+    while (table[index].method_key != 0) index = (index + 1) & mask;
+    table[index] = frame;
+  }
+  frame_table_.swap(table);
 }
 
 void StackPool::WritePending(JfrBuffer* out) {

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "profiler/jfr/jfr_buffer.h"
-#include "profiler/jfr_events/flat_index.h"
 #include "profiler/jfr_events/frame_resolver.h"
 #include "profiler/jfr_events/method_pool.h"
 #include "profiler/sampler/sample.h"
@@ -77,15 +76,15 @@ class StackPool {
     uint32_t carried_in_chunk = 0;
     uint64_t record = 0;  // offset in arena_
   };
-  // A resolved frame, cached by its raw identity.
+  // A resolved frame, cached by its raw identity (id, bci, kind) in the frame table.
   struct CachedFrame {
-    uint64_t id;
-    int32_t bci;
-    FrameKind kind;
-    uint32_t method_key;
-    int32_t line_number;
-    int32_t written_bci;
-    JfrFrameType type;
+    uint64_t id = 0;
+    int32_t bci = 0;
+    FrameKind kind = FrameKind::kNative;
+    JfrFrameType type = JfrFrameType::kInterpreted;
+    uint32_t method_key = 0;  // 0 = empty slot (method keys start at 1)
+    int32_t line_number = 0;
+    int32_t written_bci = 0;  // the bytecode index the pool entry says
   };
   static constexpr uint64_t kNoRecord = UINT64_MAX;
 
@@ -98,7 +97,10 @@ class StackPool {
                      uint32_t key);
   // Rebuilds the stack table for `slots` slots (a power of two) from its live slots.
   void RebuildStackTable(size_t slots);
-  const CachedFrame& ResolveFrame(const RawFrame& raw);
+  CachedFrame ResolveFrame(const RawFrame& raw);
+  void PrefetchFrameSlot(const RawFrame& raw) const;
+  // Doubles the frame table.
+  void GrowFrameTable();
   RecordHeader HeaderAt(uint64_t record) const;
   // The encoded entry of the record at `record`, whose header is `header`.
   const uint8_t* EncodedAt(uint64_t record, const RecordHeader& header) const {
@@ -115,9 +117,9 @@ class StackPool {
   std::vector<uint64_t> pending_;          // records of the stacks queued for the next checkpoint
   uint64_t methods_unqueued_ = kNoRecord;  // the queued record whose methods are not queued yet
   uint32_t methods_unqueued_chunk_ = 0;
-  JfrBuffer scratch_;  // a new stack's encoding
-  std::vector<CachedFrame> frame_cache_;
-  FlatIndex frame_index_{4096};   // positions in frame_cache_
+  JfrBuffer scratch_;                     // a new stack's encoding
+  std::vector<CachedFrame> frame_table_;  // open addressing, at most half full
+  size_t distinct_frames_ = 0;
   ResolvedFrame resolved_frame_;  // the resolver's output, reused
 };
 
