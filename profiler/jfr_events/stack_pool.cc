@@ -155,7 +155,8 @@ uint64_t StackPool::AddRecord(const SampleRecord& sample, uint32_t count, bool t
   }
   arena_.insert(arena_.end(), scratch_.data(), scratch_.data() + scratch_.size());
   arena_.resize((arena_.size() + 7) & ~size_t{7});
-  const RecordHeader header{hash, key, count, static_cast<uint32_t>(scratch_.size()), 0};
+  const RecordHeader header{hash, key, static_cast<uint16_t>(count),
+                            static_cast<uint16_t>(scratch_.size())};
   memcpy(arena_.data() + record, &header, sizeof(header));
   cached_frames_ += count;
   return record;

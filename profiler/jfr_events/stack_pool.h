@@ -65,10 +65,11 @@ class StackPool {
   struct RecordHeader {
     uint64_t hash;  // finds its slot again (Carry)
     uint32_t key;
-    uint32_t frame_count;
-    uint32_t encoded_bytes;
-    uint32_t unused;
+    uint16_t frame_count;    // <= kMaxStackDepth
+    uint16_t encoded_bytes;  // <= 3 + 16 bytes a frame
   };
+  static_assert(kMaxStackDepth <= UINT16_MAX && 3 + 16 * kMaxStackDepth <= UINT16_MAX,
+                "a record's header holds its frame count and its encoded size");
   struct StackSlot {
     uint64_t hash = 0;   // places the slot
     uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
