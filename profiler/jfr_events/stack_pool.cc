@@ -178,7 +178,7 @@ bool StackPool::Carry(uint32_t key, uint32_t chunk, uint64_t* pending_bytes) {
 }
 
 void StackPool::RebuildStackTable(size_t slots) {
-  std::vector<StackSlot> table(slots);
+  StackTable table(slots);
   const size_t mask = slots - 1;
   for (const StackSlot& slot : stack_table_) {
     if (slot.key == 0) continue;
@@ -190,7 +190,7 @@ void StackPool::RebuildStackTable(size_t slots) {
 }
 
 void StackPool::DropUnused(uint32_t chunk) {
-  std::vector<uint8_t> kept;
+  Arena kept;
   live_stacks_ = 0;
   cached_frames_ = 0;
   for (StackSlot& slot : stack_table_) {

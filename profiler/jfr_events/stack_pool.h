@@ -25,6 +25,7 @@
 
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr_events/frame_resolver.h"
+#include "profiler/jfr_events/huge_page_allocator.h"
 #include "profiler/jfr_events/method_pool.h"
 #include "profiler/sampler/sample.h"
 
@@ -110,9 +111,12 @@ class StackPool {
 
   FrameResolver* const resolver_;
   MethodPool* const methods_;
-  std::vector<uint8_t> arena_;           // records
+  // Huge pages: both are read at random, a slot and a record per sample.
+  using Arena = std::vector<uint8_t, HugePageAllocator<uint8_t>>;
+  using StackTable = std::vector<StackSlot, HugePageAllocator<StackSlot>>;
+  Arena arena_;                          // records
   std::vector<uint64_t> record_of_key_;  // by key; kNoRecord once dropped (index 0 unused)
-  std::vector<StackSlot> stack_table_;   // live stacks, open addressing, at most half full
+  StackTable stack_table_;               // live stacks, open addressing, at most half full
   size_t live_stacks_ = 0;
   size_t cached_frames_ = 0;
   std::vector<uint64_t> pending_;          // records of the stacks queued for the next checkpoint
