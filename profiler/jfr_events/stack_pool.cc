@@ -76,7 +76,7 @@ StackPool::StackPool(FrameResolver* frames, MethodPool* methods)
 
 StackPool::RecordHeader StackPool::HeaderAt(uint64_t record) const {
   RecordHeader header;
-  memcpy(&header, arena_.data() + record, sizeof(header));
+  memcpy(&header, Bytes() + record, sizeof(header));
   return header;
 }
 
@@ -95,7 +95,7 @@ uint32_t StackPool::Key(const SampleRecord& sample, uint32_t chunk, uint64_t* pe
     if (slot.hash == print.hash && slot.check == print.check) {
       if (slot.carried_in_chunk != chunk) {
         Queue(&slot, chunk);
-        PrefetchBytes(arena_.data() + slot.record, sizeof(RecordHeader) + count * sizeof(uint32_t));
+        PrefetchBytes(Bytes() + slot.record, sizeof(RecordHeader) + count * sizeof(uint32_t));
         methods_unqueued_ = slot.record;
         methods_unqueued_chunk_ = chunk;
       }
@@ -128,36 +128,45 @@ void StackPool::QueueMethods(uint64_t* pending_bytes) {
 void StackPool::QueueMethodsOf(uint64_t record, uint32_t chunk, uint64_t* pending_bytes) {
   const RecordHeader header = HeaderAt(record);
   *pending_bytes += 4 + header.encoded_bytes;
-  methods_->MarkAll(arena_.data() + record + sizeof(RecordHeader), header.frame_count, chunk,
+  methods_->MarkAll(Bytes() + record + sizeof(RecordHeader), header.frame_count, chunk,
                     pending_bytes);
 }
 
 uint64_t StackPool::AddRecord(const SampleRecord& sample, uint32_t count, bool truncated,
                               uint64_t hash, uint32_t key) {
-  const uint64_t record = arena_.size();
-  const size_t keys_at = record + sizeof(RecordHeader);
-  arena_.resize(keys_at + count * sizeof(uint32_t));
+  method_keys_.resize(count);
   scratch_.clear();
   scratch_.PutByte(truncated ? 1 : 0);
   scratch_.PutVarint(count);
   // A new stack's frames are scattered over the frame table: their slots are fetched
   // kFramesAhead frames ahead, so that the misses overlap.
   constexpr uint32_t kFramesAhead = 16;
-  for (uint32_t i = 0; i < std::min(count, kFramesAhead); i++) PrefetchFrameSlot(sample.frames[i]);
+  frame_hashes_.resize(count);
   for (uint32_t i = 0; i < count; i++) {
-    if (i + kFramesAhead < count) PrefetchFrameSlot(sample.frames[i + kFramesAhead]);
-    const CachedFrame frame = ResolveFrame(sample.frames[i]);
-    memcpy(&arena_[keys_at + i * sizeof(uint32_t)], &frame.method_key, sizeof(uint32_t));
+    frame_hashes_[i] = FrameHash(sample.frames[i]);
+    if (i < kFramesAhead) PrefetchFrameSlot(frame_hashes_[i]);
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    if (i + kFramesAhead < count) PrefetchFrameSlot(frame_hashes_[i + kFramesAhead]);
+    const CachedFrame frame = ResolveFrame(sample.frames[i], frame_hashes_[i]);
+    method_keys_[i] = frame.method_key;
     scratch_.PutVarint(frame.method_key);
     scratch_.PutVarint(IntBits(frame.line_number));
     scratch_.PutVarint(IntBits(frame.written_bci));
     scratch_.PutVarint(static_cast<uint32_t>(frame.type));
   }
-  arena_.insert(arena_.end(), scratch_.data(), scratch_.data() + scratch_.size());
-  arena_.resize((arena_.size() + 7) & ~size_t{7});
+  // One resize of the arena, in words: its allocator is not std::allocator, so the vector
+  // fills and copies element by element.
+  const uint64_t record = arena_.size() * sizeof(uint64_t);
+  const size_t keys_bytes = count * sizeof(uint32_t);
+  const size_t bytes = sizeof(RecordHeader) + keys_bytes + scratch_.size();
+  arena_.resize(arena_.size() + (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  uint8_t* out = reinterpret_cast<uint8_t*>(arena_.data()) + record;
   const RecordHeader header{hash, key, static_cast<uint16_t>(count),
                             static_cast<uint16_t>(scratch_.size())};
-  memcpy(arena_.data() + record, &header, sizeof(header));
+  memcpy(out, &header, sizeof(header));
+  memcpy(out + sizeof(header), method_keys_.data(), keys_bytes);
+  memcpy(out + sizeof(header) + keys_bytes, scratch_.data(), scratch_.size());
   cached_frames_ += count;
   return record;
 }
@@ -204,8 +213,9 @@ void StackPool::DropUnused(uint32_t chunk) {
     const size_t bytes =
         (sizeof(RecordHeader) + header.frame_count * sizeof(uint32_t) + header.encoded_bytes + 7) &
         ~size_t{7};
-    const uint64_t record = kept.size();
-    kept.insert(kept.end(), arena_.begin() + slot.record, arena_.begin() + slot.record + bytes);
+    const uint64_t record = kept.size() * sizeof(uint64_t);
+    const uint64_t* words = arena_.data() + slot.record / sizeof(uint64_t);
+    kept.insert(kept.end(), words, words + bytes / sizeof(uint64_t));
     slot.record = record;
     record_of_key_[slot.key] = record;
     cached_frames_ += header.frame_count;
@@ -217,14 +227,10 @@ void StackPool::DropUnused(uint32_t chunk) {
   RebuildStackTable(slots);
 }
 
-void StackPool::PrefetchFrameSlot(const RawFrame& raw) const {
-  Prefetch(&frame_table_[FrameHash(raw) & (frame_table_.size() - 1)]);
-}
-
-StackPool::CachedFrame StackPool::ResolveFrame(const RawFrame& raw) {
+StackPool::CachedFrame StackPool::ResolveFrame(const RawFrame& raw, uint64_t hash) {
   // Frames recur across stacks: the resolver sees each (id, bci, kind) once per recording.
   const size_t mask = frame_table_.size() - 1;
-  size_t index = FrameHash(raw) & mask;
+  size_t index = hash & mask;
   for (; frame_table_[index].method_key != 0; index = (index + 1) & mask) {
     const CachedFrame& cached = frame_table_[index];
     if (cached.id == raw.id && cached.bci == raw.bci && cached.kind == raw.kind) return cached;
@@ -269,7 +275,7 @@ void StackPool::WritePending(JfrBuffer* out) {
   // The records a chunk carries again are scattered over the arena: their headers are fetched
   // eight records ahead, their encoded entries (where the header says) four ahead.
   for (size_t i = 0; i < pending_.size(); i++) {
-    if (i + 8 < pending_.size()) __builtin_prefetch(arena_.data() + pending_[i + 8]);
+    if (i + 8 < pending_.size()) __builtin_prefetch(Bytes() + pending_[i + 8]);
     if (i + 4 < pending_.size()) {
       const RecordHeader ahead = HeaderAt(pending_[i + 4]);
       PrefetchBytes(EncodedAt(pending_[i + 4], ahead), ahead.encoded_bytes);

@@ -48,7 +48,7 @@ class StackPool {
   void DropUnused(uint32_t chunk);
   // Frames kept for deduplication, and the bytes of their records.
   size_t cached_frames() const { return cached_frames_; }
-  size_t cached_frame_bytes() const { return arena_.size(); }
+  size_t cached_frame_bytes() const { return arena_.size() * sizeof(uint64_t); }
 
   // Queues stack `key` (from an earlier Key()) for chunk `chunk` again, with its methods; false
   // when its record was dropped (DropUnused), so it can no longer be written.
@@ -76,7 +76,7 @@ class StackPool {
     uint64_t check = 0;  // second, independent hash: with `hash` the stack's fingerprint
     uint32_t key = 0;    // 0 = empty
     uint32_t carried_in_chunk = 0;
-    uint64_t record = 0;  // offset in arena_
+    uint64_t record = 0;  // byte offset in arena_
   };
   // A resolved frame, cached by its raw identity (id, bci, kind) in the frame table.
   struct CachedFrame {
@@ -99,20 +99,24 @@ class StackPool {
                      uint32_t key);
   // Rebuilds the stack table for `slots` slots (a power of two) from its live slots.
   void RebuildStackTable(size_t slots);
-  CachedFrame ResolveFrame(const RawFrame& raw);
-  void PrefetchFrameSlot(const RawFrame& raw) const;
+  // The resolved frame of `raw`, whose FrameHash is `hash`.
+  CachedFrame ResolveFrame(const RawFrame& raw, uint64_t hash);
+  void PrefetchFrameSlot(uint64_t hash) const {
+    __builtin_prefetch(&frame_table_[hash & (frame_table_.size() - 1)]);
+  }
   // Doubles the frame table.
   void GrowFrameTable();
   RecordHeader HeaderAt(uint64_t record) const;
+  const uint8_t* Bytes() const { return reinterpret_cast<const uint8_t*>(arena_.data()); }
   // The encoded entry of the record at `record`, whose header is `header`.
   const uint8_t* EncodedAt(uint64_t record, const RecordHeader& header) const {
-    return arena_.data() + record + sizeof(RecordHeader) + header.frame_count * sizeof(uint32_t);
+    return Bytes() + record + sizeof(RecordHeader) + header.frame_count * sizeof(uint32_t);
   }
 
   FrameResolver* const resolver_;
   MethodPool* const methods_;
   // Huge pages: both are read at random, a slot and a record per sample.
-  using Arena = std::vector<uint8_t, HugePageAllocator<uint8_t>>;
+  using Arena = std::vector<uint64_t, HugePageAllocator<uint64_t>>;  // 8-byte words
   using StackTable = std::vector<StackSlot, HugePageAllocator<StackSlot>>;
   Arena arena_;                          // records
   std::vector<uint64_t> record_of_key_;  // by key; kNoRecord once dropped (index 0 unused)
@@ -123,6 +127,8 @@ class StackPool {
   uint64_t methods_unqueued_ = kNoRecord;  // the queued record whose methods are not queued yet
   uint32_t methods_unqueued_chunk_ = 0;
   JfrBuffer scratch_;                     // a new stack's encoding
+  std::vector<uint32_t> method_keys_;     // a new stack's method keys
+  std::vector<uint64_t> frame_hashes_;    // a new stack's FrameHash values
   std::vector<CachedFrame> frame_table_;  // open addressing, at most half full
   size_t distinct_frames_ = 0;
   ResolvedFrame resolved_frame_;  // the resolver's output, reused
