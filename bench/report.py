@@ -492,13 +492,14 @@ def writer_section(options):
     return ("## JFR writer\n\n`bazel run -c opt //bench/jfr:jfr_writer_bench`: the background "
             "thread's encoding of samples into JFR chunks (32-frame stacks, 16 threads, contexts "
             "changing every ~20 samples, 2,000,000 samples a run), written to a file; rates in "
-            "samples per CPU second of the writer thread, over %d runs. At 10 %% new stacks about "
+            "samples per CPU second of the writer thread, over %d run%s. At 10 %% new stacks about "
             "half of the bytes are stack-trace pool entries of never-seen stacks (JFR has no "
             "prefix sharing); a sample event with an unchanged stack and context is ~13 bytes. "
             "The bench writes a file= recording flushed every second; in file mode every flush "
             "ends a chunk (so that every reader reads the file while it grows, docs/JFR.md), "
             "and Close folds them into one chunk (its CPU per sample is the bench's "
-            "close_ns_per_sample, not in the rate).\n\n" % repetitions
+            "close_ns_per_sample, not in the rate).\n\n" % (repetitions,
+                                                           "" if repetitions == 1 else "s")
             + "\n".join(rows) + "\n")
 
 
