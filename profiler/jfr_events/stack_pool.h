@@ -9,11 +9,12 @@
 //
 // Memory: every stack is one record in an arena: its key, its frames' method keys (to queue the
 // methods) and its pool entry's encoded value (copied as is each time a chunk carries it); about
-// 9 bytes per frame. A chunk that carries a stack again reads its record twice: the method keys
-// at the next Key() call (or QueueMethods), when the prefetch Key issued has brought them in,
-// and the encoded value in WritePending, which prefetches a few records ahead. When the records
-// exceed the configured cache bytes at a rotation, DropUnused releases the stacks the finished
-// chunk did not use; such a stack, seen again, gets a new key (keys are never reused).
+// 10 bytes per frame, on huge pages with the table (HugePageAllocator). A chunk that carries a
+// stack again reads its record twice: the method keys at the next Key() call (or QueueMethods),
+// when the prefetch Key issued has brought them in, and the encoded value in WritePending, which
+// prefetches a few records ahead. When the records exceed the configured cache bytes at a rotation,
+// DropUnused releases the stacks the finished chunk did not use; such a stack, seen again, gets a
+// new key (keys are never reused).
 //
 // Thread safety: none; owned by the JFR writer's thread, which is also the only caller of the
 // resolver.
