@@ -226,6 +226,7 @@ Status JfrWriter::WriteSegment(JfrChunkWriter::SegmentEnd end) {
 
 void JfrWriter::WriteCheckpoint() {
   JfrBuffer& out = chunk_->out();
+  stacks_.QueueMethods(&pending_pool_bytes_);  // before the pools are counted
   const bool with_statics = chunk_->first_checkpoint_pending();
   const JfrChunkWriter::Checkpoint checkpoint = chunk_->BeginCheckpoint();
   out.PutVarint((with_statics ? JfrMetadata::kStaticPoolCount : 0) +

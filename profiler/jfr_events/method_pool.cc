@@ -16,6 +16,8 @@ uint32_t MethodPool::Key(const ResolvedFrame& frame) {
   if (key > methods_.size()) {
     methods_.push_back(Method{ClassKey(frame.class_name), symbols_.Intern(frame.method_name),
                               symbols_.Intern(frame.descriptor)});
+    std::vector<uint32_t>& carried = method_pool_.chunk_of_key;
+    if (key >= carried.size()) carried.resize(2 * key, 0);  // MarkAll reads it unchecked
   }
   return key;
 }
@@ -38,16 +40,13 @@ uint32_t MethodPool::ClassKey(const std::string& class_name) {
 
 void MethodPool::MarkAll(const uint8_t* keys, uint32_t count, uint32_t chunk,
                          uint64_t* pending_bytes) {
-  // The carried-in table is read through a local: only MarkNew can grow (move) it.
+  // Key sized the carried-in table for every method, and MarkNew never grows it: no bounds
+  // check, and the table stays where it is.
   const uint32_t* carried = method_pool_.chunk_of_key.data();
-  size_t size = method_pool_.chunk_of_key.size();
   for (uint32_t i = 0; i < count; i++) {
     uint32_t key;
     memcpy(&key, keys + i * sizeof(uint32_t), sizeof(uint32_t));
-    if (key < size && carried[key] == chunk) continue;
-    MarkNew(key, chunk, pending_bytes);
-    carried = method_pool_.chunk_of_key.data();
-    size = method_pool_.chunk_of_key.size();
+    if (carried[key] != chunk) MarkNew(key, chunk, pending_bytes);
   }
 }
 

@@ -24,12 +24,16 @@ struct PoolState {
   std::vector<uint32_t> pending;       // keys to put into the next checkpoint
 
   // True if `key` was not yet carried (or queued) in chunk `chunk`; queues it.
+  // The check inline, the queuing not: most calls find a key the chunk already carries.
   bool Mark(uint32_t key, uint32_t chunk) {
     if (CarriedIn(key, chunk)) return false;
+    Queue(key, chunk);
+    return true;
+  }
+  __attribute__((noinline)) void Queue(uint32_t key, uint32_t chunk) {
     if (key >= chunk_of_key.size()) chunk_of_key.resize(std::max<size_t>(key + 1, 2 * key), 0);
     chunk_of_key[key] = chunk;
     pending.push_back(key);
-    return true;
   }
   // True if chunk `chunk` carried `key`.
   bool CarriedIn(uint32_t key, uint32_t chunk) const {
