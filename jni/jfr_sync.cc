@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -610,6 +611,9 @@ StatusOr<std::unique_ptr<JdkRecorder>> JfrSync::Start(JavaVM* vm,
                                      "; raise the process's thread limit",
                                  e.code().value());
     }
+    // Its tid, before the session starts: the session excludes it from sampling.
+    std::unique_lock<std::mutex> lock(sync->boundary_mutex_);
+    sync->boundary_asked_.wait(lock, [raw = sync.get()] { return raw->worker_tid_ != 0; });
   }
   return std::unique_ptr<JdkRecorder>(std::move(sync));
 }
@@ -803,6 +807,11 @@ uint64_t JfrSync::PeriodBoundary() {
 }
 
 void JfrSync::RunPeriods() {
+  {  // before attaching to the JVM, which Create's caller must not wait for
+    std::lock_guard<std::mutex> lock(boundary_mutex_);
+    worker_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
+  }
+  boundary_asked_.notify_all();
   const ScopedEnv attached(vm_);  // once for the thread's life, not once per rotation
   std::unique_lock<std::mutex> lock(boundary_mutex_);
   while (true) {

@@ -76,6 +76,7 @@ class JfrSync : public JdkRecorder {
   Status SnapshotInto(const std::string& path) override;
   void RequestPeriodBoundary() override;
   uint64_t PeriodBoundary() override;
+  pid_t worker_tid() const override { return worker_tid_; }
   void EndPeriodInto(const std::string& path, bool last) override;
 
  private:
@@ -110,8 +111,9 @@ class JfrSync : public JdkRecorder {
   Status period_error_;            // repository=: the first period that failed
   const uint64_t origin_nanos_;
   std::thread worker_;         // repository=: RunPeriods
-  std::mutex boundary_mutex_;  // guards the four below
+  std::mutex boundary_mutex_;  // guards the five below
   std::condition_variable boundary_asked_;
+  pid_t worker_tid_ = 0;  // set by the worker as it starts; Create waits for it
   bool boundary_requested_ = false;
   bool stopping_ = false;
   uint64_t boundary_ = 0;  // PeriodBoundary()

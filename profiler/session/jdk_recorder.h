@@ -13,6 +13,8 @@
 #ifndef CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 #define CTXPROF_PROFILER_SESSION_JDK_RECORDER_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -68,6 +70,9 @@ class JdkRecorder {
   // events up to the last boundary (`last`: all the JDK's recording holds; it is stopped). A
   // failure leaves `path` as it was and is kept for StopInto.
   virtual void EndPeriodInto(const std::string& path, bool last) = 0;
+  // The thread the recorder runs for repository= (a thread of ours the session must not
+  // sample), or 0 when it has none.
+  virtual pid_t worker_tid() const = 0;
   // For a dump: appends what the JDK's recording holds so far (it goes on) to `path`, a dump of
   // the session's recording, the same way. Fails like StopInto; kWrongState after it.
   virtual Status SnapshotInto(const std::string& path) = 0;

@@ -440,6 +440,9 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
   if (session->recording_ != nullptr) {
     for (pid_t tid : session->recording_->own_threads()) session->registry_->Exclude(tid);
   }
+  if (jdk_recorder != nullptr && jdk_recorder->worker_tid() != 0) {
+    session->registry_->Exclude(jdk_recorder->worker_tid());
+  }
   // Arm every existing thread before returning, so sampling covers the caller's next line.
   session->registry_->Rescan();
   while (!notes->empty() && notes->back() == ' ') notes->pop_back();

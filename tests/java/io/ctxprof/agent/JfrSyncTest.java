@@ -199,6 +199,12 @@ class JfrSyncTest {
           "only chunk files are left in the repository: " + chunks);
       Joined joined = Joined.read(chunk, dir);
       contents.add(chunk.getFileName() + ": orders " + joined.orders + ", " + joined.bytes);
+      for (RecordedEvent event : jdk.jfr.consumer.RecordingFile.readAllEvents(chunk)) {
+        if (!event.getEventType().getName().equals("jdk.ExecutionSample")) continue;
+        RecordedThread sampled = event.getThread("sampledThread");
+        assertTrue(sampled == null || !"ctxprof jfrsync".equals(sampled.getJavaName()),
+            "a sample of ctxprof's own rotation thread in " + chunk);
+      }
       all.add(joined);
       for (String jdk : List.of(JDK17, JDK25)) {
         if (!Files.isExecutable(Path.of(jdk, "bin/jfr"))) continue;
