@@ -35,7 +35,9 @@ for depth in 50 200; do
     fail "no target row for the DWARF walker at $depth frames:\n$targets"
 done
 printf '%s\n' "$targets" | while IFS= read -r row; do
-  printf '%s' "$row" | grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B|×) \| (met|\*\*missed\*\*) \|$' ||
+  # A number with its unit, then optionally its range over the runs ("1.56 M/s [1.29 .. 1.94]").
+  printf '%s' "$row" |
+    grep -qE '\| [-+]?[0-9]+(\.[0-9]+)? ?(ns|µs|%|M/s|B|×)( \[[-+]?[0-9.]+ \.\. [-+]?[0-9.]+\])? \| (met|\*\*missed\*\*) \|$' ||
     fail "target row without a number and verdict: $row"
 done
 if grep -qiE '\bnan\b|\binf\b' "$output"; then fail "NaN or inf in $output"; fi
