@@ -165,8 +165,11 @@ uint64_t StackPool::AddRecord(const SampleRecord& sample, uint32_t count, bool t
   const RecordHeader header{hash, key, static_cast<uint16_t>(count),
                             static_cast<uint16_t>(scratch_.size())};
   memcpy(out, &header, sizeof(header));
-  memcpy(out + sizeof(header), method_keys_.data(), keys_bytes);
-  memcpy(out + sizeof(header) + keys_bytes, scratch_.data(), scratch_.size());
+  // An empty stack has no keys and no frames: memcpy must not see their (null) buffers.
+  if (keys_bytes != 0) memcpy(out + sizeof(header), method_keys_.data(), keys_bytes);
+  if (scratch_.size() != 0) {
+    memcpy(out + sizeof(header) + keys_bytes, scratch_.data(), scratch_.size());
+  }
   cached_frames_ += count;
   return record;
 }
