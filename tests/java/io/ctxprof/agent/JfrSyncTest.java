@@ -147,6 +147,13 @@ class JfrSyncTest {
     }
   }
 
+  /** The files of `repository`, in name order (the chunks', by their sequence number). */
+  private static List<Path> chunkFiles(Path repository) throws IOException {
+    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
+      return files.sorted().collect(java.util.stream.Collectors.toList());
+    }
+  }
+
   /**
    * repository= and upload=: a service running over several rotations (chunktime=250ms); each
    * chunk file holds the JDK's events of its own period, so the chunks, each read alone, give
@@ -185,10 +192,7 @@ class JfrSyncTest {
     assertEquals(0, result.exit, result.toString());
     assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
     Map<String, Long> truth = truthOf(result);
-    List<Path> chunks;
-    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
-      chunks = files.sorted().collect(java.util.stream.Collectors.toList());
-    }
+    List<Path> chunks = chunkFiles(repository);
     assertTrue(chunks.size() >= 3, "chunk files: " + chunks);
     Joined all = new Joined();
     Printed printedReads = new Printed();
@@ -260,10 +264,7 @@ class JfrSyncTest {
     assertEquals(0, result.exit, result.toString());
     assertTrue(result.stderr.isEmpty(), "the JVM printed: " + result.stderr);
     Map<String, Long> truth = truthOf(result);
-    List<Path> chunks;
-    try (java.util.stream.Stream<Path> files = Files.list(repository)) {
-      chunks = files.sorted().collect(java.util.stream.Collectors.toList());
-    }
+    List<Path> chunks = chunkFiles(repository);
     assertTrue(chunks.size() >= 2, "chunk files: " + chunks);
     Joined all = new Joined();
     for (Path chunk : chunks) all.add(Joined.read(chunk, dir));
