@@ -76,22 +76,26 @@ __attribute__((noinline)) void NativeHotLoop(const std::atomic<bool>* stop,
   }
 }
 
-// The Java thread's way into native code: "VM code" calling a native function.
+// The Java thread's way into native code: "VM code" calling a native function. It sets and
+// clears the context itself, as Java code does: a sample tagged with the Java trace is then
+// always below the VM code, even one taken inside ctxprof_set_trace_context (whose first call
+// on a thread registers it), so no such sample can carry Worker or start_thread.
 __attribute__((noinline, section("ctxprof_fake_java_code"))) void CallFromJavaCode(
     const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos) {
+  ctxprof_set_trace_context(0, kJavaTrace, 0);
   NativeHotLoop(stop, cpu_nanos);
-  g_sink += 1;  // not a tail call: this frame stays on the stack
+  ctxprof_clear_context();
+  g_sink += 1;  // not a tail call: this frame stays on the stack while the context is cleared
 }
 
-void Worker(const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos, bool java,
-            uint64_t trace) {
+void Worker(const std::atomic<bool>* stop, std::atomic<uint64_t>* cpu_nanos, bool java) {
   t_java = java;
-  ctxprof_set_trace_context(0, trace, 0);
   if (java) {
     CallFromJavaCode(stop, cpu_nanos);
-  } else {
-    NativeHotLoop(stop, cpu_nanos);
+    return;
   }
+  ctxprof_set_trace_context(0, kNativeTrace, 0);
+  NativeHotLoop(stop, cpu_nanos);
   ctxprof_clear_context();
 }
 
@@ -110,8 +114,8 @@ std::vector<AggregatedStack> RunSession(const std::string& cstack) {
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> java_cpu{0};
   std::atomic<uint64_t> native_cpu{0};
-  std::thread java(Worker, &stop, &java_cpu, true, kJavaTrace);
-  std::thread native(Worker, &stop, &native_cpu, false, kNativeTrace);
+  std::thread java(Worker, &stop, &java_cpu, true);
+  std::thread native(Worker, &stop, &native_cpu, false);
   // 300 ms of CPU each (~300 samples at 1 ms), however loaded the machine is; capped at 60 s.
   constexpr uint64_t kCpuNanos = 300 * 1000 * 1000;
   for (int i = 0; i < 6000 && (java_cpu < kCpuNanos || native_cpu < kCpuNanos); i++) {
