@@ -250,14 +250,20 @@ namespace {
 
 // Reads `path`, allowing unfinished chunks; a header caught in the middle of an update (a
 // writer publishing a chunk right now) is read again after a moment, for up to ~1 s like the
-// JDK's readers. A chunk still locked after that (its writer was killed while appending it) ends
-// the file with the chunks before it.
+// JDK's readers. A chunk still locked after that lost its writer: one killed while patching a
+// repository chunk's header left it naming published bytes, and it is read as it says; one
+// killed while appending a whole chunk (file mode) left a chunk that does not fit the file, and
+// the file ends with the chunks before it.
 Status ReadRecording(const std::string& path, JfrReader* reader) {
   JfrReader::Options options;
   options.allow_unfinished_chunks = true;
   for (int attempt = 0;; attempt++) {
     Status read = reader->Read(path, options);
-    if (!reader->met_locked_header() || attempt == 500) return read;
+    if (!reader->met_locked_header()) return read;
+    if (attempt == 500) {
+      options.read_locked_chunks = true;
+      return reader->Read(path, options);
+    }
     usleep(2000);
   }
 }
@@ -330,7 +336,11 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
   // Only the newest file's last chunk says whether the recording was finished: the chunk files
   // of a repository before the last one are finished but not final.
   unfinished_.clear();
-  if (reader.met_locked_header()) {
+  if (last.generation == kChunkGenerationLocked) {
+    unfinished_ = path + ": chunk " + std::to_string(reader.chunks().size()) +
+                  " stayed locked (its writer was killed while updating its header?): read up "
+                  "to what its header names";
+  } else if (reader.met_locked_header()) {
     unfinished_ = path + ": the chunk after chunk " + std::to_string(reader.chunks().size()) +
                   " stayed locked (its writer was killed while writing it?): read the chunks "
                   "before it";

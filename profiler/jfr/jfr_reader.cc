@@ -217,11 +217,13 @@ bool JfrReader::ChunkParser::ReadHeader(uint64_t start) {
     return Fail(start + 4, "unsupported version " + std::to_string(major) + "." +
                                std::to_string(minor) + " (this reader reads 1.x and 2.x)");
   }
-  if (generation == 255) {
+  if (generation == kChunkGenerationLocked) {
     reader_->met_locked_header_ = true;
-    return Fail(start + 64,
-                "chunk header is being rewritten (generation 255): the writer "
-                "stopped in the middle of a header update");
+    if (!(options_.allow_unfinished_chunks && options_.read_locked_chunks)) {
+      return Fail(start + 64,
+                  "chunk header is being rewritten (generation 255): the writer "
+                  "stopped in the middle of a header update");
+    }
   }
   if (generation != 0 && !options_.allow_unfinished_chunks) {
     return Fail(start + 64, "chunk is unfinished (generation " + std::to_string(generation) +

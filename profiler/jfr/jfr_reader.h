@@ -13,7 +13,8 @@
 // Unfinished chunks (generation byte != 0, e.g. a writer killed mid-recording) are rejected
 // unless Options::allow_unfinished_chunks is set; then the reader takes the header as last
 // published (size, metadata, checkpoints) like a JDK streaming reader, and reads up to there,
-// and a locked chunk (generation 255) after readable ones ends the file (met_locked_header()).
+// and a locked chunk (generation 255) after readable ones ends the file (met_locked_header()),
+// unless Options::read_locked_chunks says its writer is gone.
 //
 // Thread safety: a JfrReader is immutable after Read() returns; values share immutable
 // objects, so const access from several threads is safe.
@@ -78,6 +79,12 @@ class JfrReader {
  public:
   struct Options {
     bool allow_unfinished_chunks = false;
+    // With allow_unfinished_chunks, for a file whose writer is gone (killed): a chunk whose
+    // header stayed locked (generation 255) is read as its header says. A writer patches the
+    // fields only after the bytes they cover are in the file, so a dead writer's locked header
+    // names published bytes: its last flush's or the one it was publishing. Never for a file
+    // whose writer may still run: read again a little later instead (met_locked_header()).
+    bool read_locked_chunks = false;
     // > 0: only the first `leading_fields` fields of each event are decoded, the rest skipped
     // (Field() of a later one is null). startTime, duration and the thread lead in the JDK's and
     // ctxprof's layouts, so a reader that needs only those (jfr_append.h) saves the values and
