@@ -1424,6 +1424,33 @@ def process_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# The threads of a profiler, by the prefix of their OS names (/proc/PID/task/TID/comm, at most
+# 15 characters): ctxprof's own (writer, wall, upload, otlp, jfrsync) and the JDK recorder's
+# ("JFR Recorder Thread", "JFR Periodic Tasks", ...).
+SHOP_THREAD_GROUPS = [("ctxprof", "ctxprof-"), ("the JDK's recorder", "JFR ")]
+
+
+def thread_cpu_seconds(pid):
+    """User + system CPU so far of each of SHOP_THREAD_GROUPS' live threads in process `pid`,
+    summed per group. A thread that ended is not counted: the profilers' threads live as long
+    as the recording."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    totals = {group: 0.0 for group, _ in SHOP_THREAD_GROUPS}
+    task_dir = "/proc/%d/task" % pid
+    for tid in os.listdir(task_dir):
+        try:
+            with open(os.path.join(task_dir, tid, "comm")) as comm:
+                name = comm.read().rstrip("\n")
+            with open(os.path.join(task_dir, tid, "stat")) as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        for group, prefix in SHOP_THREAD_GROUPS:
+            if name.startswith(prefix):
+                totals[group] += (int(fields[11]) + int(fields[12])) / ticks
+    return totals
+
+
 def wait_for_file(path, process, seconds, what):
     deadline = time.monotonic() + seconds
     while not (os.path.exists(path) and os.path.getsize(path) > 0):
@@ -1489,11 +1516,13 @@ def shop_run(options, jdk, config, sink, scratch):
                                       label, warmup_cpu, load.poll()))
             time.sleep(0.1)
         cpu_before, started = process_cpu_seconds(service.pid), time.monotonic()
+        threads_before = thread_cpu_seconds(service.pid)
         warmup = started - load_started
         open(counting, "w").close()
         time.sleep(window)
         os.unlink(counting)
         cpu_after, ended = process_cpu_seconds(service.pid), time.monotonic()
+        threads_after = thread_cpu_seconds(service.pid)
         _, load_errors = load.communicate(timeout=120)
         if load.returncode != 0:
             raise ReportError("the load generator (%s) exited %d: %s" % (
@@ -1513,7 +1542,9 @@ def shop_run(options, jdk, config, sink, scratch):
     if requests == 0:
         raise ReportError("the shop (%s) served no request in the window" % label)
     result = {"cpu": cpu_after - cpu_before, "requests": requests, "seconds": ended - started,
-              "warmup": warmup, "bytes": 0, "span": 0.0}
+              "warmup": warmup, "bytes": 0, "span": 0.0,
+              "threads": {group: threads_after[group] - threads_before[group]
+                          for group in threads_after}}
     if recorded == "repository":
         chunks = sorted(os.path.join(repository, name) for name in os.listdir(repository)
                         if name.endswith(".jfr"))
@@ -1565,7 +1596,9 @@ def shop_section(options):
     load_after = os.getloadavg()[0]
     rows = ["| Configuration | Requests/s | Service CPU per request | CPU overhead vs off: median "
             "[min .. max] of per-round ratios | vs the demo's options | Recorded, per minute | "
-            "Received by the local receiver, per minute |", "|---|---:|---:|---:|---:|---:|---:|"]
+            "Received by the local receiver, per minute | Profilers' threads: CPU share of the "
+            "service's, ctxprof's / the JDK recorder's |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for label, agent_options, recorded, _ in SHOP_CONFIGS:
         measured = runs[label]
         rate = median([r["requests"] / r["seconds"] for r in measured])
@@ -1588,8 +1621,13 @@ def shop_section(options):
                 median([r["pushes"] for r in measured]))
         else:
             received = ""
-        rows.append("| %s | %.0f | %.2f ms | %s | %s | %s | %s |" % (
-            label, rate, per_request, overhead, beside_plain, written, received))
+        shares = []
+        for group, _ in SHOP_THREAD_GROUPS:
+            percent = [r["threads"][group] / r["cpu"] * 100 for r in measured]
+            shares.append("%.2f %% %s" % (median(percent), spread(percent, "%.2f")))
+        rows.append("| %s | %.0f | %.2f ms | %s | %s | %s | %s | %s |" % (
+            label, rate, per_request, overhead, beside_plain, written, received,
+            " / ".join(shares)))
     warmup_cpu, warmup_wall, window = ((0.5, 2.0, 2.0) if options.quick else
                                        (SHOP_WARMUP_CPU, SHOP_WARMUP_WALL, SHOP_WINDOW))
     warmups = [r["warmup"] for measured in runs.values() for r in measured]
@@ -1617,7 +1655,12 @@ def shop_section(options):
         "recorder its own file (`dumponexit`). \"Received\": the bytes of the request bodies the "
         "local receiver (127.0.0.1, answering 200) got over the same span: gzip OTLP profiles "
         "for `otlp=`, Pyroscope's ingest format for `upload=`; each finished chunk (`chunktime`, "
-        "default 10 s, and the last at the stop) is one push per exporter.\n\n"
+        "default 10 s, and the last at the stop) is one push per exporter. \"Profilers' "
+        "threads\": the CPU the profilers' own threads spent in the window (per thread, "
+        "/proc/PID/task/TID/stat, by OS name: `ctxprof-*`, the JDK's `JFR *`) over the service's; "
+        "a thread's CPU time is its own, so unlike the overhead columns it does not move with "
+        "the machine's load. It leaves out what the features cost on the service's threads "
+        "(the signal handler, the context writes: sections above).\n\n"
         % (options.jdk_names[jdk], warmup_cpu, warmup_wall, median(warmups), min(warmups), max(warmups),
            window, rounds, load_before, load_after,
            SHOP_PLAIN)

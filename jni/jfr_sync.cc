@@ -1,6 +1,7 @@
 #include "jni/jfr_sync.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -807,6 +808,9 @@ uint64_t JfrSync::PeriodBoundary() {
 }
 
 void JfrSync::RunPeriods() {
+  // The OS name, as the session's other threads have (top -H, /proc); the JVM's attach below
+  // names only the Java thread.
+  pthread_setname_np(pthread_self(), "ctxprof-jfrsync");
   {  // before attaching to the JVM, which Create's caller must not wait for
     std::lock_guard<std::mutex> lock(boundary_mutex_);
     worker_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
