@@ -1492,6 +1492,8 @@ def shop_run(options, jdk, config, sink, scratch):
     port_file = os.path.join(scratch, "port")
     counting = os.path.join(scratch, "counting")
     summary = os.path.join(scratch, "load.tsv")
+    counted_file = os.path.join(scratch, "counted")
+    load_log = os.path.join(scratch, "load.log")
     classpath = options.api_jar + ":" + options.shop_jar
     service_log = open(os.path.join(scratch, "service.log"), "w")
     service = subprocess.Popen(
@@ -1505,8 +1507,9 @@ def shop_run(options, jdk, config, sink, scratch):
             port_number = port.read().strip()
         load = subprocess.Popen(
             [jdk + "/bin/java", "-cp", classpath, "io.ctxprof.example.LoadGenerator", "--port",
-             port_number, "--clients", "8", "--count-while", counting, "--summary", summary],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             port_number, "--clients", "8", "--count-while", counting, "--summary", summary,
+             "--counted", counted_file],
+            stdout=open(load_log, "w"), stderr=subprocess.PIPE, text=True)
         load_started, cpu_at_load = time.monotonic(), process_cpu_seconds(service.pid)
         while (process_cpu_seconds(service.pid) - cpu_at_load < warmup_cpu
                or time.monotonic() - load_started < warmup_wall):
@@ -1520,6 +1523,13 @@ def shop_run(options, jdk, config, sink, scratch):
         warmup = started - load_started
         open(counting, "w").close()
         time.sleep(window)
+        # Open until a request is counted: on a loaded machine a cold service's answers can
+        # take longer than a quick run's window, which then has nothing to count.
+        while not os.path.exists(counted_file):
+            if time.monotonic() - started > 300 or load.poll() is not None:
+                raise ReportError("the shop (%s) answered no request in 300 s of its window "
+                                  "(load generator: exit %s)" % (label, load.poll()))
+            time.sleep(0.1)
         os.unlink(counting)
         cpu_after, ended = process_cpu_seconds(service.pid), time.monotonic()
         threads_after = thread_cpu_seconds(service.pid)
@@ -1540,7 +1550,10 @@ def shop_run(options, jdk, config, sink, scratch):
     with open(summary) as table:
         requests = sum(int(row.split("\t")[1]) for row in list(table)[1:])
     if requests == 0:
-        raise ReportError("the shop (%s) served no request in the window" % label)
+        with open(load_log) as log_file:
+            load_output = log_file.read().strip()
+        raise ReportError("the shop (%s) served no request in the %.1f s window; the load "
+                          "generator said:\n%s" % (label, ended - started, load_output))
     result = {"cpu": cpu_after - cpu_before, "requests": requests, "seconds": ended - started,
               "warmup": warmup, "bytes": 0, "span": 0.0,
               "threads": {group: threads_after[group] - threads_before[group]
@@ -1641,7 +1654,7 @@ def shop_section(options):
         "the request rate is what the service manages on this machine). After a warm-up of "
         "%.1f s of the service's CPU from the load's start, and at least %.0f s (%.0f s of wall time in the median "
         "run, %.0f .. %.0f), the service's CPU (all its threads, /proc/PID/stat) and the "
-        "requests answered are counted for %.0f s; SIGTERM then stops it and the agent finishes the recording. %d "
+        "requests answered are counted for %.0f s (longer if none was answered by then); SIGTERM then stops it and the agent finishes the recording. %d "
         "round(s), each running every configuration once in a rotated order; the overhead is "
         "the median of the per-round ratios of CPU per request to the unprofiled run's, with "
         "their range; the rows that add one feature to the demo's options are also compared "

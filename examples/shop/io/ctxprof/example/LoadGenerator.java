@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The shop's load generator, a process of its own: {@code LoadGenerator --port N [--clients N]
- * (--requests N | --seconds S | --count-while FILE) [--summary PATH]}. Its clients send a fixed
+ * (--requests N | --seconds S | --count-while FILE) [--summary PATH] [--counted PATH]}. Its clients send a fixed
  * mix of requests over HTTP on loopback (in every 20 consecutive requests 6 /checkout, 5
  * /catalog, 5 /inventory and 4 /shipping, tenants in turn), each waiting for its answer before
  * the next.
@@ -30,6 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
  * cover the same window as a recording made while FILE exists (the demo creates it right after
  * {@code ctxprof attach} started and removes it right before the stop). {@code --summary} writes
  * the numbers as tab-separated values for tools (the demo's comparison, tools/demo_summary.py).
+ * {@code --counted} creates PATH once a request is counted, so a tool can keep its window open
+ * until there is something to count (on a loaded machine a cold service's first answers can take
+ * seconds).
  */
 public final class LoadGenerator {
   /** The request mix: one cycle of endpoint indices into ShopService.ENDPOINTS. */
@@ -82,9 +85,12 @@ public final class LoadGenerator {
   private final AtomicBoolean firstErrorShown = new AtomicBoolean();
   private final LongAdder uncounted = new LongAdder();
   private volatile Phase phase = Phase.COUNTING;
+  private final Path counted;
+  private final AtomicBoolean countedCreated = new AtomicBoolean();
 
-  LoadGenerator(int port) {
+  LoadGenerator(int port, Path counted) {
     this.port = port;
+    this.counted = counted;
     for (int i = 0; i < totals.length; i++) {
       totals[i] = new EndpointTotals();
     }
@@ -97,6 +103,7 @@ public final class LoadGenerator {
     int requests = 0;
     Path window = null;
     String summary = null;
+    Path counted = null;
     for (int i = 0; i < args.length; i += 2) {
       if (i + 1 >= args.length) {
         usage("'" + args[i] + "' needs a value");
@@ -121,6 +128,9 @@ public final class LoadGenerator {
         case "--summary":
           summary = value;
           break;
+        case "--counted":
+          counted = Paths.get(value);
+          break;
         default:
           usage("unknown argument '" + args[i] + "'");
       }
@@ -129,7 +139,7 @@ public final class LoadGenerator {
     if (port < 0 || stops != 1) {
       usage("give --port and one of --requests, --seconds, --count-while");
     }
-    LoadGenerator load = new LoadGenerator(port);
+    LoadGenerator load = new LoadGenerator(port, counted);
     long started = System.nanoTime();
     if (window != null) {
       load.watch(window);
@@ -150,7 +160,7 @@ public final class LoadGenerator {
   private static void usage(String problem) {
     System.err.println(
         "load: " + problem + ": use --port N [--clients N] (--requests N | --seconds S |"
-            + " --count-while FILE) [--summary PATH]");
+            + " --count-while FILE) [--summary PATH] [--counted PATH]");
     System.exit(2);
   }
 
@@ -251,11 +261,24 @@ public final class LoadGenerator {
       long span = header(connection, "X-Span-Nanos");
       endpoint.spanNanos.add(span);
       endpoint.addSpan(span);
+      if (counted != null && countedCreated.compareAndSet(false, true)) {
+        markCounted();
+      }
     } catch (IOException | RuntimeException e) {
       endpoint.errors.increment();
       if (firstErrorShown.compareAndSet(false, true)) {
         System.err.println("load: " + pathAndQuery + " failed: " + e);
       }
+    }
+  }
+
+  /** Creates the --counted file; a path it cannot create ends the run, naming the path. */
+  private void markCounted() {
+    try {
+      Files.write(counted, new byte[0]);
+    } catch (IOException e) {
+      System.err.println("load: cannot create --counted " + counted + ": " + e);
+      System.exit(2);
     }
   }
 
