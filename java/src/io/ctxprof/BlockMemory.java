@@ -1,5 +1,7 @@
 package io.ctxprof;
 
+import java.lang.invoke.CallSite;
+import java.lang.invoke.LambdaMetafactory;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -19,8 +21,13 @@ import java.nio.ByteOrder;
  *
  * <ul>
  *   <li>JDK 23 and older: {@code sun.misc.Unsafe} at the map's address — plain movs, no checks.
- *       Unsafe is reached by reflection and called through method handles in static finals,
- *       which the JIT compiles like a direct call, without compiling against an internal API;
+ *       Unsafe is reached by reflection, without compiling against an internal API, and each of
+ *       its methods used here is bound once to a small interface below by {@link
+ *       LambdaMetafactory}: the generated class calls Unsafe directly, so an access inlines
+ *       three methods (the interface's, Unsafe's, the VM's intrinsic) and no exception handler.
+ *       Through a method handle's {@code invokeExact} it inlined ten, in a try/catch, and a
+ *       ContextSetter span (four writes, ~110 accesses) then outgrew C2's per-method inlining
+ *       budget (NodeCountInliningCutoff): its last writes and the scope's close ran as calls;
  *   <li>JDK 24+ (only with a jar built without the JDK 22+ version): a direct ByteBuffer over the
  *       whole map. From JDK 24 on, Unsafe's memory access prints a warning (JEP 498), which a
  *       profiler must never make a service print.
@@ -33,23 +40,45 @@ final class BlockMemory {
   /** Which access this JVM uses, for tests and benchmarks. */
   static final String KIND;
 
+  // Unsafe's methods, each bound to the Unsafe instance (LambdaMetafactory captures it).
+  interface LongLoad {
+    long getLong(long address);
+  }
+
+  interface LongStore {
+    void putLong(long address, long value);
+  }
+
+  interface IntStore {
+    void putInt(long address, int value);
+  }
+
+  interface ByteStore {
+    void putByte(long address, byte value);
+  }
+
+  interface Copy { // Unsafe.copyMemory(source, source offset, target, target offset, bytes)
+    void copyMemory(Object source, long sourceOffset, Object target, long targetOffset, long bytes);
+  }
+
   private static final long BASE; // the map's address
   private static final ByteBuffer MAP; // the whole map (fallback), native order
-  private static final MethodHandle GET_LONG; // (long address) long, or null
-  private static final MethodHandle PUT_LONG; // (long address, long value) void
-  private static final MethodHandle PUT_INT; // (long address, int value) void
-  private static final MethodHandle PUT_BYTE; // (long address, byte value) void
-  // (Object source, long source offset, Object target, long target address, long bytes) void
-  private static final MethodHandle COPY;
-  private static final long BYTES_BASE; // offset of a byte[]'s first element
+  // Unsafe's, or the fallback's over MAP: one class each, so every call site is monomorphic.
+  private static final LongLoad GET_LONG;
+  private static final LongStore PUT_LONG;
+  private static final IntStore PUT_INT;
+  private static final ByteStore PUT_BYTE;
+  private static final Copy COPY;
+  private static final long BYTES_BASE; // offset of a byte[]'s first element (Unsafe)
 
   static {
     ByteBuffer map = Native.contextMap0().order(ByteOrder.nativeOrder());
-    MethodHandle getLong = null;
-    MethodHandle putLong = null;
-    MethodHandle putInt = null;
-    MethodHandle putByte = null;
-    MethodHandle copy = null;
+    BASE = Native.blockAddress0(map);
+    LongLoad getLong = null;
+    LongStore putLong = null;
+    IntStore putInt = null;
+    ByteStore putByte = null;
+    Copy copy = null;
     long bytesBase = 0;
     if (Runtime.version().feature() <= 23) {
       try {
@@ -57,37 +86,25 @@ final class BlockMemory {
         Field instance = type.getDeclaredField("theUnsafe");
         instance.setAccessible(true);
         Object unsafe = instance.get(null);
-        MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-        getLong =
-            lookup
-                .findVirtual(type, "getLong", MethodType.methodType(long.class, long.class))
-                .bindTo(unsafe);
-        putLong =
-            lookup
-                .findVirtual(
-                    type, "putLong", MethodType.methodType(void.class, long.class, long.class))
-                .bindTo(unsafe);
-        putInt =
-            lookup
-                .findVirtual(
-                    type, "putInt", MethodType.methodType(void.class, long.class, int.class))
-                .bindTo(unsafe);
-        putByte =
-            lookup
-                .findVirtual(
-                    type, "putByte", MethodType.methodType(void.class, long.class, byte.class))
-                .bindTo(unsafe);
+        getLong = bind(LongLoad.class, type, unsafe, "getLong", long.class, long.class);
+        putLong = bind(LongStore.class, type, unsafe, "putLong", void.class, long.class, long.class);
+        putInt = bind(IntStore.class, type, unsafe, "putInt", void.class, long.class, int.class);
+        putByte = bind(ByteStore.class, type, unsafe, "putByte", void.class, long.class, byte.class);
         copy =
-            lookup
-                .findVirtual(
-                    type,
-                    "copyMemory",
-                    MethodType.methodType(
-                        void.class, Object.class, long.class, Object.class, long.class, long.class))
-                .bindTo(unsafe);
+            bind(
+                Copy.class,
+                type,
+                unsafe,
+                "copyMemory",
+                void.class,
+                Object.class,
+                long.class,
+                Object.class,
+                long.class,
+                long.class);
         bytesBase =
             (int)
-                lookup
+                MethodHandles.publicLookup()
                     .findVirtual(
                         type, "arrayBaseOffset", MethodType.methodType(int.class, Class.class))
                     .bindTo(unsafe)
@@ -99,14 +116,45 @@ final class BlockMemory {
     boolean unsafe =
         getLong != null && putLong != null && putInt != null && putByte != null && copy != null;
     KIND = unsafe ? "Unsafe" : "ByteBuffer";
-    GET_LONG = unsafe ? getLong : null;
-    PUT_LONG = putLong;
-    PUT_INT = putInt;
-    PUT_BYTE = putByte;
-    COPY = copy;
-    BYTES_BASE = bytesBase;
-    BASE = Native.blockAddress0(map);
     MAP = unsafe ? null : map;
+    GET_LONG = unsafe ? getLong : address -> MAP.getLong(indexOf(address));
+    PUT_LONG = unsafe ? putLong : (address, value) -> MAP.putLong(indexOf(address), value);
+    PUT_INT = unsafe ? putInt : (address, value) -> MAP.putInt(indexOf(address), value);
+    PUT_BYTE = unsafe ? putByte : (address, value) -> MAP.put(indexOf(address), value);
+    COPY = unsafe ? copy : BlockMemory::copyIntoMap;
+    BYTES_BASE = bytesBase;
+  }
+
+  private static int indexOf(long address) {
+    return (int) (address - BASE);
+  }
+
+  /** The fallback's Copy: {@code source} is a byte[] and {@code target} null, as copy() calls. */
+  private static void copyIntoMap(
+      Object source, long sourceOffset, Object target, long targetAddress, long bytes) {
+    ByteBuffer into = MAP.duplicate(); // release 11 has no absolute bulk put
+    into.position(indexOf(targetAddress));
+    into.put((byte[]) source, (int) sourceOffset, (int) bytes);
+  }
+
+  /**
+   * An instance of {@code face} whose one method calls {@code unsafe}'s public method {@code
+   * name} with the same parameters.
+   */
+  private static <T> T bind(
+      Class<T> face, Class<?> type, Object unsafe, String name, Class<?> result, Class<?>... parameters)
+      throws Throwable {
+    MethodType signature = MethodType.methodType(result, parameters);
+    MethodHandle method = MethodHandles.publicLookup().findVirtual(type, name, signature);
+    CallSite site =
+        LambdaMetafactory.metafactory(
+            MethodHandles.lookup(),
+            face.getMethods()[0].getName(),
+            MethodType.methodType(face, type),
+            signature,
+            method,
+            signature);
+    return face.cast(site.getTarget().invoke(unsafe));
   }
 
   private BlockMemory() {}
@@ -120,81 +168,23 @@ final class BlockMemory {
   // site, hot or not: an access that is not inlined is a call per field.
 
   static long getLong(long offset) {
-    return GET_LONG != null ? unsafeGetLong(BASE + offset) : MAP.getLong((int) offset);
+    return GET_LONG.getLong(BASE + offset);
   }
 
   static void putLong(long offset, long value) {
-    if (GET_LONG != null) {
-      unsafePutLong(BASE + offset, value);
-    } else {
-      MAP.putLong((int) offset, value);
-    }
+    PUT_LONG.putLong(BASE + offset, value);
   }
 
   static void putInt(long offset, int value) {
-    if (GET_LONG != null) {
-      unsafePutInt(BASE + offset, value);
-    } else {
-      MAP.putInt((int) offset, value);
-    }
+    PUT_INT.putInt(BASE + offset, value);
   }
 
   static void putByte(long offset, byte value) {
-    if (GET_LONG != null) {
-      unsafePutByte(BASE + offset, value);
-    } else {
-      MAP.put((int) offset, value);
-    }
+    PUT_BYTE.putByte(BASE + offset, value);
   }
 
   /** Copies {@code source[0, length)} to {@code offset}. */
   static void copy(byte[] source, int length, long offset) {
-    if (GET_LONG != null) {
-      unsafeCopy(source, BASE + offset, length);
-    } else {
-      ByteBuffer target = MAP.duplicate(); // release 11 has no absolute bulk put
-      target.position((int) offset);
-      target.put(source, 0, length);
-    }
-  }
-
-  private static void unsafePutByte(long address, byte value) {
-    try {
-      PUT_BYTE.invokeExact(address, value);
-    } catch (Throwable e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void unsafeCopy(byte[] source, long address, int length) {
-    try {
-      COPY.invokeExact((Object) source, BYTES_BASE, (Object) null, address, (long) length);
-    } catch (Throwable e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static long unsafeGetLong(long address) {
-    try {
-      return (long) GET_LONG.invokeExact(address);
-    } catch (Throwable e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void unsafePutLong(long address, long value) {
-    try {
-      PUT_LONG.invokeExact(address, value);
-    } catch (Throwable e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void unsafePutInt(long address, int value) {
-    try {
-      PUT_INT.invokeExact(address, value);
-    } catch (Throwable e) {
-      throw new IllegalStateException(e);
-    }
+    COPY.copyMemory(source, BYTES_BASE, null, BASE + offset, length);
   }
 }

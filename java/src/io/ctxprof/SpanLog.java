@@ -8,10 +8,14 @@ import java.lang.invoke.VarHandle;
  * the log when that context is not empty, and stamps the next interval's begin inside the block
  * write. Offsets come from the library (spanLogLayout0), like ContextLayout's.
  *
- * <p>Ordering, as the native writer: the log's tail (the reader's) is loaded with acquire before
- * the record slot is overwritten; the record stores are ordered before the head store by a
- * release fence. A full log drops the record and counts it. No JNI, allocation or lock: a
- * record is nine plain stores and a head store into the mapping.
+ * <p>Ordering, as the native writer: a record slot is overwritten only after a load of the log's
+ * tail (the reader's), with acquire, that shows the slot consumed; the record stores are ordered
+ * before the head store by a release fence. The writer keeps the tail it loaded last: the tail
+ * only grows while the thread lives, so every slot below that tail + RECORDS is still free, and
+ * the acquire after that load already ordered the reader's copies of them before any later
+ * store of ours. The tail is loaded again only when the log looks full by the kept one; a full
+ * log drops the record and counts it. No JNI, allocation or lock: a record is ten plain stores
+ * and a head store into the mapping.
  *
  * <p>{@code -Dctxprof.spanTiming=false} turns timing off for the process (Java and native
  * writers): the writes then cost what they did before spans were timed, since {@link #TIMED} is
@@ -62,10 +66,13 @@ final class SpanLog {
 
   /**
    * Appends the closed interval [open_begin, now) of the context whose fields are given, unless
-   * nothing was open yet; the caller has checked that the context is not empty.
+   * nothing was open yet; the caller has checked that the context is not empty. {@code tailSeen}
+   * is the log's tail as this thread loaded it last (0 at first); returns it, loaded again when
+   * the log looked full by it.
    */
-  static void append(
+  static long append(
       long log,
+      long tailSeen,
       long now,
       long traceHigh,
       long traceLow,
@@ -76,14 +83,17 @@ final class SpanLog {
       long attributes67) {
     long begin = BlockMemory.getLong(log + OPEN_BEGIN);
     if (begin == 0) {
-      return;
+      return tailSeen;
     }
     long head = BlockMemory.getLong(log + HEAD); // only this thread writes it
-    long tail = BlockMemory.getLong(log + TAIL);
-    VarHandle.acquireFence(); // the reader's copies of old records precede our overwrite
+    long tail = tailSeen;
     if (head - tail >= RECORDS) {
-      BlockMemory.putLong(log + DROPPED, BlockMemory.getLong(log + DROPPED) + 1);
-      return;
+      tail = BlockMemory.getLong(log + TAIL);
+      VarHandle.acquireFence(); // the reader's copies of old records precede our overwrite
+      if (head - tail >= RECORDS) {
+        BlockMemory.putLong(log + DROPPED, BlockMemory.getLong(log + DROPPED) + 1);
+        return tail;
+      }
     }
     long record = log + FIRST_RECORD + (head & (RECORDS - 1)) * RECORD_BYTES;
     BlockMemory.putLong(record, begin);
@@ -98,5 +108,6 @@ final class SpanLog {
     BlockMemory.putLong(record + 72, 0); // owner: a platform thread writes only its own intervals
     VarHandle.releaseFence(); // the record is complete before the reader can see the new head
     BlockMemory.putLong(log + HEAD, head + 1);
+    return tail;
   }
 }

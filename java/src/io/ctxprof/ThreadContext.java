@@ -191,6 +191,7 @@ abstract class ThreadContext {
 
     final long block; // offset of the thread's block in the map
     final long log; // the thread's span log (offset in the map), -1 when untimed
+    private long logTail; // the log's tail as this thread loaded it last (SpanLog.append)
     private OtelRecord otel; // the thread's OpenTelemetry record once publishing is on
     private boolean otelRefused; // every record was taken: publish nothing, ask no more
 
@@ -231,7 +232,7 @@ abstract class ThreadContext {
       long a45 = getAttributePair(4);
       long a67 = getAttributePair(6);
       if ((high | low | span | a01 | a23 | a45 | a67) != 0) {
-        SpanLog.append(log, now, high, low, span, a01, a23, a45, a67);
+        logTail = SpanLog.append(log, logTail, now, high, low, span, a01, a23, a45, a67);
       }
       return now;
     }

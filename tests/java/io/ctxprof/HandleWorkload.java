@@ -1,11 +1,15 @@
 package io.ctxprof;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 
 /**
  * A child JVM for ThreadHandleTest: every write path of the API (ContextSetter, ThreadHandle,
- * both kinds of scope), enough times for the JIT to compile them, then one line on stdout naming
- * the block access used. The test requires stderr to stay empty.
+ * both kinds of scope), enough times for the JIT to compile them, then one context read back
+ * through the library's own view of the block (not BlockMemory's), and one line on stdout naming
+ * the block access used. Exits with 1 when the block does not hold what was written. The test
+ * requires stderr to stay empty.
  */
 public final class HandleWorkload {
   private HandleWorkload() {}
@@ -28,6 +32,22 @@ public final class HandleWorkload {
         handle.setTraceContext(i, i, i);
       }
       setter.clear();
+    }
+    try (ContextScope span = setter.open(0x1234, 0x5678, 0x9abc)) {
+      setter.setAttribute(tenant, "acme");
+      ByteBuffer block = Native.threadBlock0().order(ByteOrder.nativeOrder());
+      String read =
+          Long.toHexString(block.getLong(ContextLayout.TRACE_ID_HIGH))
+              + " "
+              + Long.toHexString(block.getLong(ContextLayout.TRACE_ID_LOW))
+              + " "
+              + Long.toHexString(block.getLong(ContextLayout.SPAN_ID))
+              + " "
+              + Native.valueOf0(block.getInt(ContextLayout.ATTRIBUTES + tenant * Integer.BYTES));
+      if (!read.equals("1234 5678 9abc acme")) {
+        System.out.println("the block holds '" + read + "', not '1234 5678 9abc acme'");
+        System.exit(1);
+      }
     }
     System.out.println("writes done through " + BlockMemory.KIND);
   }

@@ -106,6 +106,41 @@ class SpanLogTest {
         });
   }
 
+  /**
+   * A log the reader does not drain fills up to exactly its size and then drops (counted); once
+   * the reader has moved its tail, the writer sees the room again (it keeps the tail it loaded
+   * last and loads it again only when the log looks full).
+   */
+  @Test
+  void aFullLogDropsUntilTheReaderMovesItsTail() throws InterruptedException {
+    runOnNewThread(
+        () -> {
+          long log = ((ThreadContext.BlockContext) ThreadContext.current()).log;
+          int records = Native.spanLogLayout0()[1];
+          setter.setAttribute(endpoint, "/a"); // from here on, every write ends a nonempty one
+          long dropped = BlockMemory.getLong(log + SpanLog.DROPPED);
+          for (int i = 0; i < records + 10; i++) {
+            setter.setAttribute(endpoint, (i & 1) == 0 ? "/b" : "/a");
+          }
+          setter.setAttribute(endpoint, "/b"); // dropped too; the block now holds /b
+          long head = BlockMemory.getLong(log + SpanLog.HEAD);
+          long tail = BlockMemory.getLong(log + SpanLog.TAIL);
+          assertEquals(records, head - tail, "the log is full, never past full");
+          assertTrue(BlockMemory.getLong(log + SpanLog.DROPPED) >= dropped + 10, "drops counted");
+
+          BlockMemory.putLong(log + SpanLog.TAIL, head); // the reader copied every record
+          long droppedBefore = BlockMemory.getLong(log + SpanLog.DROPPED);
+          setter.setAttribute(endpoint, "/c");
+          setter.setAttribute(endpoint, "/d");
+          assertEquals(head + 2, BlockMemory.getLong(log + SpanLog.HEAD), "appends again");
+          assertEquals(droppedBefore, BlockMemory.getLong(log + SpanLog.DROPPED));
+          List<long[]> appended = recordsSince(log, head);
+          assertEquals(setter.value("/b").id, (int) appended.get(0)[3], "the interval /c ended");
+          assertEquals(setter.value("/c").id, (int) appended.get(1)[3]);
+          setter.clear();
+        });
+  }
+
   private static void sleep(long millis) {
     try {
       Thread.sleep(millis);

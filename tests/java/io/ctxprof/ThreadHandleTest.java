@@ -226,10 +226,31 @@ class ThreadHandleTest {
    */
   @Test
   void aJvmUsingTheApiPrintsNoWarning() throws Exception {
+    String out = runHandleWorkload();
+    assertTrue(out.contains("writes done through " + BlockMemory.KIND), out);
+  }
+
+  /**
+   * The JDK 11 classes' fallback for JDK 24+ (a jar built without a JDK 22+ javac): with the
+   * jar's JDK 22+ classes hidden, the same writes go through the ByteBuffer over the map, land
+   * in the block and print nothing.
+   */
+  @Test
+  void withoutTheJdk22ClassesJdk24WritesThroughTheBuffer() throws Exception {
+    assumeTrue(
+        Runtime.version().feature() >= 24,
+        "skipping: JDK " + Runtime.version().feature() + " uses Unsafe (ByteBuffer is 24+)");
+    String out = runHandleWorkload("-Djdk.util.jar.enableMultiRelease=false");
+    assertTrue(out.contains("writes done through ByteBuffer"), out);
+  }
+
+  /** HandleWorkload's stdout, from a child JVM that must exit 0 with nothing on stderr. */
+  private static String runHandleWorkload(String... options) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(System.getProperty("java.home") + "/bin/java");
     command.add("--enable-native-access=ALL-UNNAMED");
     command.add("-Dctxprof.library=" + System.getProperty("ctxprof.library"));
+    command.addAll(List.of(options));
     command.add("-cp");
     command.add(System.getProperty("ctxprof.test.classpath"));
     command.add(HandleWorkload.class.getName());
@@ -240,9 +261,9 @@ class ThreadHandleTest {
       assertTrue(process.waitFor(120, TimeUnit.SECONDS), "the workload did not finish");
       String errors = new String(Files.readAllBytes(err), StandardCharsets.UTF_8);
       assertEquals(0, process.exitValue(), "stdout:\n" + out + "\nstderr:\n" + errors);
-      assertTrue(out.contains("writes done through " + BlockMemory.KIND), out);
       assertEquals("", errors, "the API made the JVM print on stderr");
-      System.out.println("child JVM: " + out.trim() + "; stderr empty");
+      System.out.println("child JVM " + command + ": " + out.trim() + "; stderr empty");
+      return out;
     } finally {
       Files.deleteIfExists(err);
     }
