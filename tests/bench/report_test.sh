@@ -49,11 +49,14 @@ if printf '%s\n' "$profiled" | grep -qE '\| 0 / [0-9]+ \|$'; then
 fi
 echo "target rows: $rows"
 # The shop: its 8 configurations, each with a request rate, the pushes with what the local
-# receiver got.
+# receiver got, and the profilers' threads' CPU shares last.
 shop=$(awk '/^## The shop/{on=1; next} /^## /{on=0} on && /^\| (off|ctxprof|the JDK)/' "$output")
 [ "$(printf '%s\n' "$shop" | grep -c .)" -eq 8 ] || fail "shop rows:\n$shop"
-[ "$(printf '%s\n' "$shop" | grep -cE '\| [0-9.]+ MB \[[0-9.]+ \.\. [0-9.]+\] in [0-9]+ requests \|$')" \
+[ "$(printf '%s\n' "$shop" | grep -cE '\| [0-9.]+ MB \[[0-9.]+ \.\. [0-9.]+\] in [0-9]+ requests \|')" \
   -eq 2 ] || fail "shop rows without received bytes for otlp= and upload=:\n$shop"
+share='[0-9.]+ % \[[0-9.]+ \.\. [0-9.]+\]'
+[ "$(printf '%s\n' "$shop" | grep -cE "\| $share / $share \|\$")" -eq 8 ] ||
+  fail "shop rows without the profilers' threads' CPU shares:\n$shop"
 
 # --quick without --output must not touch docs/PERFORMANCE.md.
 if "$report" --quick 2>"$TEST_TMPDIR/refusal.err"; then
