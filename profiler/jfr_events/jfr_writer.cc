@@ -374,7 +374,8 @@ void JfrWriter::WriteLiveObjects() {
 uint64_t JfrWriter::JoinContext(const SampleRecord& record, uint32_t thread_key,
                                 uint64_t start_ticks) {
   if (spans_.IsTimed(record.tid)) {
-    return spans_.Join(record.tid, record.virtual_thread_id, start_ticks, record.context);
+    return spans_.Join(record.tid, record.virtual_thread_id, start_ticks, record.context,
+                       &pending_pool_bytes_);
   }
   return runs_.Track(record.tid, thread_key, start_ticks, record.ticks, record.context,
                      &pending_pool_bytes_);

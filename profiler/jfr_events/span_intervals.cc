@@ -54,7 +54,7 @@ void SpanIntervals::Add(const SpanInterval& span) {
 }
 
 uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
-                             const ContextSnapshot& fallback) {
+                             const ContextSnapshot& fallback, uint64_t* pending_bytes) {
   Thread& thread = ThreadOf(SpanOwnerKey(tid, virtual_thread_id));
   // The last span beginning at or before `ticks`.
   auto after = std::upper_bound(
@@ -68,6 +68,10 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
     pending.triggered = true;
     pending.last_record = std::max(pending.last_record, ticks);
     return ids_->IdOf(pending.span.context, chunk_->chunk_number());
+  }
+  // Late: its span was settled before it came.
+  if (ticks < settled_ && !thread.settled.empty() && ticks < thread.settled.back().span.end_ticks) {
+    return JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
   }
   // Between two known spans, or in a part already written at an earlier segment end (a wait
   // joined by its start): no context, as the chunk may not carry that part's.
@@ -84,6 +88,21 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
                        [](uint64_t t, const Guess& guess) { return t < guess.ticks; }),
       Guess{ticks, fallback});
   return ids_->IdOf(fallback, chunk_->chunk_number());
+}
+
+uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks,
+                                    uint64_t* pending_bytes) {
+  auto after = std::upper_bound(
+      thread->settled.begin(), thread->settled.end(), ticks,
+      [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
+  if (after == thread->settled.begin() || ticks >= (after - 1)->span.end_ticks) return 0;
+  Pending& pending = *(after - 1);
+  // Written whole in an earlier chunk: this chunk has no Context event for it, and writing it
+  // again would overlap.
+  if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
+  // Settled, it is closed and no other part of it is pending: write it whole now.
+  if (!pending.written) Write(owner, &pending, pending_bytes);
+  return ids_->IdOf(pending.span.context, chunk_->chunk_number());
 }
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
@@ -129,9 +148,17 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
         Write(it->first, &front, pending_bytes);
       }
     }
-    // The few not settled yet move down.
+    // Settled ones stay joinable for late records a while; the few not settled yet move down.
+    const size_t kept = std::min(settled, kLateJoinSpans);
+    thread.settled.insert(thread.settled.end(), thread.spans.begin() + (settled - kept),
+                          thread.spans.begin() + settled);
     thread.spans.erase(thread.spans.begin(), thread.spans.begin() + settled);
-    // A virtual thread leaves nothing behind once it holds nothing: there are many.
+    if (thread.settled.size() > kLateJoinSpans) {
+      thread.settled.erase(thread.settled.begin(),
+                           thread.settled.end() - static_cast<long>(kLateJoinSpans));
+    }
+    // A virtual thread leaves nothing behind once it holds nothing but settled spans: there are
+    // many (a late record of one joins no span).
     const bool idle = (it->first >> 63) == 0 && thread.spans.empty() && thread.unjoined.empty() &&
                       thread.guessed.empty() && thread.open_context.empty();
     if (idle && &thread == last_thread_) last_thread_ = nullptr;

@@ -8,6 +8,11 @@
 // drained yet (it was still open) is remembered, and triggers the span that turns out to contain
 // it; one that falls before a later-arriving span's begin is in no span.
 //
+// A record that comes after its span was settled (a wall repeat of a sampler thread that woke
+// over the reorder window late on a loaded machine) still joins it: each thread's last
+// kLateJoinSpans settled spans are kept, and one not written yet is written then, whole. A
+// thread whose records come late is one that sat still, so its span is among its last ones.
+//
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
@@ -87,9 +92,10 @@ class SpanIntervals {
   void Add(const SpanInterval& span);
   // Joins a record of timed thread `tid` (run by virtual thread `virtual_thread_id`, if not 0)
   // at `ticks`. Returns the contextId of its span, or the id of `fallback` (the context the
-  // record carries) when the span is not known yet, 0 when the record is in no span.
+  // record carries) when the span is not known yet, 0 when the record is in no span. A late
+  // record may write its settled span (pool bytes added to `pending_bytes`).
   uint64_t Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
-                const ContextSnapshot& fallback);
+                const ContextSnapshot& fallback, uint64_t* pending_bytes);
   // The thread's interval still open when the drain read it at `read_ticks`: it began at
   // `begin_ticks` with `context` (empty: no span is open), run by `virtual_thread_id` (then the
   // carrier's own has none). Records before its begin that no span claimed are in none, and
@@ -110,6 +116,9 @@ class SpanIntervals {
 
   uint64_t spans_written() const { return spans_written_; }
 
+  // How many of a thread's settled spans stay joinable by late records.
+  static constexpr size_t kLateJoinSpans = 16;
+
  private:
   struct Pending {
     SpanInterval span;
@@ -128,6 +137,7 @@ class SpanIntervals {
     // By begin; a vector, not a deque, so that a steady stream of spans reuses its memory (a
     // deque allocates and frees a block every few spans).
     std::vector<Pending> spans;
+    std::vector<Pending> settled;    // by begin: the last kLateJoinSpans settled
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
     uint64_t last_end = 0;       // end of the last span added
@@ -145,6 +155,9 @@ class SpanIntervals {
   void SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
                      const ContextSnapshot& context);
   void Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes);
+  // Joins a record at `ticks` that its thread's pending spans do not hold to a settled span;
+  // 0 when none holds it or it cannot carry it.
+  uint64_t JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
   void CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // At a chunk end: writes the contexts that records took from their own snapshot (their span

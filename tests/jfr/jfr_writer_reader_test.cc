@@ -1175,6 +1175,65 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 15 * ms, t0 + 30 * ms));
 }
 
+// A record that comes after its span was settled (a wall repeat of a sampler that woke late on a
+// loaded machine) still joins it, with one Context event for the span whether or not it had been
+// written (contexts=all) or not (triggered) when it settled; one older than the spans kept joins
+// none.
+class LateRecordTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LateRecordTest, ALateRecordJoinsItsSettledSpan) {
+  SpanScene scene(9, "/settled");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  const uint64_t late = t0 + 55 * ms, too_late = t0 + 2 * ms;
+  scene.config.all_contexts = GetParam();
+  scene.workload.samples = {scene.CpuAt(late), scene.CpuAt(too_late)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_late.jfr"), true)));
+  // Spans of 10 ms from t0; the first two fall out of the kept ones.
+  const uint64_t spans = SpanIntervals::kLateJoinSpans + 2;
+  for (uint64_t i = 0; i < spans; i++) {
+    scene.writer->AddSpan(
+        SpanInterval{SpanScene::kTid, t0 + i * 10 * ms, t0 + (i + 1) * 10 * ms, scene.context});
+  }
+  scene.writer->SettleSpans(t0 + (spans + 5) * 10 * ms);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));  // in span 5, settled before it came
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));  // in span 0, no longer kept
+  ASSERT_TRUE(IsOk(scene.Close(t0 + (spans + 6) * 10 * ms)));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
+  std::map<int64_t, int64_t> context_of;                       // sample time -> contextId
+  std::map<int64_t, std::pair<int64_t, int64_t>> interval_of;  // contextId -> its interval
+  size_t holding_late = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample") {
+      context_of[event.start_ticks()] = event.Field("contextId").integer();
+    } else if (event.type_name() == "ctxprof.Context") {
+      const int64_t begin = event.start_ticks();
+      const int64_t end = begin + event.Field("duration").integer();
+      if (begin <= static_cast<int64_t>(late) && static_cast<int64_t>(late) < end) {
+        holding_late++;
+        interval_of[event.Field("contextId").integer()] = {begin, end};
+      }
+    }
+  }
+  ASSERT_EQ(context_of.size(), 2u);
+  const int64_t late_id = context_of[static_cast<int64_t>(late)];
+  EXPECT_NE(late_id, 0);
+  EXPECT_EQ(holding_late, 1u) << "the late record's span is written once";
+  EXPECT_EQ(interval_of[late_id],
+            std::make_pair(static_cast<int64_t>(t0 + 50 * ms), static_cast<int64_t>(t0 + 60 * ms)))
+      << "whole";
+  EXPECT_EQ(
+      reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(late))->Field("endpoint").string(),
+      "/settled");
+  EXPECT_EQ(context_of[static_cast<int64_t>(too_late)], 0) << "older than the spans kept";
+}
+
+INSTANTIATE_TEST_SUITE_P(ContextsOption, LateRecordTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "All" : "Triggered";
+                         });
+
 INSTANTIATE_TEST_SUITE_P(ContextsOption, TimedSpansTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "All" : "Triggered";
