@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +17,7 @@
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_file.h"
+#include "profiler/jfr/native_method.h"
 
 namespace ctxprof {
 namespace {
@@ -284,6 +286,7 @@ struct WireField {
   uint64_t type;
   bool array;   // dimension="1"
   bool pooled;  // constantPool: a varint key instead of the value
+  std::string name;
 };
 struct WireType {
   enum Kind { kStruct, kByte, kVarint, kFloat, kDouble, kString } kind = kStruct;
@@ -337,7 +340,7 @@ bool ParseElement(Cursor* in, const std::vector<std::string>& strings, int depth
     current = &(*types)[id];
     current->kind = PrimitiveKind(class_name);
   } else if (name == "field" && enclosing_class != nullptr) {
-    enclosing_class->fields.push_back(WireField{field_class, array, pooled});
+    enclosing_class->fields.push_back(WireField{field_class, array, pooled, class_name});
   }
   const uint64_t children = in->Varint();
   for (uint64_t i = 0; i < children && !in->failed; i++) {
@@ -489,6 +492,7 @@ struct Compaction {
   uint64_t metadata_id = 0;
   std::vector<CompactPool> pools;  // in the order their types first appear
   std::unordered_map<uint64_t, size_t> pool_of_type;
+  std::unordered_set<uint64_t> event_types;  // of the event records met
   uint64_t last_checkpoint_ticks = 0;
 
   CompactPool& PoolOf(uint64_t type) {
@@ -557,17 +561,303 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
         }
       }
       if (record.failed || record.at != record.size) return start;
-    } else if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
-               (last || !Contains(compaction->options->last_chunk_only, type))) {
-      if (!events->empty() && events->back().second == start) {
-        events->back().second = start + size;
-      } else {
-        events->emplace_back(start, start + size);
+    } else {
+      compaction->event_types.insert(type);
+      if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
+          (last || !Contains(compaction->options->last_chunk_only, type))) {
+        if (!events->empty() && events->back().second == start) {
+          events->back().second = start + size;
+        } else {
+          events->emplace_back(start, start + size);
+        }
       }
     }
     in.at = start + size;
   }
   return 0;
+}
+
+// Walks one value laid out by the metadata from `in`, handing each pooled key to `visit` (with
+// its field), which returns the key to write in its place; with `out`, the bytes walked are
+// copied there with those keys (Flush appends the bytes since the last key).
+struct ValueWalker {
+  using Visit = std::function<uint64_t(const WireField& field, uint64_t key)>;
+  const WireTypes& types;
+  Cursor in;
+  const Visit& visit;
+  std::vector<unsigned char>* out = nullptr;
+  size_t copied = 0;  // out holds the bytes before it
+
+  bool Value(uint64_t type, int depth) {
+    const auto found = types.find(type);
+    if (found == types.end() || depth > kMaxNesting) return false;
+    switch (found->second.kind) {
+      case WireType::kByte:
+        in.Skip(1);
+        break;
+      case WireType::kVarint:
+        in.Varint();
+        break;
+      case WireType::kFloat:
+        in.Skip(4);
+        break;
+      case WireType::kDouble:
+        in.Skip(8);
+        break;
+      case WireType::kString:
+        in.String(nullptr);
+        break;
+      case WireType::kStruct:
+        for (const WireField& field : found->second.fields) {
+          if (!Field(field, depth)) return false;
+        }
+        break;
+    }
+    return !in.failed;
+  }
+  bool Field(const WireField& field, int depth) {
+    const uint64_t count = field.array ? in.Varint() : 1;
+    if (count > in.size - in.at + 1) return false;  // a pool key or a value takes a byte
+    for (uint64_t i = 0; i < count && !in.failed; i++) {
+      if (!field.pooled) {
+        if (!Value(field.type, depth + 1)) return false;
+        continue;
+      }
+      const size_t at = in.at;
+      const uint64_t key = in.Varint();
+      const uint64_t written = visit(field, key);
+      if (out != nullptr && written != key) {
+        out->insert(out->end(), in.data + copied, in.data + at);
+        PutVarint(written, out);
+        copied = in.at;
+      }
+    }
+    return !in.failed;
+  }
+  void Flush() {
+    out->insert(out->end(), in.data + copied, in.data + in.at);
+    copied = in.at;
+  }
+};
+
+// The pool types a value of `type` refers to, directly or through the structs it holds.
+void CollectPooledTypes(const WireTypes& types, uint64_t type, int depth,
+                        std::unordered_set<uint64_t>* pooled) {
+  const auto found = types.find(type);
+  if (found == types.end() || depth > kMaxNesting) return;
+  for (const WireField& field : found->second.fields) {
+    if (field.pooled) {
+      pooled->insert(field.type);
+    } else {
+      CollectPooledTypes(types, field.type, depth + 1, pooled);
+    }
+  }
+}
+
+// One entry of a CompactPool: its key and where its bytes (key and value) are in `entries`.
+struct PoolEntry {
+  uint64_t key;
+  size_t begin, end;
+};
+
+// The text of a Symbol-like entry's value (a string); empty for other encodings.
+std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
+  Cursor in{pool.entries.data(), entry.end, entry.begin};
+  in.Varint();
+  std::string text;
+  in.String(&text);
+  return text;
+}
+
+// Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use and
+// native_frame_types); leaves them as they are when an entry does not walk.
+void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
+  std::vector<CompactPool>& pools = compaction->pools;
+  std::unordered_set<uint64_t> event_referenced;
+  for (uint64_t type : compaction->event_types) {
+    CollectPooledTypes(compaction->types, type, 0, &event_referenced);
+  }
+  // Pool index -> renumbered; type -> pool index for those.
+  std::unordered_map<uint64_t, size_t> renumbered;
+  for (uint64_t type : options.renumber_by_use) {
+    const auto pool = compaction->pool_of_type.find(type);
+    if (pool != compaction->pool_of_type.end() && event_referenced.count(type) == 0) {
+      renumbered[type] = pool->second;
+    }
+  }
+  if (renumbered.empty()) return;
+  std::vector<std::vector<PoolEntry>> entries(pools.size());
+  for (size_t p = 0; p < pools.size(); p++) {
+    Cursor in{pools[p].entries.data(), pools[p].entries.size(), 0};
+    const SkipStep* skip_end = pools[p].skip.data() + pools[p].skip.size();
+    while (in.at < in.size) {
+      const size_t begin = in.at;
+      const uint64_t key = in.Varint();
+      if (!RunSkip(&in, pools[p].skip.data(), skip_end)) return;
+      entries[p].push_back(PoolEntry{key, begin, in.at});
+    }
+  }
+  // Walks entry `e` of pool `p` with `visit`; copies it to `out` when given.
+  auto walk = [&](size_t p, const PoolEntry& entry, const ValueWalker::Visit& visit,
+                  std::vector<unsigned char>* out) {
+    ValueWalker walker{compaction->types, Cursor{pools[p].entries.data(), entry.end, entry.begin},
+                       visit, out};
+    walker.in.Varint();  // the key
+    walker.copied = walker.in.at;
+    if (!walker.Value(pools[p].type, 0) || walker.in.at != entry.end) return false;
+    if (out != nullptr) walker.Flush();
+    return true;
+  };
+
+  // Native frames' parameter lists: method key -> the Symbol key of its new descriptor.
+  std::unordered_map<uint64_t, uint64_t> new_descriptor;
+  const auto methods = renumbered.find(options.method_type);
+  const auto symbols = renumbered.find(options.symbol_type);
+  if (!options.native_frame_types.empty() && methods != renumbered.end() &&
+      symbols != renumbered.end()) {
+    // Which methods frames of a native type refer to, and which other frames do: a frame's
+    // method comes before its type (jdk.types.StackFrame).
+    std::unordered_set<uint64_t> native, other;
+    uint64_t frame_method = 0;
+    bool in_frame = false;
+    const ValueWalker::Visit frames = [&](const WireField& field, uint64_t key) {
+      if (field.type == options.method_type) {
+        frame_method = key;
+        in_frame = true;
+      } else if (field.type == options.frame_type_type && in_frame) {
+        (Contains(options.native_frame_types, key) ? native : other).insert(frame_method);
+        in_frame = false;
+      }
+      return key;
+    };
+    for (size_t p = 0; p < pools.size(); p++) {
+      if (renumbered.count(pools[p].type) != 0) continue;
+      for (const PoolEntry& entry : entries[p]) {
+        if (!walk(p, entry, frames, nullptr)) return;
+      }
+    }
+    struct Method {
+      uint64_t key, klass, name, descriptor;
+    };
+    std::vector<Method> method_list;
+    std::unordered_map<std::string, int> same_name;  // "class name" -> methods
+    Method method{};
+    const ValueWalker::Visit fields = [&](const WireField& field, uint64_t key) {
+      if (field.name == "type") method.klass = key;
+      if (field.name == "name") method.name = key;
+      if (field.name == "descriptor") method.descriptor = key;
+      return key;
+    };
+    for (const PoolEntry& entry : entries[methods->second]) {
+      method = Method{entry.key, 0, 0, 0};
+      if (!walk(methods->second, entry, fields, nullptr)) return;
+      method_list.push_back(method);
+      same_name[std::to_string(method.klass) + " " + std::to_string(method.name)]++;
+    }
+    CompactPool& symbol_pool = pools[symbols->second];
+    std::unordered_map<uint64_t, const PoolEntry*> symbol_of;
+    uint64_t whole_symbol = 0, largest_symbol = 0;
+    for (const PoolEntry& entry : entries[symbols->second]) {
+      symbol_of[entry.key] = &entry;
+      largest_symbol = std::max(largest_symbol, entry.key);
+      if (whole_symbol == 0 && EntryText(symbol_pool, entry) == kWholeSymbolDescriptor) {
+        whole_symbol = entry.key;
+      }
+    }
+    for (const Method& m : method_list) {
+      const auto descriptor = symbol_of.find(m.descriptor);
+      if (native.count(m.key) == 0 || other.count(m.key) != 0 || descriptor == symbol_of.end() ||
+          same_name[std::to_string(m.klass) + " " + std::to_string(m.name)] != 1 ||
+          !HoldsParameters(EntryText(symbol_pool, *descriptor->second))) {
+        continue;
+      }
+      if (whole_symbol == 0) {  // a new Symbol entry: the pool's largest key + 1
+        whole_symbol = largest_symbol + 1;
+        const size_t begin = symbol_pool.entries.size();
+        PutVarint(whole_symbol, &symbol_pool.entries);
+        symbol_pool.entries.push_back(3);  // UTF-8
+        PutVarint(strlen(kWholeSymbolDescriptor), &symbol_pool.entries);
+        symbol_pool.entries.insert(symbol_pool.entries.end(), kWholeSymbolDescriptor,
+                                   kWholeSymbolDescriptor + strlen(kWholeSymbolDescriptor));
+        entries[symbols->second].push_back(
+            PoolEntry{whole_symbol, begin, symbol_pool.entries.size()});
+        symbol_pool.count++;
+      }
+      new_descriptor[m.key] = whole_symbol;
+    }
+  }
+
+  // References to each renumbered type, counted with the new descriptors in place.
+  uint64_t entry_pool_type = 0, entry_key = 0;  // the entry being walked
+  auto described = [&](const WireField& field, uint64_t key) {
+    if (entry_pool_type != options.method_type || field.name != "descriptor") return key;
+    const auto found = new_descriptor.find(entry_key);
+    return found == new_descriptor.end() ? key : found->second;
+  };
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> uses;  // type -> key -> n
+  const ValueWalker::Visit count = [&](const WireField& field, uint64_t key) {
+    if (renumbered.count(field.type) != 0) uses[field.type][described(field, key)]++;
+    return key;
+  };
+  for (size_t p = 0; p < pools.size(); p++) {
+    entry_pool_type = pools[p].type;
+    for (const PoolEntry& entry : entries[p]) {
+      entry_key = entry.key;
+      if (!walk(p, entry, count, nullptr)) return;
+    }
+  }
+  // New keys: 1, 2, ... by descending use (ties in first-seen order), skipping keys that are
+  // referred to without an entry (0 for none, or an entry of another chunk): they keep their
+  // meaning. Entries nothing refers to are left out.
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> new_key;
+  std::unordered_map<uint64_t, std::vector<size_t>> order;  // type -> entry indexes, new order
+  for (const auto& [type, p] : renumbered) {
+    std::unordered_map<uint64_t, uint64_t>& used = uses[type];
+    std::unordered_set<uint64_t> has_entry;
+    std::vector<size_t>& kept = order[type];
+    for (size_t e = 0; e < entries[p].size(); e++) {
+      has_entry.insert(entries[p][e].key);
+      if (used.count(entries[p][e].key) != 0) kept.push_back(e);
+    }
+    std::stable_sort(kept.begin(), kept.end(), [&](size_t a, size_t b) {
+      return used[entries[p][a].key] > used[entries[p][b].key];
+    });
+    uint64_t next = 1;
+    for (size_t e : kept) {
+      while (used.count(next) != 0 && has_entry.count(next) == 0) next++;
+      new_key[type][entries[p][e].key] = next++;
+    }
+  }
+  const ValueWalker::Visit rewrite = [&](const WireField& field, uint64_t key) {
+    const auto keys = new_key.find(field.type);
+    if (keys == new_key.end()) return key;
+    key = described(field, key);
+    const auto found = keys->second.find(key);
+    return found == keys->second.end() ? key : found->second;
+  };
+  std::vector<std::vector<unsigned char>> packed(pools.size());
+  std::vector<uint64_t> counts(pools.size());
+  for (size_t p = 0; p < pools.size(); p++) {
+    entry_pool_type = pools[p].type;
+    const auto keys = new_key.find(pools[p].type);
+    std::vector<size_t> kept;
+    if (keys == new_key.end()) {
+      for (size_t e = 0; e < entries[p].size(); e++) kept.push_back(e);
+    } else {
+      kept = std::move(order[pools[p].type]);
+    }
+    for (size_t e : kept) {
+      const PoolEntry& entry = entries[p][e];
+      entry_key = entry.key;
+      PutVarint(keys == new_key.end() ? entry.key : keys->second[entry.key], &packed[p]);
+      if (!walk(p, entry, rewrite, &packed[p])) return;  // copies the value, not the key
+    }
+    counts[p] = kept.size();
+  }
+  for (size_t p = 0; p < pools.size(); p++) {
+    pools[p].entries = std::move(packed[p]);
+    pools[p].count = counts[p];  // 0: nothing refers to any entry; the pool is left out
+  }
 }
 
 // Checks that `path` may be replaced by a rename: a regular file with one link.
@@ -657,9 +947,11 @@ struct SourceChunk {
   unsigned char header[kChunkHeaderSize];
 };
 
-// Appends chunks [first, last) of `source`, folded into one, to `out`.
+// Appends chunks [first, last) of `source`, folded into one, to `out`; with `whole_file` (they are
+// all the file's chunks) its pools packed (PackPools).
 Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>& chunks,
-                    size_t first, size_t last, const JfrCompactOptions& options, JfrFile* out) {
+                    size_t first, size_t last, bool whole_file, const JfrCompactOptions& options,
+                    JfrFile* out) {
   const uint64_t chunk_start = out->size();
   const unsigned char* first_header = chunks[first].header;
   Status status = out->Append(first_header, kChunkHeaderSize);  // patched at the end
@@ -691,12 +983,16 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
     }
   }
   if (!status.ok()) return status;
+  if (whole_file) PackPools(options, &compaction);
 
   // One checkpoint with every pool (5.1 of the format note): size (padded varint), type 1,
-  // start, duration 0, delta 0 (the only one), the flush mask, the pools.
+  // start, duration 0, delta 0 (the only one), the flush mask, the pools (but those packing
+  // emptied: the JDK rejects a pool without entries).
   const uint64_t checkpoint_offset = out->size() - chunk_start;
-  uint64_t body = 0;
+  uint64_t body = 0, pools = 0;
   for (const CompactPool& pool : compaction.pools) {
+    if (pool.count == 0) continue;
+    pools++;
     body += JfrBuffer::VarintLength(pool.type) + JfrBuffer::VarintLength(pool.count) +
             pool.entries.size();
   }
@@ -706,12 +1002,13 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
   head.PutVarint(compaction.last_checkpoint_ticks);
   head.PutVarint(0);
   head.PutVarint(0);
-  head.PutByte(1);                          // flush
-  head.PutVarint(compaction.pools.size());  // every pool has an entry: it was made for one
+  head.PutByte(1);  // flush
+  head.PutVarint(pools);
   head.PatchVarint(size_at, head.size() + body);
   status = out->Append(head.data(), head.size());
   for (const CompactPool& pool : compaction.pools) {
     if (!status.ok()) return status;
+    if (pool.count == 0) continue;
     JfrBuffer pool_head;
     pool_head.PutVarint(pool.type);
     pool_head.PutVarint(pool.count);
@@ -785,7 +1082,8 @@ Status CompactChunks(const std::string& path, const JfrCompactOptions& options) 
   for (size_t first = 0; first < chunks.size() && status.ok();) {
     size_t last = first + 1;
     while (last < chunks.size() && !Contains(options.chunk_starts, chunks[last].offset)) last++;
-    status = AppendFolded(source, chunks, first, last, options, &out);
+    status = AppendFolded(source, chunks, first, last, first == 0 && last == chunks.size(), options,
+                          &out);
     first = last;
   }
   close(fd);
