@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -659,8 +660,37 @@ struct PoolEntry {
   uint64_t key;
   size_t begin, end;
 };
+using PoolEntries = std::vector<std::vector<PoolEntry>>;  // per pool of a Compaction
 
-// The text of a Symbol-like entry's value (a string); empty for other encodings.
+// The entries of every pool; false when one does not walk.
+bool SplitEntries(const std::vector<CompactPool>& pools, PoolEntries* entries) {
+  entries->assign(pools.size(), {});
+  for (size_t p = 0; p < pools.size(); p++) {
+    Cursor in{pools[p].entries.data(), pools[p].entries.size(), 0};
+    while (in.at < in.size) {
+      const size_t begin = in.at;
+      const uint64_t key = in.Varint();
+      if (!RunSkip(&in, pools[p].skip.data(), pools[p].skip.data() + pools[p].skip.size())) {
+        return false;
+      }
+      (*entries)[p].push_back(PoolEntry{key, begin, in.at});
+    }
+  }
+  return true;
+}
+
+// Walks the value of `entry` of `pool` with `visit`, appending it to `out` when given.
+bool WalkEntry(const WireTypes& types, const CompactPool& pool, const PoolEntry& entry,
+               const ValueWalker::Visit& visit, std::vector<unsigned char>* out) {
+  ValueWalker walker{types, Cursor{pool.entries.data(), entry.end, entry.begin}, visit, out};
+  walker.in.Varint();  // the key
+  walker.copied = walker.in.at;
+  if (!walker.Value(pool.type, 0) || walker.in.at != entry.end) return false;
+  if (out != nullptr) walker.Flush();
+  return true;
+}
+
+// The text of a Symbol entry (a string value); empty for encodings other than 3 and 5.
 std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
   Cursor in{pool.entries.data(), entry.end, entry.begin};
   in.Varint();
@@ -669,131 +699,119 @@ std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
   return text;
 }
 
+// The methods whose parameter lists go (JfrCompactOptions::native_frame_types), as method key ->
+// the key of the whole-symbol descriptor, which is added to the Symbol pool when missing.
+std::unordered_map<uint64_t, uint64_t> NativeDescriptors(const JfrCompactOptions& options,
+                                                         const WireTypes& types, size_t method_pool,
+                                                         size_t symbol_pool,
+                                                         std::vector<CompactPool>* pools,
+                                                         PoolEntries* entries) {
+  std::unordered_map<uint64_t, uint64_t> descriptors;
+  // Which methods frames of a native type refer to, and which other frames do: a frame's method
+  // comes before its type (jdk.types.StackFrame).
+  std::unordered_set<uint64_t> native, other;
+  uint64_t frame_method = 0;
+  bool in_frame = false;
+  const ValueWalker::Visit frames = [&](const WireField& field, uint64_t key) {
+    if (field.type == options.method_type) {
+      frame_method = key;
+      in_frame = true;
+    } else if (field.type == options.frame_type_type && in_frame) {
+      (Contains(options.native_frame_types, key) ? native : other).insert(frame_method);
+      in_frame = false;
+    }
+    return key;
+  };
+  for (size_t p = 0; p < pools->size(); p++) {
+    if (p == method_pool || p == symbol_pool) continue;
+    for (const PoolEntry& entry : (*entries)[p]) {
+      if (!WalkEntry(types, (*pools)[p], entry, frames, nullptr)) return {};
+    }
+  }
+  struct Method {
+    uint64_t key, klass, name, descriptor;
+  };
+  std::vector<Method> methods;
+  std::map<std::pair<uint64_t, uint64_t>, int> same_name;  // (class, name) -> methods
+  Method method{};
+  const ValueWalker::Visit fields = [&](const WireField& field, uint64_t key) {
+    if (field.name == "type") method.klass = key;
+    if (field.name == "name") method.name = key;
+    if (field.name == "descriptor") method.descriptor = key;
+    return key;
+  };
+  for (const PoolEntry& entry : (*entries)[method_pool]) {
+    method = Method{entry.key, 0, 0, 0};
+    if (!WalkEntry(types, (*pools)[method_pool], entry, fields, nullptr)) return {};
+    methods.push_back(method);
+    same_name[{method.klass, method.name}]++;
+  }
+  CompactPool& symbols = (*pools)[symbol_pool];
+  std::unordered_map<uint64_t, std::string> parameter_lists;  // symbol key -> its text
+  uint64_t whole_symbol = 0, largest_symbol = 0;
+  for (const PoolEntry& entry : (*entries)[symbol_pool]) {
+    largest_symbol = std::max(largest_symbol, entry.key);
+    const std::string text = EntryText(symbols, entry);
+    if (HoldsParameters(text)) parameter_lists[entry.key] = text;
+    if (whole_symbol == 0 && text == kWholeSymbolDescriptor) whole_symbol = entry.key;
+  }
+  for (const Method& m : methods) {
+    if (native.count(m.key) == 0 || other.count(m.key) != 0 ||
+        parameter_lists.count(m.descriptor) == 0 || same_name[{m.klass, m.name}] != 1) {
+      continue;
+    }
+    if (whole_symbol == 0) {  // a new Symbol entry, UTF-8 (encoding 3), after the largest key
+      whole_symbol = largest_symbol + 1;
+      const size_t begin = symbols.entries.size();
+      const size_t length = strlen(kWholeSymbolDescriptor);
+      PutVarint(whole_symbol, &symbols.entries);
+      symbols.entries.push_back(3);
+      PutVarint(length, &symbols.entries);
+      symbols.entries.insert(symbols.entries.end(), kWholeSymbolDescriptor,
+                             kWholeSymbolDescriptor + length);
+      (*entries)[symbol_pool].push_back(PoolEntry{whole_symbol, begin, symbols.entries.size()});
+      symbols.count++;
+    }
+    descriptors[m.key] = whole_symbol;
+  }
+  return descriptors;
+}
+
 // Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use and
 // native_frame_types); leaves them as they are when an entry does not walk.
 void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
   std::vector<CompactPool>& pools = compaction->pools;
+  const WireTypes& types = compaction->types;
   std::unordered_set<uint64_t> event_referenced;
   for (uint64_t type : compaction->event_types) {
-    CollectPooledTypes(compaction->types, type, 0, &event_referenced);
+    CollectPooledTypes(types, type, 0, &event_referenced);
   }
-  // Pool index -> renumbered; type -> pool index for those.
-  std::unordered_map<uint64_t, size_t> renumbered;
+  std::unordered_map<uint64_t, size_t> renumbered;  // type -> the index of its pool
   for (uint64_t type : options.renumber_by_use) {
     const auto pool = compaction->pool_of_type.find(type);
     if (pool != compaction->pool_of_type.end() && event_referenced.count(type) == 0) {
       renumbered[type] = pool->second;
     }
   }
-  if (renumbered.empty()) return;
-  std::vector<std::vector<PoolEntry>> entries(pools.size());
-  for (size_t p = 0; p < pools.size(); p++) {
-    Cursor in{pools[p].entries.data(), pools[p].entries.size(), 0};
-    const SkipStep* skip_end = pools[p].skip.data() + pools[p].skip.size();
-    while (in.at < in.size) {
-      const size_t begin = in.at;
-      const uint64_t key = in.Varint();
-      if (!RunSkip(&in, pools[p].skip.data(), skip_end)) return;
-      entries[p].push_back(PoolEntry{key, begin, in.at});
-    }
-  }
-  // Walks entry `e` of pool `p` with `visit`; copies it to `out` when given.
-  auto walk = [&](size_t p, const PoolEntry& entry, const ValueWalker::Visit& visit,
-                  std::vector<unsigned char>* out) {
-    ValueWalker walker{compaction->types, Cursor{pools[p].entries.data(), entry.end, entry.begin},
-                       visit, out};
-    walker.in.Varint();  // the key
-    walker.copied = walker.in.at;
-    if (!walker.Value(pools[p].type, 0) || walker.in.at != entry.end) return false;
-    if (out != nullptr) walker.Flush();
-    return true;
-  };
+  PoolEntries entries;
+  if (renumbered.empty() || !SplitEntries(pools, &entries)) return;
 
-  // Native frames' parameter lists: method key -> the Symbol key of its new descriptor.
-  std::unordered_map<uint64_t, uint64_t> new_descriptor;
+  std::unordered_map<uint64_t, uint64_t> new_descriptor;  // method key -> descriptor key
   const auto methods = renumbered.find(options.method_type);
   const auto symbols = renumbered.find(options.symbol_type);
   if (!options.native_frame_types.empty() && methods != renumbered.end() &&
       symbols != renumbered.end()) {
-    // Which methods frames of a native type refer to, and which other frames do: a frame's
-    // method comes before its type (jdk.types.StackFrame).
-    std::unordered_set<uint64_t> native, other;
-    uint64_t frame_method = 0;
-    bool in_frame = false;
-    const ValueWalker::Visit frames = [&](const WireField& field, uint64_t key) {
-      if (field.type == options.method_type) {
-        frame_method = key;
-        in_frame = true;
-      } else if (field.type == options.frame_type_type && in_frame) {
-        (Contains(options.native_frame_types, key) ? native : other).insert(frame_method);
-        in_frame = false;
-      }
-      return key;
-    };
-    for (size_t p = 0; p < pools.size(); p++) {
-      if (renumbered.count(pools[p].type) != 0) continue;
-      for (const PoolEntry& entry : entries[p]) {
-        if (!walk(p, entry, frames, nullptr)) return;
-      }
-    }
-    struct Method {
-      uint64_t key, klass, name, descriptor;
-    };
-    std::vector<Method> method_list;
-    std::unordered_map<std::string, int> same_name;  // "class name" -> methods
-    Method method{};
-    const ValueWalker::Visit fields = [&](const WireField& field, uint64_t key) {
-      if (field.name == "type") method.klass = key;
-      if (field.name == "name") method.name = key;
-      if (field.name == "descriptor") method.descriptor = key;
-      return key;
-    };
-    for (const PoolEntry& entry : entries[methods->second]) {
-      method = Method{entry.key, 0, 0, 0};
-      if (!walk(methods->second, entry, fields, nullptr)) return;
-      method_list.push_back(method);
-      same_name[std::to_string(method.klass) + " " + std::to_string(method.name)]++;
-    }
-    CompactPool& symbol_pool = pools[symbols->second];
-    std::unordered_map<uint64_t, const PoolEntry*> symbol_of;
-    uint64_t whole_symbol = 0, largest_symbol = 0;
-    for (const PoolEntry& entry : entries[symbols->second]) {
-      symbol_of[entry.key] = &entry;
-      largest_symbol = std::max(largest_symbol, entry.key);
-      if (whole_symbol == 0 && EntryText(symbol_pool, entry) == kWholeSymbolDescriptor) {
-        whole_symbol = entry.key;
-      }
-    }
-    for (const Method& m : method_list) {
-      const auto descriptor = symbol_of.find(m.descriptor);
-      if (native.count(m.key) == 0 || other.count(m.key) != 0 || descriptor == symbol_of.end() ||
-          same_name[std::to_string(m.klass) + " " + std::to_string(m.name)] != 1 ||
-          !HoldsParameters(EntryText(symbol_pool, *descriptor->second))) {
-        continue;
-      }
-      if (whole_symbol == 0) {  // a new Symbol entry: the pool's largest key + 1
-        whole_symbol = largest_symbol + 1;
-        const size_t begin = symbol_pool.entries.size();
-        PutVarint(whole_symbol, &symbol_pool.entries);
-        symbol_pool.entries.push_back(3);  // UTF-8
-        PutVarint(strlen(kWholeSymbolDescriptor), &symbol_pool.entries);
-        symbol_pool.entries.insert(symbol_pool.entries.end(), kWholeSymbolDescriptor,
-                                   kWholeSymbolDescriptor + strlen(kWholeSymbolDescriptor));
-        entries[symbols->second].push_back(
-            PoolEntry{whole_symbol, begin, symbol_pool.entries.size()});
-        symbol_pool.count++;
-      }
-      new_descriptor[m.key] = whole_symbol;
-    }
+    new_descriptor =
+        NativeDescriptors(options, types, methods->second, symbols->second, &pools, &entries);
   }
-
-  // References to each renumbered type, counted with the new descriptors in place.
   uint64_t entry_pool_type = 0, entry_key = 0;  // the entry being walked
   auto described = [&](const WireField& field, uint64_t key) {
     if (entry_pool_type != options.method_type || field.name != "descriptor") return key;
     const auto found = new_descriptor.find(entry_key);
     return found == new_descriptor.end() ? key : found->second;
   };
+
+  // References to each renumbered type, with the new descriptors.
   std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> uses;  // type -> key -> n
   const ValueWalker::Visit count = [&](const WireField& field, uint64_t key) {
     if (renumbered.count(field.type) != 0) uses[field.type][described(field, key)]++;
@@ -803,60 +821,54 @@ void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
     entry_pool_type = pools[p].type;
     for (const PoolEntry& entry : entries[p]) {
       entry_key = entry.key;
-      if (!walk(p, entry, count, nullptr)) return;
+      if (!WalkEntry(types, pools[p], entry, count, nullptr)) return;
     }
   }
   // New keys: 1, 2, ... by descending use (ties in first-seen order), skipping keys that are
-  // referred to without an entry (0 for none, or an entry of another chunk): they keep their
-  // meaning. Entries nothing refers to are left out.
+  // referred to without an entry (0 for none): they keep their meaning. The entries of each
+  // pool in that order, those nothing refers to left out; every entry of the other pools.
   std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> new_key;
-  std::unordered_map<uint64_t, std::vector<size_t>> order;  // type -> entry indexes, new order
-  for (const auto& [type, p] : renumbered) {
-    std::unordered_map<uint64_t, uint64_t>& used = uses[type];
-    std::unordered_set<uint64_t> has_entry;
-    std::vector<size_t>& kept = order[type];
+  std::vector<std::vector<size_t>> kept(pools.size());
+  for (size_t p = 0; p < pools.size(); p++) {
+    const auto type = renumbered.find(pools[p].type);
     for (size_t e = 0; e < entries[p].size(); e++) {
-      has_entry.insert(entries[p][e].key);
-      if (used.count(entries[p][e].key) != 0) kept.push_back(e);
+      if (type == renumbered.end() || uses[type->first].count(entries[p][e].key) != 0) {
+        kept[p].push_back(e);
+      }
     }
-    std::stable_sort(kept.begin(), kept.end(), [&](size_t a, size_t b) {
+    if (type == renumbered.end()) continue;
+    std::unordered_map<uint64_t, uint64_t>& used = uses[type->first];
+    std::stable_sort(kept[p].begin(), kept[p].end(), [&](size_t a, size_t b) {
       return used[entries[p][a].key] > used[entries[p][b].key];
     });
+    std::unordered_set<uint64_t> has_entry;
+    for (const PoolEntry& entry : entries[p]) has_entry.insert(entry.key);
     uint64_t next = 1;
-    for (size_t e : kept) {
+    for (size_t e : kept[p]) {
       while (used.count(next) != 0 && has_entry.count(next) == 0) next++;
-      new_key[type][entries[p][e].key] = next++;
+      new_key[type->first][entries[p][e].key] = next++;
     }
   }
   const ValueWalker::Visit rewrite = [&](const WireField& field, uint64_t key) {
     const auto keys = new_key.find(field.type);
     if (keys == new_key.end()) return key;
-    key = described(field, key);
-    const auto found = keys->second.find(key);
+    const auto found = keys->second.find(described(field, key));
     return found == keys->second.end() ? key : found->second;
   };
   std::vector<std::vector<unsigned char>> packed(pools.size());
-  std::vector<uint64_t> counts(pools.size());
   for (size_t p = 0; p < pools.size(); p++) {
     entry_pool_type = pools[p].type;
     const auto keys = new_key.find(pools[p].type);
-    std::vector<size_t> kept;
-    if (keys == new_key.end()) {
-      for (size_t e = 0; e < entries[p].size(); e++) kept.push_back(e);
-    } else {
-      kept = std::move(order[pools[p].type]);
-    }
-    for (size_t e : kept) {
+    for (size_t e : kept[p]) {
       const PoolEntry& entry = entries[p][e];
       entry_key = entry.key;
       PutVarint(keys == new_key.end() ? entry.key : keys->second[entry.key], &packed[p]);
-      if (!walk(p, entry, rewrite, &packed[p])) return;  // copies the value, not the key
+      if (!WalkEntry(types, pools[p], entry, rewrite, &packed[p])) return;
     }
-    counts[p] = kept.size();
   }
   for (size_t p = 0; p < pools.size(); p++) {
     pools[p].entries = std::move(packed[p]);
-    pools[p].count = counts[p];  // 0: nothing refers to any entry; the pool is left out
+    pools[p].count = kept[p].size();  // 0: nothing refers to its entries; the pool is left out
   }
 }
 
