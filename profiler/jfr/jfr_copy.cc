@@ -283,11 +283,14 @@ struct Cursor {
 
 // How the values of one metadata class are laid out on the wire: a primitive, or its fields in
 // order (a struct; a pool entry's value is the struct of its type).
+struct WireType;
 struct WireField {
   uint64_t type;
   bool array;   // dimension="1"
   bool pooled;  // constantPool: a varint key instead of the value
   std::string name;
+  const WireType* wire = nullptr;  // `type`'s layout, once PackPools resolved it
+  int slot = -1;                   // pooled: PackPools' index of `type` (-1: none)
 };
 struct WireType {
   enum Kind { kStruct, kByte, kVarint, kFloat, kDouble, kString } kind = kStruct;
@@ -578,21 +581,19 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
   return 0;
 }
 
-// Walks one value laid out by the metadata from `in`, handing each pooled key to `visit` (with
-// its field), which returns the key to write in its place; with `out`, the bytes walked are
-// copied there with those keys (Flush appends the bytes since the last key).
+// Walks one value laid out by the metadata from `in` (fields resolved: WireField::wire), handing
+// each pooled key to `visit` (with its field), which returns the key to write in its place; with
+// `out`, the bytes walked are copied there with those keys (Flush appends the rest).
+template <typename Visit>
 struct ValueWalker {
-  using Visit = std::function<uint64_t(const WireField& field, uint64_t key)>;
-  const WireTypes& types;
   Cursor in;
-  const Visit& visit;
+  Visit& visit;
   std::vector<unsigned char>* out = nullptr;
   size_t copied = 0;  // out holds the bytes before it
 
-  bool Value(uint64_t type, int depth) {
-    const auto found = types.find(type);
-    if (found == types.end() || depth > kMaxNesting) return false;
-    switch (found->second.kind) {
+  bool Value(const WireType* wire, int depth) {
+    if (wire == nullptr || depth > kMaxNesting) return false;
+    switch (wire->kind) {
       case WireType::kByte:
         in.Skip(1);
         break;
@@ -609,7 +610,7 @@ struct ValueWalker {
         in.String(nullptr);
         break;
       case WireType::kStruct:
-        for (const WireField& field : found->second.fields) {
+        for (const WireField& field : wire->fields) {
           if (!Field(field, depth)) return false;
         }
         break;
@@ -621,7 +622,7 @@ struct ValueWalker {
     if (count > in.size - in.at + 1) return false;  // a pool key or a value takes a byte
     for (uint64_t i = 0; i < count && !in.failed; i++) {
       if (!field.pooled) {
-        if (!Value(field.type, depth + 1)) return false;
+        if (!Value(field.wire, depth + 1)) return false;
         continue;
       }
       const size_t at = in.at;
@@ -679,13 +680,15 @@ bool SplitEntries(const std::vector<CompactPool>& pools, PoolEntries* entries) {
   return true;
 }
 
-// Walks the value of `entry` of `pool` with `visit`, appending it to `out` when given.
-bool WalkEntry(const WireTypes& types, const CompactPool& pool, const PoolEntry& entry,
-               const ValueWalker::Visit& visit, std::vector<unsigned char>* out) {
-  ValueWalker walker{types, Cursor{pool.entries.data(), entry.end, entry.begin}, visit, out};
+// Walks the value of `entry` of `pool` (whose layout is `wire`) with `visit`, appending it to
+// `out` when given.
+template <typename Visit>
+bool WalkEntry(const WireType* wire, const CompactPool& pool, const PoolEntry& entry, Visit& visit,
+               std::vector<unsigned char>* out) {
+  ValueWalker<Visit> walker{Cursor{pool.entries.data(), entry.end, entry.begin}, visit, out};
   walker.in.Varint();  // the key
   walker.copied = walker.in.at;
-  if (!walker.Value(pool.type, 0) || walker.in.at != entry.end) return false;
+  if (!walker.Value(wire, 0) || walker.in.at != entry.end) return false;
   if (out != nullptr) walker.Flush();
   return true;
 }
@@ -699,65 +702,118 @@ std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
   return text;
 }
 
-// The methods whose parameter lists go (JfrCompactOptions::native_frame_types), as method key ->
-// the key of the whole-symbol descriptor, which is added to the Symbol pool when missing.
-std::unordered_map<uint64_t, uint64_t> NativeDescriptors(const JfrCompactOptions& options,
-                                                         const WireTypes& types, size_t method_pool,
-                                                         size_t symbol_pool,
-                                                         std::vector<CompactPool>* pools,
-                                                         PoolEntries* entries) {
-  std::unordered_map<uint64_t, uint64_t> descriptors;
-  // Which methods frames of a native type refer to, and which other frames do: a frame's method
-  // comes before its type (jdk.types.StackFrame).
-  std::unordered_set<uint64_t> native, other;
+// Per key of one pool type, a number (a count, a new key; 0 = none): a vector for the small keys
+// writers use, a hash map above.
+class KeyNumbers {
+ public:
+  uint64_t& operator[](uint64_t key) {
+    if (key >= kDenseKeys) return sparse_[key];
+    if (key >= dense_.size()) dense_.resize(std::max<size_t>(key + 1, 2 * dense_.size()), 0);
+    return dense_[key];
+  }
+  uint64_t Get(uint64_t key) const {
+    if (key < dense_.size()) return dense_[key];
+    const auto found = key >= kDenseKeys ? sparse_.find(key) : sparse_.end();
+    return found == sparse_.end() ? 0 : found->second;
+  }
+
+ private:
+  static constexpr uint64_t kDenseKeys = uint64_t{1} << 24;
+  std::vector<uint64_t> dense_;
+  std::unordered_map<uint64_t, uint64_t> sparse_;
+};
+
+// What packing (JfrCompactOptions::renumber_by_use, native_frame_types) works with: the pools,
+// their entries, and per renumbered type (its slot) its pool and the uses of its keys.
+struct Packing {
+  const JfrCompactOptions& options;
+  std::vector<CompactPool>& pools;
+  PoolEntries entries;
+  std::vector<size_t> pool_of_slot;
+  std::vector<const WireType*> wire_of_pool;
+  std::vector<KeyNumbers> uses;     // per slot
+  std::vector<KeyNumbers> new_key;  // per slot
+  int method_slot = -1, symbol_slot = -1;
+  // Native frames' parameter lists: method key -> its new descriptor's key (0: unchanged).
+  KeyNumbers new_descriptor;
+  // The entry being walked: a Method entry's descriptor is read as new_descriptor says.
+  bool in_method_entry = false;
+  uint64_t entry_key = 0;
+
+  uint64_t Described(const WireField& field, uint64_t key) const {
+    if (!in_method_entry || field.name != "descriptor") return key;
+    const uint64_t described = new_descriptor.Get(entry_key);
+    return described != 0 ? described : key;
+  }
+  // Counts the references of the entries of pool `p`; with `frame_kinds`, notes per method key
+  // whether frames of a native type refer to it (kNativeFrame) and other frames do (kOtherFrame;
+  // a frame's method comes before its type, as in jdk.types.StackFrame).
+  static constexpr uint64_t kNativeFrame = 1, kOtherFrame = 2;
+  bool Count(size_t p, KeyNumbers* frame_kinds);
+  void NativeDescriptors(const KeyNumbers& frame_kinds);
+};
+
+bool Packing::Count(size_t p, KeyNumbers* frame_kinds) {
   uint64_t frame_method = 0;
   bool in_frame = false;
-  const ValueWalker::Visit frames = [&](const WireField& field, uint64_t key) {
-    if (field.type == options.method_type) {
-      frame_method = key;
-      in_frame = true;
-    } else if (field.type == options.frame_type_type && in_frame) {
-      (Contains(options.native_frame_types, key) ? native : other).insert(frame_method);
-      in_frame = false;
+  auto count = [&](const WireField& field, uint64_t key) {
+    if (frame_kinds != nullptr) {
+      if (field.type == options.method_type) {
+        frame_method = key;
+        in_frame = true;
+      } else if (field.type == options.frame_type_type && in_frame) {
+        (*frame_kinds)[frame_method] |=
+            Contains(options.native_frame_types, key) ? kNativeFrame : kOtherFrame;
+        in_frame = false;
+      }
     }
+    if (field.slot >= 0) uses[field.slot][Described(field, key)]++;
     return key;
   };
-  for (size_t p = 0; p < pools->size(); p++) {
-    if (p == method_pool || p == symbol_pool) continue;
-    for (const PoolEntry& entry : (*entries)[p]) {
-      if (!WalkEntry(types, (*pools)[p], entry, frames, nullptr)) return {};
-    }
+  in_method_entry = method_slot >= 0 && p == pool_of_slot[method_slot];
+  for (const PoolEntry& entry : entries[p]) {
+    entry_key = entry.key;
+    if (!WalkEntry(wire_of_pool[p], pools[p], entry, count, nullptr)) return false;
   }
+  in_method_entry = false;
+  return true;
+}
+
+void Packing::NativeDescriptors(const KeyNumbers& frame_kinds) {
   struct Method {
     uint64_t key, klass, name, descriptor;
   };
   std::vector<Method> methods;
   std::map<std::pair<uint64_t, uint64_t>, int> same_name;  // (class, name) -> methods
   Method method{};
-  const ValueWalker::Visit fields = [&](const WireField& field, uint64_t key) {
+  auto fields = [&method](const WireField& field, uint64_t key) {
     if (field.name == "type") method.klass = key;
     if (field.name == "name") method.name = key;
     if (field.name == "descriptor") method.descriptor = key;
     return key;
   };
-  for (const PoolEntry& entry : (*entries)[method_pool]) {
+  const size_t method_pool = pool_of_slot[method_slot];
+  for (const PoolEntry& entry : entries[method_pool]) {
     method = Method{entry.key, 0, 0, 0};
-    if (!WalkEntry(types, (*pools)[method_pool], entry, fields, nullptr)) return {};
+    if (!WalkEntry(wire_of_pool[method_pool], pools[method_pool], entry, fields, nullptr)) {
+      return;
+    }
     methods.push_back(method);
     same_name[{method.klass, method.name}]++;
   }
-  CompactPool& symbols = (*pools)[symbol_pool];
-  std::unordered_map<uint64_t, std::string> parameter_lists;  // symbol key -> its text
+  const size_t symbol_pool = pool_of_slot[symbol_slot];
+  CompactPool& symbols = pools[symbol_pool];
+  std::unordered_set<uint64_t> parameter_lists;  // symbol keys
   uint64_t whole_symbol = 0, largest_symbol = 0;
-  for (const PoolEntry& entry : (*entries)[symbol_pool]) {
+  for (const PoolEntry& entry : entries[symbol_pool]) {
     largest_symbol = std::max(largest_symbol, entry.key);
     const std::string text = EntryText(symbols, entry);
-    if (HoldsParameters(text)) parameter_lists[entry.key] = text;
+    if (HoldsParameters(text)) parameter_lists.insert(entry.key);
     if (whole_symbol == 0 && text == kWholeSymbolDescriptor) whole_symbol = entry.key;
   }
   for (const Method& m : methods) {
-    if (native.count(m.key) == 0 || other.count(m.key) != 0 ||
-        parameter_lists.count(m.descriptor) == 0 || same_name[{m.klass, m.name}] != 1) {
+    if (frame_kinds.Get(m.key) != kNativeFrame || parameter_lists.count(m.descriptor) == 0 ||
+        same_name[{m.klass, m.name}] != 1) {
       continue;
     }
     if (whole_symbol == 0) {  // a new Symbol entry, UTF-8 (encoding 3), after the largest key
@@ -769,101 +825,109 @@ std::unordered_map<uint64_t, uint64_t> NativeDescriptors(const JfrCompactOptions
       PutVarint(length, &symbols.entries);
       symbols.entries.insert(symbols.entries.end(), kWholeSymbolDescriptor,
                              kWholeSymbolDescriptor + length);
-      (*entries)[symbol_pool].push_back(PoolEntry{whole_symbol, begin, symbols.entries.size()});
+      entries[symbol_pool].push_back(PoolEntry{whole_symbol, begin, symbols.entries.size()});
       symbols.count++;
     }
-    descriptors[m.key] = whole_symbol;
+    new_descriptor[m.key] = whole_symbol;
   }
-  return descriptors;
 }
 
 // Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use and
 // native_frame_types); leaves them as they are when an entry does not walk.
 void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
+  Packing packing{options, compaction->pools};
   std::vector<CompactPool>& pools = compaction->pools;
-  const WireTypes& types = compaction->types;
+  WireTypes& types = compaction->types;
   std::unordered_set<uint64_t> event_referenced;
   for (uint64_t type : compaction->event_types) {
     CollectPooledTypes(types, type, 0, &event_referenced);
   }
-  std::unordered_map<uint64_t, size_t> renumbered;  // type -> the index of its pool
+  std::unordered_map<uint64_t, int> slot_of_type;
   for (uint64_t type : options.renumber_by_use) {
     const auto pool = compaction->pool_of_type.find(type);
-    if (pool != compaction->pool_of_type.end() && event_referenced.count(type) == 0) {
-      renumbered[type] = pool->second;
+    if (pool == compaction->pool_of_type.end() || event_referenced.count(type) != 0 ||
+        slot_of_type.count(type) != 0) {
+      continue;
+    }
+    slot_of_type[type] = static_cast<int>(packing.pool_of_slot.size());
+    packing.pool_of_slot.push_back(pool->second);
+  }
+  if (slot_of_type.empty() || !SplitEntries(pools, &packing.entries)) return;
+  for (auto& [id, type] : types) {
+    for (WireField& field : type.fields) {
+      const auto wire = types.find(field.type);
+      field.wire = wire == types.end() ? nullptr : &wire->second;
+      const auto slot = slot_of_type.find(field.type);
+      field.slot = field.pooled && slot != slot_of_type.end() ? slot->second : -1;
     }
   }
-  PoolEntries entries;
-  if (renumbered.empty() || !SplitEntries(pools, &entries)) return;
-
-  std::unordered_map<uint64_t, uint64_t> new_descriptor;  // method key -> descriptor key
-  const auto methods = renumbered.find(options.method_type);
-  const auto symbols = renumbered.find(options.symbol_type);
-  if (!options.native_frame_types.empty() && methods != renumbered.end() &&
-      symbols != renumbered.end()) {
-    new_descriptor =
-        NativeDescriptors(options, types, methods->second, symbols->second, &pools, &entries);
+  for (const CompactPool& pool : pools) {
+    const auto wire = types.find(pool.type);
+    packing.wire_of_pool.push_back(wire == types.end() ? nullptr : &wire->second);
   }
-  uint64_t entry_pool_type = 0, entry_key = 0;  // the entry being walked
-  auto described = [&](const WireField& field, uint64_t key) {
-    if (entry_pool_type != options.method_type || field.name != "descriptor") return key;
-    const auto found = new_descriptor.find(entry_key);
-    return found == new_descriptor.end() ? key : found->second;
-  };
+  const size_t slots = packing.pool_of_slot.size();
+  packing.uses.resize(slots);
+  packing.new_key.resize(slots);
+  const auto method = slot_of_type.find(options.method_type);
+  const auto symbol = slot_of_type.find(options.symbol_type);
+  const bool native_names = !options.native_frame_types.empty() && method != slot_of_type.end() &&
+                            symbol != slot_of_type.end();
+  if (native_names) {
+    packing.method_slot = method->second;
+    packing.symbol_slot = symbol->second;
+  }
 
-  // References to each renumbered type, with the new descriptors.
-  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> uses;  // type -> key -> n
-  const ValueWalker::Visit count = [&](const WireField& field, uint64_t key) {
-    if (renumbered.count(field.type) != 0) uses[field.type][described(field, key)]++;
-    return key;
-  };
+  // References to each renumbered type; the Method pool's last, with the new descriptors.
+  KeyNumbers frame_kinds;
+  const size_t method_pool = native_names ? packing.pool_of_slot[packing.method_slot] : SIZE_MAX;
   for (size_t p = 0; p < pools.size(); p++) {
-    entry_pool_type = pools[p].type;
-    for (const PoolEntry& entry : entries[p]) {
-      entry_key = entry.key;
-      if (!WalkEntry(types, pools[p], entry, count, nullptr)) return;
-    }
+    if (p != method_pool && !packing.Count(p, native_names ? &frame_kinds : nullptr)) return;
+  }
+  if (native_names) {
+    packing.NativeDescriptors(frame_kinds);
+    if (!packing.Count(method_pool, nullptr)) return;
   }
   // New keys: 1, 2, ... by descending use (ties in first-seen order), skipping keys that are
   // referred to without an entry (0 for none): they keep their meaning. The entries of each
   // pool in that order, those nothing refers to left out; every entry of the other pools.
-  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> new_key;
   std::vector<std::vector<size_t>> kept(pools.size());
+  std::vector<int> slot_of_pool(pools.size(), -1);
+  for (size_t slot = 0; slot < slots; slot++) slot_of_pool[packing.pool_of_slot[slot]] = slot;
   for (size_t p = 0; p < pools.size(); p++) {
-    const auto type = renumbered.find(pools[p].type);
-    for (size_t e = 0; e < entries[p].size(); e++) {
-      if (type == renumbered.end() || uses[type->first].count(entries[p][e].key) != 0) {
-        kept[p].push_back(e);
-      }
+    const int slot = slot_of_pool[p];
+    const std::vector<PoolEntry>& entries = packing.entries[p];
+    for (size_t e = 0; e < entries.size(); e++) {
+      if (slot < 0 || packing.uses[slot].Get(entries[e].key) != 0) kept[p].push_back(e);
     }
-    if (type == renumbered.end()) continue;
-    std::unordered_map<uint64_t, uint64_t>& used = uses[type->first];
+    if (slot < 0) continue;
+    const KeyNumbers& used = packing.uses[slot];
     std::stable_sort(kept[p].begin(), kept[p].end(), [&](size_t a, size_t b) {
-      return used[entries[p][a].key] > used[entries[p][b].key];
+      return used.Get(entries[a].key) > used.Get(entries[b].key);
     });
-    std::unordered_set<uint64_t> has_entry;
-    for (const PoolEntry& entry : entries[p]) has_entry.insert(entry.key);
+    KeyNumbers has_entry;
+    for (const PoolEntry& entry : entries) has_entry[entry.key] = 1;
     uint64_t next = 1;
     for (size_t e : kept[p]) {
-      while (used.count(next) != 0 && has_entry.count(next) == 0) next++;
-      new_key[type->first][entries[p][e].key] = next++;
+      while (used.Get(next) != 0 && has_entry.Get(next) == 0) next++;
+      packing.new_key[slot][entries[e].key] = next++;
     }
   }
-  const ValueWalker::Visit rewrite = [&](const WireField& field, uint64_t key) {
-    const auto keys = new_key.find(field.type);
-    if (keys == new_key.end()) return key;
-    const auto found = keys->second.find(described(field, key));
-    return found == keys->second.end() ? key : found->second;
+  auto rewrite = [&packing](const WireField& field, uint64_t key) {
+    if (field.slot < 0) return key;
+    const uint64_t described = packing.Described(field, key);
+    const uint64_t renumbered = packing.new_key[field.slot].Get(described);
+    return renumbered != 0 ? renumbered : described;
   };
   std::vector<std::vector<unsigned char>> packed(pools.size());
   for (size_t p = 0; p < pools.size(); p++) {
-    entry_pool_type = pools[p].type;
-    const auto keys = new_key.find(pools[p].type);
+    const int slot = slot_of_pool[p];
+    packing.in_method_entry = p == method_pool;
+    packed[p].reserve(pools[p].entries.size());
     for (size_t e : kept[p]) {
-      const PoolEntry& entry = entries[p][e];
-      entry_key = entry.key;
-      PutVarint(keys == new_key.end() ? entry.key : keys->second[entry.key], &packed[p]);
-      if (!WalkEntry(types, pools[p], entry, rewrite, &packed[p])) return;
+      const PoolEntry& entry = packing.entries[p][e];
+      packing.entry_key = entry.key;
+      PutVarint(slot < 0 ? entry.key : packing.new_key[slot].Get(entry.key), &packed[p]);
+      if (!WalkEntry(packing.wire_of_pool[p], pools[p], entry, rewrite, &packed[p])) return;
     }
   }
   for (size_t p = 0; p < pools.size(); p++) {
