@@ -708,7 +708,9 @@ class KeyNumbers {
  public:
   uint64_t& operator[](uint64_t key) {
     if (key >= kDenseKeys) return sparse_[key];
-    if (key >= dense_.size()) dense_.resize(std::max<size_t>(key + 1, 2 * dense_.size()), 0);
+    if (key >= dense_.size()) {
+      dense_.resize(std::min<size_t>(std::max<size_t>(key + 1, 2 * dense_.size()), kDenseKeys), 0);
+    }
     return dense_[key];
   }
   uint64_t Get(uint64_t key) const {
@@ -718,7 +720,7 @@ class KeyNumbers {
   }
 
  private:
-  static constexpr uint64_t kDenseKeys = uint64_t{1} << 24;
+  static constexpr uint64_t kDenseKeys = uint64_t{1} << 20;  // at most 8 MiB
   std::vector<uint64_t> dense_;
   std::unordered_map<uint64_t, uint64_t> sparse_;
 };
