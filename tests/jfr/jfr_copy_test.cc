@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -160,8 +160,10 @@ void Write(const std::string& path, const std::vector<uint8_t>& bytes) {
             static_cast<std::streamsize>(bytes.size()));
 }
 
-// The frames of every sample, in file order.
-std::vector<std::vector<JfrFrame>> SampleFrames(const std::string& path) {
+// The frames of every sample, in file order; the allocated class of every allocation sample
+// (java.lang.Class, which events refer to: packing leaves its keys as they are) to *classes.
+std::vector<std::vector<JfrFrame>> SampleFrames(const std::string& path,
+                                                std::vector<std::string>* classes) {
   JfrReader reader;
   EXPECT_TRUE(reader.Read(path, JfrReader::Options()).ok()) << path;
   EXPECT_EQ(reader.chunks().size(), 1u) << path;
@@ -169,6 +171,8 @@ std::vector<std::vector<JfrFrame>> SampleFrames(const std::string& path) {
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() == "jdk.ExecutionSample") {
       frames.push_back(JfrReader::FramesOf(event.Field("stackTrace")));
+    } else if (event.type_name() == "jdk.ObjectAllocationSample") {
+      classes->push_back(event.Field("objectClass").Field("name").string());
     }
   }
   return frames;
@@ -209,8 +213,11 @@ TEST(JfrCopyTest, FoldingTheWholeFilePacksItsPools) {
   config.interval_nanos = 1000000;
   OverloadResolver frames;
   FakeThreadResolver threads;
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  workload.class_names = Dictionary::Create(Dictionary::Options{}, &error);
+  ASSERT_NE(workload.class_names, nullptr) << error;
+  JfrWriterInputs inputs = workload.Inputs(&clock, &frames, &threads);
+  inputs.class_names = workload.class_names.get();
+  StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   JfrWriter& writer = *opened.value();
   static SampleRecord sample;
@@ -218,6 +225,16 @@ TEST(JfrCopyTest, FoldingTheWholeFilePacksItsPools) {
     workload.Fill(i, &sample);
     clock.Set(sample.ticks);
     ASSERT_TRUE(writer.Add(sample).ok());
+    if (i % 10 == 0) {  // an allocation sample on the same stack
+      sample.kind = SampleKind::kAllocation;
+      sample.engine = Engine::kRuntime;
+      sample.event.amount = 524288;
+      sample.event.object_bytes = 24;
+      sample.event.class_id = workload.class_names->Intern(i % 20 == 0 ? "[B" : "java/lang/String");
+      sample.event.park_time = kNoParkTimeout;
+      sample.event.object_ref = 0;
+      ASSERT_TRUE(writer.Add(sample).ok());
+    }
     if (i % 50 == 49) ASSERT_TRUE(writer.Flush().ok());  // a chunk per flush, folded at Close
   }
   ASSERT_TRUE(writer.Flush().ok());
@@ -228,9 +245,14 @@ TEST(JfrCopyTest, FoldingTheWholeFilePacksItsPools) {
   JfrCompactOptions fold_only;  // the same fold without packing
   ASSERT_TRUE(CompactChunks(plain, fold_only).ok());
 
-  const std::vector<std::vector<JfrFrame>> want = SampleFrames(plain);
-  const std::vector<std::vector<JfrFrame>> got = SampleFrames(config.path);
+  std::vector<std::string> want_classes, got_classes;
+  const std::vector<std::vector<JfrFrame>> want = SampleFrames(plain, &want_classes);
+  const std::vector<std::vector<JfrFrame>> got = SampleFrames(config.path, &got_classes);
   ASSERT_EQ(got.size(), workload.samples.size());
+  ASSERT_EQ(got_classes.size(), (workload.samples.size() + 9) / 10);
+  EXPECT_EQ(got_classes, want_classes);
+  EXPECT_EQ(got_classes[0], "[B");
+  EXPECT_EQ(got_classes[1], "java/lang/String");
   ASSERT_EQ(want.size(), got.size());
   std::vector<std::string> native;  // the whole symbols, as ctxprof's tools join them
   for (size_t s = 0; s < got.size(); s++) {
