@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +18,7 @@
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_file.h"
+#include "profiler/jfr/native_method.h"
 
 namespace ctxprof {
 namespace {
@@ -280,10 +283,14 @@ struct Cursor {
 
 // How the values of one metadata class are laid out on the wire: a primitive, or its fields in
 // order (a struct; a pool entry's value is the struct of its type).
+struct WireType;
 struct WireField {
   uint64_t type;
   bool array;   // dimension="1"
   bool pooled;  // constantPool: a varint key instead of the value
+  std::string name;
+  const WireType* wire = nullptr;  // `type`'s layout, once PackPools resolved it
+  int slot = -1;                   // pooled: PackPools' index of `type` (-1: none)
 };
 struct WireType {
   enum Kind { kStruct, kByte, kVarint, kFloat, kDouble, kString } kind = kStruct;
@@ -337,7 +344,7 @@ bool ParseElement(Cursor* in, const std::vector<std::string>& strings, int depth
     current = &(*types)[id];
     current->kind = PrimitiveKind(class_name);
   } else if (name == "field" && enclosing_class != nullptr) {
-    enclosing_class->fields.push_back(WireField{field_class, array, pooled});
+    enclosing_class->fields.push_back(WireField{field_class, array, pooled, class_name});
   }
   const uint64_t children = in->Varint();
   for (uint64_t i = 0; i < children && !in->failed; i++) {
@@ -489,6 +496,7 @@ struct Compaction {
   uint64_t metadata_id = 0;
   std::vector<CompactPool> pools;  // in the order their types first appear
   std::unordered_map<uint64_t, size_t> pool_of_type;
+  std::unordered_set<uint64_t> event_types;  // of the event records met
   uint64_t last_checkpoint_ticks = 0;
 
   CompactPool& PoolOf(uint64_t type) {
@@ -557,17 +565,377 @@ size_t WalkChunk(const std::vector<unsigned char>& chunk, bool first, bool last,
         }
       }
       if (record.failed || record.at != record.size) return start;
-    } else if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
-               (last || !Contains(compaction->options->last_chunk_only, type))) {
-      if (!events->empty() && events->back().second == start) {
-        events->back().second = start + size;
-      } else {
-        events->emplace_back(start, start + size);
+    } else {
+      compaction->event_types.insert(type);
+      if ((first || !Contains(compaction->options->first_chunk_only, type)) &&
+          (last || !Contains(compaction->options->last_chunk_only, type))) {
+        if (!events->empty() && events->back().second == start) {
+          events->back().second = start + size;
+        } else {
+          events->emplace_back(start, start + size);
+        }
       }
     }
     in.at = start + size;
   }
   return 0;
+}
+
+// Walks one value laid out by the metadata from `in` (fields resolved: WireField::wire), handing
+// each pooled key to `visit` (with its field), which returns the key to write in its place; with
+// `out`, the bytes walked are copied there with those keys (Flush appends the rest).
+template <typename Visit>
+struct ValueWalker {
+  Cursor in;
+  Visit& visit;
+  std::vector<unsigned char>* out = nullptr;
+  size_t copied = 0;  // out holds the bytes before it
+
+  bool Value(const WireType* wire, int depth) {
+    if (wire == nullptr || depth > kMaxNesting) return false;
+    switch (wire->kind) {
+      case WireType::kByte:
+        in.Skip(1);
+        break;
+      case WireType::kVarint:
+        in.Varint();
+        break;
+      case WireType::kFloat:
+        in.Skip(4);
+        break;
+      case WireType::kDouble:
+        in.Skip(8);
+        break;
+      case WireType::kString:
+        in.String(nullptr);
+        break;
+      case WireType::kStruct:
+        for (const WireField& field : wire->fields) {
+          if (!Field(field, depth)) return false;
+        }
+        break;
+    }
+    return !in.failed;
+  }
+  bool Field(const WireField& field, int depth) {
+    const uint64_t count = field.array ? in.Varint() : 1;
+    if (count > in.size - in.at + 1) return false;  // a pool key or a value takes a byte
+    for (uint64_t i = 0; i < count && !in.failed; i++) {
+      if (!field.pooled) {
+        if (!Value(field.wire, depth + 1)) return false;
+        continue;
+      }
+      const size_t at = in.at;
+      const uint64_t key = in.Varint();
+      const uint64_t written = visit(field, key);
+      if (out != nullptr && written != key) {
+        out->insert(out->end(), in.data + copied, in.data + at);
+        PutVarint(written, out);
+        copied = in.at;
+      }
+    }
+    return !in.failed;
+  }
+  void Flush() {
+    out->insert(out->end(), in.data + copied, in.data + in.at);
+    copied = in.at;
+  }
+};
+
+// The pool types a value of `type` refers to, directly or through the structs it holds.
+void CollectPooledTypes(const WireTypes& types, uint64_t type, int depth,
+                        std::unordered_set<uint64_t>* pooled) {
+  const auto found = types.find(type);
+  if (found == types.end() || depth > kMaxNesting) return;
+  for (const WireField& field : found->second.fields) {
+    if (field.pooled) {
+      pooled->insert(field.type);
+    } else {
+      CollectPooledTypes(types, field.type, depth + 1, pooled);
+    }
+  }
+}
+
+// One entry of a CompactPool: its key and where its bytes (key and value) are in `entries`.
+struct PoolEntry {
+  uint64_t key;
+  size_t begin, end;
+};
+using PoolEntries = std::vector<std::vector<PoolEntry>>;  // per pool of a Compaction
+
+// The entries of every pool; false when one does not walk.
+bool SplitEntries(const std::vector<CompactPool>& pools, PoolEntries* entries) {
+  entries->assign(pools.size(), {});
+  for (size_t p = 0; p < pools.size(); p++) {
+    Cursor in{pools[p].entries.data(), pools[p].entries.size(), 0};
+    while (in.at < in.size) {
+      const size_t begin = in.at;
+      const uint64_t key = in.Varint();
+      if (!RunSkip(&in, pools[p].skip.data(), pools[p].skip.data() + pools[p].skip.size())) {
+        return false;
+      }
+      (*entries)[p].push_back(PoolEntry{key, begin, in.at});
+    }
+  }
+  return true;
+}
+
+// Walks the value of `entry` of `pool` (whose layout is `wire`) with `visit`, appending it to
+// `out` when given.
+template <typename Visit>
+bool WalkEntry(const WireType* wire, const CompactPool& pool, const PoolEntry& entry, Visit& visit,
+               std::vector<unsigned char>* out) {
+  ValueWalker<Visit> walker{Cursor{pool.entries.data(), entry.end, entry.begin}, visit, out};
+  walker.in.Varint();  // the key
+  walker.copied = walker.in.at;
+  if (!walker.Value(wire, 0) || walker.in.at != entry.end) return false;
+  if (out != nullptr) walker.Flush();
+  return true;
+}
+
+// The text of a Symbol entry (a string value); empty for encodings other than 3 and 5.
+std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
+  Cursor in{pool.entries.data(), entry.end, entry.begin};
+  in.Varint();
+  std::string text;
+  in.String(&text);
+  return text;
+}
+
+// Per key of one pool type, a number (a count, a new key; 0 = none): a vector for the small keys
+// writers use, a hash map above.
+class KeyNumbers {
+ public:
+  uint64_t& operator[](uint64_t key) {
+    if (key >= kDenseKeys) return sparse_[key];
+    if (key >= dense_.size()) {
+      dense_.resize(std::min<size_t>(std::max<size_t>(key + 1, 2 * dense_.size()), kDenseKeys), 0);
+    }
+    return dense_[key];
+  }
+  uint64_t Get(uint64_t key) const {
+    if (key < dense_.size()) return dense_[key];
+    const auto found = key >= kDenseKeys ? sparse_.find(key) : sparse_.end();
+    return found == sparse_.end() ? 0 : found->second;
+  }
+
+ private:
+  static constexpr uint64_t kDenseKeys = uint64_t{1} << 20;  // at most 8 MiB
+  std::vector<uint64_t> dense_;
+  std::unordered_map<uint64_t, uint64_t> sparse_;
+};
+
+// What packing (JfrCompactOptions::renumber_by_use, native_frame_types) works with: the pools,
+// their entries, and per renumbered type (its slot) its pool and the uses of its keys.
+struct Packing {
+  const JfrCompactOptions& options;
+  std::vector<CompactPool>& pools;
+  PoolEntries entries;
+  std::vector<size_t> pool_of_slot;
+  std::vector<const WireType*> wire_of_pool;
+  std::vector<KeyNumbers> uses;     // per slot
+  std::vector<KeyNumbers> new_key;  // per slot
+  int method_slot = -1, symbol_slot = -1;
+  // Native frames' parameter lists: method key -> its new descriptor's key (0: unchanged).
+  KeyNumbers new_descriptor;
+  // The entry being walked: a Method entry's descriptor is read as new_descriptor says.
+  bool in_method_entry = false;
+  uint64_t entry_key = 0;
+
+  uint64_t Described(const WireField& field, uint64_t key) const {
+    if (!in_method_entry || field.name != "descriptor") return key;
+    const uint64_t described = new_descriptor.Get(entry_key);
+    return described != 0 ? described : key;
+  }
+  // Counts the references of the entries of pool `p`; with `frame_kinds`, notes per method key
+  // whether frames of a native type refer to it (kNativeFrame) and other frames do (kOtherFrame;
+  // a frame's method comes before its type, as in jdk.types.StackFrame).
+  static constexpr uint64_t kNativeFrame = 1, kOtherFrame = 2;
+  bool Count(size_t p, KeyNumbers* frame_kinds);
+  void NativeDescriptors(const KeyNumbers& frame_kinds);
+};
+
+bool Packing::Count(size_t p, KeyNumbers* frame_kinds) {
+  uint64_t frame_method = 0;
+  bool in_frame = false;
+  auto count = [&](const WireField& field, uint64_t key) {
+    if (frame_kinds != nullptr) {
+      if (field.type == options.method_type) {
+        frame_method = key;
+        in_frame = true;
+      } else if (field.type == options.frame_type_type && in_frame) {
+        (*frame_kinds)[frame_method] |=
+            Contains(options.native_frame_types, key) ? kNativeFrame : kOtherFrame;
+        in_frame = false;
+      }
+    }
+    if (field.slot >= 0) uses[field.slot][Described(field, key)]++;
+    return key;
+  };
+  in_method_entry = method_slot >= 0 && p == pool_of_slot[method_slot];
+  for (const PoolEntry& entry : entries[p]) {
+    entry_key = entry.key;
+    if (!WalkEntry(wire_of_pool[p], pools[p], entry, count, nullptr)) return false;
+  }
+  in_method_entry = false;
+  return true;
+}
+
+void Packing::NativeDescriptors(const KeyNumbers& frame_kinds) {
+  struct Method {
+    uint64_t key, klass, name, descriptor;
+  };
+  std::vector<Method> methods;
+  std::map<std::pair<uint64_t, uint64_t>, int> same_name;  // (class, name) -> methods
+  Method method{};
+  auto fields = [&method](const WireField& field, uint64_t key) {
+    if (field.name == "type") method.klass = key;
+    if (field.name == "name") method.name = key;
+    if (field.name == "descriptor") method.descriptor = key;
+    return key;
+  };
+  const size_t method_pool = pool_of_slot[method_slot];
+  for (const PoolEntry& entry : entries[method_pool]) {
+    method = Method{entry.key, 0, 0, 0};
+    if (!WalkEntry(wire_of_pool[method_pool], pools[method_pool], entry, fields, nullptr)) {
+      return;
+    }
+    methods.push_back(method);
+    same_name[{method.klass, method.name}]++;
+  }
+  const size_t symbol_pool = pool_of_slot[symbol_slot];
+  CompactPool& symbols = pools[symbol_pool];
+  std::unordered_set<uint64_t> parameter_lists;  // symbol keys
+  uint64_t whole_symbol = 0, largest_symbol = 0;
+  for (const PoolEntry& entry : entries[symbol_pool]) {
+    largest_symbol = std::max(largest_symbol, entry.key);
+    const std::string text = EntryText(symbols, entry);
+    if (HoldsParameters(text)) parameter_lists.insert(entry.key);
+    if (whole_symbol == 0 && text == kWholeSymbolDescriptor) whole_symbol = entry.key;
+  }
+  for (const Method& m : methods) {
+    if (frame_kinds.Get(m.key) != kNativeFrame || parameter_lists.count(m.descriptor) == 0 ||
+        same_name[{m.klass, m.name}] != 1) {
+      continue;
+    }
+    if (whole_symbol == 0) {  // a new Symbol entry, UTF-8 (encoding 3), after the largest key
+      whole_symbol = largest_symbol + 1;
+      const size_t begin = symbols.entries.size();
+      const size_t length = strlen(kWholeSymbolDescriptor);
+      PutVarint(whole_symbol, &symbols.entries);
+      symbols.entries.push_back(3);
+      PutVarint(length, &symbols.entries);
+      symbols.entries.insert(symbols.entries.end(), kWholeSymbolDescriptor,
+                             kWholeSymbolDescriptor + length);
+      entries[symbol_pool].push_back(PoolEntry{whole_symbol, begin, symbols.entries.size()});
+      symbols.count++;
+    }
+    new_descriptor[m.key] = whole_symbol;
+  }
+}
+
+// Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use and
+// native_frame_types); leaves them as they are when an entry does not walk.
+void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
+  Packing packing{options, compaction->pools};
+  std::vector<CompactPool>& pools = compaction->pools;
+  WireTypes& types = compaction->types;
+  std::unordered_set<uint64_t> event_referenced;
+  for (uint64_t type : compaction->event_types) {
+    CollectPooledTypes(types, type, 0, &event_referenced);
+  }
+  std::unordered_map<uint64_t, int> slot_of_type;
+  for (uint64_t type : options.renumber_by_use) {
+    const auto pool = compaction->pool_of_type.find(type);
+    if (pool == compaction->pool_of_type.end() || event_referenced.count(type) != 0 ||
+        slot_of_type.count(type) != 0) {
+      continue;
+    }
+    slot_of_type[type] = static_cast<int>(packing.pool_of_slot.size());
+    packing.pool_of_slot.push_back(pool->second);
+  }
+  if (slot_of_type.empty() || !SplitEntries(pools, &packing.entries)) return;
+  for (auto& [id, type] : types) {
+    for (WireField& field : type.fields) {
+      const auto wire = types.find(field.type);
+      field.wire = wire == types.end() ? nullptr : &wire->second;
+      const auto slot = slot_of_type.find(field.type);
+      field.slot = field.pooled && slot != slot_of_type.end() ? slot->second : -1;
+    }
+  }
+  for (const CompactPool& pool : pools) {
+    const auto wire = types.find(pool.type);
+    packing.wire_of_pool.push_back(wire == types.end() ? nullptr : &wire->second);
+  }
+  const size_t slots = packing.pool_of_slot.size();
+  packing.uses.resize(slots);
+  packing.new_key.resize(slots);
+  const auto method = slot_of_type.find(options.method_type);
+  const auto symbol = slot_of_type.find(options.symbol_type);
+  const bool native_names = !options.native_frame_types.empty() && method != slot_of_type.end() &&
+                            symbol != slot_of_type.end();
+  if (native_names) {
+    packing.method_slot = method->second;
+    packing.symbol_slot = symbol->second;
+  }
+
+  // References to each renumbered type; the Method pool's last, with the new descriptors.
+  KeyNumbers frame_kinds;
+  const size_t method_pool = native_names ? packing.pool_of_slot[packing.method_slot] : SIZE_MAX;
+  for (size_t p = 0; p < pools.size(); p++) {
+    if (p != method_pool && !packing.Count(p, native_names ? &frame_kinds : nullptr)) return;
+  }
+  if (native_names) {
+    packing.NativeDescriptors(frame_kinds);
+    if (!packing.Count(method_pool, nullptr)) return;
+  }
+  // New keys: 1, 2, ... by descending use (ties in first-seen order), skipping keys that are
+  // referred to without an entry (0 for none): they keep their meaning. The entries of each
+  // pool in that order, those nothing refers to left out; every entry of the other pools.
+  std::vector<std::vector<size_t>> kept(pools.size());
+  std::vector<int> slot_of_pool(pools.size(), -1);
+  for (size_t slot = 0; slot < slots; slot++) slot_of_pool[packing.pool_of_slot[slot]] = slot;
+  for (size_t p = 0; p < pools.size(); p++) {
+    const int slot = slot_of_pool[p];
+    const std::vector<PoolEntry>& entries = packing.entries[p];
+    for (size_t e = 0; e < entries.size(); e++) {
+      if (slot < 0 || packing.uses[slot].Get(entries[e].key) != 0) kept[p].push_back(e);
+    }
+    if (slot < 0) continue;
+    const KeyNumbers& used = packing.uses[slot];
+    std::stable_sort(kept[p].begin(), kept[p].end(), [&](size_t a, size_t b) {
+      return used.Get(entries[a].key) > used.Get(entries[b].key);
+    });
+    KeyNumbers has_entry;
+    for (const PoolEntry& entry : entries) has_entry[entry.key] = 1;
+    uint64_t next = 1;
+    for (size_t e : kept[p]) {
+      while (used.Get(next) != 0 && has_entry.Get(next) == 0) next++;
+      packing.new_key[slot][entries[e].key] = next++;
+    }
+  }
+  auto rewrite = [&packing](const WireField& field, uint64_t key) {
+    if (field.slot < 0) return key;
+    const uint64_t described = packing.Described(field, key);
+    const uint64_t renumbered = packing.new_key[field.slot].Get(described);
+    return renumbered != 0 ? renumbered : described;
+  };
+  std::vector<std::vector<unsigned char>> packed(pools.size());
+  for (size_t p = 0; p < pools.size(); p++) {
+    const int slot = slot_of_pool[p];
+    packing.in_method_entry = p == method_pool;
+    packed[p].reserve(pools[p].entries.size());
+    for (size_t e : kept[p]) {
+      const PoolEntry& entry = packing.entries[p][e];
+      packing.entry_key = entry.key;
+      PutVarint(slot < 0 ? entry.key : packing.new_key[slot].Get(entry.key), &packed[p]);
+      if (!WalkEntry(packing.wire_of_pool[p], pools[p], entry, rewrite, &packed[p])) return;
+    }
+  }
+  for (size_t p = 0; p < pools.size(); p++) {
+    pools[p].entries = std::move(packed[p]);
+    pools[p].count = kept[p].size();  // 0: nothing refers to its entries; the pool is left out
+  }
 }
 
 // Checks that `path` may be replaced by a rename: a regular file with one link.
@@ -657,9 +1025,11 @@ struct SourceChunk {
   unsigned char header[kChunkHeaderSize];
 };
 
-// Appends chunks [first, last) of `source`, folded into one, to `out`.
+// Appends chunks [first, last) of `source`, folded into one, to `out`; with `whole_file` (they are
+// all the file's chunks) its pools packed (PackPools).
 Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>& chunks,
-                    size_t first, size_t last, const JfrCompactOptions& options, JfrFile* out) {
+                    size_t first, size_t last, bool whole_file, const JfrCompactOptions& options,
+                    JfrFile* out) {
   const uint64_t chunk_start = out->size();
   const unsigned char* first_header = chunks[first].header;
   Status status = out->Append(first_header, kChunkHeaderSize);  // patched at the end
@@ -691,12 +1061,16 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
     }
   }
   if (!status.ok()) return status;
+  if (whole_file) PackPools(options, &compaction);
 
   // One checkpoint with every pool (5.1 of the format note): size (padded varint), type 1,
-  // start, duration 0, delta 0 (the only one), the flush mask, the pools.
+  // start, duration 0, delta 0 (the only one), the flush mask, the pools (but those packing
+  // emptied: the JDK rejects a pool without entries).
   const uint64_t checkpoint_offset = out->size() - chunk_start;
-  uint64_t body = 0;
+  uint64_t body = 0, pools = 0;
   for (const CompactPool& pool : compaction.pools) {
+    if (pool.count == 0) continue;
+    pools++;
     body += JfrBuffer::VarintLength(pool.type) + JfrBuffer::VarintLength(pool.count) +
             pool.entries.size();
   }
@@ -706,12 +1080,13 @@ Status AppendFolded(const JfrCopySource& source, const std::vector<SourceChunk>&
   head.PutVarint(compaction.last_checkpoint_ticks);
   head.PutVarint(0);
   head.PutVarint(0);
-  head.PutByte(1);                          // flush
-  head.PutVarint(compaction.pools.size());  // every pool has an entry: it was made for one
+  head.PutByte(1);  // flush
+  head.PutVarint(pools);
   head.PatchVarint(size_at, head.size() + body);
   status = out->Append(head.data(), head.size());
   for (const CompactPool& pool : compaction.pools) {
     if (!status.ok()) return status;
+    if (pool.count == 0) continue;
     JfrBuffer pool_head;
     pool_head.PutVarint(pool.type);
     pool_head.PutVarint(pool.count);
@@ -785,7 +1160,8 @@ Status CompactChunks(const std::string& path, const JfrCompactOptions& options) 
   for (size_t first = 0; first < chunks.size() && status.ok();) {
     size_t last = first + 1;
     while (last < chunks.size() && !Contains(options.chunk_starts, chunks[last].offset)) last++;
-    status = AppendFolded(source, chunks, first, last, options, &out);
+    status = AppendFolded(source, chunks, first, last, first == 0 && last == chunks.size(), options,
+                          &out);
     first = last;
   }
   close(fd);

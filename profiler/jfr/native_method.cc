@@ -52,12 +52,16 @@ void SplitNativeSymbol(const std::string& symbol, std::string* name, std::string
   *descriptor += qualifiers;
 }
 
+bool HoldsParameters(const std::string& descriptor) {
+  return descriptor.compare(0, 2, "(L") == 0 &&
+         descriptor.find(";)V") != std::string::npos;  // parameters hold no ';'
+}
+
 std::string JoinNativeSymbol(const std::string& name, const std::string& descriptor) {
   const std::string_view text = descriptor;
   if (text.substr(0, 3) == "()V") return name + "()" + std::string(text.substr(3));
-  if (text.substr(0, 2) != "(L") return name;
-  const size_t end = text.find(";)V");  // parameters hold no ';'
-  if (end == std::string_view::npos) return name;
+  if (!HoldsParameters(descriptor)) return name;
+  const size_t end = text.find(";)V");
   return name + "(" + std::string(text.substr(2, end - 2)) + ")" +
          std::string(text.substr(end + 3));
 }

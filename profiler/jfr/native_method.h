@@ -27,6 +27,9 @@ inline constexpr char kWholeSymbolDescriptor[] = "()L;";
 // Splits `symbol` into the method name and descriptor to write (see above).
 void SplitNativeSymbol(const std::string& symbol, std::string* name, std::string* descriptor);
 
+// True for a descriptor SplitNativeSymbol wrote for a non-empty parameter list ("(Lbool;)V").
+bool HoldsParameters(const std::string& descriptor);
+
 // The symbol SplitNativeSymbol was given: `name` with the parameter list and qualifiers its
 // descriptor holds, or `name` alone for any descriptor not of that form (e.g. "()L;").
 std::string JoinNativeSymbol(const std::string& name, const std::string& descriptor);

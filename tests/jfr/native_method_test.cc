@@ -1,5 +1,5 @@
-// SplitNativeSymbol and JoinNativeSymbol (profiler/jfr/native_method.h): which symbols are split,
-// the descriptors the JDK decodes to their parameter lists, and the round trip.
+// SplitNativeSymbol, JoinNativeSymbol and HoldsParameters (profiler/jfr/native_method.h): which
+// symbols are split, the descriptors the JDK decodes to their parameter lists, and the round trip.
 #include "profiler/jfr/native_method.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +49,20 @@ TEST(NativeMethodTest, JoinLeavesOtherDescriptorsAlone) {
   EXPECT_EQ(JoinNativeSymbol("f", ""), "f");
   EXPECT_EQ(JoinNativeSymbol("f", "(I)V"), "f");
   EXPECT_EQ(JoinNativeSymbol("f", "(Lint)V"), "f");  // no ';'
+}
+
+// What the fold of a recording may drop where no overload needs it (jfr_copy.h): a non-empty
+// parameter list only, not "()V" (an empty list) nor a whole symbol's descriptor.
+TEST(NativeMethodTest, HoldsParametersOnlyForNonEmptyLists) {
+  std::string name, descriptor;
+  SplitNativeSymbol("PhaseChaitin::gather_lrg_masks(bool)", &name, &descriptor);
+  EXPECT_TRUE(HoldsParameters(descriptor));
+  SplitNativeSymbol("outer(void (*)(int)) [clone .isra.0]", &name, &descriptor);
+  EXPECT_TRUE(HoldsParameters(descriptor));
+  SplitNativeSymbol("Symbol::as_C_string() const", &name, &descriptor);
+  EXPECT_FALSE(HoldsParameters(descriptor));
+  EXPECT_FALSE(HoldsParameters(kWholeSymbolDescriptor));
+  EXPECT_FALSE(HoldsParameters("(Lint)V"));
 }
 
 }  // namespace
