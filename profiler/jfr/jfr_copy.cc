@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,7 +16,6 @@
 #include "profiler/jfr/jfr_buffer.h"
 #include "profiler/jfr/jfr_chunk_header.h"
 #include "profiler/jfr/jfr_file.h"
-#include "profiler/jfr/native_method.h"
 
 namespace ctxprof {
 namespace {
@@ -693,15 +690,6 @@ bool WalkEntry(const WireType* wire, const CompactPool& pool, const PoolEntry& e
   return true;
 }
 
-// The text of a Symbol entry (a string value); empty for encodings other than 3 and 5.
-std::string EntryText(const CompactPool& pool, const PoolEntry& entry) {
-  Cursor in{pool.entries.data(), entry.end, entry.begin};
-  in.Varint();
-  std::string text;
-  in.String(&text);
-  return text;
-}
-
 // Per key of one pool type, a number (a count, a new key; 0 = none): a vector for the small keys
 // writers use, a hash map above.
 class KeyNumbers {
@@ -725,119 +713,35 @@ class KeyNumbers {
   std::unordered_map<uint64_t, uint64_t> sparse_;
 };
 
-// What packing (JfrCompactOptions::renumber_by_use, native_frame_types) works with: the pools,
-// their entries, and per renumbered type (its slot) its pool and the uses of its keys.
+// What packing (JfrCompactOptions::renumber_by_use) works with: the pools, their entries, and
+// per renumbered type (its slot) its pool and the uses of its keys.
 struct Packing {
-  const JfrCompactOptions& options;
   std::vector<CompactPool>& pools;
   PoolEntries entries;
   std::vector<size_t> pool_of_slot;
   std::vector<const WireType*> wire_of_pool;
   std::vector<KeyNumbers> uses;     // per slot
   std::vector<KeyNumbers> new_key;  // per slot
-  int method_slot = -1, symbol_slot = -1;
-  // Native frames' parameter lists: method key -> its new descriptor's key (0: unchanged).
-  KeyNumbers new_descriptor;
-  // The entry being walked: a Method entry's descriptor is read as new_descriptor says.
-  bool in_method_entry = false;
-  uint64_t entry_key = 0;
 
-  uint64_t Described(const WireField& field, uint64_t key) const {
-    if (!in_method_entry || field.name != "descriptor") return key;
-    const uint64_t described = new_descriptor.Get(entry_key);
-    return described != 0 ? described : key;
-  }
-  // Counts the references of the entries of pool `p`; with `frame_kinds`, notes per method key
-  // whether frames of a native type refer to it (kNativeFrame) and other frames do (kOtherFrame;
-  // a frame's method comes before its type, as in jdk.types.StackFrame).
-  static constexpr uint64_t kNativeFrame = 1, kOtherFrame = 2;
-  bool Count(size_t p, KeyNumbers* frame_kinds);
-  void NativeDescriptors(const KeyNumbers& frame_kinds);
+  // Counts the references of the entries of pool `p`.
+  bool Count(size_t p);
 };
 
-bool Packing::Count(size_t p, KeyNumbers* frame_kinds) {
-  uint64_t frame_method = 0;
-  bool in_frame = false;
-  auto count = [&](const WireField& field, uint64_t key) {
-    if (frame_kinds != nullptr) {
-      if (field.type == options.method_type) {
-        frame_method = key;
-        in_frame = true;
-      } else if (field.type == options.frame_type_type && in_frame) {
-        (*frame_kinds)[frame_method] |=
-            Contains(options.native_frame_types, key) ? kNativeFrame : kOtherFrame;
-        in_frame = false;
-      }
-    }
-    if (field.slot >= 0) uses[field.slot][Described(field, key)]++;
+bool Packing::Count(size_t p) {
+  auto count = [this](const WireField& field, uint64_t key) {
+    if (field.slot >= 0) uses[field.slot][key]++;
     return key;
   };
-  in_method_entry = method_slot >= 0 && p == pool_of_slot[method_slot];
   for (const PoolEntry& entry : entries[p]) {
-    entry_key = entry.key;
     if (!WalkEntry(wire_of_pool[p], pools[p], entry, count, nullptr)) return false;
   }
-  in_method_entry = false;
   return true;
 }
 
-void Packing::NativeDescriptors(const KeyNumbers& frame_kinds) {
-  struct Method {
-    uint64_t key, klass, name, descriptor;
-  };
-  std::vector<Method> methods;
-  std::map<std::pair<uint64_t, uint64_t>, int> same_name;  // (class, name) -> methods
-  Method method{};
-  auto fields = [&method](const WireField& field, uint64_t key) {
-    if (field.name == "type") method.klass = key;
-    if (field.name == "name") method.name = key;
-    if (field.name == "descriptor") method.descriptor = key;
-    return key;
-  };
-  const size_t method_pool = pool_of_slot[method_slot];
-  for (const PoolEntry& entry : entries[method_pool]) {
-    method = Method{entry.key, 0, 0, 0};
-    if (!WalkEntry(wire_of_pool[method_pool], pools[method_pool], entry, fields, nullptr)) {
-      return;
-    }
-    methods.push_back(method);
-    same_name[{method.klass, method.name}]++;
-  }
-  const size_t symbol_pool = pool_of_slot[symbol_slot];
-  CompactPool& symbols = pools[symbol_pool];
-  std::unordered_set<uint64_t> parameter_lists;  // symbol keys
-  uint64_t whole_symbol = 0, largest_symbol = 0;
-  for (const PoolEntry& entry : entries[symbol_pool]) {
-    largest_symbol = std::max(largest_symbol, entry.key);
-    const std::string text = EntryText(symbols, entry);
-    if (HoldsParameters(text)) parameter_lists.insert(entry.key);
-    if (whole_symbol == 0 && text == kWholeSymbolDescriptor) whole_symbol = entry.key;
-  }
-  for (const Method& m : methods) {
-    if (frame_kinds.Get(m.key) != kNativeFrame || parameter_lists.count(m.descriptor) == 0 ||
-        same_name[{m.klass, m.name}] != 1) {
-      continue;
-    }
-    if (whole_symbol == 0) {  // a new Symbol entry, UTF-8 (encoding 3), after the largest key
-      whole_symbol = largest_symbol + 1;
-      const size_t begin = symbols.entries.size();
-      const size_t length = strlen(kWholeSymbolDescriptor);
-      PutVarint(whole_symbol, &symbols.entries);
-      symbols.entries.push_back(3);
-      PutVarint(length, &symbols.entries);
-      symbols.entries.insert(symbols.entries.end(), kWholeSymbolDescriptor,
-                             kWholeSymbolDescriptor + length);
-      entries[symbol_pool].push_back(PoolEntry{whole_symbol, begin, symbols.entries.size()});
-      symbols.count++;
-    }
-    new_descriptor[m.key] = whole_symbol;
-  }
-}
-
-// Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use and
-// native_frame_types); leaves them as they are when an entry does not walk.
+// Packs the pools of a run folded into one chunk (JfrCompactOptions::renumber_by_use); leaves
+// them as they are when an entry does not walk.
 void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
-  Packing packing{options, compaction->pools};
+  Packing packing{compaction->pools};
   std::vector<CompactPool>& pools = compaction->pools;
   WireTypes& types = compaction->types;
   std::unordered_set<uint64_t> event_referenced;
@@ -870,24 +774,8 @@ void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
   const size_t slots = packing.pool_of_slot.size();
   packing.uses.resize(slots);
   packing.new_key.resize(slots);
-  const auto method = slot_of_type.find(options.method_type);
-  const auto symbol = slot_of_type.find(options.symbol_type);
-  const bool native_names = !options.native_frame_types.empty() && method != slot_of_type.end() &&
-                            symbol != slot_of_type.end();
-  if (native_names) {
-    packing.method_slot = method->second;
-    packing.symbol_slot = symbol->second;
-  }
-
-  // References to each renumbered type; the Method pool's last, with the new descriptors.
-  KeyNumbers frame_kinds;
-  const size_t method_pool = native_names ? packing.pool_of_slot[packing.method_slot] : SIZE_MAX;
   for (size_t p = 0; p < pools.size(); p++) {
-    if (p != method_pool && !packing.Count(p, native_names ? &frame_kinds : nullptr)) return;
-  }
-  if (native_names) {
-    packing.NativeDescriptors(frame_kinds);
-    if (!packing.Count(method_pool, nullptr)) return;
+    if (!packing.Count(p)) return;
   }
   // New keys: 1, 2, ... by descending use (ties in first-seen order), skipping keys that are
   // referred to without an entry (0 for none): they keep their meaning. The entries of each
@@ -916,18 +804,15 @@ void PackPools(const JfrCompactOptions& options, Compaction* compaction) {
   }
   auto rewrite = [&packing](const WireField& field, uint64_t key) {
     if (field.slot < 0) return key;
-    const uint64_t described = packing.Described(field, key);
-    const uint64_t renumbered = packing.new_key[field.slot].Get(described);
-    return renumbered != 0 ? renumbered : described;
+    const uint64_t renumbered = packing.new_key[field.slot].Get(key);
+    return renumbered != 0 ? renumbered : key;
   };
   std::vector<std::vector<unsigned char>> packed(pools.size());
   for (size_t p = 0; p < pools.size(); p++) {
     const int slot = slot_of_pool[p];
-    packing.in_method_entry = p == method_pool;
     packed[p].reserve(pools[p].entries.size());
     for (size_t e : kept[p]) {
       const PoolEntry& entry = packing.entries[p][e];
-      packing.entry_key = entry.key;
       PutVarint(slot < 0 ? entry.key : packing.new_key[slot].Get(entry.key), &packed[p]);
       if (!WalkEntry(packing.wire_of_pool[p], pools[p], entry, rewrite, &packed[p])) return;
     }

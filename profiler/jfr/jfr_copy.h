@@ -66,20 +66,12 @@ Status CopyChunks(const std::vector<JfrCopySource>& sources, const std::string& 
 // symbols: only other pool entries refer to them) become 1, 2, ... by how many pool entries refer
 // to each, most first, so that the most used take 1-byte varints in the entries that refer to them
 // (stack frames refer to methods); an entry nothing refers to is left out; a key referred to
-// without an entry (0 for none) keeps its meaning. And with `native_frame_types`, a method that
-// only frames of those types (keys of the FrameType pool, `frame_type_type`, the reference after a
-// frame's method, as in jdk.types.StackFrame) refer to, whose descriptor holds a parameter list
-// (HoldsParameters, native_method.h), and that no other method of its class shares a name with,
-// gets the whole-symbol descriptor: a parameter list only tells overloads apart. That needs the
-// Method and Symbol types renumbered (their ids `method_type`, `symbol_type`), so that the
-// descriptors no method uses any more are left out.
+// without an entry (0 for none) keeps its meaning. What every entry says is unchanged.
 struct JfrCompactOptions {
   std::vector<uint64_t> chunk_starts;      // file offsets where a run starts
   std::vector<uint64_t> first_chunk_only;  // event types: per-chunk settings
   std::vector<uint64_t> last_chunk_only;   // event types: totals since the start
   std::vector<uint64_t> renumber_by_use;   // pool types
-  std::vector<uint64_t> native_frame_types;
-  uint64_t method_type = 0, symbol_type = 0, frame_type_type = 0;
 };
 Status CompactChunks(const std::string& path, const JfrCompactOptions& options);
 

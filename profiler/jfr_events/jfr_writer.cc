@@ -87,12 +87,6 @@ Status CompactRecordingFile(const std::string& path, const std::vector<uint64_t>
   options.last_chunk_only = {kJfrTypeProfilerCounters};  // totals since the start
   // Only stack frames and other pool entries refer to these (MethodPool).
   options.renumber_by_use = {kJfrTypeMethod, kJfrTypeClass, kJfrTypePackage, kJfrTypeSymbol};
-  options.native_frame_types = {static_cast<uint64_t>(JfrFrameType::kNative),
-                                static_cast<uint64_t>(JfrFrameType::kCpp),
-                                static_cast<uint64_t>(JfrFrameType::kKernel)};
-  options.method_type = kJfrTypeMethod;
-  options.symbol_type = kJfrTypeSymbol;
-  options.frame_type_type = kJfrTypeFrameType;
   return CompactChunks(path, options);
 }
 

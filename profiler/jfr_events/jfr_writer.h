@@ -160,7 +160,7 @@ struct JfrWriterInputs {
 // per run that starts at an offset in `chunk_starts` (CompactChunks, profiler/jfr/jfr_copy.h):
 // the run's first settings events, its last counters, every other event, each pool entry once;
 // a file that becomes one chunk gets its method, class, package and symbol pools packed (keys by
-// use, C++ parameter lists only where overloads need them: JfrCompactOptions).
+// use: JfrCompactOptions).
 Status CompactRecordingFile(const std::string& path, const std::vector<uint64_t>& chunk_starts);
 
 class JfrWriter {
