@@ -46,7 +46,7 @@ void WallEngine::Stop() {
       // A thread between spaced checks gets its last check now (the sampler thread has ended,
       // so its scratch buffer is free), so that its idle time up to the last tick is written.
       if (target.quiet_since_tick != kUnaccounted && target.slot != WallWitnessTable::kNoSlot) {
-        target.next_check_tick = 0;
+        target.next_check_tick = last_tick_;  // due now: its unchecked ticks end here
         Idle(&target, last_tick_);
       }
       OweRepeat(&target, &repeats);
@@ -110,13 +110,8 @@ bool WallEngine::Idle(Target* target, uint64_t tick) {
         const uint64_t cpu_nanos = target->check.cpu_nanos;
         // cpu_nanos 0: it exited (ESRCH at the signal).
         if (quiet && cpu_nanos != 0 && tick > target->idle_tick && cpu_nanos >= cpu_at_last_check) {
-          // It left its wait within the ticks since its last check: it ran for about its CPU
-          // time of them, the last ones; before that it was still waiting.
-          const uint64_t unchecked = tick - target->idle_tick;
-          const uint64_t ran = std::min<uint64_t>(
-              unchecked, std::max<uint64_t>(
-                             1, (cpu_nanos - cpu_at_last_check + interval_ns_ - 1) / interval_ns_));
-          target->idle_tick += unchecked - ran;
+          target->idle_tick += TicksStillWaiting(target->idle_tick, target->next_check_tick, tick,
+                                                 cpu_nanos - cpu_at_last_check, interval_ns_);
         }
         target->quiet_since_tick = kUnaccounted;
         return false;
@@ -139,6 +134,18 @@ int WallEngine::SignalBudget(int threads_per_tick, uint32_t pending, uint32_t hi
   const uint64_t span = high_water - knee;
   const uint64_t free = high_water - pending;
   return static_cast<int>((static_cast<uint64_t>(threads_per_tick) * free + span - 1) / span);
+}
+
+uint64_t WallEngine::TicksStillWaiting(uint64_t idle_tick, uint64_t due_tick, uint64_t tick,
+                                       uint64_t ran_nanos, uint64_t interval_ns) {
+  // It left its wait within the ticks its check spacing left unchecked: it ran for about its CPU
+  // time of them, the last ones; before that it was still waiting. Ticks past the due check (the
+  // sampler woke late) are not split: as every thread's skipped ticks, they go to its next sample
+  // (split too, a sampler late by 60 ms credited the whole gap to an 11 ms wait).
+  const uint64_t unchecked = std::min(tick, due_tick) - idle_tick;
+  const uint64_t ran = std::min<uint64_t>(
+      unchecked, std::max<uint64_t>(1, (ran_nanos + interval_ns - 1) / interval_ns));
+  return unchecked - ran;
 }
 
 uint32_t WallEngine::CheckSpacing(uint64_t quiet_ticks, uint64_t ticks_per_second) {

@@ -17,7 +17,8 @@
 //    every 2nd tick, after two seconds every kMaxCheckSpacing-th (a JVM's many waiting threads made
 //    the clock reads most of the sampler's CPU). When a spaced check finds the thread gone, the
 //    unchecked ticks are split by its CPU clock: as many intervals as it ran (at least one) go to
-//    its next sample, the rest to the wait. Wall time stays whole; only when, within
+//    its next sample, the rest to the wait (ticks the sampler skipped past the due check are
+//    not split: they go to the next sample). Wall time stays whole; only when, within
 //    kMaxCheckSpacing - 1 intervals, it left the wait is unknown.
 //  * A thread whose previous signal is still being handled (its witness slot unfinished) is not
 //    signalled again, since a second signal would merge into the pending one and lose its weight;
@@ -105,6 +106,11 @@ class WallEngine : public SamplingEngine {
   // 2 for the next, then kMaxCheckSpacing.
   static constexpr uint32_t kMaxCheckSpacing = 4;
   static uint32_t CheckSpacing(uint64_t quiet_ticks, uint64_t ticks_per_second);
+  // A check at `tick` found gone a thread last found still there at `idle_tick`, whose next check
+  // was due at `due_tick` (idle_tick < due_tick, idle_tick < tick) and which ran `ran_nanos` of
+  // CPU since: the ticks after idle_tick it still waited (class comment).
+  static uint64_t TicksStillWaiting(uint64_t idle_tick, uint64_t due_tick, uint64_t tick,
+                                    uint64_t ran_nanos, uint64_t interval_ns);
 
  private:
   static constexpr uint64_t kUnaccounted = UINT64_MAX;

@@ -22,14 +22,17 @@ constexpr uintptr_t kPageSize = 4096;
 
 // The stack hash: word i goes into lane i % 4, so four multiply chains run side by side (16 KiB
 // in ~1 us). The handler (over live memory, page by page) and the sampler (over a copy) must
-// agree on it word for word.
+// agree on it word for word. Only each word's low 32 bits count (wall_witness.h): a 32-bit value
+// stored in a 64-bit slot leaves the slot's upper half to whatever was there, which differs after
+// a signal made a timed wait start again from the same frames (seen in glibc's wait loop: most of
+// a JVM's periodic threads were signalled anew after every signal).
 struct StackHash {
   uint64_t lanes[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull,
                        0x082efa98ec4e6c89ull};
 
   __attribute__((always_inline)) void Add(size_t index, uint64_t word) {
     uint64_t& lane = lanes[index & 3];
-    lane = (lane ^ word) * 0x9e3779b97f4a7c15ull;
+    lane = (lane ^ static_cast<uint32_t>(word)) * 0x9e3779b97f4a7c15ull;
     lane ^= lane >> 29;
   }
   uint64_t Value() const { return lanes[0] ^ (lanes[1] * 3) ^ (lanes[2] * 5) ^ (lanes[3] * 7); }

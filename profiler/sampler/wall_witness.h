@@ -6,8 +6,10 @@
 // The witness (written by the handler at the end of a wall sample it published, when the thread
 // was interrupted in a system call): the thread's CPU clock; the interrupted sp and pc; a hash of
 // the innermost kStackBytes of its stack from sp up (fewer where the mapping ends), which holds
-// the return addresses and saved registers of the frames the sample walked; its context block's
-// sequence (even; the owner increments it on every write); the sample's ticks, which repeats name.
+// the return addresses and saved registers of the frames the sample walked (each word's low 32
+// bits: a 32-bit value's slot keeps junk in its upper half, which differs when a signal made a
+// timed wait start again); its context block's sequence (even; the owner increments it on every
+// write); the sample's ticks, which repeats name.
 // The thread counts as still there (StillThere) when, at a visit of the sampler:
 //  * its CPU clock (the scheduler's sum_exec_runtime, exact to the nanosecond) has not moved
 //    since the last visit that found it there: it executed nothing since; or
@@ -21,7 +23,8 @@
 // So a thread that went from one wait to another (a different stack), changed its context, or
 // ran for kRunNanos or more gets a signal again. What the check cannot tell: a thread that, with
 // less than kRunNanos of CPU, left its wait and came back to the same sp and pc with the same
-// innermost kStackBytes but different frames further out; its wait keeps the earlier outer
+// innermost kStackBytes but different frames further out, or with words that differ in their
+// upper halves only (return addresses a multiple of 4 GiB apart); its wait keeps the earlier outer
 // frames. And at most kRunNanos of running per idle period count as waiting.
 //
 // Ownership and ordering (one slot per wall target; si_value of the wall signal names the slot):

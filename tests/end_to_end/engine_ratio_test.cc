@@ -3,12 +3,16 @@
 // absolute) and name the functions. The wall engine is tested on wall-time presence instead
 // (see WallSamplesEveryThreadByPresence).
 #include <gtest/gtest.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -470,36 +474,53 @@ TEST(WallEngineTest, SpacedChecksKeepEveryThreadsTimeAndAWakeUpsLength) {
   EXPECT_NEAR(static_cast<double>(burning), burning_truth, 10.0 + static_cast<double>(skipped));
 }
 
-// Threads that wait where they are get a signal once, then none while their CPU clock does not
-// move (wall_witness.h): their time is written as repeats of that sample, with its stack. 8
-// threads blocked in one read for the whole run, next to the main thread, which wakes every
-// 20 ms (a different stack each time: the loop counter changes) and so is signalled every tick:
-// each pool thread's weight equals the main thread's, and the signals are about one per tick.
-TEST(WallEngineTest, IdleThreadsAreAccountedWithoutSignals) {
-#if defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
-#endif
+// Waits in a futex with a timeout until g_release_pool is set. A wall signal ends such a wait with
+// EINTR (the kernel restarts no timed wait after a handler) and the loop waits again, from the
+// same frames, as glibc's timed waits do. Each retry leaves a different upper half in a 32-bit
+// value of this frame, as glibc's wait loop does in a JVM's periodic threads: not a frame of
+// the sample, so the thread is still where its witness saw it (wall_witness.h).
+std::atomic<uint32_t> g_release_pool{0};
+
+__attribute__((noinline)) void WaitTimedInIdlePool() {
+  union {
+    uint64_t word;
+    uint32_t low;
+  } state;
+  state.word = 1;
+  const timespec hour{3600, 0};
+  while (g_release_pool.load() == 0) {
+    asm volatile("" : : "r"(&state) : "memory");  // keeps `state` in this frame
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_release_pool), FUTEX_WAIT_PRIVATE, 0, &hour,
+            nullptr, 0);
+    state.word = (state.word & ~0xffffffffull) + (1ull << 32) + state.low;
+  }
+}
+
+// 8 threads run `wait` (a function named `wait_name`) for the whole run, next to the main thread,
+// which wakes every 20 ms (a different stack each time: the loop counter changes) and so is
+// signalled every tick; `release` ends their wait. A pool thread gets a signal once, then none
+// while it is still where its witness saw it (wall_witness.h): its time is written as repeats of
+// that sample, with its stack. So each pool thread's weight equals the main thread's, all of it
+// sleeping, and the signals are about one per tick.
+void ExpectIdlePoolAccountedWithoutSignals(const std::function<void()>& wait, const char* wait_name,
+                                           const std::function<void()>& release) {
   ASSERT_NO_FATAL_FAILURE(StartProfiler("event=wall,interval=5ms"));
   const uint64_t seen_before = Profiler::Global()->Stats().threads_seen;
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
   std::vector<std::thread> pool;
-  for (int i = 0; i < 8; i++) pool.emplace_back(WaitInIdlePool, pipe_fds[0]);
+  for (int i = 0; i < 8; i++) pool.emplace_back(wait);
   AwaitThreadsArmed(seen_before, 8);
   const SessionStats before = Profiler::Global()->Stats();
   StepUntilAccounted(before.wall_intervals + 3000);
   const SessionStats after = Profiler::Global()->Stats();
   ASSERT_EQ(ctxprof_stop(), 0);
-  ASSERT_EQ(write(pipe_fds[1], "01234567", 8), 8);
+  release();
   for (std::thread& thread : pool) thread.join();
-  close(pipe_fds[0]);
-  close(pipe_fds[1]);
 
   const std::vector<AggregatedStack> stacks = Profiler::Global()->Stacks();
   uint64_t pool_weight = 0, pool_sleeping = 0, main_weight = 0;
   for (const AggregatedStack& stack : stacks) {
     if (stack.kind != SampleKind::kWall) continue;
-    if (StackContains(stack, "WaitInIdlePool")) {
+    if (StackContains(stack, wait_name)) {
       pool_weight += stack.weight;
       if (stack.state == ThreadState::kSleeping) pool_sleeping += stack.weight;
     } else if (StackContains(stack, "StepUntilAccounted")) {
@@ -515,6 +536,34 @@ TEST(WallEngineTest, IdleThreadsAreAccountedWithoutSignals) {
   EXPECT_EQ(pool_sleeping, pool_weight);
   // The main thread's signals, plus one per pool thread and a few re-checks: not 9 per tick.
   EXPECT_LT(signals, intervals / 3);
+}
+
+// In a read: the wall signal's handler is SA_RESTART, so the kernel restarts the read and the
+// thread never leaves its frame.
+TEST(WallEngineTest, IdleThreadsAreAccountedWithoutSignals) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  ExpectIdlePoolAccountedWithoutSignals(
+      [&pipe_fds] { WaitInIdlePool(pipe_fds[0]); }, "WaitInIdlePool",
+      [&pipe_fds] { ASSERT_EQ(write(pipe_fds[1], "01234567", 8), 8); });
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+// In a timed wait, as a JVM's periodic threads wait: the wait started again after each signal
+// must not make the thread look moved.
+TEST(WallEngineTest, TimedWaitsAreAccountedWithoutSignals) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
+#endif
+  ExpectIdlePoolAccountedWithoutSignals(WaitTimedInIdlePool, "WaitTimedInIdlePool", [] {
+    g_release_pool.store(1);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_release_pool), FUTEX_WAKE_PRIVATE, INT_MAX,
+            nullptr, nullptr, 0);
+  });
 }
 
 }  // namespace

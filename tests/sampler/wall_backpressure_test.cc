@@ -133,5 +133,23 @@ TEST(WallEngineTest, CheckSpacingThinsOutAfterASecondStill) {
   EXPECT_EQ(WallEngine::CheckSpacing(2, 1), WallEngine::kMaxCheckSpacing);
 }
 
+// A quiet thread found gone: of the ticks its check spacing left unchecked, as many as it ran
+// (at least one) go to its next sample and the rest to its wait; ticks the sampler skipped past
+// the due check (it woke late) all go to the next sample.
+TEST(WallEngineTest, OnlyTheTicksSpacingLeftUncheckedAreSplitByCpu) {
+  constexpr uint64_t kInterval = 5000000;  // 5 ms
+  // Checked at 100, due at 104, found gone at 104 after 1 ms of CPU: waited 101..103.
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 104, 104, 1000000, kInterval), 3u);
+  // After 7 ms of CPU: ran 2 intervals, waited 2.
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 104, 104, 7000000, kInterval), 2u);
+  // Ran longer than the gap: waited none.
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 104, 104, 50000000, kInterval), 0u);
+  // Checked every tick: nothing to split.
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 101, 101, 0, kInterval), 0u);
+  // The sampler woke 12 ticks late: its skipped ticks are not the wait's, with spacing 1 or 4.
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 101, 113, 10000000, kInterval), 0u);
+  EXPECT_EQ(WallEngine::TicksStillWaiting(100, 104, 116, 1000000, kInterval), 3u);
+}
+
 }  // namespace
 }  // namespace ctxprof
