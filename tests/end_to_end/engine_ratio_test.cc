@@ -343,7 +343,9 @@ __attribute__((noinline)) void SleepInPool(const std::atomic<bool>* stop) {
 // sampled threads (the main thread and 8 sleepers) and 2 per tick, a thread is signalled every
 // 4.5 ticks on average: the weights average 4.5 per sample and the sleepers hold 8/9 of them.
 // The sleepers wake every millisecond (at a new deadline: a new stack), so none stays where its
-// last sample saw it and each needs a signal (wall_witness.h).
+// last sample saw it and each needs a signal (wall_witness.h). A tick the sampler woke too late
+// for (a loaded machine) signals no one, and its 9 intervals go to the next samples: each such
+// tick adds 9 / records to the average.
 TEST(WallEngineTest, WeightsAccountForThreadsNotSignalledEveryTick) {
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "wall-time presence of sleeping threads is not observable under TSan";
@@ -371,12 +373,16 @@ TEST(WallEngineTest, WeightsAccountForThreadsNotSignalledEveryTick) {
     weight += stack.weight;
     if (StackContains(stack, "SleepInPool")) pool_weight += stack.weight;
   }
+  const uint64_t skipped = Profiler::Global()->Stats().wall_skipped_ticks;
   const double per_record = static_cast<double>(weight) / static_cast<double>(records);
   const double pool_share = static_cast<double>(pool_weight) / static_cast<double>(weight);
-  printf("wall: %lu records, weight %lu (%.2f per record), sleepers' share %.3f\n", records, weight,
-         per_record, pool_share);
+  const double expected = 4.5 + 9.0 * static_cast<double>(skipped) / static_cast<double>(records);
+  printf(
+      "wall: %lu records, weight %lu (%.2f per record, %.2f expected with %lu skipped ticks), "
+      "sleepers' share %.3f\n",
+      records, weight, per_record, expected, skipped, pool_share);
   ASSERT_GE(records, 500u);
-  EXPECT_NEAR(per_record, 4.5, 0.8);
+  EXPECT_NEAR(per_record, expected, 0.8);
   EXPECT_NEAR(pool_share, 8.0 / 9.0, 0.07);
 }
 
