@@ -625,7 +625,10 @@ TEST(JfrWriterTest, DroppedStackComesBackUnderANewKey) {
 }
 
 // Repository mode streams the chunk in progress: unreadable as finished, readable up to the last
-// flush.
+// flush. A writer killed while it patches the chunk's header leaves it locked (generation 255)
+// with the fields of the last flush (killed right after locking it) or of the flush it was
+// publishing (killed before unlocking); both name bytes already written. A reader told that the
+// writer is gone reads up to there; one that is not refuses.
 TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   Recorder recorder(4, 50);
   recorder.config.repository = TempPath("unfinished");
@@ -635,8 +638,8 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   ASSERT_NO_FATAL_FAILURE(recorder.Add(0, 120));
   ASSERT_TRUE(IsOk(recorder.writer->Flush()));
   ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));  // written to the file, not yet published
-  const std::vector<uint8_t> snapshot =
-      ReadBytes(recorder.config.repository + "/ctxprof-000001.jfr");
+  const std::string chunk_file = recorder.config.repository + "/ctxprof-000001.jfr";
+  const std::vector<uint8_t> snapshot = ReadBytes(chunk_file);
 
   JfrReader strict;
   const Status strict_read = strict.Parse("snapshot", snapshot, {});
@@ -649,35 +652,16 @@ TEST(JfrWriterTest, UnfinishedChunkIsReadableUpToItsLastFlush) {
   options.allow_unfinished_chunks = true;
   ASSERT_TRUE(IsOk(lenient.Parse("snapshot", snapshot, options)));
   ExpectSamplesMatch(recorder, lenient, 120);
-  ASSERT_TRUE(IsOk(recorder.writer->Close()));
-}
 
-// A writer killed while it patches a repository chunk's header leaves it locked (generation 255)
-// with the fields of the last flush (killed right after locking it) or of the flush it was
-// publishing (killed before unlocking); both name bytes already written. A reader told that the
-// writer is gone reads up to there; one that is not refuses.
-TEST(JfrWriterTest, LockedHeaderOfAKilledWriterIsReadAsItSays) {
-  Recorder recorder(4, 50);
-  recorder.config.repository = TempPath("locked");
-  recorder.config.write_buffer_bytes = 1;  // bytes reach the file before they are published
-  recorder.config.flush_interval_nanos = 0;
-  ASSERT_NO_FATAL_FAILURE(recorder.Open());
-  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, 120));
   ASSERT_TRUE(IsOk(recorder.writer->Flush()));
-  ASSERT_NO_FATAL_FAILURE(recorder.Add(120, 200));
-  const std::string chunk_file = recorder.config.repository + "/ctxprof-000001.jfr";
-  const std::vector<uint8_t> old_fields = ReadBytes(chunk_file);
-  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
-  const std::vector<uint8_t> new_fields = ReadBytes(chunk_file);
+  const std::vector<uint8_t> flushed = ReadBytes(chunk_file);
   for (const auto& [bytes, published] :
-       {std::pair{old_fields, size_t{120}}, {new_fields, size_t{200}}}) {
+       {std::pair{snapshot, size_t{120}}, {flushed, size_t{200}}}) {
     std::vector<uint8_t> locked = bytes;
     ASSERT_GT(locked.size(), kChunkHeaderSize);
     locked[kChunkGenerationOffset] = kChunkGenerationLocked;
 
     JfrReader unaware;
-    JfrReader::Options options;
-    options.allow_unfinished_chunks = true;
     const Status refused = unaware.Parse("locked", locked, options);
     EXPECT_FALSE(refused.ok());
     EXPECT_NE(refused.message().find("offset 64: chunk header is being rewritten"),
@@ -686,8 +670,9 @@ TEST(JfrWriterTest, LockedHeaderOfAKilledWriterIsReadAsItSays) {
     EXPECT_TRUE(unaware.met_locked_header());
 
     JfrReader aware;
-    options.read_locked_chunks = true;
-    ASSERT_TRUE(IsOk(aware.Parse("locked", locked, options)));
+    JfrReader::Options writer_gone = options;
+    writer_gone.read_locked_chunks = true;
+    ASSERT_TRUE(IsOk(aware.Parse("locked", locked, writer_gone)));
     ASSERT_EQ(aware.chunks().size(), 1u);
     EXPECT_EQ(aware.chunks()[0].generation, kChunkGenerationLocked);
     ExpectSamplesMatch(recorder, aware, published);
