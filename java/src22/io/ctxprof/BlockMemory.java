@@ -24,6 +24,17 @@ import java.nio.ByteBuffer;
  * (~30 accesses) exceeds C2's inlining budget for one method (NodeCountInliningCutoff) and runs
  * slower than through the buffer; the one-write {@code ThreadHandle.open} (~20 accesses) stays
  * within it and is faster than through the buffer.
+ *
+ * <p>Tried on JDK 25 and not kept (ContextBench span rows, ratio of the ContextSetter span to
+ * the one-write span within a fork, 3 forks on a loaded machine; this class as it is: 1.65x to
+ * 1.80x): aligned layouts or {@code withInvokeExactBehavior()} handles (more inlining cutoffs
+ * in PrintInlining, not fewer); the direct buffer's own getLong/putLong (12 inlined methods an
+ * access and no cutoff, but 1.75x [1.39 .. 2.29]); bulk copies of a span record, map to long[]
+ * and back (2.12x: {@code MemorySegment.copy} with an array does not fold its checks) or map to
+ * map (2.05x). Nor do the inlining failures decide it: with -XX:InlineSmallCode=10000 (callees
+ * already compiled big are inlined again) it stays 1.85x. The ratio follows the writes: that
+ * span makes four (each a sequence bump and two fences), the one-write span two; with span
+ * timing off it is 2.49x, timing adds the same clock read and record to each write.
  */
 final class BlockMemory {
   static final String KIND = "MemorySegment";
