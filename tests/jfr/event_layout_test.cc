@@ -97,6 +97,10 @@ struct LayoutRecorder {
     clock.Set(sample.ticks);
     ASSERT_TRUE(IsOk(writer->Add(sample)));
   }
+  // Adds every workload sample as one of `kind`, weight 1.
+  void AddAll(SampleKind kind) {
+    for (size_t i = 0; i < workload.samples.size(); i++) Add(i, kind, 1);
+  }
   void Close(JfrReader* reader) {
     clock.Advance(clock.TicksPerSecond());
     ASSERT_TRUE(IsOk(writer->Close()));
@@ -207,9 +211,7 @@ TEST(EventLayoutTest, ContextEventsCarryBinaryIds) {
     LayoutRecorder recorder(context_id ? "binary_ids_context_id.jfr" : "binary_ids.jfr");
     recorder.config.context_id = context_id;
     recorder.Open();
-    for (size_t i = 0; i < recorder.workload.samples.size(); i++) {
-      recorder.Add(i, SampleKind::kWall, 1);
-    }
+    recorder.AddAll(SampleKind::kWall);
     JfrReader reader;
     recorder.Close(&reader);
     int contexts = 0;
@@ -486,9 +488,7 @@ TEST(EventLayoutTest, FinishedChunksCarryTheirContexts) {
   recorder.config.repository = FreshPath("finished_repository");
   recorder.config.context_id = true;
   recorder.Open();
-  for (size_t i = 0; i < recorder.workload.samples.size(); i++) {
-    recorder.Add(i, SampleKind::kCpu, 1);
-  }
+  recorder.AddAll(SampleKind::kCpu);
   JfrReader reader;
   recorder.Close(&reader);
   ASSERT_EQ(recorder.finished.size(), 1u);

@@ -24,10 +24,9 @@ import java.nio.ByteOrder;
  *       Unsafe is reached by reflection, without compiling against an internal API, and each of
  *       its methods used here is bound once to a small interface below by {@link
  *       LambdaMetafactory}: the generated class calls Unsafe directly, so an access inlines
- *       three methods (the interface's, Unsafe's, the VM's intrinsic) and no exception handler.
- *       Through a method handle's {@code invokeExact} it inlined ten, in a try/catch, and a
- *       ContextSetter span (four writes, ~110 accesses) then outgrew C2's per-method inlining
- *       budget (NodeCountInliningCutoff): its last writes and the scope's close ran as calls;
+ *       three methods (the interface's, Unsafe's, the VM's intrinsic) and no exception handler
+ *       (through a method handle's {@code invokeExact}, ten in a try/catch: a ContextSetter span
+ *       then outgrew C2's inlining budget, docs/JAVA.md);
  *   <li>JDK 24+ (only with a jar built without the JDK 22+ version): a direct ByteBuffer over the
  *       whole map. From JDK 24 on, Unsafe's memory access prints a warning (JEP 498), which a
  *       profiler must never make a service print.

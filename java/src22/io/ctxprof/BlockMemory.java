@@ -19,22 +19,9 @@ import java.nio.ByteBuffer;
  * unaligned ones only to spare the JIT an alignment check per access: every offset is a field
  * of a 64-byte-aligned block, so each access is still an aligned, single-copy-atomic mov.
  *
- * <p>Measured (docs/PERFORMANCE.md, JDK 25): a handle's setAttribute costs about half the
- * ByteBuffer path's, but each access inlines ~25 JDK methods, so a span of four separate writes
- * (~30 accesses) exceeds C2's inlining budget for one method (NodeCountInliningCutoff) and runs
- * slower than through the buffer; the one-write {@code ThreadHandle.open} (~20 accesses) stays
- * within it and is faster than through the buffer.
- *
- * <p>Tried on JDK 25 and not kept (ContextBench span rows, ratio of the ContextSetter span to
- * the one-write span within a fork, 3 forks on a loaded machine; this class as it is: 1.65x to
- * 1.80x): aligned layouts or {@code withInvokeExactBehavior()} handles (more inlining cutoffs
- * in PrintInlining, not fewer); the direct buffer's own getLong/putLong (12 inlined methods an
- * access and no cutoff, but 1.75x [1.39 .. 2.29]); bulk copies of a span record, map to long[]
- * and back (2.12x: {@code MemorySegment.copy} with an array does not fold its checks) or map to
- * map (2.05x). Nor do the inlining failures decide it: with -XX:InlineSmallCode=10000 (callees
- * already compiled big are inlined again) it stays 1.85x. The ratio follows the writes: that
- * span makes four (each a sequence bump and two fences), the one-write span two; with span
- * timing off it is 2.49x, timing adds the same clock read and record to each write.
+ * <p>Each access inlines ~25 JDK methods, so a span of four separate writes can exceed C2's
+ * inlining budget for one method; docs/JAVA.md says what that costs and which leaner paths were
+ * tried and not kept.
  */
 final class BlockMemory {
   static final String KIND = "MemorySegment";
