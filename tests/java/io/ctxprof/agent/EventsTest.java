@@ -124,7 +124,9 @@ class EventsTest {
       for (String endpoint : List.of("/a", "/b")) {
         long expected = truth.get(kind + " " + endpoint);
         long waited = recorded.containsKey(endpoint) ? recorded.get(endpoint)[1] : 0;
-        assertTrue(expected >= 100_000_000L, kind + " " + endpoint + ": too little contention");
+        // The workload's least: in each of its 8 rounds a thread of each endpoint waits for at
+        // least a 10 ms hold (EventsWorkload.Contention).
+        assertTrue(expected >= 80_000_000L, kind + " " + endpoint + ": too little contention");
         assertTrue(
             Math.abs((double) waited / expected - 1) <= 0.20,
             kind + " " + endpoint + ": recorded " + waited + " ns, waited " + expected + " ns");

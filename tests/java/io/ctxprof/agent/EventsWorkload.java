@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -54,24 +55,25 @@ public final class EventsWorkload {
         break;
       case "lock":
         {
-          CyclicBarrier phase = new CyclicBarrier(4);
+          Contention contention = new Contention(4);
           runAll(
-              contender("/a", 10, 8, phase),
-              contender("/a", 10, 8, phase),
-              contender("/b", 30, 8, phase),
-              contender("/b", 30, 8, phase));
+              contention.contender(0, "/a", 10, 8),
+              contention.contender(1, "/a", 10, 8),
+              contention.contender(2, "/b", 30, 8),
+              contention.contender(3, "/b", 30, 8));
           break;
         }
       case "select":
         {
-          CyclicBarrier phase = new CyclicBarrier(2);
+          Contention inside = new Contention(2);
           runAll(
-              contender("/in", 20, 6, phase),
-              contender("/in", 20, 6, phase),
+              inside.contender(0, "/in", 20, 6),
+              inside.contender(1, "/in", 20, 6),
               allocator("/in", 60_000));
+          Contention outside = new Contention(2);
           runAll(
-              contender(null, 20, 6, phase),
-              contender(null, 20, 6, phase),
+              outside.contender(0, null, 20, 6),
+              outside.contender(1, null, 20, 6),
               allocator(null, 60_000));
           break;
         }
@@ -166,43 +168,75 @@ public final class EventsWorkload {
   }
 
   /**
-   * {@code rounds} monitor acquisitions, then (after all contenders reach {@code phase}) as many
-   * ReentrantLock acquisitions, each held {@code holdMillis}; waits of at least 1 ms are summed.
+   * Threads that contend on MONITOR, then on LOCK, in rounds. Each round starts them together, and
+   * whichever acquires first holds until every other is blocked behind it, then its hold: so every
+   * round has waits of at least the first hold, however the machine schedules the threads (a
+   * thread started or descheduled late would otherwise find the monitor free and wait for
+   * nothing). Each thread sums its waits of at least 1 ms, as it measured them.
    */
-  private static Runnable contender(String endpoint, int holdMillis, int rounds, CyclicBarrier phase) {
-    return () -> {
-      long[] waited = new long[2];
-      for (int round = 0; round < rounds; round++) {
-        inContext(
-            endpoint,
-            () -> {
-              long start = System.nanoTime();
-              synchronized (MONITOR) {
-                waited[0] += countable(System.nanoTime() - start);
-                sleep(holdMillis);
-              }
-            });
-        sleep(1);
+  private static final class Contention {
+    private final Thread[] threads;
+    private final AtomicInteger acquired = new AtomicInteger(); // in the current round
+    private final CyclicBarrier round;
+
+    Contention(int threads) {
+      this.threads = new Thread[threads];
+      this.round = new CyclicBarrier(threads, () -> acquired.set(0));
+    }
+
+    /** Contender `index` of the threads: `rounds` rounds on each, holding `holdMillis`. */
+    Runnable contender(int index, String endpoint, int holdMillis, int rounds) {
+      return () -> {
+        threads[index] = Thread.currentThread(); // published to the others by the barrier
+        long[] waited = new long[2];
+        for (int i = 0; i < rounds; i++) {
+          await(round);
+          inContext(
+              endpoint,
+              () -> {
+                long start = System.nanoTime();
+                synchronized (MONITOR) {
+                  waited[0] += countable(System.nanoTime() - start);
+                  hold(holdMillis, this::othersBlockedOnMonitor);
+                }
+              });
+        }
+        for (int i = 0; i < rounds; i++) {
+          await(round);
+          inContext(
+              endpoint,
+              () -> {
+                long start = System.nanoTime();
+                LOCK.lock();
+                try {
+                  waited[1] += countable(System.nanoTime() - start);
+                  hold(holdMillis, () -> LOCK.getQueueLength() == threads.length - 1);
+                } finally {
+                  LOCK.unlock();
+                }
+              });
+        }
+        report("monitor", endpoint, waited[0]);
+        report("park", endpoint, waited[1]);
+      };
+    }
+
+    /** The first of a round to acquire waits until `othersWaiting`; every holder then sleeps. */
+    private void hold(int holdMillis, java.util.function.BooleanSupplier othersWaiting) {
+      if (acquired.getAndIncrement() == 0) {
+        awaitUntil(othersWaiting);
       }
-      await(phase);
-      for (int round = 0; round < rounds; round++) {
-        inContext(
-            endpoint,
-            () -> {
-              long start = System.nanoTime();
-              LOCK.lock();
-              try {
-                waited[1] += countable(System.nanoTime() - start);
-                sleep(holdMillis);
-              } finally {
-                LOCK.unlock();
-              }
-            });
-        sleep(1);
+      sleep(holdMillis);
+    }
+
+    private boolean othersBlockedOnMonitor() {
+      for (Thread thread : threads) {
+        if (thread != Thread.currentThread() && thread.getState() != Thread.State.BLOCKED) {
+          return false;
+        }
       }
-      report("monitor", endpoint, waited[0]);
-      report("park", endpoint, waited[1]);
-    };
+      return true;
+    }
   }
 
   /**
