@@ -303,9 +303,9 @@ uint64_t FrameCacheTag(int32_t compile_id, bool vframes) {
 
 uint64_t FrameCacheKey(uint64_t tag, int count) { return tag << 8 | static_cast<uint64_t>(count); }
 
-// Writes the cached frames of the compiled frame at return address `pc` of compilation
-// compilation and reading `tag` (FrameCacheTag) into out[0..room); their count in *written. False
-// on a miss (out may then hold anything).
+// Writes the cached frames of the compiled frame at return address `pc`, of the compilation and
+// reading `tag` (FrameCacheTag), into out[0..room); their count in *written. False on a miss (out
+// may then hold anything).
 bool FindCachedFrames(uintptr_t pc, uint64_t tag, RawFrame* out, int room, int* written) {
   const CachedFrames& entry = FrameCacheSlotOf(pc);
   const uint64_t version = entry.version.load(std::memory_order_acquire);
@@ -370,7 +370,6 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
   if (blob.kind() == CodeKind::kCompiledNative) {
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
-  // WalkStopped looks every compiled frame up by its return address: the same frames each time.
   // A frame looked up by its return address alone (WalkStopped's every frame, the callers in a
   // signal's walk) gives the same frames at each visit; an interrupted pc varies.
   const bool cacheable =
