@@ -270,10 +270,12 @@ bool Emit(const VmLayout& l, uintptr_t method, int32_t bci, FrameKind kind, RawF
   return true;
 }
 
-// The frames WalkStopped writes for a compiled frame, by its return address: what ProduceFrames
-// decodes from the nmethod's PcDescs, scope stream, metadata and jmethodIDs, all fixed for one
-// compilation. The key is the return address and the nmethod's compile id (unique per
-// compilation: code freed and reused at the same address never matches). Each entry is a
+// The frames a walk writes for a compiled frame looked up by its return address (every frame of
+// WalkStopped, the callers of Walk's first frame): what ProduceFrames decodes from the nmethod's
+// PcDescs, scope stream, metadata and jmethodIDs, all fixed for one compilation and reading. The
+// key is the return address, the nmethod's compile id (unique per compilation: code freed and
+// reused at the same address never matches) and the reading (JVMTI's vframes or ASGCT's frames,
+// which differ in a synchronized method's entry bci). Each entry is a
 // seqlock: a writer claims it by moving its version from even to odd (CAS), a release fence, then
 // stores the key and frames (relaxed atomics) and publishes with the next even version (release);
 // a reader loads the version (acquire), the words, then after an acquire fence the version again,
@@ -284,7 +286,7 @@ constexpr int kFrameCacheDepth = 8;        // scopes; a frame with more inlined 
 struct CachedFrames {
   std::atomic<uint64_t> version{0};
   std::atomic<uint64_t> pc{0};
-  std::atomic<uint64_t> key{0};  // compile id << 8 | frame count
+  std::atomic<uint64_t> key{0};  // FrameCacheKey
   std::atomic<uint64_t> ids[kFrameCacheDepth];
   std::atomic<uint64_t> bci_kinds[kFrameCacheDepth];  // uint32 bci << 8 | kind
 };
@@ -294,21 +296,23 @@ CachedFrames& FrameCacheSlotOf(uintptr_t pc) {
   return g_frame_cache[(pc * 0x9E3779B97F4A7C15ull) >> 54];  // the top 10 bits
 }
 
-uint64_t FrameCacheKey(int32_t compile_id, int count) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 8 |
-         static_cast<uint64_t>(count);
+// Which compilation and reading an entry holds: compile id << 1 | (1 for JVMTI's vframes).
+uint64_t FrameCacheTag(int32_t compile_id, bool vframes) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 1 | (vframes ? 1 : 0);
 }
 
-// Writes the cached frames of the compiled frame at return address `pc` of compilation
-// `compile_id` into out[0..room); their count in *written. False on a miss (out may then hold
-// anything).
-bool FindCachedFrames(uintptr_t pc, int32_t compile_id, RawFrame* out, int room, int* written) {
+uint64_t FrameCacheKey(uint64_t tag, int count) { return tag << 8 | static_cast<uint64_t>(count); }
+
+// Writes the cached frames of the compiled frame at return address `pc`, of the compilation and
+// reading `tag` (FrameCacheTag), into out[0..room); their count in *written. False on a miss (out
+// may then hold anything).
+bool FindCachedFrames(uintptr_t pc, uint64_t tag, RawFrame* out, int room, int* written) {
   const CachedFrames& entry = FrameCacheSlotOf(pc);
   const uint64_t version = entry.version.load(std::memory_order_acquire);
   if (version % 2 != 0 || entry.pc.load(std::memory_order_relaxed) != pc) return false;
   const uint64_t key = entry.key.load(std::memory_order_relaxed);
   const int count = static_cast<int>(key & 0xff);
-  if (key >> 8 != static_cast<uint32_t>(compile_id) || count == 0 || count > kFrameCacheDepth) {
+  if (key >> 8 != tag || count == 0 || count > kFrameCacheDepth) {
     return false;
   }
   const int n = std::min(count, room);
@@ -326,7 +330,7 @@ bool FindCachedFrames(uintptr_t pc, int32_t compile_id, RawFrame* out, int room,
 
 // Caches frames[0..count), all the scopes of the compiled frame at `pc`; skipped when another
 // thread is writing the entry.
-void CacheFrames(uintptr_t pc, int32_t compile_id, const RawFrame* frames, int count) {
+void CacheFrames(uintptr_t pc, uint64_t tag, const RawFrame* frames, int count) {
   if (count <= 0 || count > kFrameCacheDepth) return;
   CachedFrames& entry = FrameCacheSlotOf(pc);
   uint64_t version = entry.version.load(std::memory_order_relaxed);
@@ -336,7 +340,7 @@ void CacheFrames(uintptr_t pc, int32_t compile_id, const RawFrame* frames, int c
   }
   std::atomic_thread_fence(std::memory_order_release);
   entry.pc.store(pc, std::memory_order_relaxed);
-  entry.key.store(FrameCacheKey(compile_id, count), std::memory_order_relaxed);
+  entry.key.store(FrameCacheKey(tag, count), std::memory_order_relaxed);
   for (int i = 0; i < count; i++) {
     entry.ids[i].store(frames[i].id, std::memory_order_relaxed);
     entry.bci_kinds[i].store(static_cast<uint64_t>(static_cast<uint32_t>(frames[i].bci)) << 8 |
@@ -366,12 +370,14 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
   if (blob.kind() == CodeKind::kCompiledNative) {
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
-  // WalkStopped looks every compiled frame up by its return address: the same frames each time.
-  const bool cacheable = cursor.vframes() && l.nmethod.compile_id != 0;
-  const int32_t compile_id = cacheable ? nmethod.compile_id() : 0;
+  // A frame looked up by its return address alone (WalkStopped's every frame, the callers in a
+  // signal's walk) gives the same frames at each visit; an interrupted pc varies.
+  const bool cacheable =
+      (cursor.vframes() || cursor.pc_kind() == PcKind::kCaller) && l.nmethod.compile_id != 0;
+  const uint64_t tag = cacheable ? FrameCacheTag(nmethod.compile_id(), cursor.vframes()) : 0;
   const int room = count - k;
   int written = 0;
-  if (cacheable && FindCachedFrames(cursor.frame().pc, compile_id, out, room, &written)) {
+  if (cacheable && FindCachedFrames(cursor.frame().pc, tag, out, room, &written)) {
     return written;
   }
   ScopeDescView scope = nmethod.FirstScope(cursor.frame().pc, cursor.pc_kind());
@@ -397,7 +403,7 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
     scope = scope.At(record.sender);
   }
   // Only a whole frame (its outermost scope reached, not cut by `room`) is cached.
-  if (cacheable && !scope.exists()) CacheFrames(cursor.frame().pc, compile_id, out, written);
+  if (cacheable && !scope.exists()) CacheFrames(cursor.frame().pc, tag, out, written);
   return written;
 }
 

@@ -79,8 +79,13 @@ int WalkStack(void* ucontext, RawFrame* frames, int depth, bool* truncated) {
       return StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
     }
     case MixedStack::kMixed: {
-      int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
       const JavaCodeProbe java_code = g_session.java_code;
+      // Interrupted in the VM's code (a busy Java thread, most samples): no native frame comes
+      // before the Java ones, and the native walk would stop at its first frame anyway.
+      if (java_code != nullptr && java_code(MachineContext(ucontext).pc())) {
+        return java_walk(ucontext, frames, depth);
+      }
+      int native = StackWalker::Walk(ucontext, frames, depth, truncated, g_session.unwind);
       for (int i = 0; java_code != nullptr && i < native; i++) {
         if (java_code(frames[i].id)) {
           // The Java frames take over here; the walk's frames beyond are not native frames.
