@@ -35,6 +35,7 @@
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
 #define CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
@@ -120,13 +121,16 @@ class SpanIntervals {
   static constexpr size_t kLateJoinSpans = 16;
 
  private:
+  // A span's part not written yet, [begin_ticks, end_ticks) (its thread is the Thread's).
   struct Pending {
-    SpanInterval span;
-    bool triggered = false;  // a record fell in its part not written yet
-    bool written = false;
-    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
-    bool cut = false;            // its start was written at a chunk end: the rest follows
+    uint64_t begin_ticks;
+    uint64_t end_ticks;
+    ContextSnapshot context;
     uint64_t last_record = 0;    // the latest record that fell in it
+    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
+    bool triggered = false;      // a record fell in its part not written yet
+    bool written = false;
+    bool cut = false;  // its start was written at a chunk end: the rest follows
   };
   // A record that no known span held, given the id of its own context (Join's fallback).
   struct Guess {
@@ -134,10 +138,13 @@ class SpanIntervals {
     ContextSnapshot context;
   };
   struct Thread {
-    // By begin; a vector, not a deque, so that a steady stream of spans reuses its memory (a
-    // deque allocates and frees a block every few spans).
+    // By begin: settled spans, then from first_pending on the pending ones. Of the settled,
+    // the last kLateJoinSpans are joinable (Settled()); the ones before them are dead, and are
+    // dropped once they are at least half the vector, so that settling moves each span once
+    // and not every pending one at every Settle. A vector, not a deque, so that a steady stream
+    // of spans reuses its memory (a deque allocates and frees a block every few spans).
     std::vector<Pending> spans;
-    std::vector<Pending> settled;    // by begin: the last kLateJoinSpans settled
+    size_t first_pending = 0;
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
     uint64_t last_end = 0;       // end of the last span added
@@ -146,6 +153,11 @@ class SpanIntervals {
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
     ContextSnapshot open_context{};
+
+    Pending* pending_begin() { return spans.data() + first_pending; }
+    Pending* pending_end() { return spans.data() + spans.size(); }
+    // The joinable settled spans: [settled_begin(), pending_begin()).
+    Pending* settled_begin() { return pending_begin() - std::min(first_pending, kLateJoinSpans); }
   };
 
   // Spans are kept per SpanOwnerKey: a virtual thread's intervals are logged by whichever
