@@ -6,6 +6,40 @@
 
 namespace ctxprof {
 
+void SpanIntervals::SpanRing::PushBack(const Pending& pending) {
+  if (size_ == slots_.size()) {
+    std::vector<Pending> slots(std::max<size_t>(16, 2 * slots_.size()));
+    for (size_t index = 0; index < size_; index++) slots[index] = (*this)[index];
+    slots_.swap(slots);
+    head_ = 0;
+  }
+  (*this)[size_++] = pending;
+}
+
+void SpanIntervals::SpanRing::Insert(size_t index, const Pending& pending) {
+  PushBack(pending);
+  for (size_t at = size_ - 1; at > index; at--) (*this)[at] = (*this)[at - 1];
+  (*this)[index] = pending;
+}
+
+void SpanIntervals::SpanRing::DropFront(size_t count) {
+  if (count == 0) return;
+  head_ = (head_ + count) & (slots_.size() - 1);
+  size_ -= count;
+}
+
+size_t SpanIntervals::SpanRing::FirstBeginningAfter(size_t from, size_t to, uint64_t ticks) {
+  while (from < to) {
+    const size_t middle = from + (to - from) / 2;
+    if ((*this)[middle].begin_ticks <= ticks) {
+      from = middle + 1;
+    } else {
+      to = middle;
+    }
+  }
+  return from;
+}
+
 SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
   if (last_thread_ == nullptr || last_owner_ != owner) {
     last_thread_ = &threads_[owner];
@@ -45,14 +79,15 @@ void SpanIntervals::Add(const SpanInterval& span) {
   thread.unjoined.erase(thread.unjoined.begin(), after);
   thread.last_end = std::max(thread.last_end, span.end_ticks);
   // In order but for a virtual thread's, which its carriers' logs may give out of order.
-  Pending* position = thread.pending_end();
-  while (position != thread.pending_begin() && (position - 1)->begin_ticks > pending.begin_ticks) {
+  size_t position = thread.spans.size();
+  while (position != thread.first_pending &&
+         thread.spans[position - 1].begin_ticks > pending.begin_ticks) {
     --position;
   }
-  if (position == thread.pending_end()) {
-    thread.spans.push_back(pending);
+  if (position == thread.spans.size()) {
+    thread.spans.PushBack(pending);
   } else {
-    thread.spans.insert(thread.spans.begin() + (position - thread.spans.data()), pending);
+    thread.spans.Insert(position, pending);
   }
 }
 
@@ -60,11 +95,10 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
                              const ContextSnapshot& fallback, uint64_t* pending_bytes) {
   Thread& thread = ThreadOf(SpanOwnerKey(tid, virtual_thread_id));
   // The last span beginning at or before `ticks`.
-  Pending* after =
-      std::upper_bound(thread.pending_begin(), thread.pending_end(), ticks,
-                       [](uint64_t t, const Pending& pending) { return t < pending.begin_ticks; });
-  if (after != thread.pending_begin() && ticks < (after - 1)->end_ticks) {
-    Pending& pending = *(after - 1);
+  const size_t after =
+      thread.spans.FirstBeginningAfter(thread.first_pending, thread.spans.size(), ticks);
+  if (after != thread.first_pending && ticks < thread.spans[after - 1].end_ticks) {
+    Pending& pending = thread.spans[after - 1];
     // Written whole at a flush of an earlier chunk: this chunk has no Context event for it, and
     // writing it again would overlap.
     if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
@@ -74,7 +108,7 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
   }
   // Late: its span was settled before it came.
   if (ticks < settled_ && thread.first_pending != 0 &&
-      ticks < (thread.pending_begin() - 1)->end_ticks) {
+      ticks < thread.spans[thread.first_pending - 1].end_ticks) {
     return JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
   }
   // Between two known spans, or in a part already written at an earlier segment end (a wait
@@ -96,11 +130,12 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
 
 uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks,
                                     uint64_t* pending_bytes) {
-  Pending* after =
-      std::upper_bound(thread->settled_begin(), thread->pending_begin(), ticks,
-                       [](uint64_t t, const Pending& pending) { return t < pending.begin_ticks; });
-  if (after == thread->settled_begin() || ticks >= (after - 1)->end_ticks) return 0;
-  Pending& pending = *(after - 1);
+  const size_t settled_begin =
+      thread->first_pending - std::min(thread->first_pending, kLateJoinSpans);
+  const size_t after =
+      thread->spans.FirstBeginningAfter(settled_begin, thread->first_pending, ticks);
+  if (after == settled_begin || ticks >= thread->spans[after - 1].end_ticks) return 0;
+  Pending& pending = thread->spans[after - 1];
   // Written whole in an earlier chunk: this chunk has no Context event for it, and writing it
   // again would overlap.
   if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
@@ -152,12 +187,10 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
         Write(it->first, &front, pending_bytes);
       }
     }
-    // Settled ones stay joinable for late records a while (the last kLateJoinSpans); the dead
-    // ones before them go once they are half the vector, the pending ones moving down.
-    const size_t dead = thread.first_pending - (thread.pending_begin() - thread.settled_begin());
-    if (dead != 0 && dead * 2 >= thread.spans.size()) {
-      thread.spans.erase(thread.spans.begin(), thread.spans.begin() + static_cast<long>(dead));
-      thread.first_pending -= dead;
+    // Settled ones stay joinable for late records a while (the last kLateJoinSpans).
+    if (thread.first_pending > kLateJoinSpans) {
+      thread.spans.DropFront(thread.first_pending - kLateJoinSpans);
+      thread.first_pending = kLateJoinSpans;
     }
     // A virtual thread leaves nothing behind once it holds nothing but settled spans: there are
     // many (a late record of one joins no span).
@@ -171,8 +204,8 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
 
 void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
   for (auto& [owner, thread] : threads_) {
-    for (Pending* it = thread.pending_begin(); it != thread.pending_end(); ++it) {
-      Pending& pending = *it;
+    for (size_t index = thread.first_pending; index < thread.spans.size(); index++) {
+      Pending& pending = thread.spans[index];
       if (!pending.triggered || pending.written) continue;
       // Within a chunk the span's contextId stays valid for later records: write it whole.
       if (!chunk_end || pending.end_ticks <= settled_) {
@@ -195,8 +228,8 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
 
 void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
   for (auto& [owner, thread] : threads_) {
-    for (Pending* it = thread.pending_begin(); it != thread.pending_end(); ++it) {
-      Pending& pending = *it;
+    for (size_t index = thread.first_pending; index < thread.spans.size(); index++) {
+      Pending& pending = thread.spans[index];
       if (pending.written || pending.begin_ticks >= ticks || pending.end_ticks <= ticks) {
         continue;
       }

@@ -35,7 +35,6 @@
 #ifndef CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
 #define CTXPROF_PROFILER_JFR_EVENTS_SPAN_INTERVALS_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
@@ -137,13 +136,29 @@ class SpanIntervals {
     uint64_t ticks;
     ContextSnapshot context;
   };
+  // A thread's spans by begin in a ring: a steady stream of spans reuses the memory the settled
+  // ones leave, and settling moves none (a vector erasing its front moved every pending span at
+  // every Settle; a deque allocates and frees a block every few spans).
+  class SpanRing {
+   public:
+    size_t size() const { return size_; }
+    Pending& operator[](size_t index) { return slots_[(head_ + index) & (slots_.size() - 1)]; }
+    void PushBack(const Pending& pending);
+    // Puts `pending` at `index`, the spans from there on moving up one.
+    void Insert(size_t index, const Pending& pending);
+    void DropFront(size_t count);
+    // The index of the first span in [from, to) that begins after `ticks` (`to` if none).
+    size_t FirstBeginningAfter(size_t from, size_t to, uint64_t ticks);
+
+   private:
+    std::vector<Pending> slots_;  // empty or a power of two
+    size_t head_ = 0;             // the slot of index 0
+    size_t size_ = 0;
+  };
   struct Thread {
-    // By begin: settled spans, then from first_pending on the pending ones. Of the settled,
-    // the last kLateJoinSpans are joinable (Settled()); the ones before them are dead, and are
-    // dropped once they are at least half the vector, so that settling moves each span once
-    // and not every pending one at every Settle. A vector, not a deque, so that a steady stream
-    // of spans reuses its memory (a deque allocates and frees a block every few spans).
-    std::vector<Pending> spans;
+    // Up to kLateJoinSpans settled spans, joinable by late records, then from first_pending on
+    // the pending ones.
+    SpanRing spans;
     size_t first_pending = 0;
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
@@ -153,11 +168,6 @@ class SpanIntervals {
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
     ContextSnapshot open_context{};
-
-    Pending* pending_begin() { return spans.data() + first_pending; }
-    Pending* pending_end() { return spans.data() + spans.size(); }
-    // The joinable settled spans: [settled_begin(), pending_begin()).
-    Pending* settled_begin() { return pending_begin() - std::min(first_pending, kLateJoinSpans); }
   };
 
   // Spans are kept per SpanOwnerKey: a virtual thread's intervals are logged by whichever

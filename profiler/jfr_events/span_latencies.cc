@@ -80,20 +80,18 @@ void SpanLatencies::CountUnfinished() {
 
 void SpanLatencies::Count(const SpanInterval& span) {
   // Only the slots the event has fields for: the others (attributes registered after the
-  // recording started) would split groups that no reader can tell apart.
-  Attributes attributes{};
-  std::copy(span.context.attributes, span.context.attributes + attribute_count_,
-            attributes.begin());
-  // Hashed and compared over those slots only (the others are 0 in every key), two to a word.
+  // recording started) would split groups that no reader can tell apart. Hashed and compared
+  // over those slots only, two to a word, straight from the span (a copy first would stall the
+  // loads on it).
+  const uint32_t* values = span.context.attributes;
   uint64_t hash = attribute_count_;
   for (size_t slot = 0; slot < attribute_count_; slot += 2) {
-    hash =
-        (hash ^ (attributes[slot] | uint64_t{attributes[slot + 1]} << 32)) * 0x9E3779B97F4A7C15ULL;
+    hash = (hash ^ (values[slot] | uint64_t{values[slot + 1]} << 32)) * 0x9E3779B97F4A7C15ULL;
   }
-  const auto same = [this, &attributes](uint32_t at) {
+  const auto same = [this, values](uint32_t at) {
     const Attributes& other = groups_[at].attributes;
     for (size_t slot = 0; slot < attribute_count_; slot++) {
-      if (other[slot] != attributes[slot]) return false;
+      if (other[slot] != values[slot]) return false;
     }
     return true;
   };
@@ -102,7 +100,7 @@ void SpanLatencies::Count(const SpanInterval& span) {
       MixBits(hash), static_cast<uint32_t>(groups_.size()), same, &inserted);
   if (inserted) {
     groups_.emplace_back();
-    groups_.back().attributes = attributes;
+    std::copy(values, values + attribute_count_, groups_.back().attributes.begin());
   }
   Group& group = groups_[position];
   const int64_t nanos = std::max<int64_t>(

@@ -63,7 +63,7 @@ class SpanLatencies {
   // the largest seen), not LatencyHistogram's tree: every span of the workload passes here,
   // whether anything is recorded in it or not. Write makes the histogram.
   struct Group {
-    Attributes attributes;
+    Attributes attributes{};  // 0 past the event's slots
     std::vector<uint32_t> counts;
     int64_t sum = 0;
     int64_t max = 0;

@@ -30,6 +30,7 @@ SpanDrain::SpanDrain(ContextMap* map, const Clock* clock)
     : map_(map),
       clock_(clock),
       session_is_tsc_(strcmp(clock->Name(), "tsc") == 0),
+      origin_(clock->MonotonicOrigin()),
       tsc_per_nano_(session_is_tsc_ ? static_cast<double>(clock->TicksPerSecond()) / 1e9 : 0) {
   latest_ = ReadPair();
   previous_ = latest_;
@@ -68,9 +69,7 @@ void SpanDrain::UpdateRate() {
 uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
   const uint64_t value = span_ticks & ~kMonotonicFlag;
-  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
-  const uint64_t origin = clock_->MonotonicOrigin();
-  if (monotonic != session_is_tsc_) return monotonic ? value - origin : value;  // the session's
+  if (monotonic != session_is_tsc_) return monotonic ? value - origin_ : value;  // the session's
   if (monotonic) {
     const double offset = static_cast<double>(value) - static_cast<double>(latest_.monotonic_nanos);
     return static_cast<uint64_t>(static_cast<double>(latest_.tsc) + offset * tsc_per_nano_now_);
@@ -78,7 +77,7 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
   const double offset = static_cast<double>(value) - static_cast<double>(latest_.tsc);
   return static_cast<uint64_t>(static_cast<double>(latest_.monotonic_nanos) +
                                offset / tsc_per_nano_now_) -
-         origin;
+         origin_;
 }
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,

@@ -81,6 +81,8 @@ class SpanDrain {
   ContextMap* const map_;
   const Clock* const clock_;
   const bool session_is_tsc_;
+  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
+  const uint64_t origin_;
   const double tsc_per_nano_;  // the session clock's calibration, until two pairs are known
   Pair previous_;
   Pair latest_;
