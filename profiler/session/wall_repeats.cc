@@ -16,7 +16,7 @@ void CopyRecord(const SampleRecord& from, SampleRecord* to) {
 
 }  // namespace
 
-void WallRepeats::Remember(const SampleRecord& record) {
+WallRepeats::Last& WallRepeats::Remember(const SampleRecord& record) {
   Last& last = last_[record.tid];
   last.used_ticks = std::max(last.used_ticks, record.ticks);
   // Default-initialized: CopyRecord writes what is read, and value-initializing would zero all
@@ -24,7 +24,7 @@ void WallRepeats::Remember(const SampleRecord& record) {
   if (last.newest == nullptr) {
     last.newest.reset(new SampleRecord);
     CopyRecord(record, last.newest.get());
-    return;
+    return last;
   }
   if (record.ticks >= last.newest->ticks) {
     // The older one's memory takes the new sample, which becomes the newest.
@@ -35,6 +35,7 @@ void WallRepeats::Remember(const SampleRecord& record) {
     if (last.older == nullptr) last.older.reset(new SampleRecord);
     CopyRecord(record, last.older.get());
   }
+  return last;
 }
 
 const SampleRecord& WallRepeats::CopyAs(const SampleRecord& sample, uint64_t ticks,
@@ -63,12 +64,11 @@ const SampleRecord* WallRepeats::Repeat(const SampleRecord& repeat) {
   return nullptr;
 }
 
-const SampleRecord* WallRepeats::NextHeldRepeatOf(const SampleRecord& sample) {
-  Last& last = last_[sample.tid];
-  for (size_t i = 0; i < last.held.size(); ++i) {
-    if (last.held[i].repeated_ticks != sample.ticks) continue;
-    const Held held = last.held[i];
-    last.held.erase(last.held.begin() + static_cast<long>(i));
+const SampleRecord* WallRepeats::NextHeldRepeatOf(Last* last, const SampleRecord& sample) {
+  for (size_t i = 0; i < last->held.size(); ++i) {
+    if (last->held[i].repeated_ticks != sample.ticks) continue;
+    const Held held = last->held[i];
+    last->held.erase(last->held.begin() + static_cast<long>(i));
     return &CopyAs(sample, held.ticks, held.weight);
   }
   return nullptr;

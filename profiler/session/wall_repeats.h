@@ -44,9 +44,9 @@ class WallRepeats {
     if (record.kind != SampleKind::kWall) {
       emit(record);
     } else if ((record.flags & kSampleRepeatLast) == 0) {
-      Remember(record);
+      Last& last = Remember(record);
       emit(record);
-      while (const SampleRecord* repeat = NextHeldRepeatOf(record)) emit(*repeat);
+      while (const SampleRecord* repeat = NextHeldRepeatOf(&last, record)) emit(*repeat);
     } else if (const SampleRecord* repeat = Repeat(record)) {
       emit(*repeat);
     }
@@ -70,12 +70,13 @@ class WallRepeats {
     std::vector<Held> held;   // repeats that came before the sample they name
   };
 
-  void Remember(const SampleRecord& record);
+  // Returns the thread's entry (it stays put while the drain runs: only Forget erases).
+  Last& Remember(const SampleRecord& record);
   // The expansion of `repeat`, or null when it is held.
   const SampleRecord* Repeat(const SampleRecord& repeat);
-  // The expansion of one held repeat that names `sample` (forgetting it), or null when none is
-  // left.
-  const SampleRecord* NextHeldRepeatOf(const SampleRecord& sample);
+  // The expansion of one held repeat that names `sample`, of `last`'s thread (forgetting it), or
+  // null when none is left.
+  const SampleRecord* NextHeldRepeatOf(Last* last, const SampleRecord& sample);
   // scratch_ := `sample` at the time and with the weight of a repeat.
   const SampleRecord& CopyAs(const SampleRecord& sample, uint64_t ticks, uint32_t weight);
 
