@@ -20,18 +20,6 @@ bool SameSpan(const ContextSnapshot& a, const ContextSnapshot& b) {
 
 }  // namespace
 
-SpanInterval* SpanLatencies::Held(uint64_t key, const SpanInterval& span, bool* fresh) {
-  *fresh = false;
-  if (held_ == nullptr || key != held_key_) {
-    // try_emplace: emplace would build (allocate) a node even when the thread has one.
-    auto inserted = unfinished_.try_emplace(key, span);
-    *fresh = inserted.second;
-    held_key_ = key;
-    held_ = &inserted.first->second;
-  }
-  return held_;
-}
-
 void SpanLatencies::Forget(uint64_t key) {
   unfinished_.erase(key);
   if (key == held_key_) held_ = nullptr;
@@ -44,8 +32,17 @@ void SpanLatencies::Add(const SpanInterval& span) {
     return;
   }
   const uint64_t key = SpanOwnerKey(span.tid, span.virtual_thread_id);
+  // The thread's held span: the one of the last call, mostly (a drain brings a thread's
+  // intervals together), else found or started with `span`.
   bool fresh = false;
-  SpanInterval& held = *Held(key, span, &fresh);
+  if (held_ == nullptr || key != held_key_) {
+    // try_emplace: emplace would build (allocate) a node even when the thread has one.
+    auto inserted = unfinished_.try_emplace(key, span);
+    fresh = inserted.second;
+    held_key_ = key;
+    held_ = &inserted.first->second;
+  }
+  SpanInterval& held = *held_;
   const bool continues =
       !fresh && SameSpan(held.context, span.context) && held.end_ticks == span.begin_ticks;
   if (!span.closed) {  // open at the recording's end: so is the span it continues

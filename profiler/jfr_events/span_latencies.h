@@ -72,8 +72,7 @@ class SpanLatencies {
   };
 
   void Count(const SpanInterval& span);
-  // The span held back for `key` (SpanOwnerKey), or `span` held as its first (*fresh).
-  SpanInterval* Held(uint64_t key, const SpanInterval& span, bool* fresh);
+  // Drops the span held for `key` (SpanOwnerKey), and held_ with it.
   void Forget(uint64_t key);
 
   const size_t attribute_count_;
