@@ -50,7 +50,9 @@ SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
 
 void SpanIntervals::Add(const SpanInterval& span) {
   Thread& thread = ThreadOf(SpanOwnerKey(span.tid, span.virtual_thread_id));
-  Pending pending{span.begin_ticks, span.end_ticks, span.context};
+  Pending pending;
+  pending.end_ticks = span.end_ticks;
+  pending.context = span.context;
   // Its start was written at a segment end already (CutOpen): the rest follows once settled,
   // triggered or not, so that its parts add up to its length.
   pending.begin_ticks = std::max(span.begin_ticks, thread.written_until);

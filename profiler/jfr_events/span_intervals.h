@@ -120,16 +120,17 @@ class SpanIntervals {
   static constexpr size_t kLateJoinSpans = 16;
 
  private:
-  // A span's part not written yet, [begin_ticks, end_ticks) (its thread is the Thread's).
+  // A span's part not written yet, [begin_ticks, end_ticks) (its thread is the Thread's). What
+  // Settle and Join read of every span comes first, on one cache line.
   struct Pending {
     uint64_t begin_ticks;
     uint64_t end_ticks;
-    ContextSnapshot context;
     uint64_t last_record = 0;    // the latest record that fell in it
     uint32_t written_chunk = 0;  // the chunk it was written (whole) in
     bool triggered = false;      // a record fell in its part not written yet
     bool written = false;
     bool cut = false;  // its start was written at a chunk end: the rest follows
+    ContextSnapshot context;
   };
   // A record that no known span held, given the id of its own context (Join's fallback).
   struct Guess {
