@@ -16,8 +16,14 @@ void CopyRecord(const SampleRecord& from, SampleRecord* to) {
 
 }  // namespace
 
+WallRepeats::Last& WallRepeats::LastOf(pid_t tid) {
+  Recent& recent = recent_[static_cast<uint32_t>(tid) % recent_.size()];
+  if (recent.last == nullptr || recent.tid != tid) recent = Recent{tid, &last_[tid]};
+  return *recent.last;
+}
+
 WallRepeats::Last& WallRepeats::Remember(const SampleRecord& record) {
-  Last& last = last_[record.tid];
+  Last& last = LastOf(record.tid);
   last.used_ticks = std::max(last.used_ticks, record.ticks);
   // Default-initialized: CopyRecord writes what is read, and value-initializing would zero all
   // kMaxStackDepth frames (32 KiB) per thread.
@@ -48,7 +54,7 @@ const SampleRecord& WallRepeats::CopyAs(const SampleRecord& sample, uint64_t tic
 
 const SampleRecord* WallRepeats::Repeat(const SampleRecord& repeat) {
   const uint64_t named = repeat.event.amount;
-  Last& last = last_[repeat.tid];
+  Last& last = LastOf(repeat.tid);
   last.used_ticks = std::max(last.used_ticks, repeat.ticks);
   for (const SampleRecord* kept : {last.newest.get(), last.older.get()}) {
     if (kept != nullptr && kept->ticks == named) return &CopyAs(*kept, repeat.ticks, repeat.weight);
@@ -75,9 +81,11 @@ const SampleRecord* WallRepeats::NextHeldRepeatOf(Last* last, const SampleRecord
 }
 
 void WallRepeats::Forget(uint64_t ticks) {
+  const size_t before = last_.size();
   for (auto it = last_.begin(); it != last_.end();) {
     it = it->second.used_ticks < ticks ? last_.erase(it) : std::next(it);
   }
+  if (last_.size() != before) recent_ = {};
 }
 
 }  // namespace ctxprof

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -70,6 +71,8 @@ class WallRepeats {
     std::vector<Held> held;   // repeats that came before the sample they name
   };
 
+  // The entry of thread `tid`, made if it has none.
+  Last& LastOf(pid_t tid);
   // Returns the thread's entry (it stays put while the drain runs: only Forget erases).
   Last& Remember(const SampleRecord& record);
   // The expansion of `repeat`, or null when it is held.
@@ -81,6 +84,14 @@ class WallRepeats {
   const SampleRecord& CopyAs(const SampleRecord& sample, uint64_t ticks, uint32_t weight);
 
   std::unordered_map<pid_t, Last> last_;
+  // LastOf's entries by the tid's low bits (map nodes stay put until Forget erases them, which
+  // empties this): every wall sample and repeat looks its thread up, and a hit costs a compare
+  // where the map divides by its bucket count and chases a cold node.
+  struct Recent {
+    pid_t tid = 0;
+    Last* last = nullptr;
+  };
+  std::array<Recent, 64> recent_{};
   std::unique_ptr<SampleRecord> scratch_;
 };
 
