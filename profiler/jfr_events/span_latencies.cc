@@ -83,7 +83,9 @@ void SpanLatencies::Count(const SpanInterval& span) {
   const uint32_t* values = span.context.attributes;
   uint64_t hash = attribute_count_;
   for (size_t slot = 0; slot < attribute_count_; slot += 2) {
-    hash = (hash ^ (values[slot] | uint64_t{values[slot + 1]} << 32)) * 0x9E3779B97F4A7C15ULL;
+    // The pair's second slot only if it is one of those: an odd count's last word has one.
+    const uint64_t second = slot + 1 < attribute_count_ ? values[slot + 1] : 0;
+    hash = (hash ^ (values[slot] | second << 32)) * 0x9E3779B97F4A7C15ULL;
   }
   const auto same = [this, values](uint32_t at) {
     const Attributes& other = groups_[at].attributes;
