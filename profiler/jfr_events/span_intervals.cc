@@ -6,6 +6,40 @@
 
 namespace ctxprof {
 
+void SpanIntervals::SpanRing::PushBack(const Pending& pending) {
+  if (size_ == slots_.size()) {
+    std::vector<Pending> slots(std::max<size_t>(16, 2 * slots_.size()));
+    for (size_t index = 0; index < size_; index++) slots[index] = (*this)[index];
+    slots_.swap(slots);
+    head_ = 0;
+  }
+  (*this)[size_++] = pending;
+}
+
+void SpanIntervals::SpanRing::Insert(size_t index, const Pending& pending) {
+  PushBack(pending);
+  for (size_t at = size_ - 1; at > index; at--) (*this)[at] = (*this)[at - 1];
+  (*this)[index] = pending;
+}
+
+void SpanIntervals::SpanRing::DropFront(size_t count) {
+  if (count == 0) return;
+  head_ = (head_ + count) & (slots_.size() - 1);
+  size_ -= count;
+}
+
+size_t SpanIntervals::SpanRing::FirstBeginningAfter(size_t from, size_t to, uint64_t ticks) {
+  while (from < to) {
+    const size_t middle = from + (to - from) / 2;
+    if ((*this)[middle].begin_ticks <= ticks) {
+      from = middle + 1;
+    } else {
+      to = middle;
+    }
+  }
+  return from;
+}
+
 SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
   if (last_thread_ == nullptr || last_owner_ != owner) {
     last_thread_ = &threads_[owner];
@@ -16,12 +50,14 @@ SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
 
 void SpanIntervals::Add(const SpanInterval& span) {
   Thread& thread = ThreadOf(SpanOwnerKey(span.tid, span.virtual_thread_id));
-  Pending pending{span};
+  Pending pending;
+  pending.end_ticks = span.end_ticks;
+  pending.context = span.context;
   // Its start was written at a segment end already (CutOpen): the rest follows once settled,
   // triggered or not, so that its parts add up to its length.
-  pending.span.begin_ticks = std::max(span.begin_ticks, thread.written_until);
-  pending.cut = pending.span.begin_ticks > span.begin_ticks;
-  if (span.end_ticks <= pending.span.begin_ticks) {  // nothing of it left to write
+  pending.begin_ticks = std::max(span.begin_ticks, thread.written_until);
+  pending.cut = pending.begin_ticks > span.begin_ticks;
+  if (span.end_ticks <= pending.begin_ticks) {  // nothing of it left to write
     thread.unjoined.erase(
         thread.unjoined.begin(),
         std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), span.end_ticks));
@@ -45,32 +81,36 @@ void SpanIntervals::Add(const SpanInterval& span) {
   thread.unjoined.erase(thread.unjoined.begin(), after);
   thread.last_end = std::max(thread.last_end, span.end_ticks);
   // In order but for a virtual thread's, which its carriers' logs may give out of order.
-  auto position = thread.spans.end();
-  while (position != thread.spans.begin() &&
-         (position - 1)->span.begin_ticks > pending.span.begin_ticks) {
+  size_t position = thread.spans.size();
+  while (position != thread.first_pending &&
+         thread.spans[position - 1].begin_ticks > pending.begin_ticks) {
     --position;
   }
-  thread.spans.insert(position, pending);
+  if (position == thread.spans.size()) {
+    thread.spans.PushBack(pending);
+  } else {
+    thread.spans.Insert(position, pending);
+  }
 }
 
 uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t ticks,
                              const ContextSnapshot& fallback, uint64_t* pending_bytes) {
   Thread& thread = ThreadOf(SpanOwnerKey(tid, virtual_thread_id));
   // The last span beginning at or before `ticks`.
-  auto after = std::upper_bound(
-      thread.spans.begin(), thread.spans.end(), ticks,
-      [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
-  if (after != thread.spans.begin() && ticks < (after - 1)->span.end_ticks) {
-    Pending& pending = *(after - 1);
+  const size_t after =
+      thread.spans.FirstBeginningAfter(thread.first_pending, thread.spans.size(), ticks);
+  if (after != thread.first_pending && ticks < thread.spans[after - 1].end_ticks) {
+    Pending& pending = thread.spans[after - 1];
     // Written whole at a flush of an earlier chunk: this chunk has no Context event for it, and
     // writing it again would overlap.
     if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
     pending.triggered = true;
     pending.last_record = std::max(pending.last_record, ticks);
-    return ids_->IdOf(pending.span.context, chunk_->chunk_number());
+    return ids_->IdOf(pending.context, chunk_->chunk_number());
   }
   // Late: its span was settled before it came.
-  if (ticks < settled_ && !thread.settled.empty() && ticks < thread.settled.back().span.end_ticks) {
+  if (ticks < settled_ && thread.first_pending != 0 &&
+      ticks < thread.spans[thread.first_pending - 1].end_ticks) {
     return JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
   }
   // Between two known spans, or in a part already written at an earlier segment end (a wait
@@ -92,17 +132,18 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
 
 uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks,
                                     uint64_t* pending_bytes) {
-  auto after = std::upper_bound(
-      thread->settled.begin(), thread->settled.end(), ticks,
-      [](uint64_t t, const Pending& pending) { return t < pending.span.begin_ticks; });
-  if (after == thread->settled.begin() || ticks >= (after - 1)->span.end_ticks) return 0;
-  Pending& pending = *(after - 1);
+  const size_t settled_begin =
+      thread->first_pending - std::min(thread->first_pending, kLateJoinSpans);
+  const size_t after =
+      thread->spans.FirstBeginningAfter(settled_begin, thread->first_pending, ticks);
+  if (after == settled_begin || ticks >= thread->spans[after - 1].end_ticks) return 0;
+  Pending& pending = thread->spans[after - 1];
   // Written whole in an earlier chunk: this chunk has no Context event for it, and writing it
   // again would overlap.
   if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
   // Settled, it is closed and no other part of it is pending: write it whole now.
   if (!pending.written) Write(owner, &pending, pending_bytes);
-  return ids_->IdOf(pending.span.context, chunk_->chunk_number());
+  return ids_->IdOf(pending.context, chunk_->chunk_number());
 }
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
@@ -141,26 +182,23 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
   settled_ = std::max(settled_, horizon);
   for (auto it = threads_.begin(); it != threads_.end();) {
     Thread& thread = it->second;
-    size_t settled = 0;
-    while (settled < thread.spans.size() && thread.spans[settled].span.end_ticks <= horizon) {
-      Pending& front = thread.spans[settled++];
+    while (thread.first_pending < thread.spans.size() &&
+           thread.spans[thread.first_pending].end_ticks <= horizon) {
+      Pending& front = thread.spans[thread.first_pending++];
       if (!front.written && (front.triggered || front.cut || write_all_)) {
         Write(it->first, &front, pending_bytes);
       }
     }
-    // Settled ones stay joinable for late records a while; the few not settled yet move down.
-    const size_t kept = std::min(settled, kLateJoinSpans);
-    thread.settled.insert(thread.settled.end(), thread.spans.begin() + (settled - kept),
-                          thread.spans.begin() + settled);
-    thread.spans.erase(thread.spans.begin(), thread.spans.begin() + settled);
-    if (thread.settled.size() > kLateJoinSpans) {
-      thread.settled.erase(thread.settled.begin(),
-                           thread.settled.end() - static_cast<long>(kLateJoinSpans));
+    // Settled ones stay joinable for late records a while (the last kLateJoinSpans).
+    if (thread.first_pending > kLateJoinSpans) {
+      thread.spans.DropFront(thread.first_pending - kLateJoinSpans);
+      thread.first_pending = kLateJoinSpans;
     }
     // A virtual thread leaves nothing behind once it holds nothing but settled spans: there are
     // many (a late record of one joins no span).
-    const bool idle = (it->first >> 63) == 0 && thread.spans.empty() && thread.unjoined.empty() &&
-                      thread.guessed.empty() && thread.open_context.empty();
+    const bool idle = (it->first >> 63) == 0 && thread.first_pending == thread.spans.size() &&
+                      thread.unjoined.empty() && thread.guessed.empty() &&
+                      thread.open_context.empty();
     if (idle && &thread == last_thread_) last_thread_ = nullptr;
     it = idle ? threads_.erase(it) : std::next(it);
   }
@@ -168,22 +206,22 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
 
 void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
   for (auto& [owner, thread] : threads_) {
-    for (Pending& pending : thread.spans) {
+    for (size_t index = thread.first_pending; index < thread.spans.size(); index++) {
+      Pending& pending = thread.spans[index];
       if (!pending.triggered || pending.written) continue;
       // Within a chunk the span's contextId stays valid for later records: write it whole.
-      if (!chunk_end || pending.span.end_ticks <= settled_) {
+      if (!chunk_end || pending.end_ticks <= settled_) {
         Write(owner, &pending, pending_bytes);
         continue;
       }
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
-      const uint64_t cut =
-          std::min(pending.span.end_ticks, chunk_->TicksJustAfter(pending.last_record));
-      WriteInterval(owner, pending.span.begin_ticks, cut, pending.span.context, pending_bytes);
-      pending.span.begin_ticks = cut;
+      const uint64_t cut = std::min(pending.end_ticks, chunk_->TicksJustAfter(pending.last_record));
+      WriteInterval(owner, pending.begin_ticks, cut, pending.context, pending_bytes);
+      pending.begin_ticks = cut;
       pending.triggered = false;
       pending.cut = true;
-      pending.written = cut == pending.span.end_ticks;
+      pending.written = cut == pending.end_ticks;
     }
     CutOpen(owner, &thread, pending_bytes);
     if (chunk_end) WriteGuessed(owner, &thread, pending_bytes);
@@ -192,12 +230,13 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
 
 void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
   for (auto& [owner, thread] : threads_) {
-    for (Pending& pending : thread.spans) {
-      if (pending.written || pending.span.begin_ticks >= ticks || pending.span.end_ticks <= ticks) {
+    for (size_t index = thread.first_pending; index < thread.spans.size(); index++) {
+      Pending& pending = thread.spans[index];
+      if (pending.written || pending.begin_ticks >= ticks || pending.end_ticks <= ticks) {
         continue;
       }
       // Its begin stays: a later chunk writes it from there again (see the header).
-      WriteInterval(owner, pending.span.begin_ticks, ticks, pending.span.context, pending_bytes);
+      WriteInterval(owner, pending.begin_ticks, ticks, pending.context, pending_bytes);
       pending.triggered = false;
     }
     const uint64_t begin = std::max(thread.open_begin, thread.written_until);
@@ -242,8 +281,7 @@ void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pendi
 void SpanIntervals::Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
   pending->written_chunk = chunk_->chunk_number();
-  const SpanInterval& span = pending->span;
-  WriteInterval(owner, span.begin_ticks, span.end_ticks, span.context, pending_bytes);
+  WriteInterval(owner, pending->begin_ticks, pending->end_ticks, pending->context, pending_bytes);
 }
 
 void SpanIntervals::WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,

@@ -120,24 +120,47 @@ class SpanIntervals {
   static constexpr size_t kLateJoinSpans = 16;
 
  private:
+  // A span's part not written yet, [begin_ticks, end_ticks) (its thread is the Thread's). What
+  // Settle and Join read of every span comes first, on one cache line.
   struct Pending {
-    SpanInterval span;
-    bool triggered = false;  // a record fell in its part not written yet
-    bool written = false;
-    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
-    bool cut = false;            // its start was written at a chunk end: the rest follows
+    uint64_t begin_ticks;
+    uint64_t end_ticks;
     uint64_t last_record = 0;    // the latest record that fell in it
+    uint32_t written_chunk = 0;  // the chunk it was written (whole) in
+    bool triggered = false;      // a record fell in its part not written yet
+    bool written = false;
+    bool cut = false;  // its start was written at a chunk end: the rest follows
+    ContextSnapshot context;
   };
   // A record that no known span held, given the id of its own context (Join's fallback).
   struct Guess {
     uint64_t ticks;
     ContextSnapshot context;
   };
+  // A thread's spans by begin in a ring: a steady stream of spans reuses the memory the settled
+  // ones leave, and settling moves none (a vector erasing its front moved every pending span at
+  // every Settle; a deque allocates and frees a block every few spans).
+  class SpanRing {
+   public:
+    size_t size() const { return size_; }
+    Pending& operator[](size_t index) { return slots_[(head_ + index) & (slots_.size() - 1)]; }
+    void PushBack(const Pending& pending);
+    // Puts `pending` at `index`, the spans from there on moving up one.
+    void Insert(size_t index, const Pending& pending);
+    void DropFront(size_t count);
+    // The index of the first span in [from, to) that begins after `ticks` (`to` if none).
+    size_t FirstBeginningAfter(size_t from, size_t to, uint64_t ticks);
+
+   private:
+    std::vector<Pending> slots_;  // empty or a power of two
+    size_t head_ = 0;             // the slot of index 0
+    size_t size_ = 0;
+  };
   struct Thread {
-    // By begin; a vector, not a deque, so that a steady stream of spans reuses its memory (a
-    // deque allocates and frees a block every few spans).
-    std::vector<Pending> spans;
-    std::vector<Pending> settled;    // by begin: the last kLateJoinSpans settled
+    // Up to kLateJoinSpans settled spans, joinable by late records, then from first_pending on
+    // the pending ones.
+    SpanRing spans;
+    size_t first_pending = 0;
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
     uint64_t last_end = 0;       // end of the last span added

@@ -20,27 +20,37 @@ bool SameSpan(const ContextSnapshot& a, const ContextSnapshot& b) {
 
 }  // namespace
 
+void SpanLatencies::Forget(uint64_t key) {
+  unfinished_.erase(key);
+  if (key == held_key_) held_ = nullptr;
+}
+
 void SpanLatencies::Add(const SpanInterval& span) {
   if (span.end_ticks < span.begin_ticks) return;
   if (!HasIds(span.context)) {
     if (span.closed) Count(span);
     return;
   }
-  // try_emplace: emplace would build (allocate) a node even when the thread has one.
-  auto inserted = unfinished_.try_emplace(SpanOwnerKey(span.tid, span.virtual_thread_id), span);
-  SpanInterval& held = inserted.first->second;
-  const bool continues = !inserted.second && SameSpan(held.context, span.context) &&
-                         held.end_ticks == span.begin_ticks;
+  const uint64_t key = SpanOwnerKey(span.tid, span.virtual_thread_id);
+  // The thread's held span: the one of the last call, mostly (a drain brings a thread's
+  // intervals together), else found or started with `span`.
+  bool fresh = false;
+  if (held_ == nullptr || key != held_key_) {
+    // try_emplace: emplace would build (allocate) a node even when the thread has one.
+    auto inserted = unfinished_.try_emplace(key, span);
+    fresh = inserted.second;
+    held_key_ = key;
+    held_ = &inserted.first->second;
+  }
+  SpanInterval& held = *held_;
+  const bool continues =
+      !fresh && SameSpan(held.context, span.context) && held.end_ticks == span.begin_ticks;
   if (!span.closed) {  // open at the recording's end: so is the span it continues
-    if (inserted.second || continues) {
-      unfinished_.erase(inserted.first);
-    } else {
-      Count(held);
-      unfinished_.erase(inserted.first);
-    }
+    if (!fresh && !continues) Count(held);
+    Forget(key);
     return;
   }
-  if (inserted.second) return;
+  if (fresh) return;
   if (continues) {
     held.end_ticks = span.end_ticks;
     std::copy(span.context.attributes, span.context.attributes + kAttributeSlots,
@@ -52,35 +62,46 @@ void SpanLatencies::Add(const SpanInterval& span) {
 }
 
 void SpanLatencies::SetOpen(int32_t tid, uint64_t virtual_thread_id, const ContextSnapshot& open) {
-  auto held = unfinished_.find(SpanOwnerKey(tid, virtual_thread_id));
+  const uint64_t key = SpanOwnerKey(tid, virtual_thread_id);
+  auto held = unfinished_.find(key);
   if (held == unfinished_.end() || SameSpan(held->second.context, open)) return;
   Count(held->second);
-  unfinished_.erase(held);
+  Forget(key);
 }
 
 void SpanLatencies::CountUnfinished() {
   for (const auto& [thread, span] : unfinished_) Count(span);
   unfinished_.clear();
-}
-
-size_t SpanLatencies::AttributesHash::operator()(const Attributes& attributes) const {
-  uint64_t hash = 0;
-  for (uint32_t id : attributes) hash = (hash ^ id) * 0x9E3779B97F4A7C15ULL;
-  return static_cast<size_t>(hash ^ (hash >> 29));
+  held_ = nullptr;
 }
 
 void SpanLatencies::Count(const SpanInterval& span) {
   // Only the slots the event has fields for: the others (attributes registered after the
-  // recording started) would split groups that no reader can tell apart.
-  Attributes attributes{};
-  std::copy(span.context.attributes, span.context.attributes + attribute_count_,
-            attributes.begin());
-  Recent& recent = recent_[AttributesHash()(attributes) % recent_.size()];
-  if (recent.group == nullptr || recent.attributes != attributes) {
-    recent.group = &groups_[attributes];
-    recent.attributes = attributes;
+  // recording started) would split groups that no reader can tell apart. Hashed and compared
+  // over those slots only, two to a word, straight from the span (a copy first would stall the
+  // loads on it).
+  const uint32_t* values = span.context.attributes;
+  uint64_t hash = attribute_count_;
+  for (size_t slot = 0; slot < attribute_count_; slot += 2) {
+    // The pair's second slot only if it is one of those: an odd count's last word has one.
+    const uint64_t second = slot + 1 < attribute_count_ ? values[slot + 1] : 0;
+    hash = (hash ^ (values[slot] | second << 32)) * 0x9E3779B97F4A7C15ULL;
   }
-  Group& group = *recent.group;
+  const auto same = [this, values](uint32_t at) {
+    const Attributes& other = groups_[at].attributes;
+    for (size_t slot = 0; slot < attribute_count_; slot++) {
+      if (other[slot] != values[slot]) return false;
+    }
+    return true;
+  };
+  bool inserted = false;
+  const uint32_t position = groups_index_.FindOrInsert(
+      MixBits(hash), static_cast<uint32_t>(groups_.size()), same, &inserted);
+  if (inserted) {
+    groups_.emplace_back();
+    std::copy(values, values + attribute_count_, groups_.back().attributes.begin());
+  }
+  Group& group = groups_[position];
   const int64_t nanos = std::max<int64_t>(
       0, static_cast<int64_t>(static_cast<double>(span.end_ticks - span.begin_ticks) *
                               nanos_per_tick_));
@@ -97,14 +118,14 @@ void SpanLatencies::Count(const SpanInterval& span) {
 void SpanLatencies::Write(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
                           uint64_t* pending_bytes) {
   // By attribute values, so that a segment's events come in the same order every run.
-  std::vector<const std::pair<const Attributes, Group>*> sorted;
+  std::vector<const Group*> sorted;
   sorted.reserve(groups_.size());
-  for (const auto& entry : groups_) sorted.push_back(&entry);
+  for (const Group& group : groups_) sorted.push_back(&group);
   std::sort(sorted.begin(), sorted.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (const auto* entry : sorted) {
-    const Attributes& attributes = entry->first;
-    const Group& group = entry->second;
+            [](const Group* a, const Group* b) { return a->attributes < b->attributes; });
+  for (const Group* entry : sorted) {
+    const Attributes& attributes = entry->attributes;
+    const Group& group = *entry;
     LatencyHistogram histogram;
     for (size_t index = 0; index < group.counts.size(); index++) {
       if (group.counts[index] != 0) {
@@ -124,7 +145,7 @@ void SpanLatencies::Write(JfrChunkWriter* chunk, EventEncoder* encoder, Attribut
                                &chunk->out());
   }
   groups_.clear();
-  recent_ = {};
+  groups_index_.Clear();
 }
 
 }  // namespace ctxprof

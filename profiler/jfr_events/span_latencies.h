@@ -33,6 +33,7 @@
 #include "profiler/jfr/jfr_chunk_writer.h"
 #include "profiler/jfr_events/attribute_value_pool.h"
 #include "profiler/jfr_events/event_encoder.h"
+#include "profiler/jfr_events/flat_index.h"
 #include "profiler/jfr_events/span_intervals.h"
 
 namespace ctxprof {
@@ -58,13 +59,11 @@ class SpanLatencies {
 
  private:
   using Attributes = std::array<uint32_t, kAttributeSlots>;
-  struct AttributesHash {
-    size_t operator()(const Attributes& attributes) const;
-  };
   // A segment's spans of one attribute-value set. Counted into an array by bucket index (up to
   // the largest seen), not LatencyHistogram's tree: every span of the workload passes here,
   // whether anything is recorded in it or not. Write makes the histogram.
   struct Group {
+    Attributes attributes{};  // 0 past the event's slots
     std::vector<uint32_t> counts;
     int64_t sum = 0;
     int64_t max = 0;
@@ -73,19 +72,21 @@ class SpanLatencies {
   };
 
   void Count(const SpanInterval& span);
+  // Drops the span held for `key` (SpanOwnerKey), and held_ with it.
+  void Forget(uint64_t key);
 
   const size_t attribute_count_;
   const double nanos_per_tick_;
-  std::unordered_map<Attributes, Group, AttributesHash> groups_;
-  // Groups Count found, by their hash's low bits (nodes of an unordered_map stay put): a handful
-  // of attribute-value sets take most spans, and a hit costs a compare instead of a map probe.
-  struct Recent {
-    Attributes attributes{};
-    Group* group = nullptr;
-  };
-  std::array<Recent, 64> recent_{};
-  // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on.
+  // This segment's groups, found by their attribute values through groups_index_: one probe of a
+  // flat table per span, where a node map hashed and chased a node.
+  std::vector<Group> groups_;
+  FlatIndex groups_index_{64};
+  // Per thread (a virtual thread apart from its carriers), the span whose intervals may go on;
+  // held_ is the entry of held_key_ (nodes stay put until erased): a drain brings a thread's
+  // intervals together.
   std::unordered_map<uint64_t, SpanInterval> unfinished_;  // by SpanOwnerKey
+  uint64_t held_key_ = 0;                                  // no SpanOwnerKey is 0
+  SpanInterval* held_ = nullptr;
 };
 
 }  // namespace ctxprof

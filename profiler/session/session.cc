@@ -488,10 +488,14 @@ void Session::Tick() {
   // dropped and new threads from going unsampled; the recording's work (symbolizing new
   // frames, encoding, writing) can take long when the thread gets little CPU (session.h).
   DrainUnlessBehind();
-  // A thread gone quiet for a minute has exited (an idle one gets a repeat every second).
+  // A thread gone quiet for a minute has exited (an idle one gets a repeat every second). Looked
+  // for once a second, not at every tick: it scans every thread's entry.
   const uint64_t now = clock_->Now();
-  const uint64_t minute = 60 * clock_->TicksPerSecond();
-  if (now > minute) wall_repeats_.Forget(now - minute);
+  const uint64_t second = clock_->TicksPerSecond();
+  if (now > 60 * second && now - last_forget_ >= second) {
+    wall_repeats_.Forget(now - 60 * second);
+    last_forget_ = now;
+  }
   registry_->RescanIfChanged();
   if (recording_ != nullptr) {
     // A rescan that arms a burst of new threads takes milliseconds of CPU, stretched by as much

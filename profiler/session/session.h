@@ -191,6 +191,7 @@ class Session {
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<SampleBuffer> buffer_;
   WallRepeats wall_repeats_;  // background thread only
+  uint64_t last_forget_ = 0;  // when Tick last had wall_repeats_ forget threads
   std::shared_ptr<Aggregator> aggregator_;
   std::unique_ptr<WallWitnessTable> wall_witnesses_;  // null without wall=; handlers write it
   // Held for the session when the CPU engine records kernel frames into a recording, so its

@@ -30,9 +30,11 @@ SpanDrain::SpanDrain(ContextMap* map, const Clock* clock)
     : map_(map),
       clock_(clock),
       session_is_tsc_(strcmp(clock->Name(), "tsc") == 0),
+      origin_(clock->MonotonicOrigin()),
       tsc_per_nano_(session_is_tsc_ ? static_cast<double>(clock->TicksPerSecond()) / 1e9 : 0) {
   latest_ = ReadPair();
   previous_ = latest_;
+  UpdateRate();
   // What the logs hold from before the recording (spans, and drops while nobody read them) is
   // not the recording's.
   uint64_t ignored = 0;
@@ -54,27 +56,28 @@ SpanDrain::Pair SpanDrain::ReadPair() {
   return best;
 }
 
-uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
-  const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
-  const uint64_t value = span_ticks & ~kMonotonicFlag;
-  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
-  const uint64_t origin = clock_->MonotonicOrigin();
-  if (monotonic != session_is_tsc_) return monotonic ? value - origin : value;  // the session's
+void SpanDrain::UpdateRate() {
   // The rate between the last two pairs, or the calibration while there is only one.
   const double nanos_apart =
       static_cast<double>(latest_.monotonic_nanos) - static_cast<double>(previous_.monotonic_nanos);
-  const double tsc_per_nano =
+  tsc_per_nano_now_ =
       nanos_apart > 1e6
           ? (static_cast<double>(latest_.tsc) - static_cast<double>(previous_.tsc)) / nanos_apart
           : (tsc_per_nano_ > 0 ? tsc_per_nano_ : 1.0);
+}
+
+uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
+  const bool monotonic = (span_ticks & kMonotonicFlag) != 0;
+  const uint64_t value = span_ticks & ~kMonotonicFlag;
+  if (monotonic != session_is_tsc_) return monotonic ? value - origin_ : value;  // the session's
   if (monotonic) {
     const double offset = static_cast<double>(value) - static_cast<double>(latest_.monotonic_nanos);
-    return static_cast<uint64_t>(static_cast<double>(latest_.tsc) + offset * tsc_per_nano);
+    return static_cast<uint64_t>(static_cast<double>(latest_.tsc) + offset * tsc_per_nano_now_);
   }
   const double offset = static_cast<double>(value) - static_cast<double>(latest_.tsc);
   return static_cast<uint64_t>(static_cast<double>(latest_.monotonic_nanos) +
-                               offset / tsc_per_nano) -
-         origin;
+                               offset / tsc_per_nano_now_) -
+         origin_;
 }
 
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
@@ -87,19 +90,29 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
   if (pair.monotonic_nanos - latest_.monotonic_nanos > kNanosPerMilli) {
     previous_ = latest_;
     latest_ = pair;
+    UpdateRate();
   }
   // The open intervals first: a span that ended before one of them began was appended before
   // its begin was stored, so the drain below sees it. Their begins are converted after the
   // records that may end where they begin.
   std::vector<OpenInterval> intervals = ReadOpenIntervals(timed);
   SpanLogPool& pool = map_->span_logs();
+  // The pool hands a log's records over together, and most are its own thread's: the owner's
+  // entry is looked up once per run of records, not per record.
+  uint64_t cached_key = 0;  // no SpanOwnerKey is 0
+  Boundary* cached = nullptr;
   pool.Drain(
       [&](int32_t tid, const SpanRecord& record) {
         SpanInterval span;
         span.tid = tid;
         span.virtual_thread_id = record.owner;
         // One lookup for both: the previous interval's end is this one's begin, then this end.
-        Boundary& last = last_end_[SpanOwnerKey(tid, record.owner)];
+        const uint64_t key = SpanOwnerKey(tid, record.owner);
+        if (key != cached_key) {
+          cached = &last_end_[key];  // nodes stay put until the clear below
+          cached_key = key;
+        }
+        Boundary& last = *cached;
         span.begin_ticks = last.span_ticks == record.begin_ticks
                                ? last.session_ticks
                                : ToSessionTicks(record.begin_ticks);

@@ -60,6 +60,9 @@ class SpanDrain {
     uint64_t monotonic_nanos = 0;
   };
   static Pair ReadPair();
+  // tsc_per_nano_now_ := the rate between the last two pairs (the calibration while there is
+  // one), once per new pair rather than per converted time.
+  void UpdateRate();
   // Each owned log's open interval, its begin still in span ticks; `timed` (if not null)
   // receives the tids of the threads that own a log.
   std::vector<OpenInterval> ReadOpenIntervals(std::unordered_set<int32_t>* timed) const;
@@ -78,9 +81,12 @@ class SpanDrain {
   ContextMap* const map_;
   const Clock* const clock_;
   const bool session_is_tsc_;
+  // Monotonic nanoseconds count from the session clock's origin (the JVM's with jfrsync=).
+  const uint64_t origin_;
   const double tsc_per_nano_;  // the session clock's calibration, until two pairs are known
   Pair previous_;
   Pair latest_;
+  double tsc_per_nano_now_ = 1.0;
   uint64_t dropped_ = 0;
   std::unordered_map<uint64_t, Boundary> last_end_;
 };

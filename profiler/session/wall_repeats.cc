@@ -16,15 +16,21 @@ void CopyRecord(const SampleRecord& from, SampleRecord* to) {
 
 }  // namespace
 
-void WallRepeats::Remember(const SampleRecord& record) {
-  Last& last = last_[record.tid];
+WallRepeats::Last& WallRepeats::LastOf(pid_t tid) {
+  Recent& recent = recent_[static_cast<uint32_t>(tid) % recent_.size()];
+  if (recent.last == nullptr || recent.tid != tid) recent = Recent{tid, &last_[tid]};
+  return *recent.last;
+}
+
+WallRepeats::Last& WallRepeats::Remember(const SampleRecord& record) {
+  Last& last = LastOf(record.tid);
   last.used_ticks = std::max(last.used_ticks, record.ticks);
   // Default-initialized: CopyRecord writes what is read, and value-initializing would zero all
   // kMaxStackDepth frames (32 KiB) per thread.
   if (last.newest == nullptr) {
     last.newest.reset(new SampleRecord);
     CopyRecord(record, last.newest.get());
-    return;
+    return last;
   }
   if (record.ticks >= last.newest->ticks) {
     // The older one's memory takes the new sample, which becomes the newest.
@@ -35,6 +41,7 @@ void WallRepeats::Remember(const SampleRecord& record) {
     if (last.older == nullptr) last.older.reset(new SampleRecord);
     CopyRecord(record, last.older.get());
   }
+  return last;
 }
 
 const SampleRecord& WallRepeats::CopyAs(const SampleRecord& sample, uint64_t ticks,
@@ -47,7 +54,7 @@ const SampleRecord& WallRepeats::CopyAs(const SampleRecord& sample, uint64_t tic
 
 const SampleRecord* WallRepeats::Repeat(const SampleRecord& repeat) {
   const uint64_t named = repeat.event.amount;
-  Last& last = last_[repeat.tid];
+  Last& last = LastOf(repeat.tid);
   last.used_ticks = std::max(last.used_ticks, repeat.ticks);
   for (const SampleRecord* kept : {last.newest.get(), last.older.get()}) {
     if (kept != nullptr && kept->ticks == named) return &CopyAs(*kept, repeat.ticks, repeat.weight);
@@ -63,21 +70,22 @@ const SampleRecord* WallRepeats::Repeat(const SampleRecord& repeat) {
   return nullptr;
 }
 
-const SampleRecord* WallRepeats::NextHeldRepeatOf(const SampleRecord& sample) {
-  Last& last = last_[sample.tid];
-  for (size_t i = 0; i < last.held.size(); ++i) {
-    if (last.held[i].repeated_ticks != sample.ticks) continue;
-    const Held held = last.held[i];
-    last.held.erase(last.held.begin() + static_cast<long>(i));
+const SampleRecord* WallRepeats::NextHeldRepeatOf(Last* last, const SampleRecord& sample) {
+  for (size_t i = 0; i < last->held.size(); ++i) {
+    if (last->held[i].repeated_ticks != sample.ticks) continue;
+    const Held held = last->held[i];
+    last->held.erase(last->held.begin() + static_cast<long>(i));
     return &CopyAs(sample, held.ticks, held.weight);
   }
   return nullptr;
 }
 
 void WallRepeats::Forget(uint64_t ticks) {
+  const size_t before = last_.size();
   for (auto it = last_.begin(); it != last_.end();) {
     it = it->second.used_ticks < ticks ? last_.erase(it) : std::next(it);
   }
+  if (last_.size() != before) recent_ = {};
 }
 
 }  // namespace ctxprof

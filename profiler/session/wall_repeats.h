@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -44,9 +45,9 @@ class WallRepeats {
     if (record.kind != SampleKind::kWall) {
       emit(record);
     } else if ((record.flags & kSampleRepeatLast) == 0) {
-      Remember(record);
+      Last& last = Remember(record);
       emit(record);
-      while (const SampleRecord* repeat = NextHeldRepeatOf(record)) emit(*repeat);
+      while (const SampleRecord* repeat = NextHeldRepeatOf(&last, record)) emit(*repeat);
     } else if (const SampleRecord* repeat = Repeat(record)) {
       emit(*repeat);
     }
@@ -70,16 +71,27 @@ class WallRepeats {
     std::vector<Held> held;   // repeats that came before the sample they name
   };
 
-  void Remember(const SampleRecord& record);
+  // The entry of thread `tid`, made if it has none.
+  Last& LastOf(pid_t tid);
+  // Returns the thread's entry (it stays put while the drain runs: only Forget erases).
+  Last& Remember(const SampleRecord& record);
   // The expansion of `repeat`, or null when it is held.
   const SampleRecord* Repeat(const SampleRecord& repeat);
-  // The expansion of one held repeat that names `sample` (forgetting it), or null when none is
-  // left.
-  const SampleRecord* NextHeldRepeatOf(const SampleRecord& sample);
+  // The expansion of one held repeat that names `sample`, of `last`'s thread (forgetting it), or
+  // null when none is left.
+  const SampleRecord* NextHeldRepeatOf(Last* last, const SampleRecord& sample);
   // scratch_ := `sample` at the time and with the weight of a repeat.
   const SampleRecord& CopyAs(const SampleRecord& sample, uint64_t ticks, uint32_t weight);
 
   std::unordered_map<pid_t, Last> last_;
+  // LastOf's entries by the tid's low bits (map nodes stay put until Forget erases them, which
+  // empties this): every wall sample and repeat looks its thread up, and a hit costs a compare
+  // where the map divides by its bucket count and chases a cold node.
+  struct Recent {
+    pid_t tid = 0;
+    Last* last = nullptr;
+  };
+  std::array<Recent, 64> recent_{};
   std::unique_ptr<SampleRecord> scratch_;
 };
 

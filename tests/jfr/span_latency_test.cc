@@ -210,6 +210,51 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
   EXPECT_EQ(context_events.count("/b"), 0u);
 }
 
+// Spans whose values differ only in a slot the event has no field for (an attribute registered
+// after the recording started) are one group: one SpanLatency event per segment, not one per
+// value of that slot.
+TEST(SpanLatencyTest, SlotsPastTheEventsFieldsDoNotSplitAGroup) {
+  FakeClock clock;
+  FakeFrameResolver frames;
+  FakeThreadResolver threads;
+  const uint64_t ms = clock.TicksPerSecond() / 1000;
+  const uint64_t t0 = clock.Now() + ms;
+  Workload workload = OneStackWorkload({"endpoint"});
+  JfrWriterConfig config;
+  config.path = TempPath("span_latency_slots.jfr");
+  config.engine = "perf_cpu_clock";
+  StatusOr<std::unique_ptr<JfrWriter>> opened =
+      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
+  ASSERT_TRUE(IsOk(opened));
+  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
+  writer->AddTimedThreads({7});
+  constexpr int kSpans = 8;
+  for (int i = 0; i < kSpans; i++) {
+    ContextSnapshot context{};
+    context.span_id = i + 1;
+    context.attributes[0] = workload.dictionary->Intern("/a");
+    context.attributes[1] = workload.dictionary->Intern("late-" + std::to_string(i));
+    writer->AddSpan(SpanInterval{7, t0 + i * ms, t0 + (i + 1) * ms, context});
+  }
+  writer->SetOpenSpan(7, 0, t0 + kSpans * ms, t0 + kSpans * ms, ContextSnapshot{});
+  writer->SettleSpans(UINT64_MAX);
+  clock.Set(t0 + 20 * ms);
+  ASSERT_TRUE(IsOk(writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  int events = 0;
+  int64_t spans = 0;
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.SpanLatency") continue;
+    EXPECT_EQ(event.Field("endpoint").string(), "/a");
+    events++;
+    spans += event.Field("spans").integer();
+  }
+  EXPECT_EQ(events, 1);
+  EXPECT_EQ(spans, kSpans);
+}
+
 // A tracer opens a span with its ids, then sets its attributes: three intervals of one span,
 // counted as one span of their whole length under the attributes it closed with, once the thread
 // has gone on to another context; a span nested in it splits it; one open at the end is not
