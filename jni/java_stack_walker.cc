@@ -74,7 +74,13 @@ std::atomic<uint64_t> g_only_vm{0};  // ASGCT could not walk (even from the call
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
                         int asgct_count) {
   RawFrame vm[WalkCheck::kDepth];
-  const int vm_count = VmStackWalker::Walk(thread, ucontext, vm, WalkCheck::kDepth);
+  const int walked = VmStackWalker::Walk(thread, ucontext, vm, WalkCheck::kDepth);
+  if (walked == VmStackWalker::kNoJavaFrames) {
+    // ASGCT must have found none either: frames where the VM walk says there are none differ.
+    if (asgct_count > 0) g_walk_check.Compare(asgct, asgct_count, vm, 0);
+    return;
+  }
+  const int vm_count = walked;
   if (asgct_count == 0) {
     // Where neither walks (no Java frames), nothing changes; where only the VM walk does, the
     // stack is its alone.
@@ -194,6 +200,7 @@ int JavaStackWalker::WalkJava(void* ucontext, const VmStackWalker::CodeAt& leaf,
     const int walked = VmStackWalker::Walk(thread, ucontext, frames, max_depth,
                                            VmStackWalker::Start::kInterrupted, &leaf);
     if (walked > 0) return walked;
+    if (walked == VmStackWalker::kNoJavaFrames) return 0;
   }
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
   asgct(&trace, max_depth, ucontext);

@@ -69,7 +69,15 @@ class JavaFrameCursor {
       frame_ = {anchor_pc, anchor_sp, anchor_sp, anchor.last_java_fp()};
     } else {
       if (ucontext_ == nullptr) return false;  // stopped in the VM without a walkable anchor
-      if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) return false;
+      if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) {
+        // Outside Java code with no last Java frame at all: ASGCT reports no Java frames for
+        // such a thread (forte.cpp: no walkable anchor outside Java code; or too young, exiting,
+        // in GC, in an unknown state). The one failure it could report instead, a thread in the
+        // deoptimization handler, does not arise: the handler enters the VM only through calls
+        // that set the anchor first.
+        no_java_frames_ = anchor_sp == 0;
+        return false;
+      }
       const MachineContext registers(ucontext_);
       frame_ = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
     }
@@ -120,6 +128,8 @@ class JavaFrameCursor {
   bool vframes() const { return ucontext_ == nullptr; }
   // The thread's state lets ASGCT trust an initial interpreted frame as it is.
   bool state_known_valid() const { return state_known_valid_; }
+  // First found the thread certainly has no Java frames (not merely a stack it cannot follow).
+  bool no_java_frames() const { return no_java_frames_; }
 
  private:
   // Moves to `next` if it is plausible: up the stack, by less than kMaxStackStep.
@@ -206,6 +216,7 @@ class JavaFrameCursor {
   CodeBlobView blob_;
   PcKind pc_kind_ = PcKind::kInterrupted;
   bool state_known_valid_ = false;
+  bool no_java_frames_ = false;
   int steps_ = 0;  // non-Java frames stepped over
 };
 
@@ -424,6 +435,7 @@ struct WalkState {
   int count;
   int done = 0;
   bool complete = false;
+  bool no_java_frames = false;
 };
 
 }  // namespace
@@ -502,14 +514,19 @@ int VmStackWalker::WalkFrom(const char* java_thread, const void* ucontext, Start
       [](void* state) {
         WalkState& w = *static_cast<WalkState*>(state);
         JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start, w.leaf);
-        if (!cursor.First(/*vouching=*/true)) return;
+        if (!cursor.First(/*vouching=*/true)) {
+          w.no_java_frames = cursor.no_java_frames();
+          return;
+        }
         w.complete =
             ForEachJavaFrame(&cursor, w.count, &w.done, [&w](const JavaFrameCursor& at, int k) {
               return ProduceFrames(at, w.frames, w.count, k);
             });
       },
       &walk);
-  return finished && walk.complete ? walk.done : 0;
+  if (!finished) return 0;
+  if (walk.no_java_frames) return kNoJavaFrames;
+  return walk.complete ? walk.done : 0;
 }
 
 }  // namespace ctxprof

@@ -16,9 +16,10 @@
 // lock and loop a bounded number of times (every step must move the stack pointer up, by less
 // than 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
 // ready flag with a release store; readers load the flag with acquire before the layout.
-// WalkStopped keeps the frames it decoded for a compiled frame in a lock-free cache keyed by
-// return address and compilation; its entries are seqlocks, so a reader uses an entry only when
-// no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy skips it.
+// The walks keep the frames they decoded for a compiled frame in a lock-free cache keyed by pc,
+// how the pc was looked up and compilation; its entries are seqlocks, so a reader uses an entry
+// only when no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy
+// skips it.
 //
 // Thread safety: Init runs off the signal path, serialised by the caller (JVM agent
 // initialisation); the others may run on any thread at any time, signal handlers included.
@@ -68,9 +69,12 @@ class VmStackWalker {
   // frame up from code ASGCT could not walk (a stub), whose pc is that call's return address.
   // The initial compiled frame's scopes are then those of the call site.
   enum class Start { kInterrupted, kReturnAddress };
+  static constexpr int kNoJavaFrames = -1;
   // Writes the Java frames into frames[0..max_depth) as ASGCT's would be after JavaStackWalker's
-  // conversion, kinds included; returns their count, or 0 when it cannot vouch for every frame
-  // (the caller then asks ASGCT). `leaf`, when not null, is Locate's answer for the context's
+  // conversion, kinds included; returns their count, kNoJavaFrames when the thread has none
+  // (outside Java code without a last Java frame: ASGCT reports none either), or 0 when it
+  // cannot vouch for every frame (the caller then asks ASGCT). WalkStopped never returns
+  // kNoJavaFrames. `leaf`, when not null, is Locate's answer for the context's
   // pc, used in place of a second lookup of it.
   static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth,
                   Start start = Start::kInterrupted, const CodeAt* leaf = nullptr);
