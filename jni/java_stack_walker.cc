@@ -74,7 +74,13 @@ std::atomic<uint64_t> g_only_vm{0};  // ASGCT could not walk (even from the call
 void CheckAgainstVmWalk(const char* thread, const void* ucontext, const RawFrame* asgct,
                         int asgct_count) {
   RawFrame vm[WalkCheck::kDepth];
-  const int vm_count = VmStackWalker::Walk(thread, ucontext, vm, WalkCheck::kDepth);
+  const int walked = VmStackWalker::Walk(thread, ucontext, vm, WalkCheck::kDepth);
+  if (walked == VmStackWalker::kNoJavaFrames) {
+    // ASGCT must have found none either: frames where the VM walk says there are none differ.
+    if (asgct_count > 0) g_walk_check.Compare(asgct, asgct_count, vm, 0);
+    return;
+  }
+  const int vm_count = walked;
   if (asgct_count == 0) {
     // Where neither walks (no Java frames), nothing changes; where only the VM walk does, the
     // stack is its alone.
@@ -167,8 +173,10 @@ bool CallerContext(const ucontext_t& interrupted, bool frame_pointer, ucontext_t
 
 int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
   const uint64_t pc = MachineContext(ucontext).pc();
-  if (max_depth > 1 && VmStackWalker::InStub(pc)) {
-    const int java = WalkJava(ucontext, frames + 1, max_depth - 1);
+  // One lookup of the interrupted pc, for both the stub test and the VM walk's first frame.
+  const VmStackWalker::CodeAt leaf = VmStackWalker::Locate(pc);
+  if (max_depth > 1 && leaf.in_stub()) {
+    const int java = WalkJava(ucontext, leaf, frames + 1, max_depth - 1);
     // No Java frames, or one frame saying they could not be walked (a whole stack): as is.
     if (java <= 0 || frames[1].kind == FrameKind::kJavaUnwalkable) {
       memmove(frames, frames + 1, static_cast<size_t>(std::max(java, 0)) * sizeof(RawFrame));
@@ -177,10 +185,11 @@ int JavaStackWalker::Walk(void* ucontext, RawFrame* frames, int max_depth) {
     frames[0] = {pc, kNativeInterruptedPc, FrameKind::kNative};
     return java + 1;
   }
-  return WalkJava(ucontext, frames, max_depth);
+  return WalkJava(ucontext, leaf, frames, max_depth);
 }
 
-int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
+int JavaStackWalker::WalkJava(void* ucontext, const VmStackWalker::CodeAt& leaf, RawFrame* frames,
+                              int max_depth) {
   JNIEnv* env = t_env != nullptr ? t_env : JavaThreadEnv::Current();
   const AsgctFunction asgct = g_asgct.load(std::memory_order_acquire);
   if (env == nullptr || asgct == nullptr || max_depth <= 0) return 0;
@@ -188,8 +197,10 @@ int JavaStackWalker::WalkJava(void* ucontext, RawFrame* frames, int max_depth) {
   const bool check = Checking();
   if (!check) {
     // The VM's own walk where it vouches for the whole stack; ASGCT for the others.
-    const int walked = VmStackWalker::Walk(thread, ucontext, frames, max_depth);
+    const int walked = VmStackWalker::Walk(thread, ucontext, frames, max_depth,
+                                           VmStackWalker::Start::kInterrupted, &leaf);
     if (walked > 0) return walked;
+    if (walked == VmStackWalker::kNoJavaFrames) return 0;
   }
   AsgctTrace trace{env, 0, reinterpret_cast<AsgctFrame*>(frames)};
   asgct(&trace, max_depth, ucontext);

@@ -34,6 +34,7 @@
 
 #include <string>
 
+#include "jni/vm_stack_walker.h"
 #include "profiler/base/status.h"
 #include "profiler/sampler/sample.h"
 
@@ -63,8 +64,9 @@ class JavaStackWalker {
   static bool Checking();
 
  private:
-  // Walk's Java frames, without the stub that may lead them.
-  static int WalkJava(void* ucontext, RawFrame* frames, int max_depth);
+  // Walk's Java frames, without the stub that may lead them; `leaf` is the interrupted pc's blob.
+  static int WalkJava(void* ucontext, const VmStackWalker::CodeAt& leaf, RawFrame* frames,
+                      int max_depth);
 };
 
 }  // namespace ctxprof

@@ -1,5 +1,6 @@
 #include "jni/vm_layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -81,6 +82,23 @@ T ReadVm(uintptr_t address) {
   return value;
 }
 
+// The union of the heaps' bounds, and whether it has a gap: walked in the order of the heaps'
+// lows, the union is gapless when each heap starts at or below the highest high before it.
+void SetCodeBounds(VmLayout* layout) {
+  VmLayout::CodeHeap by_low[VmLayout::kMaxCodeHeaps];
+  const int count = layout->heap_count;
+  std::copy(layout->heaps, layout->heaps + count, by_low);
+  std::sort(by_low, by_low + count,
+            [](const VmLayout::CodeHeap& a, const VmLayout::CodeHeap& b) { return a.low < b.low; });
+  layout->code_low = by_low[0].low;
+  layout->code_high = by_low[0].high;
+  layout->code_gapless = true;
+  for (int i = 1; i < count; i++) {
+    if (by_low[i].low > layout->code_high) layout->code_gapless = false;
+    layout->code_high = std::max(layout->code_high, by_low[i].high);
+  }
+}
+
 // The code heaps' bounds and segment maps: fixed once the code cache is initialised.
 bool ReadCodeHeaps(LayoutReader* reader, VmLayout* layout) {
   const void* heaps_address = nullptr;
@@ -127,7 +145,9 @@ bool ReadCodeHeaps(LayoutReader* reader, VmLayout* layout) {
         h.ok = true;
       },
       &heaps);
-  return (read && heaps.ok) || reader->Fail("the code cache's heaps could not be read");
+  if (!read || !heaps.ok) return reader->Fail("the code cache's heaps could not be read");
+  SetCodeBounds(layout);
+  return true;
 }
 
 // The code blob, nmethod and PcDesc fields: where a pc's frame and scopes are.

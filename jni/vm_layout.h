@@ -33,6 +33,12 @@ struct VmLayout {
   };
   CodeHeap heaps[kMaxCodeHeaps];
   int heap_count = 0;
+  // The heaps' lowest low and highest high; `code_gapless` when every address between them is in
+  // a heap (the usual case: the VM splits one reservation into its heaps), so that a pc is in
+  // the code cache by these two compares alone.
+  uintptr_t code_low = 0;
+  uintptr_t code_high = 0;
+  bool code_gapless = false;
   uint64_t heap_block_size = 0;  // a CodeBlob starts right after its HeapBlock
   uint64_t heap_block_used = 0;  // HeapBlock::_header._used
 

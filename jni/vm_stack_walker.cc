@@ -41,13 +41,15 @@ class JavaFrameCursor {
   };
 
   // `ucontext` null: the thread is stopped in the VM at its anchor and the walk reports JVMTI's
-  // vframes, not ASGCT's frames (VmStackWalker::WalkStopped).
+  // vframes, not ASGCT's frames (VmStackWalker::WalkStopped). `leaf`: the caller's lookup of
+  // one pc (VmStackWalker::Locate), or null.
   JavaFrameCursor(const VmLayout& layout, const char* thread, const void* ucontext,
-                  VmStackWalker::Start start)
+                  VmStackWalker::Start start, const VmStackWalker::CodeAt* leaf)
       : l_(layout),
         thread_(layout, reinterpret_cast<uintptr_t>(thread)),
         ucontext_(ucontext),
         start_at_return_(start == VmStackWalker::Start::kReturnAddress),
+        leaf_(leaf),
         code_cache_(layout),
         blob_(layout, 0, CodeKind::kUnknown) {}
 
@@ -67,7 +69,15 @@ class JavaFrameCursor {
       frame_ = {anchor_pc, anchor_sp, anchor_sp, anchor.last_java_fp()};
     } else {
       if (ucontext_ == nullptr) return false;  // stopped in the VM without a walkable anchor
-      if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) return false;
+      if (state != l_.java_thread.in_java && state != l_.java_thread.in_java_trans) {
+        // Outside Java code with no last Java frame at all: ASGCT reports no Java frames for
+        // such a thread (forte.cpp: no walkable anchor outside Java code; or too young, exiting,
+        // in GC, in an unknown state). The one failure it could report instead, a thread in the
+        // deoptimization handler, does not arise: the handler enters the VM only through calls
+        // that set the anchor first.
+        no_java_frames_ = anchor_sp == 0;
+        return false;
+      }
       const MachineContext registers(ucontext_);
       frame_ = {registers.pc(), registers.sp(), registers.sp(), registers.fp()};
     }
@@ -77,7 +87,9 @@ class JavaFrameCursor {
     state_known_valid_ = state == l_.java_thread.in_native || state == l_.java_thread.in_vm ||
                          state == l_.java_thread.blocked;
     if (vouching && l_.continuations && thread_.cont_entry() != 0) return false;
-    blob_ = code_cache_.FindBlob(frame_.pc);
+    blob_ = leaf_ != nullptr && leaf_->pc == frame_.pc
+                ? CodeBlobView(l_, leaf_->blob, static_cast<CodeKind>(leaf_->kind))
+                : code_cache_.FindBlob(frame_.pc);
     while (blob_.kind() == CodeKind::kOutsideCodeCache) {
       if (++steps_ > kMaxNonJavaFrames || !Step(NativeSender())) return false;
       blob_ = code_cache_.FindBlob(frame_.pc);
@@ -116,6 +128,8 @@ class JavaFrameCursor {
   bool vframes() const { return ucontext_ == nullptr; }
   // The thread's state lets ASGCT trust an initial interpreted frame as it is.
   bool state_known_valid() const { return state_known_valid_; }
+  // First found the thread certainly has no Java frames (not merely a stack it cannot follow).
+  bool no_java_frames() const { return no_java_frames_; }
 
  private:
   // Moves to `next` if it is plausible: up the stack, by less than kMaxStackStep.
@@ -196,11 +210,13 @@ class JavaFrameCursor {
   // The context's pc is a return address (VmStackWalker::Start::kReturnAddress); it matters
   // only when the walk starts there, not at the thread's anchor.
   const bool start_at_return_;
+  const VmStackWalker::CodeAt* const leaf_;
   const CodeCacheView code_cache_;
   PhysicalFrame frame_{};
   CodeBlobView blob_;
   PcKind pc_kind_ = PcKind::kInterrupted;
   bool state_known_valid_ = false;
+  bool no_java_frames_ = false;
   int steps_ = 0;  // non-Java frames stepped over
 };
 
@@ -270,12 +286,13 @@ bool Emit(const VmLayout& l, uintptr_t method, int32_t bci, FrameKind kind, RawF
   return true;
 }
 
-// The frames a walk writes for a compiled frame looked up by its return address (every frame of
-// WalkStopped, the callers of Walk's first frame): what ProduceFrames decodes from the nmethod's
-// PcDescs, scope stream, metadata and jmethodIDs, all fixed for one compilation and reading. The
-// key is the return address, the nmethod's compile id (unique per compilation: code freed and
-// reused at the same address never matches) and the reading (JVMTI's vframes or ASGCT's frames,
-// which differ in a synchronized method's entry bci). Each entry is a
+// The frames a walk writes for a compiled frame: what ProduceFrames decodes from the nmethod's
+// PcDescs, scope stream, metadata and jmethodIDs, all fixed for one compilation, pc and reading.
+// The key is the pc, the nmethod's compile id (unique per compilation: code freed and reused at
+// the same address never matches), how the pc is looked up (PcKind: a return address exactly, an
+// interrupted pc by the PcDesc after it...) and the reading (JVMTI's vframes or ASGCT's frames,
+// which differ in a synchronized method's entry bci). A hot loop's interrupted pcs hit it as
+// its callers' return addresses do. Each entry is a
 // seqlock: a writer claims it by moving its version from even to odd (CAS), a release fence, then
 // stores the key and frames (relaxed atomics) and publishes with the next even version (release);
 // a reader loads the version (acquire), the words, then after an acquire fence the version again,
@@ -296,14 +313,16 @@ CachedFrames& FrameCacheSlotOf(uintptr_t pc) {
   return g_frame_cache[(pc * 0x9E3779B97F4A7C15ull) >> 54];  // the top 10 bits
 }
 
-// Which compilation and reading an entry holds: compile id << 1 | (1 for JVMTI's vframes).
-uint64_t FrameCacheTag(int32_t compile_id, bool vframes) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 1 | (vframes ? 1 : 0);
+// Which compilation, lookup and reading an entry holds: compile id << 3 | PcKind << 1 | (1 for
+// JVMTI's vframes).
+uint64_t FrameCacheTag(int32_t compile_id, PcKind pc_kind, bool vframes) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(compile_id)) << 3 |
+         static_cast<uint64_t>(pc_kind) << 1 | (vframes ? 1 : 0);
 }
 
 uint64_t FrameCacheKey(uint64_t tag, int count) { return tag << 8 | static_cast<uint64_t>(count); }
 
-// Writes the cached frames of the compiled frame at return address `pc`, of the compilation and
+// Writes the cached frames of the compiled frame at `pc`, of the compilation, lookup and
 // reading `tag` (FrameCacheTag), into out[0..room); their count in *written. False on a miss (out
 // may then hold anything).
 bool FindCachedFrames(uintptr_t pc, uint64_t tag, RawFrame* out, int room, int* written) {
@@ -370,11 +389,10 @@ int ProduceFrames(const JavaFrameCursor& cursor, RawFrame* frames, int count, in
   if (blob.kind() == CodeKind::kCompiledNative) {
     return Emit(l, method, 0, FrameKind::kJavaJit, out) ? 1 : 0;
   }
-  // A frame looked up by its return address alone (WalkStopped's every frame, the callers in a
-  // signal's walk) gives the same frames at each visit; an interrupted pc varies.
-  const bool cacheable =
-      (cursor.vframes() || cursor.pc_kind() == PcKind::kCaller) && l.nmethod.compile_id != 0;
-  const uint64_t tag = cacheable ? FrameCacheTag(nmethod.compile_id(), cursor.vframes()) : 0;
+  // The same pc of the same compilation, looked up the same way, gives the same frames.
+  const bool cacheable = l.nmethod.compile_id != 0;
+  const uint64_t tag =
+      cacheable ? FrameCacheTag(nmethod.compile_id(), cursor.pc_kind(), cursor.vframes()) : 0;
   const int room = count - k;
   int written = 0;
   if (cacheable && FindCachedFrames(cursor.frame().pc, tag, out, room, &written)) {
@@ -412,10 +430,12 @@ struct WalkState {
   const char* thread;
   const void* ucontext;
   VmStackWalker::Start start;
+  const VmStackWalker::CodeAt* leaf;
   RawFrame* frames;
   int count;
   int done = 0;
   bool complete = false;
+  bool no_java_frames = false;
 };
 
 }  // namespace
@@ -435,29 +455,36 @@ bool VmStackWalker::InCodeCache(uint64_t pc) {
   return g_ready.load(std::memory_order_acquire) && CodeCacheView(g_layout).Contains(pc);
 }
 
-bool VmStackWalker::InStub(uint64_t pc) {
-  if (!InCodeCache(pc)) return false;
-  struct Probe {
-    uint64_t pc;
-    bool stub;
-  } probe{pc, false};
-  FaultGuard::Run(
-      [](void* state) {
-        auto* probe = static_cast<Probe*>(state);
-        probe->stub = CodeCacheView(g_layout).FindBlob(probe->pc).kind() == CodeKind::kStub;
-      },
-      &probe);
-  return probe.stub;
+bool VmStackWalker::CodeAt::in_stub() const {
+  return static_cast<CodeKind>(kind) == CodeKind::kStub;
+}
+
+VmStackWalker::CodeAt VmStackWalker::Locate(uint64_t pc) {
+  CodeAt found;
+  if (!InCodeCache(pc)) return found;
+  found.pc = pc;
+  // A fault leaves no answer (pc 0): Walk then looks the pc up itself.
+  if (!FaultGuard::Run(
+          [](void* state) {
+            auto* at = static_cast<CodeAt*>(state);
+            const CodeBlobView blob = CodeCacheView(g_layout).FindBlob(at->pc);
+            at->blob = blob.start();
+            at->kind = static_cast<uint8_t>(blob.kind());
+          },
+          &found)) {
+    return CodeAt{};
+  }
+  return found;
 }
 
 int VmStackWalker::AssignKinds(const char* java_thread, const void* ucontext, RawFrame* frames,
                                int count) {
   if (java_thread == nullptr || count <= 0 || !g_ready.load(std::memory_order_acquire)) return 0;
-  WalkState walk{java_thread, ucontext, Start::kInterrupted, frames, count};
+  WalkState walk{java_thread, ucontext, Start::kInterrupted, nullptr, frames, count};
   FaultGuard::Run(
       [](void* state) {
         WalkState& w = *static_cast<WalkState*>(state);
-        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start);
+        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start, w.leaf);
         if (!cursor.First(/*vouching=*/false)) return;
         ForEachJavaFrame(&cursor, w.count, &w.done, [&w](const JavaFrameCursor& at, int k) {
           return AssignFrameKinds(at, w.frames, w.count, k);
@@ -468,33 +495,38 @@ int VmStackWalker::AssignKinds(const char* java_thread, const void* ucontext, Ra
 }
 
 int VmStackWalker::Walk(const char* java_thread, const void* ucontext, RawFrame* frames,
-                        int max_depth, Start start) {
-  return ucontext != nullptr ? WalkFrom(java_thread, ucontext, start, frames, max_depth) : 0;
+                        int max_depth, Start start, const CodeAt* leaf) {
+  return ucontext != nullptr ? WalkFrom(java_thread, ucontext, start, leaf, frames, max_depth) : 0;
 }
 
 int VmStackWalker::WalkStopped(const char* java_thread, RawFrame* frames, int max_depth) {
-  return WalkFrom(java_thread, nullptr, Start::kInterrupted, frames, max_depth);
+  return WalkFrom(java_thread, nullptr, Start::kInterrupted, nullptr, frames, max_depth);
 }
 
 int VmStackWalker::WalkFrom(const char* java_thread, const void* ucontext, Start start,
-                            RawFrame* frames, int max_depth) {
+                            const CodeAt* leaf, RawFrame* frames, int max_depth) {
   if (java_thread == nullptr || max_depth <= 0 || !g_ready.load(std::memory_order_acquire) ||
       !g_layout.walks) {
     return 0;
   }
-  WalkState walk{java_thread, ucontext, start, frames, max_depth};
+  WalkState walk{java_thread, ucontext, start, leaf, frames, max_depth};
   const bool finished = FaultGuard::Run(
       [](void* state) {
         WalkState& w = *static_cast<WalkState*>(state);
-        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start);
-        if (!cursor.First(/*vouching=*/true)) return;
+        JavaFrameCursor cursor(g_layout, w.thread, w.ucontext, w.start, w.leaf);
+        if (!cursor.First(/*vouching=*/true)) {
+          w.no_java_frames = cursor.no_java_frames();
+          return;
+        }
         w.complete =
             ForEachJavaFrame(&cursor, w.count, &w.done, [&w](const JavaFrameCursor& at, int k) {
               return ProduceFrames(at, w.frames, w.count, k);
             });
       },
       &walk);
-  return finished && walk.complete ? walk.done : 0;
+  if (!finished) return 0;
+  if (walk.no_java_frames) return kNoJavaFrames;
+  return walk.complete ? walk.done : 0;
 }
 
 }  // namespace ctxprof

@@ -16,9 +16,10 @@
 // lock and loop a bounded number of times (every step must move the stack pointer up, by less
 // than 16 MiB). They read the layout only after Init published it: Init writes it, then sets the
 // ready flag with a release store; readers load the flag with acquire before the layout.
-// WalkStopped keeps the frames it decoded for a compiled frame in a lock-free cache keyed by
-// return address and compilation; its entries are seqlocks, so a reader uses an entry only when
-// no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy skips it.
+// The walks keep the frames they decoded for a compiled frame in a lock-free cache keyed by pc,
+// how the pc was looked up and compilation; its entries are seqlocks, so a reader uses an entry
+// only when no writer touched it meanwhile (vm_stack_walker.cc), and a writer that finds it busy
+// skips it.
 //
 // Thread safety: Init runs off the signal path, serialised by the caller (JVM agent
 // initialisation); the others may run on any thread at any time, signal handlers included.
@@ -52,15 +53,31 @@ class VmStackWalker {
   static int AssignKinds(const char* java_thread, const void* ucontext, RawFrame* frames,
                          int count);
 
+  // The code-cache blob at a pc (Locate), looked up once per signal: JavaStackWalker asks
+  // whether the interrupted pc is a stub, then hands it to Walk, which does not look it up again.
+  struct CodeAt {
+    uint64_t pc = 0;
+    uint64_t blob = 0;  // the blob's start; 0 outside a live blob
+    uint8_t kind = 0;   // a CodeKind (vm_views.h)
+    bool in_stub() const;
+  };
+  // What the code cache holds at `pc`; the kind is "outside the code cache" before Init
+  // succeeded.
+  static CodeAt Locate(uint64_t pc);
+
   // Where Walk's `ucontext` points: the interrupted context, or one JavaStackWalker built one
   // frame up from code ASGCT could not walk (a stub), whose pc is that call's return address.
   // The initial compiled frame's scopes are then those of the call site.
   enum class Start { kInterrupted, kReturnAddress };
+  static constexpr int kNoJavaFrames = -1;
   // Writes the Java frames into frames[0..max_depth) as ASGCT's would be after JavaStackWalker's
-  // conversion, kinds included; returns their count, or 0 when it cannot vouch for every frame
-  // (the caller then asks ASGCT).
+  // conversion, kinds included; returns their count, kNoJavaFrames when the thread has none
+  // (outside Java code without a last Java frame: ASGCT reports none either), or 0 when it
+  // cannot vouch for every frame (the caller then asks ASGCT). WalkStopped never returns
+  // kNoJavaFrames. `leaf`, when not null, is Locate's answer for the context's
+  // pc, used in place of a second lookup of it.
   static int Walk(const char* java_thread, const void* ucontext, RawFrame* frames, int max_depth,
-                  Start start = Start::kInterrupted);
+                  Start start = Start::kInterrupted, const CodeAt* leaf = nullptr);
   // The Java frames of a thread stopped in the VM at its walkable last-Java-frame anchor (a JVMTI
   // event callback, a JNI native method: `java_thread` is the calling thread's) as JVMTI
   // GetStackTrace reports them: the same frames as Walk, but every compiled frame's pc is a
@@ -72,14 +89,11 @@ class VmStackWalker {
   // the code heaps' reserved bounds only; false before Init succeeded. A JavaCodeProbe
   // (profiler/sampler/signal_handler.h).
   static bool InCodeCache(uint64_t pc);
-  // True when `pc` is in code the VM generated outside Java methods and the interpreter (a stub,
-  // an adapter); false before Init succeeded.
-  static bool InStub(uint64_t pc);
 
  private:
   // Walk (`ucontext` set) and WalkStopped (null).
-  static int WalkFrom(const char* java_thread, const void* ucontext, Start start, RawFrame* frames,
-                      int max_depth);
+  static int WalkFrom(const char* java_thread, const void* ucontext, Start start,
+                      const CodeAt* leaf, RawFrame* frames, int max_depth);
 };
 
 }  // namespace ctxprof

@@ -68,6 +68,8 @@ MethodIdSlot& MethodIdSlotOf(uintptr_t method) {
 }  // namespace
 
 bool CodeCacheView::Contains(uintptr_t pc) const {
+  if (pc < l_->code_low || pc >= l_->code_high) return false;
+  if (l_->code_gapless) return true;
   for (int h = 0; h < l_->heap_count; h++) {
     if (pc >= l_->heaps[h].low && pc < l_->heaps[h].high) return true;
   }
@@ -76,6 +78,7 @@ bool CodeCacheView::Contains(uintptr_t pc) const {
 
 // The segment map's hop counts lead back to the block's first segment.
 CodeBlobView CodeCacheView::FindBlob(uintptr_t pc) const {
+  if (pc < l_->code_low || pc >= l_->code_high) return {*l_, 0, CodeKind::kOutsideCodeCache};
   for (int h = 0; h < l_->heap_count; h++) {
     const VmLayout::CodeHeap& heap = l_->heaps[h];
     if (pc < heap.low || pc >= heap.high) continue;
