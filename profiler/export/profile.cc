@@ -135,8 +135,19 @@ bool ParseEventSelection(const std::string& text, EventSelection* out) {
 }
 
 std::vector<std::string> Profile::Notes() const {
-  if (unfinished_.empty()) return {};
-  return {unfinished_};
+  std::vector<std::string> notes;
+  if (!unfinished_.empty()) notes.push_back(unfinished_);
+  if (dropped_samples_ > 0) {
+    notes.push_back("the recording dropped " + std::to_string(dropped_samples_) +
+                    " samples and events (its sample buffer was full; their weight went to "
+                    "their threads' next samples of the kind)");
+  }
+  if (dropped_spans_ > 0) {
+    notes.push_back("the recording dropped " + std::to_string(dropped_spans_) +
+                    " closed spans (a thread's span log was full): span counts, latency "
+                    "percentiles and cpu/span leave them out");
+  }
+  return notes;
 }
 
 void Profile::set_event_types(const std::vector<std::string>& types,
@@ -374,6 +385,11 @@ bool Profile::Add(const JfrReader& reader, const std::string& path, EventSelecti
         const JfrValue& alloc = event.Field("allocInterval");
         alloc_interval_bytes_ = alloc.is_null() ? 0 : alloc.integer();
       }
+    } else if (event.type_name() == "ctxprof.ProfilerCounters") {
+      const JfrValue& samples = event.Field("droppedSamples");
+      const JfrValue& spans = event.Field("droppedSpans");  // not in older recordings
+      if (!samples.is_null()) dropped_samples_ = std::max(dropped_samples_, samples.integer());
+      if (!spans.is_null()) dropped_spans_ = std::max(dropped_spans_, spans.integer());
     } else if (event.type_name() == "jdk.ActiveSetting") {
       // async-profiler's names, which ctxprof writes too.
       const std::string& name = event.Field("name").string();

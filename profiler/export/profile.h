@@ -166,10 +166,11 @@ class Profile {
   // stands for its path in messages.
   bool LoadBytes(const std::string& name, std::vector<uint8_t> bytes, EventSelection selection,
                  std::string* error);
-  // What the last loaded file says about being incomplete, for stderr: an unfinished chunk read
-  // up to its last flush, or a last chunk without the final flag (the writer had not finished
-  // the recording). Load files oldest first: earlier chunk files of a repository are finished
-  // but never final.
+  // What qualifies the result, for stderr: what the last loaded file says about being incomplete
+  // (an unfinished chunk read up to its last flush, or a last chunk without the final flag: the
+  // writer had not finished the recording; load files oldest first: earlier chunk files of a
+  // repository are finished but never final), and the samples and closed spans the recording
+  // counted as dropped, which no sample, span count or latency percentile includes.
   std::vector<std::string> Notes() const;
 
   const std::vector<Frame>& frames() const { return frames_; }
@@ -240,6 +241,10 @@ class Profile {
   size_t chunk_count_ = 0;
   int64_t total_weight_ = 0;
   std::string unfinished_;  // about the last loaded file; "" when it is finished
+  // The largest droppedSamples and droppedSpans of the files' ctxprof.ProfilerCounters: totals
+  // since a recording's start, so the chunk files of one recording are not added up.
+  int64_t dropped_samples_ = 0;
+  int64_t dropped_spans_ = 0;
   // Adds the samples of `reader`, read from `path`; false with *error when a type of
   // set_event_types has no numeric field `value_field`.
   bool Add(const JfrReader& reader, const std::string& path, EventSelection selection,

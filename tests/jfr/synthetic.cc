@@ -361,11 +361,13 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
 }
 
 Status WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
-                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples) {
+                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
+                     std::function<uint64_t()> dropped_spans) {
   FakeFrameResolver frames;
   FakeThreadResolver threads;
   JfrWriterInputs inputs = workload.Inputs(clock, &frames, &threads);
   inputs.dropped_samples = std::move(dropped_samples);
+  inputs.dropped_spans = std::move(dropped_spans);
   inputs.class_names = workload.class_names.get();
   StatusOr<std::unique_ptr<JfrWriter>> opened = JfrWriter::Open(config, inputs);
   if (!opened.ok()) return opened.status();

@@ -165,7 +165,8 @@ struct SpanScene {
 // each sample's ticks, then one `spacing_ticks` past the last before Close). `config` gives the
 // output; `inputs` fields other than dropped_samples are filled here.
 Status WriteWorkload(const Workload& workload, FakeClock* clock, uint64_t spacing_ticks,
-                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples);
+                     const JfrWriterConfig& config, std::function<uint64_t()> dropped_samples,
+                     std::function<uint64_t()> dropped_spans = {});
 
 }  // namespace ctxprof
 

@@ -381,6 +381,36 @@ TEST(WaitJoinTest, AWaitJoinsTheContextOfItsEnd) {
   EXPECT_EQ(at_start->Field("endpoint").string(), "/checkout");
 }
 
+// What the recording counted as dropped qualifies every result: the tools say it (Notes), once
+// for the chunk files of one recording (their counters are totals since its start).
+TEST(DropsTest, TheRecordingsDropsAreNotedNotAddedUp) {
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/drops.jfr";
+  FakeClock clock;
+  const uint64_t spacing = clock.TicksPerSecond() / 1000;
+  JfrWriterConfig config;
+  config.path = path;
+  config.engine = "perf_cpu_clock";
+  config.interval_nanos = 10000000;
+  const Status written = WriteWorkload(
+      MakeToolsWorkload(clock.Now() + spacing, spacing), &clock, spacing, config,
+      [] { return uint64_t{3}; }, [] { return uint64_t{1368370}; });
+  ASSERT_TRUE(written.ok()) << written.message();
+  Profile profile;
+  std::string error;
+  ASSERT_TRUE(profile.Load(path, EventSelection::kAll, &error)) << error;
+  ASSERT_TRUE(profile.Load(path, EventSelection::kAll, &error)) << error;
+  const std::vector<std::string> notes = profile.Notes();
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].find("the recording dropped 3 samples and events"), 0u) << notes[0];
+  EXPECT_EQ(notes[1].find("the recording dropped 1368370 closed spans"), 0u) << notes[1];
+
+  Profile without_drops;
+  ASSERT_TRUE(without_drops.Load(WriteRecording(CpuSampleEvent::kJdk, "no_drops.jfr"),
+                                 EventSelection::kAll, &error))
+      << error;
+  EXPECT_TRUE(without_drops.Notes().empty());
+}
+
 TEST(JavaClassNameTest, ArraysAndPrimitivesReadLikeJava) {
   EXPECT_EQ(JavaClassName("java/lang/String"), "java.lang.String");
   EXPECT_EQ(JavaClassName("[B"), "byte[]");
