@@ -1201,8 +1201,9 @@ def events_section(options):
                         "**%+.2f %%** of its CPU, the less noisy estimate of the row above and "
                         "the one its verdict uses. The writer thread's CPU in the `alloc=512k` "
                         "runs (%.1f ms) exceeds its share of those samples by %.1f ms: work that "
-                        "does not shrink with the sampling rate (it drains the span every "
-                        "request of this workload opens); with it the session costs **%+.2f "
+                        "does not shrink with the sampling rate (it wakes every 20 ms, and "
+                        "drains the span every request of this workload opens); with it the "
+                        "session costs **%+.2f "
                         "%%**." % (profiler, AMPLIFIED_ALLOC[0], per_sample * 1e6,
                                    outside * 1e6, writer_per_sample * 1e6, estimated,
                                    writer_512k * 1e3, fixed * 1e3, session))
