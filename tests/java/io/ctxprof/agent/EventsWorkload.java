@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
  * Ground truth for allocation and lock events: threads under known contexts allocate, contend on
@@ -188,37 +189,40 @@ public final class EventsWorkload {
     Runnable contender(int index, String endpoint, int holdMillis, int rounds) {
       return () -> {
         threads[index] = Thread.currentThread(); // published to the others by the barrier
-        long[] waited = new long[2];
-        for (int i = 0; i < rounds; i++) {
-          await(round);
-          inContext(
-              endpoint,
-              () -> {
-                long start = System.nanoTime();
-                synchronized (MONITOR) {
-                  waited[0] += countable(System.nanoTime() - start);
-                  hold(holdMillis, this::othersBlockedOnMonitor);
-                }
-              });
-        }
-        for (int i = 0; i < rounds; i++) {
-          await(round);
-          inContext(
-              endpoint,
-              () -> {
-                long start = System.nanoTime();
-                LOCK.lock();
-                try {
-                  waited[1] += countable(System.nanoTime() - start);
-                  hold(holdMillis, () -> LOCK.getQueueLength() == threads.length - 1);
-                } finally {
-                  LOCK.unlock();
-                }
-              });
-        }
-        report("monitor", endpoint, waited[0]);
-        report("park", endpoint, waited[1]);
+        report("monitor", endpoint, inRounds(rounds, endpoint, () -> onMonitor(holdMillis)));
+        report("park", endpoint, inRounds(rounds, endpoint, () -> onLock(holdMillis)));
       };
+    }
+
+    /** The countable time `acquisition` waited over `rounds` rounds under context `endpoint`. */
+    private long inRounds(int rounds, String endpoint, LongSupplier acquisition) {
+      long[] waited = {0};
+      for (int i = 0; i < rounds; i++) {
+        await(round);
+        inContext(endpoint, () -> waited[0] += acquisition.getAsLong());
+      }
+      return waited[0];
+    }
+
+    private long onMonitor(int holdMillis) {
+      long start = System.nanoTime();
+      synchronized (MONITOR) {
+        long waited = countable(System.nanoTime() - start);
+        hold(holdMillis, this::othersBlockedOnMonitor);
+        return waited;
+      }
+    }
+
+    private long onLock(int holdMillis) {
+      long start = System.nanoTime();
+      LOCK.lock();
+      try {
+        long waited = countable(System.nanoTime() - start);
+        hold(holdMillis, () -> LOCK.getQueueLength() == threads.length - 1);
+        return waited;
+      } finally {
+        LOCK.unlock();
+      }
     }
 
     /** The first of a round to acquire waits until `othersWaiting`; every holder then sleeps. */
