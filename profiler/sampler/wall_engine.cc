@@ -141,7 +141,7 @@ uint64_t WallEngine::TicksStillWaiting(uint64_t idle_tick, uint64_t due_tick, ui
   // It left its wait within the ticks its check spacing left unchecked: it ran for about its CPU
   // time of them, the last ones; before that it was still waiting. Ticks past the due check (the
   // sampler woke late) are not split: as every thread's skipped ticks, they go to its next sample
-  // (split too, a sampler late by 60 ms credited the whole gap to an 11 ms wait).
+  // (split too, a late sampler's whole gap would be credited to the wait that just ended).
   const uint64_t unchecked = std::min(tick, due_tick) - idle_tick;
   const uint64_t ran = std::min<uint64_t>(
       unchecked, std::max<uint64_t>(1, (ran_nanos + interval_ns - 1) / interval_ns));
