@@ -23,9 +23,11 @@ void SpanLog::EndInterval(const ContextSnapshot& current, uint64_t now) {
   if (begin == 0 || current.empty()) return;
   const uint64_t position = head.load(std::memory_order_relaxed);  // only the owner writes it
   if (position - tail.load(std::memory_order_acquire) >= kRecords) {
+    dropped_at.store(position + 1, std::memory_order_relaxed);
     dropped.store(dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     return;
   }
+  const bool after_loss = dropped_at.load(std::memory_order_relaxed) == position + 1;
   SpanRecord& record = records[position % kRecords];
   record.begin_ticks = begin;
   record.end_ticks = now;
@@ -33,7 +35,7 @@ void SpanLog::EndInterval(const ContextSnapshot& current, uint64_t now) {
   record.trace_id_low = current.trace_id_low;
   record.span_id = current.span_id;
   for (int i = 0; i < kAttributeSlots; i++) record.attributes[i] = current.attributes[i];
-  record.owner = open_owner.load(std::memory_order_relaxed);
+  record.owner = open_owner.load(std::memory_order_relaxed) | (after_loss ? kAfterLoss : 0);
   head.store(position + 1, std::memory_order_release);
 }
 
@@ -62,6 +64,7 @@ SpanLogLayout GetSpanLogLayout() {
       static_cast<uint32_t>(offsetof(SpanLog, open_begin)),
       static_cast<uint32_t>(offsetof(SpanLog, tail)),
       static_cast<uint32_t>(offsetof(SpanLog, records)),
+      static_cast<uint32_t>(offsetof(SpanLog, dropped_at)),
   };
 }
 
@@ -94,6 +97,7 @@ void SpanLogPool::Free(SpanLog* log) {
   log->head.store(0, std::memory_order_relaxed);
   log->tail.store(0, std::memory_order_relaxed);
   log->dropped.store(0, std::memory_order_relaxed);
+  log->dropped_at.store(0, std::memory_order_relaxed);
   log->open_begin.store(0, std::memory_order_relaxed);
   log->open_owner.store(0, std::memory_order_relaxed);
   log->state.store(SpanLog::kFree, std::memory_order_relaxed);

@@ -17,7 +17,10 @@
 // copying), then publishes head with a release store. The reader loads head with acquire
 // (pairing with it), copies records [tail, head), and stores tail with release. So a record is
 // never read while written nor overwritten while read: no torn record, no data race. When the
-// log is full the record is dropped and `dropped` counts it (owner-written, relaxed).
+// log is full the record is dropped and `dropped` counts it (owner-written, relaxed); the owner
+// also notes the head it could not pass (dropped_at, owner-only), and the next record it appends
+// there carries kAfterLoss in its owner field: so the reader knows exactly where intervals are
+// lost, between that record and the one before it, however its drains and the drops interleave.
 // open_begin is stored inside the block's seqlock write, so a reader that brackets it with the
 // block's sequence sees it together with the context it belongs to.
 //
@@ -53,10 +56,12 @@ struct SpanRecord {
   uint64_t span_id;
   uint32_t attributes[kAttributeSlots];
   uint64_t owner;  // who ran in the interval: 0 = the log's thread, else ThreadContext::Mount's
+                   // (a Java thread id, below 2^63); | kAfterLoss on the first record after drops
 };
 static_assert(sizeof(SpanRecord) == 80, "the Java writer uses this layout");
 
 inline constexpr uint64_t kMonotonicFlag = uint64_t{1} << 63;
+inline constexpr uint64_t kAfterLoss = uint64_t{1} << 63;
 
 // The span clock's current value: the TSC where it can be read, else monotonic nanoseconds
 // with kMonotonicFlag. Async-signal-safe.
@@ -69,6 +74,7 @@ struct SpanLog {
   // Owner's cache line.
   std::atomic<uint64_t> head;        // records appended
   std::atomic<uint64_t> dropped;     // records dropped because the log was full
+  std::atomic<uint64_t> dropped_at;  // 1 + the head when the last record was dropped; owner only
   std::atomic<uint64_t> open_begin;  // begin of the interval still open; 0 = none yet
   std::atomic<uint64_t> open_owner;  // who runs in it (SpanRecord::owner)
   std::atomic<int32_t> tid;          // the owner's kernel tid (set when claimed)
@@ -96,6 +102,7 @@ static_assert(sizeof(SpanLog) <= kSpanLogBytes, "a log fits its stride");
 struct SpanLogLayout {
   uint32_t log_bytes, records, record_bytes;
   uint32_t head_offset, dropped_offset, open_begin_offset, tail_offset, records_offset;
+  uint32_t dropped_at_offset;
 };
 SpanLogLayout GetSpanLogLayout();
 
@@ -126,9 +133,11 @@ class SpanLogPool {
   size_t claimed() const { return claimed_.load(std::memory_order_acquire); }
   uint64_t claim_failures() const { return claim_failures_.load(std::memory_order_relaxed); }
 
-  // Reader only (one thread). Calls visit(tid, record) for every record appended since the last
-  // Drain, log by log in append order, frees drained retired logs, and adds the records dropped
-  // since the last Drain to *dropped.
+  // Reader only (one thread). Calls visit(tid, record, lost_since) for every record appended
+  // since the last Drain, log by log in append order, frees drained retired logs, and adds the
+  // records dropped since the last Drain to *dropped. lost_since is 0, or, for a record marked
+  // kAfterLoss, the end of the record before it (span ticks): the thread's intervals in
+  // [lost_since, record.begin_ticks) are lost.
   template <typename Visit>
   void Drain(Visit&& visit, uint64_t* dropped);
 
@@ -141,7 +150,9 @@ class SpanLogPool {
   std::mutex mutex_;  // guards claiming and freeing
   size_t free_[kLogs];
   size_t free_count_ = 0;
-  uint64_t dropped_seen_[kLogs] = {};  // reader only
+  // Reader only, per log: the drops counted so far; the end of the last record drained.
+  uint64_t dropped_seen_[kLogs] = {};
+  uint64_t last_end_[kLogs] = {};
 };
 
 template <typename Visit>
@@ -154,7 +165,11 @@ void SpanLogPool::Drain(Visit&& visit, uint64_t* dropped) {
     const int32_t tid = log->tid.load(std::memory_order_relaxed);
     const uint64_t head = log->head.load(std::memory_order_acquire);
     uint64_t tail = log->tail.load(std::memory_order_relaxed);
-    for (; tail != head; tail++) visit(tid, log->records[tail % SpanLog::kRecords]);
+    for (; tail != head; tail++) {
+      const SpanRecord& record = log->records[tail % SpanLog::kRecords];
+      visit(tid, record, (record.owner & kAfterLoss) != 0 ? last_end_[i] : 0);
+      last_end_[i] = record.end_ticks;
+    }
     log->tail.store(tail, std::memory_order_release);
     const uint64_t drops = log->dropped.load(std::memory_order_relaxed);
     *dropped += drops - dropped_seen_[i];
@@ -162,6 +177,7 @@ void SpanLogPool::Drain(Visit&& visit, uint64_t* dropped) {
     // Retired before the head we read: nothing more can be appended.
     if (state == SpanLog::kRetired) {
       dropped_seen_[i] = 0;
+      last_end_[i] = 0;
       Free(log);
     }
   }

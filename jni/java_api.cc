@@ -161,13 +161,15 @@ JNIEXPORT jobject JNICALL Java_io_ctxprof_Native_otelRecord0(JNIEnv* env, jclass
 JNIEXPORT jintArray JNICALL Java_io_ctxprof_Native_spanLogLayout0(JNIEnv* env, jclass) {
   const ctxprof::SpanLogLayout layout = ctxprof::GetSpanLogLayout();
   const jint fields[] = {
-      static_cast<jint>(layout.log_bytes),      static_cast<jint>(layout.records),
-      static_cast<jint>(layout.record_bytes),   static_cast<jint>(layout.head_offset),
-      static_cast<jint>(layout.dropped_offset), static_cast<jint>(layout.open_begin_offset),
-      static_cast<jint>(layout.tail_offset),    static_cast<jint>(layout.records_offset),
+      static_cast<jint>(layout.log_bytes),         static_cast<jint>(layout.records),
+      static_cast<jint>(layout.record_bytes),      static_cast<jint>(layout.head_offset),
+      static_cast<jint>(layout.dropped_offset),    static_cast<jint>(layout.open_begin_offset),
+      static_cast<jint>(layout.tail_offset),       static_cast<jint>(layout.records_offset),
+      static_cast<jint>(layout.dropped_at_offset),
   };
-  jintArray array = env->NewIntArray(8);
-  if (array != nullptr) env->SetIntArrayRegion(array, 0, 8, fields);
+  constexpr jsize kFields = sizeof(fields) / sizeof(fields[0]);
+  jintArray array = env->NewIntArray(kFields);
+  if (array != nullptr) env->SetIntArrayRegion(array, 0, kFields, fields);
   return array;
 }
 

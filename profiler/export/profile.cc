@@ -145,8 +145,8 @@ std::vector<std::string> Profile::Notes() const {
   if (dropped_spans_ > 0) {
     notes.push_back("the recording dropped " + std::to_string(dropped_spans_) +
                     " closed spans (a thread's span log was full): span counts, latency "
-                    "percentiles and cpu/span leave them out, and what fell inside them shows "
-                    "no context");
+                    "percentiles and cpu/span leave them out; what fell inside them keeps the "
+                    "context it read, in an interval of its own");
   }
   return notes;
 }

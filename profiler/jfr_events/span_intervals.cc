@@ -49,6 +49,10 @@ SpanIntervals::Thread& SpanIntervals::ThreadOf(uint64_t owner) {
 }
 
 void SpanIntervals::Add(const SpanInterval& span) {
+  // The loss is on the log's thread's time, whoever ran in the spans around it.
+  if (span.lost_since != 0 && span.lost_since < span.begin_ticks) {
+    AddLoss(&ThreadOf(SpanOwnerKey(span.tid, 0)), span.lost_since, span.begin_ticks);
+  }
   Thread& thread = ThreadOf(SpanOwnerKey(span.tid, span.virtual_thread_id));
   Pending pending;
   pending.end_ticks = span.end_ticks;
@@ -111,11 +115,15 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
   // Late: its span was settled before it came.
   if (ticks < settled_ && thread.first_pending != 0 &&
       ticks < thread.spans[thread.first_pending - 1].end_ticks) {
-    return JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
+    const uint64_t id =
+        JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
+    return id != 0 ? id : JoinLost(&thread, ticks, fallback);
   }
-  // Between two known spans, or in a part already written at an earlier segment end (a wait
-  // joined by its start): no context, as the chunk may not carry that part's.
-  if (ticks < thread.last_end || ticks < thread.written_until) return 0;
+  // In a part already written at an earlier segment end (a wait joined by its start): no
+  // context, as the chunk may not carry that part's.
+  if (ticks < thread.written_until) return 0;
+  // Between two known spans: in none, unless the log lost the spans there.
+  if (ticks < thread.last_end) return JoinLost(&thread, ticks, fallback);
   thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
                          ticks);
   // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
@@ -146,6 +154,75 @@ uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t tic
   return ids_->IdOf(pending.context, chunk_->chunk_number());
 }
 
+void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
+  thread->losses.push_back(Loss{begin_ticks, end_ticks});  // drains bring them in order
+  if (thread->losses.size() > kLateJoinSpans) thread->losses.erase(thread->losses.begin());
+  // Records joined before the loss was known: a guess keeps the context it took, a record in
+  // the open interval as last read took that one's.
+  auto inside = [begin_ticks, end_ticks](uint64_t ticks) {
+    return ticks >= begin_ticks && ticks < end_ticks;
+  };
+  for (const Guess& guess : thread->guessed) {
+    if (inside(guess.ticks))
+      thread->lost.push_back(LostRecord{guess.ticks, end_ticks, guess.context});
+  }
+  thread->guessed.erase(
+      std::remove_if(thread->guessed.begin(), thread->guessed.end(),
+                     [&inside](const Guess& guess) { return inside(guess.ticks); }),
+      thread->guessed.end());
+  const auto first =
+      std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), begin_ticks);
+  const auto after = std::lower_bound(first, thread->unjoined.end(), end_ticks);
+  if (!thread->open_context.empty()) {
+    for (auto it = first; it != after; ++it) {
+      if (*it >= thread->open_begin && *it < thread->open_read) {
+        thread->lost.push_back(LostRecord{*it, end_ticks, thread->open_context});
+      }
+    }
+  }
+  thread->unjoined.erase(first, after);
+  std::sort(thread->lost.begin(), thread->lost.end(),
+            [](const LostRecord& a, const LostRecord& b) { return a.ticks < b.ticks; });
+}
+
+uint64_t SpanIntervals::JoinLost(Thread* thread, uint64_t ticks, const ContextSnapshot& context) {
+  if (context.empty() || ticks < thread->lost_written_until) return 0;
+  for (auto loss = thread->losses.rbegin(); loss != thread->losses.rend(); ++loss) {
+    if (ticks >= loss->end_ticks) return 0;
+    if (ticks < loss->begin_ticks) continue;
+    thread->lost.insert(
+        std::upper_bound(thread->lost.begin(), thread->lost.end(), ticks,
+                         [](uint64_t t, const LostRecord& record) { return t < record.ticks; }),
+        LostRecord{ticks, loss->end_ticks, context});
+    return ids_->IdOf(context, chunk_->chunk_number());
+  }
+  return 0;
+}
+
+void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
+  // Each run of records with one context (one span: the context holds its id), from the first
+  // to just after the last, ending before the next run and inside the losses of them all.
+  size_t first = 0;
+  while (first < thread->lost.size()) {
+    const LostRecord& start = thread->lost[first];
+    uint64_t limit = start.limit;
+    size_t last = first;
+    while (last + 1 < thread->lost.size() && thread->lost[last + 1].context == start.context &&
+           thread->lost[last + 1].ticks < limit) {
+      limit = std::min(limit, thread->lost[++last].limit);
+    }
+    uint64_t end = std::min(chunk_->TicksJustAfter(thread->lost[last].ticks), limit);
+    if (last + 1 < thread->lost.size()) end = std::min(end, thread->lost[last + 1].ticks);
+    const uint64_t begin = std::max(start.ticks, thread->lost_written_until);
+    if (begin < end) {
+      WriteInterval(owner, begin, end, start.context, pending_bytes);
+      thread->lost_written_until = end;
+    }
+    first = last + 1;
+  }
+  thread->lost.clear();
+}
+
 void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
                             uint64_t read_ticks, const ContextSnapshot& context) {
   SetThreadOpen(&threads_[SpanOwnerKey(tid, virtual_thread_id)], begin_ticks, read_ticks, context);
@@ -156,8 +233,24 @@ void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t be
 void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t read_ticks,
                                   const ContextSnapshot& context) {
   const uint64_t since = context.empty() ? read_ticks : begin_ticks;
-  thread->unjoined.erase(thread->unjoined.begin(),
-                         std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), since));
+  const auto before = std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), since);
+  // Records the open interval held when last read, which no drained span claimed: its span
+  // ended before `since` and was lost in a full log. They keep the context they took.
+  if (!thread->open_context.empty() && since != thread->open_begin) {
+    bool moved = false;
+    for (auto it = thread->unjoined.begin(); it != before; ++it) {
+      if (*it >= thread->open_begin && *it < thread->open_read &&
+          *it >= thread->lost_written_until) {
+        thread->lost.push_back(LostRecord{*it, since, thread->open_context});
+        moved = true;
+      }
+    }
+    if (moved) {
+      std::sort(thread->lost.begin(), thread->lost.end(),
+                [](const LostRecord& a, const LostRecord& b) { return a.ticks < b.ticks; });
+    }
+  }
+  thread->unjoined.erase(thread->unjoined.begin(), before);
   thread->open_begin = begin_ticks;
   thread->open_read = read_ticks;
   thread->open_context = context;
@@ -197,7 +290,7 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
     // A virtual thread leaves nothing behind once it holds nothing but settled spans: there are
     // many (a late record of one joins no span).
     const bool idle = (it->first >> 63) == 0 && thread.first_pending == thread.spans.size() &&
-                      thread.unjoined.empty() && thread.guessed.empty() &&
+                      thread.unjoined.empty() && thread.guessed.empty() && thread.lost.empty() &&
                       thread.open_context.empty();
     if (idle && &thread == last_thread_) last_thread_ = nullptr;
     it = idle ? threads_.erase(it) : std::next(it);
@@ -223,6 +316,7 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       pending.cut = true;
       pending.written = cut == pending.end_ticks;
     }
+    WriteLost(owner, &thread, pending_bytes);
     CutOpen(owner, &thread, pending_bytes);
     if (chunk_end) WriteGuessed(owner, &thread, pending_bytes);
   }

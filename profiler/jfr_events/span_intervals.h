@@ -13,6 +13,13 @@
 // kLateJoinSpans settled spans are kept, and one not written yet is written then, whole. A
 // thread whose records come late is one that sat still, so its span is among its last ones.
 //
+// Where a thread's log was full, its spans of a stretch are lost (SpanInterval::lost_since): a
+// record in the stretch keeps the context it read itself (Join's fallback), and at the segment
+// end each run of such records with one context is written from the first to just after the
+// last, inside the stretch. Records joined before the loss was known move there too. (Only the
+// log's own thread is mended so: a virtual thread's record in a carrier's lost stretch is in no
+// span.)
+//
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
 // says no more record can fall inside (every record up to `horizon` has been joined). ContextIds
@@ -58,6 +65,9 @@ struct SpanInterval {
   ContextSnapshot context;
   uint64_t virtual_thread_id = 0;
   bool closed = true;  // false: still open at the recording's end (SpanDrain::DrainOpen)
+  // Not 0: the thread's log was full before this span, and its intervals in [lost_since,
+  // begin_ticks) were lost (context/span_log.h). Records in there keep the context they read.
+  uint64_t lost_since = 0;
 };
 
 // Whose spans an interval is, as one number for maps: a thread's (bit 63 set, its tid below) or
@@ -137,6 +147,17 @@ class SpanIntervals {
     uint64_t ticks;
     ContextSnapshot context;
   };
+  // A stretch of a thread's time whose spans its full log lost.
+  struct Loss {
+    uint64_t begin_ticks;
+    uint64_t end_ticks;
+  };
+  // A record in a Loss, given the id of `context`; its interval must end by `limit`.
+  struct LostRecord {
+    uint64_t ticks;
+    uint64_t limit;
+    ContextSnapshot context;
+  };
   // A thread's spans by begin in a ring: a steady stream of spans reuses the memory the settled
   // ones leave, and settling moves none (a vector erasing its front moved every pending span at
   // every Settle; a deque allocates and frees a block every few spans).
@@ -162,7 +183,10 @@ class SpanIntervals {
     SpanRing spans;
     size_t first_pending = 0;
     std::vector<uint64_t> unjoined;  // record times after the last span's end
-    std::vector<Guess> guessed;  // this chunk's, by time, until a span or a chunk end covers them
+    std::vector<Guess> guessed;    // this chunk's, by time, until a span or a chunk end covers them
+    std::vector<LostRecord> lost;  // this segment's, by time
+    uint64_t lost_written_until = 0;
+    std::vector<Loss> losses;    // the last kLateJoinSpans, by time
     uint64_t last_end = 0;       // end of the last span added
     uint64_t written_until = 0;  // the open span was written up to here (a cut)
     // The open interval as last read: [open_begin, open_read) had open_context.
@@ -181,6 +205,13 @@ class SpanIntervals {
   // Joins a record at `ticks` that its thread's pending spans do not hold to a settled span;
   // 0 when none holds it or it cannot carry it.
   uint64_t JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks, uint64_t* pending_bytes);
+  // Notes that `thread`'s spans in [begin_ticks, end_ticks) were lost, and gives the records
+  // there their own contexts.
+  void AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
+  // The id of `context` for a record at `ticks` in one of `thread`'s losses; 0 if in none.
+  uint64_t JoinLost(Thread* thread, uint64_t ticks, const ContextSnapshot& context);
+  // At a segment end: writes the intervals of the records joined in losses.
+  void WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
   void CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // At a chunk end: writes the contexts that records took from their own snapshot (their span

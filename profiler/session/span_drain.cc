@@ -38,7 +38,7 @@ SpanDrain::SpanDrain(ContextMap* map, const Clock* clock)
   // What the logs hold from before the recording (spans, and drops while nobody read them) is
   // not the recording's.
   uint64_t ignored = 0;
-  map_->span_logs().Drain([](int32_t, const SpanRecord&) {}, &ignored);
+  map_->span_logs().Drain([](int32_t, const SpanRecord&, uint64_t) {}, &ignored);
 }
 
 SpanDrain::Pair SpanDrain::ReadPair() {
@@ -102,17 +102,21 @@ void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
   uint64_t cached_key = 0;  // no SpanOwnerKey is 0
   Boundary* cached = nullptr;
   pool.Drain(
-      [&](int32_t tid, const SpanRecord& record) {
+      [&](int32_t tid, const SpanRecord& record, uint64_t lost_since) {
         SpanInterval span;
         span.tid = tid;
-        span.virtual_thread_id = record.owner;
+        span.virtual_thread_id = record.owner & ~kAfterLoss;
         // One lookup for both: the previous interval's end is this one's begin, then this end.
-        const uint64_t key = SpanOwnerKey(tid, record.owner);
+        const uint64_t key = SpanOwnerKey(tid, span.virtual_thread_id);
         if (key != cached_key) {
           cached = &last_end_[key];  // nodes stay put until the clear below
           cached_key = key;
         }
         Boundary& last = *cached;
+        if (lost_since != 0) {
+          span.lost_since =
+              last.span_ticks == lost_since ? last.session_ticks : ToSessionTicks(lost_since);
+        }
         span.begin_ticks = last.span_ticks == record.begin_ticks
                                ? last.session_ticks
                                : ToSessionTicks(record.begin_ticks);

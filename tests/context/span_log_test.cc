@@ -1,7 +1,7 @@
 // SpanLog and SpanLogPool: what a thread's timed writes append (closed intervals that never
-// overlap, with the context they had), the drop count when the reader falls behind, and the
-// log's return to the pool after its thread ends. The reader runs concurrently in
-// ConcurrentReaderSeesEveryRecordOnce (CI runs this file under TSan too).
+// overlap, with the context they had), the drop count and the place of the loss when the reader
+// falls behind, and the log's return to the pool after its thread ends. The reader runs
+// concurrently in ConcurrentReaderSeesEveryRecordOnce (CI runs this file under TSan too).
 #include "context/span_log.h"
 
 #include <gtest/gtest.h>
@@ -20,13 +20,14 @@ namespace {
 struct Seen {
   int32_t tid;
   SpanRecord record;
+  uint64_t lost_since;
 };
 
 std::vector<Seen> DrainAll(SpanLogPool* pool, uint64_t* dropped) {
   std::vector<Seen> seen;
   pool->Drain(
-      [&](int32_t tid, const SpanRecord& record) {
-        seen.push_back({tid, record});
+      [&](int32_t tid, const SpanRecord& record, uint64_t lost_since) {
+        seen.push_back({tid, record, lost_since});
       },
       dropped);
   return seen;
@@ -91,12 +92,22 @@ TEST(SpanLogTest, FullLogDropsAndCounts) {
   std::vector<Seen> seen = DrainAll(pool, &dropped);
   ASSERT_EQ(seen.size(), SpanLog::kRecords);
   EXPECT_EQ(seen.back().record.span_id, SpanLog::kRecords);  // the newest ones are dropped
+  for (const Seen& record : seen) EXPECT_EQ(record.lost_since, 0u);
   EXPECT_EQ(dropped, extra);
-  // Drained: there is room again, and the count is not reported twice.
-  log->SetOpenBegin(1, 0);
-  log->EndInterval(SpanContext(9), 2);
+  // Drained: there is room again, and the count is not reported twice. The first record after
+  // the loss says where it began: the end of the last record kept.
+  const uint64_t next = SpanLog::kRecords + extra + 1;
+  for (uint64_t i = next; i < next + 2; i++) {
+    log->SetOpenBegin(i * 10, 0);
+    log->EndInterval(SpanContext(i), i * 10 + 5);
+  }
   dropped = 0;
-  EXPECT_EQ(DrainAll(pool, &dropped).size(), 1u);
+  seen = DrainAll(pool, &dropped);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].lost_since, SpanLog::kRecords * 10 + 5);
+  EXPECT_EQ(seen[0].record.owner, kAfterLoss);
+  EXPECT_EQ(seen[1].lost_since, 0u);
+  EXPECT_EQ(seen[1].record.owner, 0u);
   EXPECT_EQ(dropped, 0u);
 }
 
@@ -135,13 +146,17 @@ TEST(SpanLogTest, ConcurrentReaderSeesEveryRecordOnce) {
     done.store(true);
   });
   uint64_t seen = 0, dropped = 0, last_span = 0;
-  bool ordered = true, whole = true;
-  auto visit = [&](int32_t, const SpanRecord& record) {
+  bool ordered = true, whole = true, losses_placed = true;
+  auto visit = [&](int32_t, const SpanRecord& record, uint64_t lost_since) {
     seen++;
     ordered &= record.span_id > last_span;
+    // Spans are missing before this one exactly when it says where they went missing.
+    const bool after_gap = last_span != 0 && record.span_id != last_span + 1;
+    losses_placed &= after_gap ? lost_since == 2 * last_span + 1 : lost_since == 0;
     last_span = record.span_id;
     whole &= record.begin_ticks == 2 * record.span_id &&
-             record.end_ticks == 2 * record.span_id + 1 && record.attributes[0] == record.span_id;
+             record.end_ticks == 2 * record.span_id + 1 && record.attributes[0] == record.span_id &&
+             (record.owner & ~kAfterLoss) == 0;
   };
   while (!done.load()) pool->Drain(visit, &dropped);
   owner.join();
@@ -149,6 +164,7 @@ TEST(SpanLogTest, ConcurrentReaderSeesEveryRecordOnce) {
   EXPECT_EQ(seen + dropped, kSpans);
   EXPECT_TRUE(ordered);
   EXPECT_TRUE(whole);
+  EXPECT_TRUE(losses_placed);
 }
 
 TEST(SpanLogTest, ThreadContextWritesAreTimed) {

@@ -1160,6 +1160,83 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 15 * ms, t0 + 30 * ms));
 }
 
+// A thread whose span log was full lost its spans between t0 + 10 ms and t0 + 30 ms (the span
+// drained after them carries lost_since): records in that stretch keep the contexts they read
+// themselves, each run written from its first record to just after its last, inside the
+// stretch, so that every record finds its context in its chunk. `open_moved_on`: the drain read
+// the next open interval before the span after the loss came (the log was still full), so a
+// record of the lost span is known only by the open interval it was joined in, and one came
+// after the drain had moved on (a guess).
+class LostSpansTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LostSpansTest, RecordsInALostStretchKeepTheirOwnContexts) {
+  const bool open_moved_on = GetParam();
+  SpanScene scene(9, "/before");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  Workload& workload = scene.workload;
+  auto context = [&workload](uint64_t span_id, const char* endpoint) {
+    ContextSnapshot snapshot{};
+    snapshot.span_id = span_id;
+    snapshot.attributes[0] = workload.dictionary->Intern(endpoint);
+    workload.contexts.push_back(snapshot);
+    return static_cast<int>(workload.contexts.size() - 1);
+  };
+  const int lost_a = context(20, "/lost-a"), lost_b = context(21, "/lost-b");
+  const int after = context(22, "/after");
+  auto sample = [&scene](uint64_t ticks, int context_index) {
+    ExpectedSample expected = scene.CpuAt(ticks);
+    expected.context = context_index;
+    return expected;
+  };
+  workload.samples = {sample(t0 + 5 * ms, 0), sample(t0 + 12 * ms, lost_a),
+                      sample(t0 + 14 * ms, lost_a), sample(t0 + 22 * ms, lost_b),
+                      sample(t0 + 35 * ms, after)};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_lost.jfr"), true)));
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
+  // The lost span /lost-a was open when the drain read the log.
+  scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0 + 10 * ms, t0 + 13 * ms,
+                            workload.contexts[lost_a]);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));
+  const SpanInterval span_after{
+      SpanScene::kTid, t0 + 30 * ms, t0 + 40 * ms, workload.contexts[after], 0, true, t0 + 10 * ms};
+  if (open_moved_on) {
+    scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0 + 20 * ms, t0 + 25 * ms,
+                              workload.contexts[lost_b]);
+    ASSERT_TRUE(IsOk(scene.AddSample(2)));  // after the open interval it was in: a guess
+    ASSERT_TRUE(IsOk(scene.AddSample(3)));  // in the open interval /lost-b
+    scene.writer->AddSpan(span_after);
+  } else {
+    scene.writer->AddSpan(span_after);
+    ASSERT_TRUE(IsOk(scene.AddSample(2)));
+    ASSERT_TRUE(IsOk(scene.AddSample(3)));
+  }
+  ASSERT_TRUE(IsOk(scene.AddSample(4)));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 50 * ms)));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
+  ExpectEachSampleContextInItsChunk(reader, workload.samples.size());
+  for (const ExpectedSample& expected : workload.samples) {
+    const JfrEvent* found = reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(expected.ticks));
+    ASSERT_NE(found, nullptr) << "no context at t0 + " << (expected.ticks - t0) / ms << " ms";
+    EXPECT_EQ(found->Field("spanId").integer(),
+              static_cast<int64_t>(workload.contexts[expected.context].span_id))
+        << "at t0 + " << (expected.ticks - t0) / ms << " ms";
+  }
+  const std::vector<std::pair<int64_t, int64_t>> expected_intervals = {
+      {static_cast<int64_t>(t0), static_cast<int64_t>(t0 + 10 * ms)},
+      {static_cast<int64_t>(t0 + 12 * ms), CutAfter(reader, static_cast<int64_t>(t0 + 14 * ms))},
+      {static_cast<int64_t>(t0 + 22 * ms), CutAfter(reader, static_cast<int64_t>(t0 + 22 * ms))},
+      {static_cast<int64_t>(t0 + 30 * ms), static_cast<int64_t>(t0 + 40 * ms)}};
+  EXPECT_EQ(ContextIntervals(reader), expected_intervals);
+}
+
+INSTANTIATE_TEST_SUITE_P(OpenInterval, LostSpansTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "MovedOn" : "Kept";
+                         });
+
 // A record that comes after its span was settled (a wall repeat of a sampler that woke late on a
 // loaded machine) still joins it, with one Context event for the span whether or not it had been
 // written (contexts=all) or not (triggered) when it settled; one older than the spans kept joins

@@ -14,7 +14,10 @@ import java.lang.invoke.VarHandle;
  * only grows while the thread lives, so every slot below that tail + RECORDS is still free, and
  * the acquire after that load already ordered the reader's copies of them before any later
  * store of ours. The tail is loaded again only when the log looks full by the kept one; a full
- * log drops the record and counts it. No JNI, allocation or lock: a record is ten plain stores
+ * log drops the record, counts it and notes the head it could not pass (plus one), so that the
+ * record appended there next is marked as the first after a loss; that append is always one that
+ * loads the tail again (a drop returns the tail that made the log look full), so the fast path
+ * pays nothing for it. No JNI, allocation or lock: a record is ten plain stores
  * and a head store into the mapping.
  *
  * <p>{@code -Dctxprof.spanTiming=false} turns timing off for the process (Java and native
@@ -31,10 +34,12 @@ final class SpanLog {
   static final int OPEN_BEGIN;
   static final int TAIL;
   private static final int FIRST_RECORD;
+  static final int DROPPED_AT;
+  private static final long AFTER_LOSS = 1L << 63;
 
   static {
     int[] fields = Native.spanLogLayout0();
-    if (fields == null || fields.length != 8 || Integer.bitCount(fields[1]) != 1) {
+    if (fields == null || fields.length != 9 || Integer.bitCount(fields[1]) != 1) {
       throw new IllegalStateException("libctxprof reported a malformed span log layout");
     }
     RECORDS = fields[1];
@@ -44,6 +49,7 @@ final class SpanLog {
     OPEN_BEGIN = fields[5];
     TAIL = fields[6];
     FIRST_RECORD = fields[7];
+    DROPPED_AT = fields[8];
     if (RECORD_BYTES != 80) {
       throw new IllegalStateException(
           "libctxprof's span log layout does not match this ctxprof.jar: rebuild both together");
@@ -87,12 +93,19 @@ final class SpanLog {
     }
     long head = BlockMemory.getLong(log + HEAD); // only this thread writes it
     long tail = tailSeen;
+    long owner = 0; // a platform thread writes only its own intervals
     if (head - tail >= RECORDS) {
       tail = BlockMemory.getLong(log + TAIL);
       VarHandle.acquireFence(); // the reader's copies of old records precede our overwrite
       if (head - tail >= RECORDS) {
+        BlockMemory.putLong(log + DROPPED_AT, head + 1);
         BlockMemory.putLong(log + DROPPED, BlockMemory.getLong(log + DROPPED) + 1);
         return tail;
+      }
+      // A drop returned the tail that made the log full, so the first append after drops
+      // comes here: it marks its record as the first after a loss (span_log.h).
+      if (BlockMemory.getLong(log + DROPPED_AT) == head + 1) {
+        owner = AFTER_LOSS;
       }
     }
     long record = log + FIRST_RECORD + (head & (RECORDS - 1)) * RECORD_BYTES;
@@ -105,7 +118,7 @@ final class SpanLog {
     BlockMemory.putLong(record + 48, attributes23);
     BlockMemory.putLong(record + 56, attributes45);
     BlockMemory.putLong(record + 64, attributes67);
-    BlockMemory.putLong(record + 72, 0); // owner: a platform thread writes only its own intervals
+    BlockMemory.putLong(record + 72, owner);
     VarHandle.releaseFence(); // the record is complete before the reader can see the new head
     BlockMemory.putLong(log + HEAD, head + 1);
     return tail;

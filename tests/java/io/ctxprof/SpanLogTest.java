@@ -19,7 +19,9 @@ class SpanLogTest {
   private final int endpoint = setter.offsetOf("endpoint");
   private final int tenant = setter.offsetOf("tenant");
 
-  /** {begin, end, span id, attribute pair 0-1} of the records appended since {@code from}. */
+  /**
+   * {begin, end, span id, attribute pair 0-1, owner} of the records appended since {@code from}.
+   */
   private static List<long[]> recordsSince(long log, long from) {
     int[] layout = Native.spanLogLayout0();
     long head = BlockMemory.getLong(log + SpanLog.HEAD);
@@ -31,7 +33,8 @@ class SpanLogTest {
             BlockMemory.getLong(record),
             BlockMemory.getLong(record + 8),
             BlockMemory.getLong(record + 32),
-            BlockMemory.getLong(record + 40)
+            BlockMemory.getLong(record + 40),
+            BlockMemory.getLong(record + 72)
           });
     }
     return records;
@@ -137,6 +140,8 @@ class SpanLogTest {
           List<long[]> appended = recordsSince(log, head);
           assertEquals(setter.value("/b").id, (int) appended.get(0)[3], "the interval /c ended");
           assertEquals(setter.value("/c").id, (int) appended.get(1)[3]);
+          assertEquals(1L << 63, appended.get(0)[4], "the first record after the loss is marked");
+          assertEquals(0, appended.get(1)[4], "only the first");
           setter.clear();
         });
   }

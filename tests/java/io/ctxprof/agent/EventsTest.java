@@ -283,6 +283,53 @@ class EventsTest {
   }
 
   /** Runs EventsWorkload `mode` under the agent; returns its "truth" lines summed by key. */
+  /**
+   * Requests of two arrays each, every one a span: each thread closes spans far faster than its
+   * span log holds between two of the writer's drains, so the log drops most of them. What was
+   * allocated inside a lost span must keep the context the sampled thread had (the one it read),
+   * never show none or another's, and the weights still split 1:3.
+   */
+  @Test
+  void allocationsInSpansTheLogLostKeepTheirContexts() throws Exception {
+    Path jfr = dir.resolve("churn.jfr");
+    Map<String, Long> truth = runWorkload("churn", "alloc=32k,buffer=32768", jfr);
+    JfrRecording recording = JfrRecording.read(jfr);
+    List<RecordedEvent> counters = recording.ofType("ctxprof.ProfilerCounters");
+    RecordedEvent last = counters.get(counters.size() - 1);
+    assertEquals(0, last.getLong("droppedSamples"), "drops");
+    assertTrue(
+        last.getLong("droppedSpans") > 0,
+        "no span was lost: the test did not reach what it checks (~400,000 spans in about a"
+            + " second, against a log of 1,024 drained every 20 ms)");
+    Map<String, Integer> byOutcome = new TreeMap<>();
+    long[] bytes = new long[2]; // /small, /large
+    for (RecordedEvent event : recording.ofType(ALLOCATION)) {
+      if (!allocatedByWorkload(event)) {
+        continue;
+      }
+      String thread = event.getThread("eventThread").getJavaName();
+      String expected = thread.equals("events-0") ? "/small" : "/large";
+      String endpoint = endpointOf(recording, event, event.getStartTime());
+      String outcome =
+          endpoint.equals(expected) ? "right" : endpoint.equals(NO_CONTEXT) ? "none" : "wrong";
+      byOutcome.merge(outcome, 1, Integer::sum);
+      if (outcome.equals("right")) {
+        bytes[expected.equals("/small") ? 0 : 1] += event.getLong("weight");
+      }
+    }
+    System.out.println(
+        "churn: truth (bytes) " + truth + "; workload samples by context " + byOutcome
+            + "; dropped spans " + last.getLong("droppedSpans"));
+    int right = byOutcome.getOrDefault("right", 0);
+    assertTrue(right >= 1000, "too few samples to judge: " + byOutcome);
+    assertEquals(0, byOutcome.getOrDefault("wrong", 0), "another thread's context: " + byOutcome);
+    // A sample between two requests has none, truly: the request's lambda runs inside the span.
+    assertTrue(byOutcome.getOrDefault("none", 0) <= 0.01 * right, "without context: " + byOutcome);
+    double truthRatio = (double) truth.get("alloc /large") / truth.get("alloc /small");
+    double ratio = (double) bytes[1] / bytes[0];
+    assertTrue(Math.abs(ratio / truthRatio - 1) <= 0.10, "weights split 1:" + ratio);
+  }
+
   private static Map<String, Long> runWorkload(String mode, String events, Path jfr)
       throws Exception {
     Result result =

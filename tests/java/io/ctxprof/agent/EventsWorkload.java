@@ -24,6 +24,8 @@ import java.util.function.LongSupplier;
  * <ul>
  *   <li>{@code alloc}: endpoint /small allocates N byte arrays, /large 3N of the same size, at the
  *       same time, each on its own thread.
+ *   <li>{@code churn}: the same arrays, two per request, each request a span of its own: far more
+ *       spans a second than a span log holds between two of the profiler's drains.
  *   <li>{@code lock}: endpoints /a and /b, two threads each, contend on one monitor (holding it 10
  *       and 30 ms) and then on one ReentrantLock, rounds under their context.
  *   <li>{@code select}: the same contention (holds of 20 ms) and some allocation, once under
@@ -53,6 +55,9 @@ public final class EventsWorkload {
     switch (args[0]) {
       case "alloc":
         runAll(allocator("/small", 150_000), allocator("/large", 450_000));
+        break;
+      case "churn":
+        runAll(allocator("/small", 150_000, 2), allocator("/large", 450_000, 2));
         break;
       case "lock":
         {
@@ -145,26 +150,32 @@ public final class EventsWorkload {
     System.out.println("truth " + kind + " " + (endpoint == null ? "-" : endpoint) + " " + value);
   }
 
+  /** Allocates {@code arrays} byte arrays in one request under {@code endpoint}. */
   private static Runnable allocator(String endpoint, int arrays) {
+    return allocator(endpoint, arrays, arrays);
+  }
+
+  /** Allocates {@code arrays} byte arrays in requests of {@code perRequest} under endpoint. */
+  private static Runnable allocator(String endpoint, int arrays, int perRequest) {
     return () -> {
       com.sun.management.ThreadMXBean bean =
           (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
       long self = Thread.currentThread().getId();
-      long[] allocated = new long[1];
-      inContext(
-          endpoint,
+      Runnable request =
           () -> {
-            long before = bean.getThreadAllocatedBytes(self);
-            for (int i = 0; i < arrays; i++) {
+            for (int i = 0; i < perRequest; i++) {
               byte[] array = new byte[1000];
               sink = array;
               if ("/kept".equals(endpoint)) {
                 KEPT.add(array);
               }
             }
-            allocated[0] = bean.getThreadAllocatedBytes(self) - before;
-          });
-      report("alloc", endpoint, allocated[0]);
+          };
+      long before = bean.getThreadAllocatedBytes(self);
+      for (int done = 0; done < arrays; done += perRequest) {
+        inContext(endpoint, request);
+      }
+      report("alloc", endpoint, bean.getThreadAllocatedBytes(self) - before);
     };
   }
 
