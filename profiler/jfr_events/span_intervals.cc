@@ -117,13 +117,15 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
       ticks < thread.spans[thread.first_pending - 1].end_ticks) {
     const uint64_t id =
         JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
-    return id != 0 ? id : JoinLost(&thread, ticks, fallback);
+    return id != 0 ? id : JoinLost(&thread, CarrierLosses(tid), ticks, fallback);
   }
   // In a part already written at an earlier segment end (a wait joined by its start): no
   // context, as the chunk may not carry that part's.
   if (ticks < thread.written_until) return 0;
   // Between two known spans: in none, unless the log lost the spans there.
-  if (ticks < thread.last_end) return JoinLost(&thread, ticks, fallback);
+  if (ticks < thread.last_end) {
+    return JoinLost(&thread, CarrierLosses(tid), ticks, fallback);
+  }
   thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
                          ticks);
   // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
@@ -185,9 +187,16 @@ void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_t
             [](const LostRecord& a, const LostRecord& b) { return a.ticks < b.ticks; });
 }
 
-uint64_t SpanIntervals::JoinLost(Thread* thread, uint64_t ticks, const ContextSnapshot& context) {
+const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid) {
+  static const std::vector<Loss> kNone;
+  const auto carrier = threads_.find(SpanOwnerKey(tid, 0));
+  return carrier != threads_.end() ? carrier->second.losses : kNone;
+}
+
+uint64_t SpanIntervals::JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
+                                 const ContextSnapshot& context) {
   if (context.empty() || ticks < thread->lost_written_until) return 0;
-  for (auto loss = thread->losses.rbegin(); loss != thread->losses.rend(); ++loss) {
+  for (auto loss = losses.rbegin(); loss != losses.rend(); ++loss) {
     if (ticks >= loss->end_ticks) return 0;
     if (ticks < loss->begin_ticks) continue;
     thread->lost.insert(

@@ -16,9 +16,9 @@
 // Where a thread's log was full, its spans of a stretch are lost (SpanInterval::lost_since): a
 // record in the stretch keeps the context it read itself (Join's fallback), and at the segment
 // end each run of such records with one context is written from the first to just after the
-// last, inside the stretch. Records joined before the loss was known move there too. (Only the
-// log's own thread is mended so: a virtual thread's record in a carrier's lost stretch is in no
-// span.)
+// last, inside the stretch; a virtual thread's record in its carrier's lost stretch likewise.
+// The thread's records joined before the loss was known move there too (a virtual thread's
+// keep their guess, written at the chunk end).
 //
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
@@ -208,8 +208,11 @@ class SpanIntervals {
   // Notes that `thread`'s spans in [begin_ticks, end_ticks) were lost, and gives the records
   // there their own contexts.
   void AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
-  // The id of `context` for a record at `ticks` in one of `thread`'s losses; 0 if in none.
-  uint64_t JoinLost(Thread* thread, uint64_t ticks, const ContextSnapshot& context);
+  // The losses of thread `tid`'s log, which hold its virtual threads' records too.
+  const std::vector<Loss>& CarrierLosses(int32_t tid);
+  // The id of `context` for a record of `thread` at `ticks` in one of `losses`; 0 if in none.
+  uint64_t JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
+                    const ContextSnapshot& context);
   // At a segment end: writes the intervals of the records joined in losses.
   void WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.

@@ -1232,6 +1232,51 @@ TEST_P(LostSpansTest, RecordsInALostStretchKeepTheirOwnContexts) {
   EXPECT_EQ(ContextIntervals(reader), expected_intervals);
 }
 
+// A virtual thread's record in the stretch its carrier's log lost keeps its own context too,
+// in an interval of the virtual thread's.
+TEST(LostSpansVirtualThreadTest, ARecordInItsCarriersLossKeepsItsContext) {
+  SpanScene scene(9, "/before");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  ContextSnapshot lost{};
+  lost.span_id = 20;
+  lost.attributes[0] = scene.workload.dictionary->Intern("/lost");
+  scene.workload.contexts.push_back(lost);
+  ExpectedSample sample = scene.CpuAt(t0 + 20 * ms);
+  sample.context = 1;
+  scene.workload.samples = {sample};
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_lost_virtual.jfr"), true)));
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
+  // The first record after the loss is the virtual thread's next span: the sample falls between
+  // two of its spans' times, in no span it knows.
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0 + 25 * ms, t0 + 28 * ms, scene.context, 77,
+                                     true, t0 + 10 * ms});
+  scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0 + 30 * ms, t0 + 40 * ms, scene.context});
+  SampleRecord record;
+  scene.workload.Fill(0, &record);
+  record.virtual_thread_id = 77;
+  scene.clock.Set(record.ticks);
+  ASSERT_TRUE(IsOk(scene.writer->Add(record)));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 50 * ms)));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
+  ExpectEachSampleContextInItsChunk(reader, 1);
+  int64_t sample_context = 0;
+  std::map<int64_t, std::pair<int64_t, int64_t>> lost_intervals;  // contextId -> interval
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() == "jdk.ExecutionSample")
+      sample_context = event.Field("contextId").integer();
+    if (event.type_name() == "ctxprof.Context" && event.Field("spanId").integer() == 20) {
+      lost_intervals[event.Field("contextId").integer()] = {
+          event.start_ticks(), event.start_ticks() + event.Field("duration").integer()};
+    }
+  }
+  ASSERT_EQ(lost_intervals.count(sample_context), 1u);
+  EXPECT_EQ(lost_intervals[sample_context],
+            std::make_pair(static_cast<int64_t>(t0 + 20 * ms),
+                           CutAfter(reader, static_cast<int64_t>(t0 + 20 * ms))));
+}
+
 INSTANTIATE_TEST_SUITE_P(OpenInterval, LostSpansTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "MovedOn" : "Kept";
