@@ -262,12 +262,16 @@ Status InitLocked(JavaVM* vm, bool live) {
              "SetEventCallbacks")) {
     return Status::Unavailable("cannot install JVMTI callbacks", 0);
   }
+  bool thread_events = true;
   for (jvmtiEvent event :
        {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
         JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
         JVMTI_EVENT_DYNAMIC_CODE_GENERATED}) {
-    Check(jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr),
-          "SetEventNotificationMode");
+    const bool enabled = Check(jvmti->SetEventNotificationMode(JVMTI_ENABLE, event, nullptr),
+                               "SetEventNotificationMode");
+    if (event == JVMTI_EVENT_THREAD_START || event == JVMTI_EVENT_THREAD_END) {
+      thread_events = thread_events && enabled;
+    }
   }
   bool virtual_thread_events = false;
   if (has_virtual_threads) {
@@ -281,6 +285,7 @@ Status InitLocked(JavaVM* vm, bool live) {
   }
 
   RuntimeHooks hooks;
+  hooks.reports_threads = thread_events;
   const Status walker = JavaStackWalker::Init();
   if (walker.ok()) {
     hooks.java_walk = JavaStackWalker::Walk;

@@ -50,13 +50,15 @@ void ThreadRegistry::Rescan() {
 }
 
 void ThreadRegistry::RescanIfChanged() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_check_ < discovery_.check) return;
+  last_check_ = now;
   if (task_dir_ < 0) task_dir_ = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   struct stat info;
   const bool counted =
       (task_dir_ >= 0 ? fstat(task_dir_, &info) : stat("/proc/self/task", &info)) == 0;
-  const auto now = std::chrono::steady_clock::now();
   if (counted && info.st_nlink == last_link_count_ &&
-      now - last_full_rescan_ < kFullRescanInterval) {
+      now - last_full_rescan_ < discovery_.full_rescan) {
     return;
   }
   last_link_count_ = counted ? info.st_nlink : 0;

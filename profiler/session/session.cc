@@ -429,7 +429,7 @@ StatusOr<std::unique_ptr<Session>> Session::Start(const Options& options, const 
     session->events_ = std::move(events.value());
   }
 
-  session->registry_ = std::make_unique<ThreadRegistry>(engines);
+  session->registry_ = std::make_unique<ThreadRegistry>(engines, hooks.reports_threads);
   if (session->wall_engine_ != nullptr) {
     session->registry_->Exclude(session->wall_engine_->sampler_tid());
   }

@@ -99,6 +99,9 @@ struct RuntimeHooks {
   // jfrsync=: starts the JDK's own recorder (jdk_recorder.h) or says why it cannot. Called
   // without the profiler's lock held: the JDK starts threads, which the thread hooks report.
   std::function<StatusOr<std::unique_ptr<JdkRecorder>>(const JdkRecorderRequest&)> jdk_recorder;
+  // The runtime calls OnThreadStart/OnThreadEnd for every thread it runs (JVMTI ThreadStart and
+  // ThreadEnd): the other threads, its own helpers, are looked for less often (thread_registry.h).
+  bool reports_threads = false;
 };
 
 // What a session did, for callers and tests.
