@@ -83,6 +83,12 @@ uint64_t SpanDrain::ToSessionTicks(uint64_t span_ticks) const {
 void SpanDrain::Drain(const std::function<void(const SpanInterval&)>& emit,
                       std::unordered_set<int32_t>* timed,
                       const std::function<void(const OpenInterval&)>& open) {
+  // No thread has written a timed context yet (a process that does not use the context API): no
+  // clock pair is needed either, and the next one read spans the time to the first span.
+  if (map_->span_logs().claimed() == 0) {
+    timed->clear();
+    return;
+  }
   // Every span drained now was stamped before this pair, most after the last drain's: they are
   // mapped between the two, not extrapolated far from one with the calibration's rate. A pair
   // is exact to the gap of its TSC reads, so pairs a millisecond apart already give the rate.
