@@ -144,9 +144,10 @@ public final class SpansWorkload {
         sink++;
       }
     }
-    try (ContextScope scope = setter.open(0, 1, 1)) {
-      sleep(200);
-    }
+    // Span 1 through a method run once before, outside it: the first run of a call site links
+    // it in the VM (LinkResolver), CPU work a sample can fall in when the machine is loaded.
+    sleepingSpan(100_000 + 2_000, 0);
+    sleepingSpan(1, 200);
     try (ContextScope scope = setter.open(0, 1, 2)) {
       synchronized (MONITOR) {
         sink++;
@@ -252,6 +253,12 @@ public final class SpansWorkload {
       x += x * 31 + 7;
     }
     sink = x;
+  }
+
+  private static void sleepingSpan(long id, long millis) {
+    try (ContextScope scope = setter.open(0, 1, id)) {
+      sleep(millis);
+    }
   }
 
   private static void sleep(long millis) {
