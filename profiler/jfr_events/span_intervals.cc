@@ -165,8 +165,7 @@ void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_t
     return ticks >= begin_ticks && ticks < end_ticks;
   };
   for (const Guess& guess : thread->guessed) {
-    if (inside(guess.ticks))
-      thread->lost.push_back(LostRecord{guess.ticks, end_ticks, guess.context});
+    if (inside(guess.ticks)) AddLost(thread, LostRecord{guess.ticks, end_ticks, guess.context});
   }
   thread->guessed.erase(
       std::remove_if(thread->guessed.begin(), thread->guessed.end(),
@@ -178,13 +177,19 @@ void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_t
   if (!thread->open_context.empty()) {
     for (auto it = first; it != after; ++it) {
       if (*it >= thread->open_begin && *it < thread->open_read) {
-        thread->lost.push_back(LostRecord{*it, end_ticks, thread->open_context});
+        AddLost(thread, LostRecord{*it, end_ticks, thread->open_context});
       }
     }
   }
   thread->unjoined.erase(first, after);
-  std::sort(thread->lost.begin(), thread->lost.end(),
-            [](const LostRecord& a, const LostRecord& b) { return a.ticks < b.ticks; });
+}
+
+void SpanIntervals::AddLost(Thread* thread, const LostRecord& record) {
+  // Mostly the latest: records come in time order, and a loss is known after what it holds.
+  thread->lost.insert(
+      std::upper_bound(thread->lost.begin(), thread->lost.end(), record.ticks,
+                       [](uint64_t ticks, const LostRecord& other) { return ticks < other.ticks; }),
+      record);
 }
 
 const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid) {
@@ -199,29 +204,34 @@ uint64_t SpanIntervals::JoinLost(Thread* thread, const std::vector<Loss>& losses
   for (auto loss = losses.rbegin(); loss != losses.rend(); ++loss) {
     if (ticks >= loss->end_ticks) return 0;
     if (ticks < loss->begin_ticks) continue;
-    thread->lost.insert(
-        std::upper_bound(thread->lost.begin(), thread->lost.end(), ticks,
-                         [](uint64_t t, const LostRecord& record) { return t < record.ticks; }),
-        LostRecord{ticks, loss->end_ticks, context});
+    AddLost(thread, LostRecord{ticks, loss->end_ticks, context});
     return ids_->IdOf(context, chunk_->chunk_number());
   }
   return 0;
 }
 
-void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
+void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t up_to,
+                              uint64_t* pending_bytes) {
+  std::vector<LostRecord>& lost = thread->lost;
+  const size_t count =
+      static_cast<size_t>(std::lower_bound(lost.begin(), lost.end(), up_to,
+                                           [](const LostRecord& record, uint64_t ticks) {
+                                             return record.ticks < ticks;
+                                           }) -
+                          lost.begin());
   // Each run of records with one context (one span: the context holds its id), from the first
-  // to just after the last, ending before the next run and inside the losses of them all.
+  // to just after the last, ending before the next record and inside the losses of them all.
   size_t first = 0;
-  while (first < thread->lost.size()) {
-    const LostRecord& start = thread->lost[first];
+  while (first < count) {
+    const LostRecord& start = lost[first];
     uint64_t limit = start.limit;
     size_t last = first;
-    while (last + 1 < thread->lost.size() && thread->lost[last + 1].context == start.context &&
-           thread->lost[last + 1].ticks < limit) {
-      limit = std::min(limit, thread->lost[++last].limit);
+    while (last + 1 < count && lost[last + 1].context == start.context &&
+           lost[last + 1].ticks < limit) {
+      limit = std::min(limit, lost[++last].limit);
     }
-    uint64_t end = std::min(chunk_->TicksJustAfter(thread->lost[last].ticks), limit);
-    if (last + 1 < thread->lost.size()) end = std::min(end, thread->lost[last + 1].ticks);
+    uint64_t end = std::min(chunk_->TicksJustAfter(lost[last].ticks), limit);
+    if (last + 1 < lost.size()) end = std::min(end, lost[last + 1].ticks);
     const uint64_t begin = std::max(start.ticks, thread->lost_written_until);
     if (begin < end) {
       WriteInterval(owner, begin, end, start.context, pending_bytes);
@@ -229,7 +239,7 @@ void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_
     }
     first = last + 1;
   }
-  thread->lost.clear();
+  lost.erase(lost.begin(), lost.begin() + static_cast<ptrdiff_t>(count));
 }
 
 void SpanIntervals::SetOpen(int32_t tid, uint64_t virtual_thread_id, uint64_t begin_ticks,
@@ -246,17 +256,11 @@ void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t
   // Records the open interval held when last read, which no drained span claimed: its span
   // ended before `since` and was lost in a full log. They keep the context they took.
   if (!thread->open_context.empty() && since != thread->open_begin) {
-    bool moved = false;
     for (auto it = thread->unjoined.begin(); it != before; ++it) {
       if (*it >= thread->open_begin && *it < thread->open_read &&
           *it >= thread->lost_written_until) {
-        thread->lost.push_back(LostRecord{*it, since, thread->open_context});
-        moved = true;
+        AddLost(thread, LostRecord{*it, since, thread->open_context});
       }
-    }
-    if (moved) {
-      std::sort(thread->lost.begin(), thread->lost.end(),
-                [](const LostRecord& a, const LostRecord& b) { return a.ticks < b.ticks; });
     }
   }
   thread->unjoined.erase(thread->unjoined.begin(), before);
@@ -291,6 +295,9 @@ void SpanIntervals::Settle(uint64_t horizon, uint64_t* pending_bytes) {
         Write(it->first, &front, pending_bytes);
       }
     }
+    // Every record before the horizon has been joined: those in losses can be written (which
+    // keeps the list short for the ordered inserts).
+    if (!thread.lost.empty()) WriteLost(it->first, &thread, horizon, pending_bytes);
     // Settled ones stay joinable for late records a while (the last kLateJoinSpans).
     if (thread.first_pending > kLateJoinSpans) {
       thread.spans.DropFront(thread.first_pending - kLateJoinSpans);
@@ -325,7 +332,7 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       pending.cut = true;
       pending.written = cut == pending.end_ticks;
     }
-    WriteLost(owner, &thread, pending_bytes);
+    WriteLost(owner, &thread, UINT64_MAX, pending_bytes);
     CutOpen(owner, &thread, pending_bytes);
     if (chunk_end) WriteGuessed(owner, &thread, pending_bytes);
   }

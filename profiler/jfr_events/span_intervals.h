@@ -14,11 +14,11 @@
 // thread whose records come late is one that sat still, so its span is among its last ones.
 //
 // Where a thread's log was full, its spans of a stretch are lost (SpanInterval::lost_since): a
-// record in the stretch keeps the context it read itself (Join's fallback), and at the segment
-// end each run of such records with one context is written from the first to just after the
-// last, inside the stretch; a virtual thread's record in its carrier's lost stretch likewise.
-// The thread's records joined before the loss was known move there too (a virtual thread's
-// keep their guess, written at the chunk end).
+// record in the stretch keeps the context it read itself (Join's fallback), and once settled
+// (or at the segment end) each run of such records with one context is written from the first
+// to just after the last, inside the stretch; a virtual thread's record in its carrier's lost
+// stretch likewise. The thread's records joined before the loss was known move there too (a virtual
+// thread's keep their guess, written at the chunk end).
 //
 // When a span is written: triggered spans at every segment end (WriteTriggered), so each flush
 // carries the spans of its records; with write_all also every other span once Settle(horizon)
@@ -185,10 +185,10 @@ class SpanIntervals {
     std::vector<uint64_t> unjoined;  // record times after the last span's end
     std::vector<Guess> guessed;    // this chunk's, by time, until a span or a chunk end covers them
     std::vector<LostRecord> lost;  // this segment's, by time
-    uint64_t lost_written_until = 0;
-    std::vector<Loss> losses;    // the last kLateJoinSpans, by time
-    uint64_t last_end = 0;       // end of the last span added
-    uint64_t written_until = 0;  // the open span was written up to here (a cut)
+    uint64_t lost_written_until = 0;  // their intervals were written up to here
+    std::vector<Loss> losses;         // the last kLateJoinSpans, by time
+    uint64_t last_end = 0;            // end of the last span added
+    uint64_t written_until = 0;       // the open span was written up to here (a cut)
     // The open interval as last read: [open_begin, open_read) had open_context.
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
@@ -208,13 +208,15 @@ class SpanIntervals {
   // Notes that `thread`'s spans in [begin_ticks, end_ticks) were lost, and gives the records
   // there their own contexts.
   void AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
+  // Puts `record` into `thread`'s lost records, in time order.
+  static void AddLost(Thread* thread, const LostRecord& record);
   // The losses of thread `tid`'s log, which hold its virtual threads' records too.
   const std::vector<Loss>& CarrierLosses(int32_t tid);
   // The id of `context` for a record of `thread` at `ticks` in one of `losses`; 0 if in none.
   uint64_t JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
                     const ContextSnapshot& context);
-  // At a segment end: writes the intervals of the records joined in losses.
-  void WriteLost(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
+  // Writes the intervals of the records joined in losses before `up_to` (at a segment end, all).
+  void WriteLost(uint64_t owner, Thread* thread, uint64_t up_to, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
   void CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // At a chunk end: writes the contexts that records took from their own snapshot (their span

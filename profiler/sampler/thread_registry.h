@@ -12,7 +12,7 @@
 // which no longer fires, until the tid disappears from a listing.
 // A runtime that reports its threads (below) leaves only its own helpers to be found so (a
 // JVM's GC and compiler threads, which live long): then the count is checked and the listing
-// runs less often (kReported), which halves what the background thread costs an idle JVM.
+// runs less often (kReported; docs/SAMPLER.md, "Thread discovery").
 // Hooks: OnThreadStart/OnThreadEnd let a runtime that knows thread lifetimes exactly (JVMTI
 // ThreadStart/ThreadEnd) arm and disarm a thread immediately; they may be called from any
 // thread, including the thread itself.
