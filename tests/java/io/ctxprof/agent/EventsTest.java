@@ -47,8 +47,7 @@ class EventsTest {
     // starved by a busy machine cannot make the buffer drop any (a drop loses its weight).
     Map<String, Long> truth = runWorkload("alloc", "alloc=32k,buffer=32768", jfr);
     JfrRecording recording = JfrRecording.read(jfr);
-    List<RecordedEvent> counters = recording.ofType("ctxprof.ProfilerCounters");
-    assertEquals(0, counters.get(counters.size() - 1).getLong("droppedSamples"), "drops");
+    lastCountersWithoutDrops(recording);
     Map<String, long[]> recorded = sumByEndpoint(recording, ALLOCATION); // {events, bytes}
     System.out.println("allocations, truth (bytes): " + truth + "; recorded {events, bytes}: "
         + describe(recorded));
@@ -294,9 +293,7 @@ class EventsTest {
     Path jfr = dir.resolve("churn.jfr");
     Map<String, Long> truth = runWorkload("churn", "alloc=32k,buffer=32768", jfr);
     JfrRecording recording = JfrRecording.read(jfr);
-    List<RecordedEvent> counters = recording.ofType("ctxprof.ProfilerCounters");
-    RecordedEvent last = counters.get(counters.size() - 1);
-    assertEquals(0, last.getLong("droppedSamples"), "drops");
+    RecordedEvent last = lastCountersWithoutDrops(recording);
     assertTrue(
         last.getLong("droppedSpans") > 0,
         "no span was lost: the test did not reach what it checks (~400,000 spans in about a"
@@ -328,6 +325,14 @@ class EventsTest {
     double truthRatio = (double) truth.get("alloc /large") / truth.get("alloc /small");
     double ratio = (double) bytes[1] / bytes[0];
     assertTrue(Math.abs(ratio / truthRatio - 1) <= 0.10, "weights split 1:" + ratio);
+  }
+
+  /** The recording's last ctxprof.ProfilerCounters, once checked that no sample was dropped. */
+  private static RecordedEvent lastCountersWithoutDrops(JfrRecording recording) {
+    List<RecordedEvent> counters = recording.ofType("ctxprof.ProfilerCounters");
+    RecordedEvent last = counters.get(counters.size() - 1);
+    assertEquals(0, last.getLong("droppedSamples"), "drops");
+    return last;
   }
 
   private static Map<String, Long> runWorkload(String mode, String events, Path jfr)
