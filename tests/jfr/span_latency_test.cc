@@ -123,12 +123,9 @@ std::string TempPath(const std::string& name) {
 // ctxprof.Context), and a /b span still open at the end: the SpanLatency events of the file add
 // up to /a 3 spans, sum 60 ms, max 30 ms and /b 1 span of 5 ms.
 TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
+  SpanScene scene(1, "/a");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  Workload& workload = scene.workload;
   auto context_of = [&](uint64_t span, const std::string& endpoint) {
     ContextSnapshot context{};
     context.span_id = span;
@@ -142,42 +139,27 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
       {SampleKind::kCpu, 7, t0 + 35 * ms, 0, 2, {}},  // span 3 [t0+30, t0+60), a rotation at 40
       {SampleKind::kCpu, 7, t0 + 45 * ms, 0, 2, {}},
   };
-  JfrWriterConfig config;
-  config.path = TempPath("span_latency.jfr");
-  config.engine = "perf_cpu_clock";
-  config.repository.clear();
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
-  SampleRecord record;
-  auto add = [&](size_t i) {
-    workload.Fill(i, &record);
-    clock.Set(record.ticks);
-    ASSERT_TRUE(IsOk(writer->Add(record)));
-  };
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_latency.jfr"), false)));
+  JfrWriter* writer = scene.writer.get();
   writer->AddSpan(SpanInterval{7, t0, t0 + 10 * ms, workload.contexts[0]});
-  add(0);
+  ASSERT_TRUE(IsOk(scene.AddSample(0)));
   writer->SetOpenSpan(7, 0, t0 + 10 * ms, t0 + 16 * ms, workload.contexts[1]);
-  add(1);
+  ASSERT_TRUE(IsOk(scene.AddSample(1)));
   ASSERT_TRUE(IsOk(writer->Flush()));  // cuts span 2
   writer->AddSpan(SpanInterval{7, t0 + 10 * ms, t0 + 30 * ms, workload.contexts[1]});
   writer->SetOpenSpan(7, 0, t0 + 30 * ms, t0 + 36 * ms, workload.contexts[2]);
-  add(2);
+  ASSERT_TRUE(IsOk(scene.AddSample(2)));
   ASSERT_TRUE(IsOk(writer->Rotate()));
-  add(3);
+  ASSERT_TRUE(IsOk(scene.AddSample(3)));
   writer->AddSpan(SpanInterval{7, t0 + 30 * ms, t0 + 60 * ms, workload.contexts[2]});
   writer->AddSpan(SpanInterval{8, t0 + 50 * ms, t0 + 55 * ms, context_of(4, "/b")});
   SpanInterval open_at_end{8, t0 + 70 * ms, t0 + 80 * ms, context_of(5, "/b")};
   open_at_end.closed = false;
   writer->AddSpan(open_at_end);
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 90 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 90 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ASSERT_GE(reader.chunks().size(), 2u);
   std::map<std::string, LatencyHistogram> histograms;
   std::map<std::string, int> context_events;
@@ -214,20 +196,11 @@ TEST(SpanLatencyTest, EveryClosedSpanCountsOnceWithItsWholeLength) {
 // after the recording started) are one group: one SpanLatency event per segment, not one per
 // value of that slot.
 TEST(SpanLatencyTest, SlotsPastTheEventsFieldsDoNotSplitAGroup) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload = OneStackWorkload({"endpoint"});
-  JfrWriterConfig config;
-  config.path = TempPath("span_latency_slots.jfr");
-  config.engine = "perf_cpu_clock";
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
+  SpanScene scene(1, "/a");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  Workload& workload = scene.workload;
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_latency_slots.jfr"), false)));
+  JfrWriter* writer = scene.writer.get();
   constexpr int kSpans = 8;
   for (int i = 0; i < kSpans; i++) {
     ContextSnapshot context{};
@@ -237,12 +210,10 @@ TEST(SpanLatencyTest, SlotsPastTheEventsFieldsDoNotSplitAGroup) {
     writer->AddSpan(SpanInterval{7, t0 + i * ms, t0 + (i + 1) * ms, context});
   }
   writer->SetOpenSpan(7, 0, t0 + kSpans * ms, t0 + kSpans * ms, ContextSnapshot{});
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 20 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 20 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   int events = 0;
   int64_t spans = 0;
   for (const JfrEvent& event : reader.events()) {
@@ -260,15 +231,9 @@ TEST(SpanLatencyTest, SlotsPastTheEventsFieldsDoNotSplitAGroup) {
 // has gone on to another context; a span nested in it splits it; one open at the end is not
 // counted.
 TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload;
-  std::string error;
-  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_TRUE(workload.attributes->Register({"endpoint", "tenant"}, &error)) << error;
+  SpanScene scene(1, "/a", {"endpoint", "tenant"});
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  Workload& workload = scene.workload;
   auto context_of = [&](uint64_t span, const char* endpoint, const char* tenant) {
     ContextSnapshot context{};
     context.trace_id_low = 99;
@@ -277,15 +242,8 @@ TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
     if (tenant != nullptr) context.attributes[1] = workload.dictionary->Intern(tenant);
     return context;
   };
-  JfrWriterConfig config;
-  config.path = TempPath("span_latency_merge.jfr");
-  config.engine = "perf_cpu_clock";
-  config.repository.clear();
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7});
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_latency_merge.jfr"), false)));
+  JfrWriter* writer = scene.writer.get();
   // Span 1: [t0, t0 + 12 ms) in three intervals (ids; + endpoint; + tenant).
   writer->AddSpan(SpanInterval{7, t0, t0 + 1 * ms, context_of(1, nullptr, nullptr)});
   writer->AddSpan(SpanInterval{7, t0 + 1 * ms, t0 + 2 * ms, context_of(1, "/a", nullptr)});
@@ -302,12 +260,10 @@ TEST(SpanLatencyTest, TheIntervalsOfOneSpanCountAsOneSpan) {
   SpanInterval open_at_end{7, t0 + 55 * ms, t0 + 60 * ms, context_of(4, "/d", "acme")};
   open_at_end.closed = false;
   writer->AddSpan(open_at_end);
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 70 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 70 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   std::map<std::string, LatencyHistogram> histograms;  // by "endpoint/tenant"
   for (const JfrEvent& event : reader.events()) {
     if (event.type_name() != "ctxprof.SpanLatency") continue;
@@ -454,29 +410,15 @@ TEST(SpanLatencyTest, TheRestOfASpanCutOpenIsWrittenWhenItCloses) {
 // attributes changed in between; intervals of a context without ids are one span only when they
 // abut.
 TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
-  FakeClock clock;
-  FakeFrameResolver frames;
-  FakeThreadResolver threads;
-  const uint64_t ms = clock.TicksPerSecond() / 1000;
-  const uint64_t t0 = clock.Now() + ms;
-  Workload workload;
-  std::string error;
-  workload.dictionary = Dictionary::Create(Dictionary::Options{}, &error);
-  ASSERT_TRUE(workload.attributes->Register({"endpoint"}, &error)) << error;
-  ContextSnapshot with_id{};
-  with_id.span_id = 8;
-  with_id.attributes[0] = workload.dictionary->Intern("/a");
+  SpanScene scene(8, "/a");
+  const uint64_t t0 = scene.t0, ms = scene.ms;
+  const ContextSnapshot with_id = scene.context;
   ContextSnapshot without_id{};
-  without_id.attributes[0] = workload.dictionary->Intern("/b");
-  JfrWriterConfig config;
-  config.path = TempPath("span_parts.jfr");
-  config.engine = "perf_cpu_clock";
-  config.all_contexts = true;
-  StatusOr<std::unique_ptr<JfrWriter>> opened =
-      JfrWriter::Open(config, workload.Inputs(&clock, &frames, &threads));
-  ASSERT_TRUE(IsOk(opened));
-  std::unique_ptr<JfrWriter> writer = std::move(opened.value());
-  writer->AddTimedThreads({7, 9, 11, 13});
+  without_id.attributes[0] = scene.workload.dictionary->Intern("/b");
+  scene.config.all_contexts = true;
+  ASSERT_TRUE(IsOk(scene.Open(TempPath("span_parts.jfr"), false)));
+  JfrWriter* writer = scene.writer.get();
+  writer->AddTimedThreads({9, 11, 13});
   // Thread 7: /a in two parts a tick apart. Thread 9: /b likewise. Thread 11: /b abutting.
   // Thread 13: span 8 without an endpoint, then with /a.
   ContextSnapshot unset = with_id;
@@ -489,12 +431,10 @@ TEST(SpanLatencyTest, TheReaderJoinsASpansPartsByIdsOrByAbutting) {
     writer->AddSpan(SpanInterval{tid, t0, t0 + 10 * ms, context});
     writer->AddSpan(SpanInterval{tid, t0 + 10 * ms + gap, t0 + 30 * ms, context});
   }
-  writer->SettleSpans(UINT64_MAX);
-  clock.Set(t0 + 40 * ms);
-  ASSERT_TRUE(IsOk(writer->Close()));
+  ASSERT_TRUE(IsOk(scene.Close(t0 + 40 * ms)));
 
   JfrReader reader;
-  ASSERT_TRUE(IsOk(reader.Read(config.path, {})));
+  ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   auto length_at = [&reader, t0, ms](int64_t tid) {
     int64_t span_nanos = -1;
     reader.ContextAt(tid, static_cast<int64_t>(t0 + 5 * ms), &span_nanos);

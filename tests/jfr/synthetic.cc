@@ -223,10 +223,11 @@ Workload OneStackWorkload(const std::vector<std::string>& attributes) {
   return workload;
 }
 
-SpanScene::SpanScene(uint64_t span_id, const std::string& endpoint)
+SpanScene::SpanScene(uint64_t span_id, const std::string& endpoint,
+                     const std::vector<std::string>& attributes)
     : ms(clock.TicksPerSecond() / 1000),
       t0(clock.Now() + ms),
-      workload(OneStackWorkload({"endpoint"})) {
+      workload(OneStackWorkload(attributes)) {
   context.span_id = span_id;
   context.attributes[0] = workload.dictionary->Intern(endpoint);
   workload.contexts = {context};

@@ -131,12 +131,13 @@ Workload MakeWorkload(int threads, int samples_per_thread, uint64_t first_ticks,
 Workload OneStackWorkload(const std::vector<std::string>& attributes);
 
 // The hand-placed span tests' scene: a fake clock, t0 one millisecond after its start, one
-// context (span `span_id`, "endpoint" = `endpoint`) of a one-stack workload whose samples the
-// test sets before Open, and a writer (engine perf_cpu_clock) with thread kTid timed.
+// context (span `span_id`, the first of `attributes` = `endpoint`) of a one-stack workload whose
+// samples the test sets before Open, and a writer (engine perf_cpu_clock) with thread kTid timed.
 struct SpanScene {
   static constexpr int32_t kTid = 7;
 
-  SpanScene(uint64_t span_id, const std::string& endpoint);
+  SpanScene(uint64_t span_id, const std::string& endpoint,
+            const std::vector<std::string>& attributes = {"endpoint"});
   // A CPU sample of kTid at `ticks` in the scene's context.
   ExpectedSample CpuAt(uint64_t ticks) const;
   // Opens `writer` on `path`; `context_id` as JfrWriterConfig's.
