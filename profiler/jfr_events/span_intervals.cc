@@ -117,14 +117,16 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
       ticks < thread.spans[thread.first_pending - 1].end_ticks) {
     const uint64_t id =
         JoinSettled(SpanOwnerKey(tid, virtual_thread_id), &thread, ticks, pending_bytes);
-    return id != 0 ? id : JoinLost(&thread, CarrierLosses(tid), ticks, fallback);
+    return id != 0
+               ? id
+               : JoinLost(&thread, CarrierLosses(tid, virtual_thread_id, thread), ticks, fallback);
   }
   // In a part already written at an earlier segment end (a wait joined by its start): no
   // context, as the chunk may not carry that part's.
   if (ticks < thread.written_until) return 0;
   // Between two known spans: in none, unless the log lost the spans there.
   if (ticks < thread.last_end) {
-    return JoinLost(&thread, CarrierLosses(tid), ticks, fallback);
+    return JoinLost(&thread, CarrierLosses(tid, virtual_thread_id, thread), ticks, fallback);
   }
   thread.unjoined.insert(std::upper_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks),
                          ticks);
@@ -157,6 +159,7 @@ uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t tic
 }
 
 void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
+  any_loss_ = true;
   thread->losses.push_back(Loss{begin_ticks, end_ticks});  // drains bring them in order
   if (thread->losses.size() > kLateJoinSpans) thread->losses.erase(thread->losses.begin());
   // Records joined before the loss was known: a guess keeps the context it took, a record in
@@ -192,8 +195,12 @@ void SpanIntervals::AddLost(Thread* thread, const LostRecord& record) {
       record);
 }
 
-const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid) {
+const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid,
+                                                                     uint64_t virtual_thread_id,
+                                                                     const Thread& thread) {
   static const std::vector<Loss> kNone;
+  if (virtual_thread_id == 0) return thread.losses;
+  if (!any_loss_) return kNone;
   const auto carrier = threads_.find(SpanOwnerKey(tid, 0));
   return carrier != threads_.end() ? carrier->second.losses : kNone;
 }

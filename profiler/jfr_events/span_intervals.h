@@ -210,8 +210,10 @@ class SpanIntervals {
   void AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
   // Puts `record` into `thread`'s lost records, in time order.
   static void AddLost(Thread* thread, const LostRecord& record);
-  // The losses of thread `tid`'s log, which hold its virtual threads' records too.
-  const std::vector<Loss>& CarrierLosses(int32_t tid);
+  // The losses of thread `tid`'s log, which hold its virtual threads' records too; `thread` is
+  // the record's own (the carrier's when virtual_thread_id is 0).
+  const std::vector<Loss>& CarrierLosses(int32_t tid, uint64_t virtual_thread_id,
+                                         const Thread& thread);
   // The id of `context` for a record of `thread` at `ticks` in one of `losses`; 0 if in none.
   uint64_t JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
                     const ContextSnapshot& context);
@@ -237,7 +239,8 @@ class SpanIntervals {
   Thread* last_thread_ = nullptr;  // ThreadOf's last (map nodes stay put until erased)
   uint64_t last_owner_ = 0;
   uint64_t spans_written_ = 0;
-  uint64_t settled_ = 0;  // every record up to here has been joined (Settle)
+  uint64_t settled_ = 0;   // every record up to here has been joined (Settle)
+  bool any_loss_ = false;  // AddLoss ran: only then may a carrier's losses be worth looking up
 };
 
 }  // namespace ctxprof
