@@ -27,6 +27,20 @@ class ContextIds {
   // The id of `context` in chunk `chunk` (chunk numbers only grow); 0 for an empty context.
   uint64_t IdOf(const ContextSnapshot& context, uint32_t chunk);
 
+  // A context's id kept beside the context by a caller that asks for it again (a span its
+  // records join, then its interval written): valid only in the chunk it was given in.
+  struct Kept {
+    uint64_t id = 0;
+    uint32_t chunk = 0;
+  };
+  // IdOf, answered from `*kept` when it holds this chunk's id, else looked up and kept there:
+  // a repeated lookup is a probe of a table as large as the chunk's contexts, on cold lines.
+  // The caller keeps `*kept` with `context` and resets it when that changes.
+  uint64_t IdOf(const ContextSnapshot& context, uint32_t chunk, Kept* kept) {
+    if (kept->id == 0 || kept->chunk != chunk) *kept = Kept{IdOf(context, chunk), chunk};
+    return kept->id;
+  }
+
   // The contexts that got an id in chunk `chunk`, in id order (none when no IdOf call named that
   // chunk: the table still holds an earlier chunk's).
   const std::vector<std::pair<uint64_t, ContextSnapshot>>& chunk_contexts(uint32_t chunk) const {

@@ -110,7 +110,7 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
     if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
     pending.triggered = true;
     pending.last_record = std::max(pending.last_record, ticks);
-    return ids_->IdOf(pending.context, chunk_->chunk_number());
+    return ids_->IdOf(pending.context, chunk_->chunk_number(), &pending.id);
   }
   // Late: its span was settled before it came.
   if (ticks < settled_ && thread.first_pending != 0 &&
@@ -133,13 +133,15 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
   // Inside the open interval as the drain read it: that is its span, which CutOpen writes.
   const bool in_open =
       !thread.open_context.empty() && ticks >= thread.open_begin && ticks < thread.open_read;
-  if (in_open) return ids_->IdOf(thread.open_context, chunk_->chunk_number());
+  if (in_open) return ids_->IdOf(thread.open_context, chunk_->chunk_number(), &thread.open_id);
   if (fallback.empty()) return 0;
+  Guess guess{ticks, fallback};
+  const uint64_t id = ids_->IdOf(fallback, chunk_->chunk_number(), &guess.id);
   thread.guessed.insert(
       std::upper_bound(thread.guessed.begin(), thread.guessed.end(), ticks,
-                       [](uint64_t t, const Guess& guess) { return t < guess.ticks; }),
-      Guess{ticks, fallback});
-  return ids_->IdOf(fallback, chunk_->chunk_number());
+                       [](uint64_t t, const Guess& other) { return t < other.ticks; }),
+      guess);
+  return id;
 }
 
 uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t ticks,
@@ -155,7 +157,7 @@ uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t tic
   if (pending.written && pending.written_chunk != chunk_->chunk_number()) return 0;
   // Settled, it is closed and no other part of it is pending: write it whole now.
   if (!pending.written) Write(owner, &pending, pending_bytes);
-  return ids_->IdOf(pending.context, chunk_->chunk_number());
+  return ids_->IdOf(pending.context, chunk_->chunk_number(), &pending.id);
 }
 
 void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
@@ -168,7 +170,9 @@ void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_t
     return ticks >= begin_ticks && ticks < end_ticks;
   };
   for (const Guess& guess : thread->guessed) {
-    if (inside(guess.ticks)) AddLost(thread, LostRecord{guess.ticks, end_ticks, guess.context});
+    if (inside(guess.ticks)) {
+      AddLost(thread, LostRecord{guess.ticks, end_ticks, guess.context, guess.id});
+    }
   }
   thread->guessed.erase(
       std::remove_if(thread->guessed.begin(), thread->guessed.end(),
@@ -180,7 +184,7 @@ void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_t
   if (!thread->open_context.empty()) {
     for (auto it = first; it != after; ++it) {
       if (*it >= thread->open_begin && *it < thread->open_read) {
-        AddLost(thread, LostRecord{*it, end_ticks, thread->open_context});
+        AddLost(thread, LostRecord{*it, end_ticks, thread->open_context, thread->open_id});
       }
     }
   }
@@ -211,8 +215,10 @@ uint64_t SpanIntervals::JoinLost(Thread* thread, const std::vector<Loss>& losses
   for (auto loss = losses.rbegin(); loss != losses.rend(); ++loss) {
     if (ticks >= loss->end_ticks) return 0;
     if (ticks < loss->begin_ticks) continue;
-    AddLost(thread, LostRecord{ticks, loss->end_ticks, context});
-    return ids_->IdOf(context, chunk_->chunk_number());
+    LostRecord record{ticks, loss->end_ticks, context};
+    const uint64_t id = ids_->IdOf(context, chunk_->chunk_number(), &record.id);
+    AddLost(thread, record);
+    return id;
   }
   return 0;
 }
@@ -230,7 +236,7 @@ void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t up_to,
   // to just after the last, ending before the next record and inside the losses of them all.
   size_t first = 0;
   while (first < count) {
-    const LostRecord& start = lost[first];
+    LostRecord& start = lost[first];
     uint64_t limit = start.limit;
     size_t last = first;
     while (last + 1 < count && lost[last + 1].context == start.context &&
@@ -241,7 +247,7 @@ void SpanIntervals::WriteLost(uint64_t owner, Thread* thread, uint64_t up_to,
     if (last + 1 < lost.size()) end = std::min(end, lost[last + 1].ticks);
     const uint64_t begin = std::max(start.ticks, thread->lost_written_until);
     if (begin < end) {
-      WriteInterval(owner, begin, end, start.context, pending_bytes);
+      WriteInterval(owner, begin, end, start.context, &start.id, pending_bytes);
       thread->lost_written_until = end;
     }
     first = last + 1;
@@ -266,13 +272,14 @@ void SpanIntervals::SetThreadOpen(Thread* thread, uint64_t begin_ticks, uint64_t
     for (auto it = thread->unjoined.begin(); it != before; ++it) {
       if (*it >= thread->open_begin && *it < thread->open_read &&
           *it >= thread->lost_written_until) {
-        AddLost(thread, LostRecord{*it, since, thread->open_context});
+        AddLost(thread, LostRecord{*it, since, thread->open_context, thread->open_id});
       }
     }
   }
   thread->unjoined.erase(thread->unjoined.begin(), before);
   thread->open_begin = begin_ticks;
   thread->open_read = read_ticks;
+  if (!(context == thread->open_context)) thread->open_id = ContextIds::Kept{};
   thread->open_context = context;
 }
 
@@ -286,7 +293,7 @@ void SpanIntervals::CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_by
   const uint64_t begin = std::max(thread->open_begin, thread->written_until);
   const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
-  WriteInterval(owner, begin, cut, thread->open_context, pending_bytes);
+  WriteInterval(owner, begin, cut, thread->open_context, &thread->open_id, pending_bytes);
   thread->written_until = cut;
   thread->unjoined.erase(thread->unjoined.begin(), after);
 }
@@ -333,7 +340,7 @@ void SpanIntervals::WriteTriggered(bool chunk_end, uint64_t* pending_bytes) {
       // Records of the next chunk may still fall in it: write it up to just after its last
       // record; the rest follows when settled (or when a record triggers it again).
       const uint64_t cut = std::min(pending.end_ticks, chunk_->TicksJustAfter(pending.last_record));
-      WriteInterval(owner, pending.begin_ticks, cut, pending.context, pending_bytes);
+      WriteInterval(owner, pending.begin_ticks, cut, pending.context, &pending.id, pending_bytes);
       pending.begin_ticks = cut;
       pending.triggered = false;
       pending.cut = true;
@@ -353,12 +360,12 @@ void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
         continue;
       }
       // Its begin stays: a later chunk writes it from there again (see the header).
-      WriteInterval(owner, pending.begin_ticks, ticks, pending.context, pending_bytes);
+      WriteInterval(owner, pending.begin_ticks, ticks, pending.context, &pending.id, pending_bytes);
       pending.triggered = false;
     }
     const uint64_t begin = std::max(thread.open_begin, thread.written_until);
     if (!thread.open_context.empty() && begin < ticks && thread.last_end <= thread.open_begin) {
-      WriteInterval(owner, begin, ticks, thread.open_context, pending_bytes);
+      WriteInterval(owner, begin, ticks, thread.open_context, &thread.open_id, pending_bytes);
       thread.unjoined.erase(
           thread.unjoined.begin(),
           std::lower_bound(thread.unjoined.begin(), thread.unjoined.end(), ticks));
@@ -385,7 +392,7 @@ void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pendi
         context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
         written);
     const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
-    WriteInterval(owner, begin, end, context, pending_bytes);
+    WriteInterval(owner, begin, end, context, &thread->guessed[first].id, pending_bytes);
     thread->written_until = end;
     first = last + 1;
   }
@@ -398,17 +405,19 @@ void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pendi
 void SpanIntervals::Write(uint64_t owner, Pending* pending, uint64_t* pending_bytes) {
   pending->written = true;
   pending->written_chunk = chunk_->chunk_number();
-  WriteInterval(owner, pending->begin_ticks, pending->end_ticks, pending->context, pending_bytes);
+  WriteInterval(owner, pending->begin_ticks, pending->end_ticks, pending->context, &pending->id,
+                pending_bytes);
 }
 
 void SpanIntervals::WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,
-                                  const ContextSnapshot& context, uint64_t* pending_bytes) {
+                                  const ContextSnapshot& context, ContextIds::Kept* id,
+                                  uint64_t* pending_bytes) {
   const uint32_t chunk = chunk_->chunk_number();
   for (size_t slot = 0; slot < attribute_count_; slot++) {
     const uint32_t id = context.attributes[slot];
     if (id != Dictionary::kUnsetId) values_->Mark(id, chunk, pending_bytes);
   }
-  const uint64_t context_id = ids_->IdOf(context, chunk);
+  const uint64_t context_id = ids_->IdOf(context, chunk, id);
   chunk_->NoteEventTicks(end_ticks);
   encoder_->AppendContext(
       ContextEventFields{begin_ticks, end_ticks - begin_ticks,

@@ -140,12 +140,14 @@ class SpanIntervals {
     bool triggered = false;      // a record fell in its part not written yet
     bool written = false;
     bool cut = false;  // its start was written at a chunk end: the rest follows
+    ContextIds::Kept id;  // of `context`, for its records and its interval
     ContextSnapshot context;
   };
   // A record that no known span held, given the id of its own context (Join's fallback).
   struct Guess {
     uint64_t ticks;
     ContextSnapshot context;
+    ContextIds::Kept id;
   };
   // A stretch of a thread's time whose spans its full log lost.
   struct Loss {
@@ -157,6 +159,7 @@ class SpanIntervals {
     uint64_t ticks;
     uint64_t limit;
     ContextSnapshot context;
+    ContextIds::Kept id;
   };
   // A thread's spans by begin in a ring: a steady stream of spans reuses the memory the settled
   // ones leave, and settling moves none (a vector erasing its front moved every pending span at
@@ -193,6 +196,7 @@ class SpanIntervals {
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
     ContextSnapshot open_context{};
+    ContextIds::Kept open_id;  // of open_context
   };
 
   // Spans are kept per SpanOwnerKey: a virtual thread's intervals are logged by whichever
@@ -224,8 +228,10 @@ class SpanIntervals {
   // At a chunk end: writes the contexts that records took from their own snapshot (their span
   // not drained yet), so that the chunk carries every contextId its records use.
   void WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
+  // `id` keeps the id of `context` (ContextIds::Kept).
   void WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,
-                     const ContextSnapshot& context, uint64_t* pending_bytes);
+                     const ContextSnapshot& context, ContextIds::Kept* id,
+                     uint64_t* pending_bytes);
 
   JfrChunkWriter* const chunk_;
   EventEncoder* const encoder_;
