@@ -216,8 +216,9 @@ JNIEXPORT jstring JNICALL Java_io_ctxprof_Native_registerAttributes0(JNIEnv* env
     env->DeleteLocalRef(name);
   }
   std::string error;
-  if (store->attributes().Register(list, &error)) return nullptr;
-  return ctxprof::ToJavaString(env, error);
+  if (!store->attributes().Register(list, &error)) return ctxprof::ToJavaString(env, error);
+  ctxprof::Profiler::Global()->ReportUnrecordedAttributes();
+  return nullptr;
 }
 
 JNIEXPORT jint JNICALL Java_io_ctxprof_Native_slotOf0(JNIEnv* env, jclass, jstring name) {

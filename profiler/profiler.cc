@@ -1,6 +1,7 @@
 #include "profiler/profiler.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "context/process_context.h"
 #include "profiler/export/otlp_exporter.h"
@@ -191,6 +192,24 @@ Status Profiler::RegisterAttributes(const std::vector<std::string>& names) {
   }
   if (!registry.Register(names, &error)) return Status::InvalidArgument(error);
   return Status();
+}
+
+void Profiler::ReportUnrecordedAttributes() {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (session_ == nullptr) return;
+  std::string error;
+  ProcessContext* store = ProcessContext::Get(&error);
+  if (store == nullptr) return;
+  const std::vector<std::string> registered = store->attributes().names();
+  const size_t recorded = session_->aggregator()->attribute_names().size();
+  for (size_t slot = std::max(recorded, unrecorded_reported_); slot < registered.size(); slot++) {
+    fprintf(stderr,
+            "ctxprof: attribute '%s' was registered after the running session started, which "
+            "has no field for it: its values are not recorded; list it in the start option "
+            "attributes= (e.g. attributes=%s), or register it before starting\n",
+            registered[slot].c_str(), registered[slot].c_str());
+  }
+  unrecorded_reported_ = std::max(unrecorded_reported_, registered.size());
 }
 
 void Profiler::SetRuntimeHooks(RuntimeHooks hooks) {

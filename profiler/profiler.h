@@ -62,6 +62,11 @@ class Profiler {
   // already registered on their common prefix. New names are refused while a session runs (the
   // session records the names registered when it started).
   Status RegisterAttributes(const std::vector<std::string>& names);
+  // The Java API registers names in the process-wide registry at any time (a tracer creating a
+  // ContextSetter while an agent's session runs), which cannot be refused without breaking the
+  // application. After such a registration this writes one line to stderr for each name the
+  // running session has no field for, naming it and the fix: its values are not recorded.
+  void ReportUnrecordedAttributes();
 
   // Installs the runtime's hooks for sessions started afterwards (a running session keeps the
   // hooks it started with).
@@ -84,6 +89,7 @@ class Profiler {
   std::unique_ptr<Session> session_;             // guarded by control_mutex_
   std::shared_ptr<Aggregator> last_aggregator_;  // guarded by control_mutex_
   SessionStats last_stats_;                      // guarded by control_mutex_
+  size_t unrecorded_reported_ = 0;  // registry slots reported by ReportUnrecordedAttributes
   RuntimeHooks hooks_;                           // guarded by control_mutex_
   // jfrsync=: the JDK's recorder beside session_, started and stopped outside the lock.
   // Shared with a dump that copies outside the lock.

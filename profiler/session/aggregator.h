@@ -99,6 +99,9 @@ class Aggregator : public SampleSink {
 
   void Consume(const SampleRecord& record) override;
 
+  // The attribute names the session registered when it started, slot by slot.
+  const std::vector<std::string>& attribute_names() const { return attribute_names_; }
+
   std::vector<AggregatedStack> Stacks();
   // The same, unsymbolized (a copy: the aggregator goes on consuming).
   std::vector<RawAggregatedStack> RawStacks();

@@ -6,7 +6,9 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "context/process_context.h"
 #include "profiler/ctxprof.h"
 #include "profiler/jfr/jfr_reader.h"
 #include "profiler/profiler.h"
@@ -85,6 +87,33 @@ TEST(ApiTest, SlotsNeverMoveOnceBound) {
   EXPECT_NE(refused.message().find("slot 0 is already bound to 'endpoint', not 'tenant'"),
             std::string::npos)
       << refused.message();
+}
+
+// The Java API registers names in the store itself, at any time (a tracer's ContextSetter while
+// an agent's session runs): such a name is reported once, as the recording has no field for it.
+TEST(ApiTest, AnAttributeRegisteredWhileASessionRunsIsReportedOnce) {
+  char error[512];
+  ASSERT_EQ(ctxprof_start("event=ctimer,interval=10ms,signal=SIGRTMIN+3", error, sizeof(error)), 0)
+      << error;
+  std::string store_error;
+  ProcessContext* store = ProcessContext::Get(&store_error);
+  ASSERT_NE(store, nullptr) << store_error;
+  std::vector<std::string> names = store->attributes().names();
+  ::testing::internal::CaptureStderr();
+  Profiler::Global()->ReportUnrecordedAttributes();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "every name was there at the start";
+  names.push_back("registered_late");
+  ASSERT_TRUE(store->attributes().Register(names, &store_error)) << store_error;
+  ::testing::internal::CaptureStderr();
+  Profiler::Global()->ReportUnrecordedAttributes();
+  Profiler::Global()->ReportUnrecordedAttributes();
+  const std::string reported = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(reported,
+            "ctxprof: attribute 'registered_late' was registered after the running session "
+            "started, which has no field for it: its values are not recorded; list it in the "
+            "start option attributes= (e.g. attributes=registered_late), or register it before "
+            "starting\n");
+  EXPECT_EQ(ctxprof_stop(), 0);
 }
 
 void IgnoreSignal(int) {}
