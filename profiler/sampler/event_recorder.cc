@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "profiler/sampler/in_flight.h"
+
 namespace ctxprof {
 namespace {
 
@@ -14,11 +16,8 @@ EventRecorder::Session g_session;
 uint64_t g_session_start_ticks = 0;  // the session clock at Activate
 uint64_t g_sampling_interval = 0;    // SamplingInterval(g_session.rules)
 std::atomic<bool> g_enabled{false};
-std::atomic<int> g_in_flight{0};
+InFlight g_in_flight;
 
-std::atomic<uint64_t> g_allocations{0};
-std::atomic<uint64_t> g_monitor_enters{0};
-std::atomic<uint64_t> g_parks{0};
 std::atomic<uint64_t> g_dropped{0};
 
 // The thinning draws: xorshift64* per thread, seeded on first use. Initial-exec TLS, like the
@@ -61,7 +60,7 @@ void ReadOwnContext(ContextMap* map, ContextSnapshot* context, uint8_t* flags) {
 
 EventRecorder::Event::~Event() {
   if (record_ != nullptr) Publish();
-  if (in_session_) g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  if (in_flight_ != nullptr) InFlight::Leave(in_flight_);
 }
 
 void EventRecorder::Event::Publish() {
@@ -79,10 +78,7 @@ void EventRecorder::Activate(const Session& session) {
 
 void EventRecorder::Deactivate() {
   g_enabled.store(false, std::memory_order_seq_cst);
-  while (g_in_flight.load(std::memory_order_seq_cst) != 0) {
-    const timespec pause = {0, 100 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  g_in_flight.Drain();
 }
 
 uint64_t EventRecorder::SamplingInterval(const EventRules& rules) {
@@ -125,9 +121,6 @@ Dictionary* EventRecorder::class_names() {
 
 EventCounts EventRecorder::counts() {
   EventCounts counts;
-  counts.allocations = g_allocations.load(std::memory_order_relaxed);
-  counts.monitor_enters = g_monitor_enters.load(std::memory_order_relaxed);
-  counts.parks = g_parks.load(std::memory_order_relaxed);
   counts.dropped = g_dropped.load(std::memory_order_relaxed);
   return counts;
 }
@@ -135,12 +128,12 @@ EventCounts EventRecorder::counts() {
 void EventRecorder::SeedThreadRandom(uint64_t seed) { t_random = seed; }
 
 bool EventRecorder::Enter(Event* event) {
-  g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic<int32_t>* stripe = g_in_flight.Enter(CachedTid());
   if (!g_enabled.load(std::memory_order_seq_cst)) {
-    g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+    InFlight::Leave(stripe);
     return false;
   }
-  event->in_session_ = true;
+  event->in_flight_ = stripe;
   return true;
 }
 
@@ -166,10 +159,6 @@ bool EventRecorder::Claim(SampleKind kind, uint64_t ticks, const ContextSnapshot
   event->buffer_ = buffer;
   event->record_ = record;
   event->max_frames_ = g_session.depth;
-  std::atomic<uint64_t>& count = kind == SampleKind::kAllocation     ? g_allocations
-                                 : kind == SampleKind::kMonitorEnter ? g_monitor_enters
-                                                                     : g_parks;
-  count.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

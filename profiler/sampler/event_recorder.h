@@ -41,6 +41,7 @@
 #ifndef CTXPROF_PROFILER_SAMPLER_EVENT_RECORDER_H_
 #define CTXPROF_PROFILER_SAMPLER_EVENT_RECORDER_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "context/context_map.h"
@@ -61,10 +62,7 @@ struct EventRules {
 
 // Counters since process start (relaxed; for the recording's counters and status).
 struct EventCounts {
-  uint64_t allocations = 0;     // allocation events recorded
-  uint64_t monitor_enters = 0;  // jdk.JavaMonitorEnter events recorded
-  uint64_t parks = 0;           // jdk.ThreadPark events recorded
-  uint64_t dropped = 0;         // kept events lost to a full buffer
+  uint64_t dropped = 0;  // kept events lost to a full buffer
 };
 
 class EventRecorder {
@@ -101,7 +99,7 @@ class EventRecorder {
     SampleBuffer* buffer_ = nullptr;
     SampleRecord* record_ = nullptr;
     int max_frames_ = 0;
-    bool in_session_ = false;
+    std::atomic<int32_t>* in_flight_ = nullptr;  // the stripe entered (InFlight), if any
   };
 
   static void Activate(const Session& session);

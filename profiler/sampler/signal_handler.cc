@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "profiler/sampler/fault_guard.h"
+#include "profiler/sampler/in_flight.h"
 #include "profiler/sampler/itimer_engine.h"
 #include "profiler/sampler/machine_context.h"
 #include "profiler/sampler/perf_callchain.h"
@@ -19,7 +20,7 @@ namespace {
 
 HandlerSession g_session;
 std::atomic<bool> g_enabled{false};
-std::atomic<int> g_in_flight{0};
+InFlight g_in_flight;
 std::atomic<HandlerCostRecorder*> g_cost_recorder{nullptr};
 std::atomic<uint64_t> g_samples{0};
 std::atomic<uint64_t> g_ignored{0};
@@ -206,7 +207,7 @@ void TakeSample(const siginfo_t* info, void* ucontext, uint64_t entry_ticks,
 
 void OnSignal(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
-  g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic<int32_t>* const in_flight = g_in_flight.Enter(CachedTid());
   const bool enabled = g_enabled.load(std::memory_order_seq_cst);
   const uint64_t entry_ticks = enabled ? g_session.clock->Now() : 0;
   if (info->si_code == POLL_IN || info->si_code == POLL_HUP) {
@@ -228,7 +229,7 @@ void OnSignal(int, siginfo_t* info, void* ucontext) {
   } else if (enabled) {
     TakeSample(info, ucontext, entry_ticks, nullptr);
   }
-  g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  InFlight::Leave(in_flight);
   errno = saved_errno;
 }
 
@@ -299,10 +300,7 @@ void SignalHandler::Activate(const HandlerSession& session) {
 
 void SignalHandler::Deactivate() {
   g_enabled.store(false, std::memory_order_seq_cst);
-  while (g_in_flight.load(std::memory_order_seq_cst) != 0) {
-    const timespec pause = {0, 100 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  g_in_flight.Drain();
 }
 
 void SignalHandler::SetCostRecorder(HandlerCostRecorder* recorder) {
