@@ -18,8 +18,6 @@ uint64_t g_sampling_interval = 0;    // SamplingInterval(g_session.rules)
 std::atomic<bool> g_enabled{false};
 InFlight g_in_flight;
 
-std::atomic<uint64_t> g_dropped{0};
-
 // The thinning draws: xorshift64* per thread, seeded on first use. Initial-exec TLS, like the
 // rest of the per-thread state the runtime's callbacks touch (no lazy allocation).
 __thread uint64_t t_random __attribute__((tls_model("initial-exec"))) = 0;
@@ -119,12 +117,6 @@ Dictionary* EventRecorder::class_names() {
   return names;
 }
 
-EventCounts EventRecorder::counts() {
-  EventCounts counts;
-  counts.dropped = g_dropped.load(std::memory_order_relaxed);
-  return counts;
-}
-
 void EventRecorder::SeedThreadRandom(uint64_t seed) { t_random = seed; }
 
 bool EventRecorder::Enter(Event* event) {
@@ -143,7 +135,6 @@ bool EventRecorder::Claim(SampleKind kind, uint64_t ticks, const ContextSnapshot
   SampleRecord* record = buffer->TryClaim();
   if (record == nullptr) {
     buffer->CountDrop();
-    g_dropped.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   record->ticks = ticks;

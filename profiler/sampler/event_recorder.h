@@ -60,11 +60,6 @@ struct EventRules {
   bool live = false;        // allocation records carry a reference to their object (live)
 };
 
-// Counters since process start (relaxed; for the recording's counters and status).
-struct EventCounts {
-  uint64_t dropped = 0;  // kept events lost to a full buffer
-};
-
 class EventRecorder {
  public:
   // select=if-context samples allocations this many times finer than alloc=.
@@ -133,7 +128,6 @@ class EventRecorder {
   // created (then events carry class id 0).
   static Dictionary* class_names();
 
-  static EventCounts counts();
   // Tests: makes the calling thread's thinning draws reproducible (seed != 0).
   static void SeedThreadRandom(uint64_t seed);
 
