@@ -89,8 +89,9 @@ class Profiler {
   std::unique_ptr<Session> session_;             // guarded by control_mutex_
   std::shared_ptr<Aggregator> last_aggregator_;  // guarded by control_mutex_
   SessionStats last_stats_;                      // guarded by control_mutex_
-  size_t unrecorded_reported_ = 0;  // registry slots reported by ReportUnrecordedAttributes
   RuntimeHooks hooks_;                           // guarded by control_mutex_
+  // Registry slots ReportUnrecordedAttributes has reported; guarded by control_mutex_.
+  size_t unrecorded_reported_ = 0;
   // jfrsync=: the JDK's recorder beside session_, started and stopped outside the lock.
   // Shared with a dump that copies outside the lock.
   std::shared_ptr<JdkRecorder> jdk_recorder_;  // guarded by control_mutex_
