@@ -50,6 +50,9 @@ class AgentTest {
             "4",
             "4");
     assertEquals(0, result.exit, result.toString());
+    assertTrue(
+        result.stderr.stream().noneMatch(l -> l.contains("was registered after")),
+        result.toString());
     Map<String, Long> threadIds = new HashMap<>();
     for (String line : result.stdout) {
       String[] parts = line.split(" ");
@@ -141,6 +144,37 @@ class AgentTest {
       return name;
     }
     return null;
+  }
+
+  // The agent's session starts at VMInit, before the workload's ContextSetter registers its
+  // names: without attributes= the recording has no field for them, and stderr says so once per
+  // name, with the fix.
+  @Test
+  void attributesRegisteredAfterTheStartAreReportedOnceAndAreNotInTheRecording() throws Exception {
+    Path jfr = dir.resolve("late.jfr");
+    Result result =
+        runJava(
+            List.of(agent("start,event=cpu,interval=5ms,file=" + jfr)), "ServiceWorkload", "4", "4");
+    assertEquals(0, result.exit, result.toString());
+    for (String name : List.of("endpoint", "tenant")) {
+      String line =
+          "ctxprof: attribute '"
+              + name
+              + "' was registered after the running session started, which has no field for it:"
+              + " its values are not recorded; list it in the start option attributes= (e.g."
+              + " attributes="
+              + name
+              + "), or register it before starting";
+      assertEquals(
+          1, result.stderr.stream().filter(line::equals).count(), name + ": " + result.stderr);
+    }
+    JfrRecording recording = JfrRecording.read(jfr);
+    List<RecordedEvent> contexts =
+        recording.contexts.values().stream().flatMap(List::stream).collect(Collectors.toList());
+    assertTrue(!contexts.isEmpty(), "the spans' contexts are recorded");
+    for (RecordedEvent context : contexts) {
+      assertTrue(!context.hasField("endpoint") && !context.hasField("tenant"), context.toString());
+    }
   }
 
   @Test
