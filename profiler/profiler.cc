@@ -204,10 +204,11 @@ void Profiler::ReportUnrecordedAttributes() {
   const size_t recorded = session_->aggregator()->attribute_names().size();
   for (size_t slot = std::max(recorded, unrecorded_reported_); slot < registered.size(); slot++) {
     fprintf(stderr,
-            "ctxprof: attribute '%s' was registered after the running session started, which "
-            "has no field for it: its values are not recorded; list it in the start option "
-            "attributes= (e.g. attributes=%s), or register it before starting\n",
-            registered[slot].c_str(), registered[slot].c_str());
+            "ctxprof: attribute '%s' was registered after the running session started: its "
+            "recording has it from its next chunk on, and a collapsed dump names it slot%zu; "
+            "list it in the start option attributes= (e.g. attributes=%s) to have it from the "
+            "start\n",
+            registered[slot].c_str(), slot, registered[slot].c_str());
   }
   unrecorded_reported_ = std::max(unrecorded_reported_, registered.size());
 }

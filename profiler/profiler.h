@@ -64,8 +64,9 @@ class Profiler {
   Status RegisterAttributes(const std::vector<std::string>& names);
   // The Java API registers names in the process-wide registry at any time (a tracer creating a
   // ContextSetter while an agent's session runs), which cannot be refused without breaking the
-  // application. After such a registration this writes one line to stderr for each name the
-  // running session has no field for, naming it and the fix: its values are not recorded.
+  // application. The recording takes such names at its next chunk (JfrWriter), the aggregated
+  // samples never. After such a registration this writes one line to stderr for each name the
+  // running session did not start with, saying so and naming the fix.
   void ReportUnrecordedAttributes();
 
   // Installs the runtime's hooks for sessions started afterwards (a running session keeps the

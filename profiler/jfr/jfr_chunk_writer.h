@@ -157,6 +157,9 @@ class JfrChunkWriter {
 
   // File mode: the offsets of the chunks that continue no other one (the first is 0).
   const std::vector<uint64_t>& chunk_starts() const { return chunk_starts_; }
+  // Between chunks: the next chunk continues none, though the last ended with a flush (its
+  // metadata differs, and the fold keeps one metadata per run).
+  void ContinueNone() { continue_next_ = false; }
   uint32_t chunk_number() const { return chunk_number_; }  // 1, 2, ... (0 before the first)
   uint64_t chunk_start_ticks() const { return chunk_start_ticks_; }
   uint64_t max_ticks() const { return max_ticks_; }

@@ -327,7 +327,8 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
   DeclareLiveObjectEvent(tree, layout);
 
   ClassBuilder context =
-      tree->Event("ctxprof.Context", kJfrTypeContext, "Context", {"ctxprof", "Context"});
+      tree->Event("ctxprof.Context", JfrMetadata::ContextTypeIdOf(layout.attribute_generation),
+                  "Context", {"ctxprof", "Context"});
   context.Annotate(kJfrTypeDescription,
                    "A thread's context during a run of its samples: [startTime, startTime + "
                    "duration) covers exactly those samples. W3C ids: the trace id is "
@@ -358,8 +359,10 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
         .FieldAnnotate(kJfrTypeContextual);
   }
 
-  ClassBuilder latency = tree->Event("ctxprof.SpanLatency", kJfrTypeSpanLatency, "Span Latency",
-                                     {"ctxprof", "Context"});
+  ClassBuilder latency =
+      tree->Event("ctxprof.SpanLatency",
+                  JfrMetadata::SpanLatencyTypeIdOf(layout.attribute_generation), "Span Latency",
+                  {"ctxprof", "Context"});
   latency.Annotate(kJfrTypeDescription,
                    "The durations of every span with these attribute values that closed in "
                    "[startTime, startTime + duration], written or not as a ctxprof.Context");
@@ -464,13 +467,14 @@ void JfrMetadata::SerializeDeclarations(const std::vector<std::string>& attribut
   tree.Serialize(out);
 }
 
-void JfrMetadata::Write(const JfrBuffer& declarations, uint64_t start_ticks, JfrBuffer* out) {
+void JfrMetadata::Write(const JfrBuffer& declarations, uint64_t metadata_id, uint64_t start_ticks,
+                        JfrBuffer* out) {
   const size_t start = out->size();
   const size_t size_offset = out->ReservePaddedVarint();
   out->PutVarint(0);  // record type: metadata
   out->PutVarint(start_ticks);
   out->PutVarint(0);  // duration
-  out->PutVarint(kMetadataId);
+  out->PutVarint(metadata_id);
   out->PutBytes(declarations.data(), declarations.size());
   out->PatchVarint(size_offset, out->size() - start);
 }

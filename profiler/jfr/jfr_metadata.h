@@ -94,6 +94,9 @@ enum JfrTypeId : uint32_t {
   kJfrTypeUnsigned = 207,
   kJfrTypeDataAmount = 208,
   kJfrTypeMemoryAddress = 209,
+  // Up to 2 * kAttributeSlots + 1 more: ctxprof.Context and ctxprof.SpanLatency of later
+  // attribute generations (JfrMetadata::ContextTypeIdOf).
+  kJfrTypeLaterContexts = 300,
 };
 
 // Frame types: keys of the jdk.types.FrameType pool (the same in every chunk). The keys are
@@ -132,13 +135,27 @@ struct JfrEventLayout {
   // Allocation samples are jdk.ObjectAllocationInNewTLAB {..., allocationSize, tlabSize = the
   // weight} instead of jdk.ObjectAllocationSample {..., weight}.
   bool tlab_allocations = false;
+  // How many times attribute names were added since the recording started (names registered
+  // after it, taken at a chunk start). The types with a field per name, ctxprof.Context and
+  // ctxprof.SpanLatency, get ids of their own in each generation: a reader may keep a type's
+  // fields by its id across chunks (JDK 25's `jfr print` does, for the Context lines).
+  uint32_t attribute_generation = 0;
 };
 
 class JfrMetadata {
  public:
-  // The metadata id of every chunk we write. Large, so it cannot clash with the small ids of
-  // HotSpot-written chunks if files are concatenated.
-  static constexpr uint64_t kMetadataId = 0x7C7C0001;
+  // The metadata id of the chunks we write in attribute generation `generation`. Large, so it
+  // cannot clash with the small ids of HotSpot-written chunks if files are concatenated; it
+  // changes with the names, because a reader may keep a previous chunk's metadata when the id is
+  // the same (the JDK's parser does).
+  static constexpr uint64_t MetadataIdOf(uint32_t generation) { return 0x7C7C0001 + generation; }
+  // The type ids of ctxprof.Context and ctxprof.SpanLatency in `generation` (JfrEventLayout).
+  static constexpr uint32_t ContextTypeIdOf(uint32_t generation) {
+    return generation == 0 ? kJfrTypeContext : kJfrTypeLaterContexts + 2 * generation;
+  }
+  static constexpr uint32_t SpanLatencyTypeIdOf(uint32_t generation) {
+    return generation == 0 ? kJfrTypeSpanLatency : kJfrTypeLaterContexts + 2 * generation + 1;
+  }
 
   // The ctxprof.Context field name for an attribute name: '.' and '-' become '_'.
   static std::string FieldNameOf(std::string_view attribute_name);
@@ -149,9 +166,10 @@ class JfrMetadata {
   // it in every chunk (building the tree costs ~1.4 M instructions).
   static void SerializeDeclarations(const std::vector<std::string>& attribute_names,
                                     const JfrEventLayout& layout, JfrBuffer* out);
-  // Appends the whole metadata record (size, type 0, start ticks, duration 0, id, then
+  // Appends the whole metadata record (size, type 0, start ticks, duration 0, `metadata_id`, then
   // `declarations` from SerializeDeclarations) to `out`.
-  static void Write(const JfrBuffer& declarations, uint64_t start_ticks, JfrBuffer* out);
+  static void Write(const JfrBuffer& declarations, uint64_t metadata_id, uint64_t start_ticks,
+                    JfrBuffer* out);
 
   // Number of pools WriteStaticPools appends.
   static constexpr uint32_t kStaticPoolCount = 2;

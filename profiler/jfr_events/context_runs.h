@@ -57,6 +57,8 @@ class ContextRuns {
                  const ContextSnapshot& context, uint64_t* pending_bytes);
   // Writes every open run (at a flush or a chunk end).
   void EndAll();
+  // Attribute names registered since: at a chunk start only (after EndAll).
+  void set_attribute_count(size_t count) { attribute_count_ = count; }
   // Writes one interval of thread `thread_key` with `context` that covers just `ticks`, apart
   // from the runs: for a record written out of time order, a live object at the recording's
   // end with its allocation's time and context, so that the last chunk resolves its contextId
@@ -92,7 +94,7 @@ class ContextRuns {
   EventEncoder* const encoder_;
   AttributeValuePool* const values_;
   ContextIds* const ids_;
-  const size_t attribute_count_;
+  size_t attribute_count_;
   std::unordered_map<int32_t, Run> runs_;  // by kernel tid
 };
 

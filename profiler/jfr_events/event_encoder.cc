@@ -83,7 +83,7 @@ void EventEncoder::AppendLiveObject(const LiveObjectFields& fields, JfrBuffer* o
 void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* out) {
   const ContextSnapshot& context = *fields.context;
   scratch_.clear();
-  scratch_.PutVarint(kJfrTypeContext);
+  scratch_.PutVarint(JfrMetadata::ContextTypeIdOf(layout_.attribute_generation));
   scratch_.PutVarint(fields.start_ticks);
   scratch_.PutVarint(fields.duration_ticks);
   scratch_.PutVarint(fields.thread_key);
@@ -100,7 +100,7 @@ void EventEncoder::AppendContext(const ContextEventFields& fields, JfrBuffer* ou
 void EventEncoder::AppendSpanLatency(const SpanLatencyFields& fields, JfrBuffer* out) {
   const LatencyHistogram& histogram = *fields.histogram;
   scratch_.clear();
-  scratch_.PutVarint(kJfrTypeSpanLatency);
+  scratch_.PutVarint(JfrMetadata::SpanLatencyTypeIdOf(layout_.attribute_generation));
   scratch_.PutVarint(fields.start_ticks);
   scratch_.PutVarint(fields.duration_ticks);
   scratch_.PutVarint(static_cast<uint64_t>(histogram.count()));

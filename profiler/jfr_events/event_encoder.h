@@ -170,6 +170,8 @@ class EventEncoder {
   void AppendActiveSetting(const ActiveSettingFields& fields, JfrBuffer* out);
   void AppendSettings(const SettingsEventFields& fields, JfrBuffer* out);
   void AppendCounters(const CounterEventFields& fields, JfrBuffer* out);
+  // At a chunk start whose metadata declares a later attribute generation (JfrEventLayout).
+  void set_attribute_generation(uint32_t generation) { layout_.attribute_generation = generation; }
 
   // The trailing contextId of an event whose type declares it (with the layout's context_id):
   // appends `context_id` when the layout has the field, nothing otherwise.
@@ -183,7 +185,7 @@ class EventEncoder {
   void AppendVarints(uint32_t type, std::initializer_list<uint64_t> fields,
                      std::optional<uint64_t> context_id, JfrBuffer* out);
 
-  const JfrEventLayout layout_;
+  JfrEventLayout layout_;
   JfrBuffer scratch_;  // a record's body before its size is known
 };
 

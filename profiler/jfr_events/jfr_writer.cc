@@ -99,15 +99,20 @@ Status JfrWriter::StartChunk() {
   if (chunk_->chunk_number() > 0 && stacks_.cached_frame_bytes() > config_.stack_cache_bytes) {
     stacks_.DropUnused(chunk_->chunk_number());
   }
+  if (static_cast<size_t>(inputs_.attributes->size()) > attribute_names_.size()) {
+    AdoptNewAttributes();
+  }
   if (Status begun = chunk_->BeginChunk(); !begun.ok()) return Fail(std::move(begun));
   samples_in_chunk_ = 0;
   threads_.ForgetVirtualThreads(chunk_->chunk_number());
   chunk_->MarkMetadata();
   if (metadata_declarations_.size() == 0) {
-    JfrMetadata::SerializeDeclarations(attribute_names_, LayoutOf(config_),
-                                       &metadata_declarations_);
+    JfrEventLayout layout = LayoutOf(config_);
+    layout.attribute_generation = attribute_generation_;
+    JfrMetadata::SerializeDeclarations(attribute_names_, layout, &metadata_declarations_);
   }
-  JfrMetadata::Write(metadata_declarations_, chunk_->chunk_start_ticks(), &chunk_->out());
+  JfrMetadata::Write(metadata_declarations_, JfrMetadata::MetadataIdOf(attribute_generation_),
+                     chunk_->chunk_start_ticks(), &chunk_->out());
   WriteActiveSettings();
   SettingsEventFields settings;
   settings.ticks = chunk_->chunk_start_ticks();
@@ -129,6 +134,17 @@ Status JfrWriter::StartChunk() {
   encoder_.AppendSettings(settings, &chunk_->out());
   Status written = chunk_->Write();
   return written.ok() ? written : Fail(std::move(written));
+}
+
+void JfrWriter::AdoptNewAttributes() {
+  attribute_names_ = inputs_.attributes->names();
+  attribute_generation_++;
+  encoder_.set_attribute_generation(attribute_generation_);
+  metadata_declarations_.clear();
+  runs_.set_attribute_count(attribute_names_.size());
+  spans_.set_attribute_count(attribute_names_.size());
+  latencies_.set_attribute_count(attribute_names_.size());
+  chunk_->ContinueNone();
 }
 
 void JfrWriter::WriteActiveSettings() {

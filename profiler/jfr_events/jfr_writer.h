@@ -299,12 +299,20 @@ class JfrWriter {
   uint32_t ClassKeyOf(uint32_t class_id);
   // Writes the live objects (live option) before the last segment.
   void WriteLiveObjects();
+  // Before a chunk begins: takes the names registered since the last (a tracer's ContextSetter
+  // after an agent's start), so that this chunk's metadata, Context events and latency groups
+  // have their fields, and starts a new run of the fold.
+  void AdoptNewAttributes();
 
   const JfrWriterConfig config_;
   const JfrWriterInputs inputs_;
-  const std::vector<std::string> attribute_names_;
+  // The registered names when the recording started, or at the last chunk start that found more
+  // (AdoptNewAttributes).
+  std::vector<std::string> attribute_names_;
+  uint32_t attribute_generation_ = 0;  // adoptions so far (JfrEventLayout)
   // The metadata's declarations (JfrMetadata::SerializeDeclarations), made for the first chunk
-  // and repeated in every later one: they depend only on config_ and attribute_names_.
+  // and repeated in every later one until the names change: they depend only on config_ and
+  // attribute_names_.
   JfrBuffer metadata_declarations_;
   bool closed_ = false;
   Status failure_;  // the first failure; ok while there is none

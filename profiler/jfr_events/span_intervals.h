@@ -98,6 +98,9 @@ class SpanIntervals {
     timed_.insert(tids.begin(), tids.end());
   }
   bool IsTimed(int32_t tid) const { return timed_.count(tid) != 0; }
+  // Attribute names registered since: at a chunk start only (intervals written after it carry
+  // the new slots' values, which every snapshot holds).
+  void set_attribute_count(size_t count) { attribute_count_ = count; }
 
   void Add(const SpanInterval& span);
   // Joins a record of timed thread `tid` (run by virtual thread `virtual_thread_id`, if not 0)
@@ -237,7 +240,7 @@ class SpanIntervals {
   EventEncoder* const encoder_;
   AttributeValuePool* const values_;
   ContextIds* const ids_;
-  const size_t attribute_count_;
+  size_t attribute_count_;
   const bool write_all_;
   const std::function<uint32_t(int32_t, uint64_t)> thread_key_;
   std::unordered_set<int32_t> timed_;

@@ -52,6 +52,8 @@ class SpanLatencies {
   void SetOpen(int32_t tid, uint64_t virtual_thread_id, const ContextSnapshot& open);
   // At the recording's end: counts the spans Add held back.
   void CountUnfinished();
+  // Attribute names registered since: at a chunk start only, when Write has emptied the groups.
+  void set_attribute_count(size_t count) { attribute_count_ = count; }
   // Appends this segment's events to `chunk`'s out() (their attribute values queued in
   // `values`), and forgets them.
   void Write(JfrChunkWriter* chunk, EventEncoder* encoder, AttributeValuePool* values,
@@ -75,7 +77,7 @@ class SpanLatencies {
   // Drops the span held for `key` (SpanOwnerKey), and held_ with it.
   void Forget(uint64_t key);
 
-  const size_t attribute_count_;
+  size_t attribute_count_;
   const double nanos_per_tick_;
   // This segment's groups, found by their attribute values through groups_index_: one probe of a
   // flat table per span, where a node map hashed and chased a node.

@@ -90,7 +90,8 @@ TEST(ApiTest, SlotsNeverMoveOnceBound) {
 }
 
 // The Java API registers names in the store itself, at any time (a tracer's ContextSetter while
-// an agent's session runs): such a name is reported once, as the recording has no field for it.
+// an agent's session runs): such a name is reported once, as the recording has it only from its
+// next chunk on.
 TEST(ApiTest, AnAttributeRegisteredWhileASessionRunsIsReportedOnce) {
   char error[512];
   ASSERT_EQ(ctxprof_start("event=ctimer,interval=10ms,signal=SIGRTMIN+3", error, sizeof(error)), 0)
@@ -108,11 +109,12 @@ TEST(ApiTest, AnAttributeRegisteredWhileASessionRunsIsReportedOnce) {
   Profiler::Global()->ReportUnrecordedAttributes();
   Profiler::Global()->ReportUnrecordedAttributes();
   const std::string reported = ::testing::internal::GetCapturedStderr();
+  const std::string slot = std::to_string(names.size() - 1);
   EXPECT_EQ(reported,
             "ctxprof: attribute 'registered_late' was registered after the running session "
-            "started, which has no field for it: its values are not recorded; list it in the "
-            "start option attributes= (e.g. attributes=registered_late), or register it before "
-            "starting\n");
+            "started: its recording has it from its next chunk on, and a collapsed dump names it "
+            "slot" + slot + "; list it in the start option attributes= (e.g. "
+            "attributes=registered_late) to have it from the start\n");
   EXPECT_EQ(ctxprof_stop(), 0);
 }
 

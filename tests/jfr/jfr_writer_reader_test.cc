@@ -765,6 +765,66 @@ TEST(JfrWriterTest, FlushChunksAreFoldedAtCloseAndRotationsStay) {
             static_cast<int64_t>(recorder.workload.samples.size()));
 }
 
+// Names registered after the recording started (a tracer's ContextSetter after an agent's
+// start) get their fields from the next chunk on: that chunk has its own metadata (another id,
+// which the JDK's parser needs to read it anew, and another Context type id, which JDK 25's
+// printer needs) and starts a new run of the fold, so the file folds into two chunks, each with
+// the Context layout its events were written with.
+TEST(JfrWriterTest, NamesRegisteredLaterAreRecordedFromTheNextChunkOn) {
+  Recorder recorder(4, 100);
+  recorder.config.path = TempPath("late-names.jfr");
+  recorder.config.flush_interval_nanos = 50000000;  // 50 ms: several flush chunks
+  // The workload's contexts set all three slots; only the first name is there at the start.
+  std::unique_ptr<AttributeRegistry> all = std::move(recorder.workload.attributes);
+  recorder.workload.attributes = std::make_unique<AttributeRegistry>();
+  std::string error;
+  ASSERT_TRUE(recorder.workload.attributes->Register({all->names()[0]}, &error)) << error;
+  ASSERT_NO_FATAL_FAILURE(recorder.Open());
+  const size_t half = recorder.workload.samples.size() / 2;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(0, half));
+  ASSERT_TRUE(IsOk(recorder.writer->Flush()));
+  ASSERT_TRUE(recorder.workload.attributes->Register(all->names(), &error)) << error;
+  ASSERT_NO_FATAL_FAILURE(recorder.Add(half, recorder.workload.samples.size()));
+  recorder.clock.Advance(recorder.clock.TicksPerSecond() / 1000);
+  ASSERT_TRUE(IsOk(recorder.writer->Close()));
+
+  JfrReader reader;
+  ASSERT_TRUE(IsOk(reader.Read(recorder.config.path, {})));
+  EXPECT_EQ(reader.unknown_records(), 0u);
+  ASSERT_EQ(reader.chunks().size(), 2u) << "one fold run per metadata";
+  EXPECT_NE(reader.chunks()[0].metadata_id, reader.chunks()[1].metadata_id);
+  std::set<std::map<std::string, std::string>> expected;  // every context's fields, all names
+  for (size_t i = 0; i < recorder.workload.contexts.size(); i++) {
+    expected.insert(recorder.workload.ContextFields(static_cast<int>(i)));
+  }
+  int contexts[2] = {0, 0};
+  uint32_t type_ids[2] = {0, 0};
+  for (const JfrEvent& event : reader.events()) {
+    if (event.type_name() != "ctxprof.Context") continue;
+    contexts[event.chunk]++;
+    type_ids[event.chunk] = event.type->id;
+    const bool late_fields = event.type->FieldIndex("tenant_id") >= 0 &&
+                             event.type->FieldIndex("region") >= 0;
+    EXPECT_EQ(late_fields, event.chunk == 1) << "chunk " << event.chunk;
+    EXPECT_GE(event.type->FieldIndex("http_route"), 0);
+    if (event.chunk == 1) {
+      EXPECT_TRUE(expected.count(recorder.workload.FieldsOf(event)))
+          << "a context of the workload, every attribute set";
+    }
+  }
+  EXPECT_GT(contexts[0], 0);
+  EXPECT_GT(contexts[1], 0);
+  // JDK 25's `jfr print` keeps a type's Context fields by its id.
+  EXPECT_NE(type_ids[0], type_ids[1]);
+  // Every sample is still there.
+  size_t samples = 0;
+  for (const JfrEvent& event : reader.events()) {
+    const std::string& type = event.type_name();
+    samples += type == "jdk.ExecutionSample" || type == "profiler.WallClockSample" ? 1 : 0;
+  }
+  EXPECT_EQ(samples, recorder.workload.samples.size());
+}
+
 // A dump folds every chunk (no rotation boundaries); input that is not whole finished chunks is
 // refused and left byte for byte as it was.
 TEST(JfrWriterTest, FoldingAWholeFileAndRefusingABrokenOne) {

@@ -147,34 +147,67 @@ class AgentTest {
   }
 
   // The agent's session starts at VMInit, before the workload's ContextSetter registers its
-  // names: without attributes= the recording has no field for them, and stderr says so once per
-  // name, with the fix.
+  // names: without attributes= the recording takes them at its next chunk (a flush), and stderr
+  // says so once per name, with the fix. Read by the JDK's parser, whose metadata changes with
+  // the chunk.
   @Test
-  void attributesRegisteredAfterTheStartAreReportedOnceAndAreNotInTheRecording() throws Exception {
+  void attributesRegisteredAfterTheStartAreRecordedFromTheNextChunk() throws Exception {
     Path jfr = dir.resolve("late.jfr");
     Result result =
         runJava(
-            List.of(agent("start,event=cpu,interval=5ms,file=" + jfr)), "ServiceWorkload", "4", "4");
+            List.of(agent("start,event=cpu,interval=5ms,flush=200ms,file=" + jfr)),
+            "ServiceWorkload",
+            "3",
+            "2");
     assertEquals(0, result.exit, result.toString());
-    for (String name : List.of("endpoint", "tenant")) {
+    String[] names = {"endpoint", "tenant"};
+    for (int slot = 0; slot < names.length; slot++) {
       String line =
           "ctxprof: attribute '"
-              + name
-              + "' was registered after the running session started, which has no field for it:"
-              + " its values are not recorded; list it in the start option attributes= (e.g."
-              + " attributes="
-              + name
-              + "), or register it before starting";
+              + names[slot]
+              + "' was registered after the running session started: its recording has it from"
+              + " its next chunk on, and a collapsed dump names it slot"
+              + slot
+              + "; list it in the start option attributes= (e.g. attributes="
+              + names[slot]
+              + ") to have it from the start";
       assertEquals(
-          1, result.stderr.stream().filter(line::equals).count(), name + ": " + result.stderr);
+          1,
+          result.stderr.stream().filter(line::equals).count(),
+          names[slot] + ": " + result.stderr);
     }
     JfrRecording recording = JfrRecording.read(jfr);
-    List<RecordedEvent> contexts =
-        recording.contexts.values().stream().flatMap(List::stream).collect(Collectors.toList());
-    assertTrue(!contexts.isEmpty(), "the spans' contexts are recorded");
-    for (RecordedEvent context : contexts) {
-      assertTrue(!context.hasField("endpoint") && !context.hasField("tenant"), context.toString());
+    int withEndpoint = 0;
+    for (List<RecordedEvent> contexts : recording.contexts.values()) {
+      for (RecordedEvent context : contexts) {
+        // A request sets its trace, then endpoint, then tenant: each write starts an interval.
+        if (!context.hasField("endpoint") || context.getString("endpoint") == null) {
+          continue;
+        }
+        withEndpoint++;
+        boolean checkout = context.getLong("traceIdHigh") == ServiceWorkload.CHECKOUT_TRACE_HIGH;
+        assertEquals(checkout ? "/checkout" : "/search", context.getString("endpoint"), "endpoint");
+        String tenant = context.getString("tenant");
+        assertTrue(tenant == null || tenant.startsWith(checkout ? "acme-" : "globex-"), tenant);
+      }
     }
+    assertTrue(withEndpoint > 0, "no Context event has the names registered later");
+    int joined = 0;
+    for (RecordedEvent sample : recording.samples) {
+      String handler = handlerOf(sample.getStackTrace());
+      List<RecordedEvent> contexts = recording.contextsOf(sample);
+      if (handler == null
+          || contexts.size() != 1
+          || !contexts.get(0).hasField("endpoint")
+          || contexts.get(0).getString("endpoint") == null) {
+        continue;
+      }
+      joined++;
+      assertEquals(
+          handler.equals("handleCheckout") ? "/checkout" : "/search",
+          contexts.get(0).getString("endpoint"));
+    }
+    assertTrue(joined > 0, "no sample in a handler joined a context with its endpoint");
   }
 
   @Test
