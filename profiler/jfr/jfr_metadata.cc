@@ -359,10 +359,9 @@ void DeclareEvents(MetadataTree* tree, const std::vector<std::string>& attribute
         .FieldAnnotate(kJfrTypeContextual);
   }
 
-  ClassBuilder latency =
-      tree->Event("ctxprof.SpanLatency",
-                  JfrMetadata::SpanLatencyTypeIdOf(layout.attribute_generation), "Span Latency",
-                  {"ctxprof", "Context"});
+  ClassBuilder latency = tree->Event("ctxprof.SpanLatency",
+                                     JfrMetadata::SpanLatencyTypeIdOf(layout.attribute_generation),
+                                     "Span Latency", {"ctxprof", "Context"});
   latency.Annotate(kJfrTypeDescription,
                    "The durations of every span with these attribute values that closed in "
                    "[startTime, startTime + duration], written or not as a ctxprof.Context");

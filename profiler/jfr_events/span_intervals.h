@@ -142,7 +142,7 @@ class SpanIntervals {
     uint32_t written_chunk = 0;  // the chunk it was written (whole) in
     bool triggered = false;      // a record fell in its part not written yet
     bool written = false;
-    bool cut = false;  // its start was written at a chunk end: the rest follows
+    bool cut = false;     // its start was written at a chunk end: the rest follows
     ContextIds::Kept id;  // of `context`, for its records and its interval
     ContextSnapshot context;
   };
@@ -233,8 +233,7 @@ class SpanIntervals {
   void WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes);
   // `id` keeps the id of `context` (ContextIds::Kept).
   void WriteInterval(uint64_t owner, uint64_t begin_ticks, uint64_t end_ticks,
-                     const ContextSnapshot& context, ContextIds::Kept* id,
-                     uint64_t* pending_bytes);
+                     const ContextSnapshot& context, ContextIds::Kept* id, uint64_t* pending_bytes);
 
   JfrChunkWriter* const chunk_;
   EventEncoder* const encoder_;

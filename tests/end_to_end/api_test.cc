@@ -113,8 +113,10 @@ TEST(ApiTest, AnAttributeRegisteredWhileASessionRunsIsReportedOnce) {
   EXPECT_EQ(reported,
             "ctxprof: attribute 'registered_late' was registered after the running session "
             "started: its recording has it from its next chunk on, and a collapsed dump names it "
-            "slot" + slot + "; list it in the start option attributes= (e.g. "
-            "attributes=registered_late) to have it from the start\n");
+            "slot" +
+                slot +
+                "; list it in the start option attributes= (e.g. "
+                "attributes=registered_late) to have it from the start\n");
   EXPECT_EQ(ctxprof_stop(), 0);
 }
 

@@ -803,8 +803,8 @@ TEST(JfrWriterTest, NamesRegisteredLaterAreRecordedFromTheNextChunkOn) {
     if (event.type_name() != "ctxprof.Context") continue;
     contexts[event.chunk]++;
     type_ids[event.chunk] = event.type->id;
-    const bool late_fields = event.type->FieldIndex("tenant_id") >= 0 &&
-                             event.type->FieldIndex("region") >= 0;
+    const bool late_fields =
+        event.type->FieldIndex("tenant_id") >= 0 && event.type->FieldIndex("region") >= 0;
     EXPECT_EQ(late_fields, event.chunk == 1) << "chunk " << event.chunk;
     EXPECT_GE(event.type->FieldIndex("http_route"), 0);
     if (event.chunk == 1) {
