@@ -75,13 +75,24 @@ void SpanIntervals::Add(const SpanInterval& span) {
   pending.triggered = first_inside != after;
   // A cut at a chunk end goes just after the last record inside (WriteTriggered).
   if (pending.triggered) pending.last_record = *(after - 1);
-  // Records that guessed this span's context are covered when it is written.
-  thread.guessed.erase(std::remove_if(thread.guessed.begin(), thread.guessed.end(),
-                                      [&span](const Guess& guess) {
-                                        return guess.ticks >= span.begin_ticks &&
-                                               guess.ticks < span.end_ticks;
-                                      }),
-                       thread.guessed.end());
+  // Records that guessed this span's context are covered when it is written. A platform
+  // thread's spans come in order, so a guess before this span is in the gap before it, which
+  // no later span covers (the span clock converted: JDK 17's System.nanoTime): it keeps the
+  // context it read, in an interval that ends before this span. Left a guess, a chunk end would
+  // have to write it after every span (WriteGuessed), away from its record, and mark all time up
+  // to there written, hiding the records still to come there.
+  const bool in_order = (SpanOwnerKey(span.tid, span.virtual_thread_id) >> 63) != 0;
+  thread.guessed.erase(
+      std::remove_if(
+          thread.guessed.begin(), thread.guessed.end(),
+          [&](const Guess& guess) {
+            if (in_order && guess.ticks < span.begin_ticks) {
+              AddLost(&thread, LostRecord{guess.ticks, span.begin_ticks, guess.context, guess.id});
+              return true;
+            }
+            return guess.ticks >= span.begin_ticks && guess.ticks < span.end_ticks;
+          }),
+      thread.guessed.end());
   thread.unjoined.erase(thread.unjoined.begin(), after);
   thread.last_end = std::max(thread.last_end, span.end_ticks);
   // In order but for a virtual thread's, which its carriers' logs may give out of order.
@@ -121,9 +132,18 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
                ? id
                : JoinLost(&thread, CarrierLosses(tid, virtual_thread_id, thread), ticks, fallback);
   }
-  // In a part already written at an earlier segment end (a wait joined by its start): no
-  // context, as the chunk may not carry that part's.
-  if (ticks < thread.written_until) return 0;
+  // Before the part written at a segment end: in an interval written there (a wait joined by its
+  // start), no context, as the chunk may not carry that part's; outside them, a record late in
+  // a stretch the log lost keeps its own context, in an interval that ends before the next part.
+  if (ticks < thread.written_until) {
+    uint64_t next_part = UINT64_MAX;
+    for (const Loss& part : thread.written_parts) {
+      if (ticks >= part.begin_ticks && ticks < part.end_ticks) return 0;
+      if (part.begin_ticks > ticks) next_part = std::min(next_part, part.begin_ticks);
+    }
+    return JoinLost(&thread, CarrierLosses(tid, virtual_thread_id, thread), ticks, fallback,
+                    next_part);
+  }
   // Between two known spans: in none, unless the log lost the spans there.
   if (ticks < thread.last_end) {
     return JoinLost(&thread, CarrierLosses(tid, virtual_thread_id, thread), ticks, fallback);
@@ -209,13 +229,20 @@ const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid
   return carrier != threads_.end() ? carrier->second.losses : kNone;
 }
 
+void SpanIntervals::AddWrittenPart(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
+  thread->written_parts.push_back(Loss{begin_ticks, end_ticks});
+  if (thread->written_parts.size() > kLateJoinSpans) {
+    thread->written_parts.erase(thread->written_parts.begin());
+  }
+}
+
 uint64_t SpanIntervals::JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
-                                 const ContextSnapshot& context) {
+                                 const ContextSnapshot& context, uint64_t limit) {
   if (context.empty() || ticks < thread->lost_written_until) return 0;
   for (auto loss = losses.rbegin(); loss != losses.rend(); ++loss) {
     if (ticks >= loss->end_ticks) return 0;
     if (ticks < loss->begin_ticks) continue;
-    LostRecord record{ticks, loss->end_ticks, context};
+    LostRecord record{ticks, std::min(loss->end_ticks, limit), context};
     const uint64_t id = ids_->IdOf(context, chunk_->chunk_number(), &record.id);
     AddLost(thread, record);
     return id;
@@ -294,6 +321,7 @@ void SpanIntervals::CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_by
   const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
   WriteInterval(owner, begin, cut, thread->open_context, &thread->open_id, pending_bytes);
+  AddWrittenPart(thread, begin, cut);
   thread->written_until = cut;
   thread->unjoined.erase(thread->unjoined.begin(), after);
 }
@@ -375,9 +403,10 @@ void SpanIntervals::CutAt(uint64_t ticks, uint64_t* pending_bytes) {
 
 void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pending_bytes) {
   // Each run of records with one context, from where the thread's written intervals end (the
-  // open span's begin, when it is that span's context) to just after its last record; at least
-  // a tick, so that the chunk carries the context even of a record that a cut covered already.
-  // Spans drained later begin after it (Add).
+  // open span's begin, when it is that span's context and the run does not start before it:
+  // the converted span clock can put a record of the open span just before its begin) to just
+  // after its last record; at least a tick, so that the chunk carries the context even of a
+  // record that a cut covered already. Spans drained later begin after it (Add).
   size_t first = 0;
   while (first < thread->guessed.size()) {
     const ContextSnapshot& context = thread->guessed[first].context;
@@ -388,11 +417,13 @@ void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pendi
     // After every span added so far, even one a later drain brought (the open interval's
     // values are that drain's).
     const uint64_t written = std::max(thread->written_until, thread->last_end);
+    const uint64_t first_ticks = thread->guessed[first].ticks;
     const uint64_t begin = std::max(
-        context == thread->open_context ? thread->open_begin : thread->guessed[first].ticks,
+        context == thread->open_context ? std::min(thread->open_begin, first_ticks) : first_ticks,
         written);
     const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
     WriteInterval(owner, begin, end, context, &thread->guessed[first].id, pending_bytes);
+    AddWrittenPart(thread, begin, end);
     thread->written_until = end;
     first = last + 1;
   }

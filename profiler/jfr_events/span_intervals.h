@@ -195,6 +195,9 @@ class SpanIntervals {
     std::vector<Loss> losses;         // the last kLateJoinSpans, by time
     uint64_t last_end = 0;            // end of the last span added
     uint64_t written_until = 0;       // the open span was written up to here (a cut)
+    // The intervals CutOpen and WriteGuessed wrote, the last kLateJoinSpans: below
+    // written_until, a late record in a loss outside them can still have an interval of its own.
+    std::vector<Loss> written_parts;
     // The open interval as last read: [open_begin, open_read) had open_context.
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
@@ -221,9 +224,12 @@ class SpanIntervals {
   // the record's own (the carrier's when virtual_thread_id is 0).
   const std::vector<Loss>& CarrierLosses(int32_t tid, uint64_t virtual_thread_id,
                                          const Thread& thread);
-  // The id of `context` for a record of `thread` at `ticks` in one of `losses`; 0 if in none.
+  // The id of `context` for a record of `thread` at `ticks` in one of `losses`, whose interval
+  // ends by `limit` too; 0 if in none.
   uint64_t JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
-                    const ContextSnapshot& context);
+                    const ContextSnapshot& context, uint64_t limit = UINT64_MAX);
+  // Notes that [begin_ticks, end_ticks) of `thread` was written at a segment end.
+  static void AddWrittenPart(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
   // Writes the intervals of the records joined in losses before `up_to` (at a segment end, all).
   void WriteLost(uint64_t owner, Thread* thread, uint64_t up_to, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
