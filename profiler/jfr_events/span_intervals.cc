@@ -137,7 +137,7 @@ uint64_t SpanIntervals::Join(int32_t tid, uint64_t virtual_thread_id, uint64_t t
   // a stretch the log lost keeps its own context, in an interval that ends before the next part.
   if (ticks < thread.written_until) {
     uint64_t next_part = UINT64_MAX;
-    for (const Loss& part : thread.written_parts) {
+    for (const WrittenPart& part : thread.written_parts) {
       if (ticks >= part.begin_ticks && ticks < part.end_ticks) return 0;
       if (part.begin_ticks > ticks) next_part = std::min(next_part, part.begin_ticks);
     }
@@ -230,7 +230,7 @@ const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid
 }
 
 void SpanIntervals::AddWrittenPart(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
-  thread->written_parts.push_back(Loss{begin_ticks, end_ticks});
+  thread->written_parts.push_back(WrittenPart{begin_ticks, end_ticks});
   if (thread->written_parts.size() > kLateJoinSpans) {
     thread->written_parts.erase(thread->written_parts.begin());
   }

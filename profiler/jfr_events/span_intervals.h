@@ -157,6 +157,11 @@ class SpanIntervals {
     uint64_t begin_ticks;
     uint64_t end_ticks;
   };
+  // An interval CutOpen or WriteGuessed wrote at a segment end.
+  struct WrittenPart {
+    uint64_t begin_ticks;
+    uint64_t end_ticks;
+  };
   // A record in a Loss, given the id of `context`; its interval must end by `limit`.
   struct LostRecord {
     uint64_t ticks;
@@ -197,7 +202,7 @@ class SpanIntervals {
     uint64_t written_until = 0;       // the open span was written up to here (a cut)
     // The intervals CutOpen and WriteGuessed wrote, the last kLateJoinSpans: below
     // written_until, a late record in a loss outside them can still have an interval of its own.
-    std::vector<Loss> written_parts;
+    std::vector<WrittenPart> written_parts;
     // The open interval as last read: [open_begin, open_read) had open_context.
     uint64_t open_begin = 0;
     uint64_t open_read = 0;
