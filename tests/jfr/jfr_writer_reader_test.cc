@@ -1220,6 +1220,18 @@ TEST(TimedSpansCutTest, ARecordNewerThanTheDrainIsInItsChunk) {
   EXPECT_EQ(ContextIntervals(reader), scene.CutParts(reader, t0 + 15 * ms, t0 + 30 * ms));
 }
 
+// Every sample of `scene` finds its own context's span in `reader` at its time (ContextAt).
+void ExpectEverySampleInItsSpan(const SpanScene& scene, const JfrReader& reader) {
+  for (const ExpectedSample& expected : scene.workload.samples) {
+    const uint64_t at_ms = (expected.ticks - scene.t0) / scene.ms;
+    const JfrEvent* found = reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(expected.ticks));
+    ASSERT_NE(found, nullptr) << "no context at t0 + " << at_ms << " ms";
+    EXPECT_EQ(found->Field("spanId").integer(),
+              static_cast<int64_t>(scene.workload.contexts[expected.context].span_id))
+        << "at t0 + " << at_ms << " ms";
+  }
+}
+
 // A thread whose span log was full lost its spans between t0 + 10 ms and t0 + 30 ms (the span
 // drained after them carries lost_since): records in that stretch keep the contexts they read
 // themselves, each run written from its first record to just after its last, inside the
@@ -1234,23 +1246,11 @@ TEST_P(LostSpansTest, RecordsInALostStretchKeepTheirOwnContexts) {
   SpanScene scene(9, "/before");
   const uint64_t t0 = scene.t0, ms = scene.ms;
   Workload& workload = scene.workload;
-  auto context = [&workload](uint64_t span_id, const char* endpoint) {
-    ContextSnapshot snapshot{};
-    snapshot.span_id = span_id;
-    snapshot.attributes[0] = workload.dictionary->Intern(endpoint);
-    workload.contexts.push_back(snapshot);
-    return static_cast<int>(workload.contexts.size() - 1);
-  };
-  const int lost_a = context(20, "/lost-a"), lost_b = context(21, "/lost-b");
-  const int after = context(22, "/after");
-  auto sample = [&scene](uint64_t ticks, int context_index) {
-    ExpectedSample expected = scene.CpuAt(ticks);
-    expected.context = context_index;
-    return expected;
-  };
-  workload.samples = {sample(t0 + 5 * ms, 0), sample(t0 + 12 * ms, lost_a),
-                      sample(t0 + 14 * ms, lost_a), sample(t0 + 22 * ms, lost_b),
-                      sample(t0 + 35 * ms, after)};
+  const int lost_a = scene.AddContext(20, "/lost-a"), lost_b = scene.AddContext(21, "/lost-b");
+  const int after = scene.AddContext(22, "/after");
+  workload.samples = {scene.CpuIn(t0 + 5 * ms, 0), scene.CpuIn(t0 + 12 * ms, lost_a),
+                      scene.CpuIn(t0 + 14 * ms, lost_a), scene.CpuIn(t0 + 22 * ms, lost_b),
+                      scene.CpuIn(t0 + 35 * ms, after)};
   ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_lost.jfr"), true)));
   scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
   // The lost span /lost-a was open when the drain read the log.
@@ -1277,13 +1277,7 @@ TEST_P(LostSpansTest, RecordsInALostStretchKeepTheirOwnContexts) {
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ExpectEachSampleContextInItsChunk(reader, workload.samples.size());
-  for (const ExpectedSample& expected : workload.samples) {
-    const JfrEvent* found = reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(expected.ticks));
-    ASSERT_NE(found, nullptr) << "no context at t0 + " << (expected.ticks - t0) / ms << " ms";
-    EXPECT_EQ(found->Field("spanId").integer(),
-              static_cast<int64_t>(workload.contexts[expected.context].span_id))
-        << "at t0 + " << (expected.ticks - t0) / ms << " ms";
-  }
+  ExpectEverySampleInItsSpan(scene, reader);
   const std::vector<std::pair<int64_t, int64_t>> expected_intervals = {
       {static_cast<int64_t>(t0), static_cast<int64_t>(t0 + 10 * ms)},
       {static_cast<int64_t>(t0 + 12 * ms), CutAfter(reader, static_cast<int64_t>(t0 + 14 * ms))},
@@ -1302,22 +1296,10 @@ TEST(GuessInAGapTest, RecordsJoinedAfterTheFlushKeepTheirContexts) {
   SpanScene scene(9, "/before");
   const uint64_t t0 = scene.t0, ms = scene.ms;
   Workload& workload = scene.workload;
-  auto context = [&workload](uint64_t span_id, const char* endpoint) {
-    ContextSnapshot snapshot{};
-    snapshot.span_id = span_id;
-    snapshot.attributes[0] = workload.dictionary->Intern(endpoint);
-    workload.contexts.push_back(snapshot);
-    return static_cast<int>(workload.contexts.size() - 1);
-  };
-  const int gap = context(20, "/gap"), lost = context(21, "/lost");
-  const int after = context(22, "/after");
-  auto sample = [&scene](uint64_t ticks, int context_index) {
-    ExpectedSample expected = scene.CpuAt(ticks);
-    expected.context = context_index;
-    return expected;
-  };
-  workload.samples = {sample(t0 + 15 * ms, gap), sample(t0 + 30 * ms, lost),
-                      sample(t0 + 45 * ms, after)};
+  const int gap = scene.AddContext(20, "/gap"), lost = scene.AddContext(21, "/lost");
+  const int after = scene.AddContext(22, "/after");
+  workload.samples = {scene.CpuIn(t0 + 15 * ms, gap), scene.CpuIn(t0 + 30 * ms, lost),
+                      scene.CpuIn(t0 + 45 * ms, after)};
   ASSERT_TRUE(IsOk(scene.Open(TempPath("guess_in_gap.jfr"), true)));
   scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
   ASSERT_TRUE(IsOk(scene.AddSample(0)));  // after every span drained so far: a guess
@@ -1333,13 +1315,7 @@ TEST(GuessInAGapTest, RecordsJoinedAfterTheFlushKeepTheirContexts) {
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ExpectEachSampleContextInItsChunk(reader, workload.samples.size());
-  for (const ExpectedSample& expected : workload.samples) {
-    const JfrEvent* found = reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(expected.ticks));
-    ASSERT_NE(found, nullptr) << "no context at t0 + " << (expected.ticks - t0) / ms << " ms";
-    EXPECT_EQ(found->Field("spanId").integer(),
-              static_cast<int64_t>(workload.contexts[expected.context].span_id))
-        << "at t0 + " << (expected.ticks - t0) / ms << " ms";
-  }
+  ExpectEverySampleInItsSpan(scene, reader);
 }
 
 // The same at a chunk end before the spans come: a record taken in the open span but, by the
@@ -1350,20 +1326,8 @@ TEST(GuessInAGapTest, AGuessJustBeforeTheOpenSpanStartsAtItsRecord) {
   SpanScene scene(9, "/before");
   const uint64_t t0 = scene.t0, ms = scene.ms;
   Workload& workload = scene.workload;
-  auto context = [&workload](uint64_t span_id, const char* endpoint) {
-    ContextSnapshot snapshot{};
-    snapshot.span_id = span_id;
-    snapshot.attributes[0] = workload.dictionary->Intern(endpoint);
-    workload.contexts.push_back(snapshot);
-    return static_cast<int>(workload.contexts.size() - 1);
-  };
-  const int open = context(20, "/open"), lost = context(21, "/lost");
-  auto sample = [&scene](uint64_t ticks, int context_index) {
-    ExpectedSample expected = scene.CpuAt(ticks);
-    expected.context = context_index;
-    return expected;
-  };
-  workload.samples = {sample(t0 + 28 * ms, open), sample(t0 + 20 * ms, lost)};
+  const int open = scene.AddContext(20, "/open"), lost = scene.AddContext(21, "/lost");
+  workload.samples = {scene.CpuIn(t0 + 28 * ms, open), scene.CpuIn(t0 + 20 * ms, lost)};
   ASSERT_TRUE(IsOk(scene.Open(TempPath("guess_before_open.jfr"), true)));
   scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
   scene.writer->SetOpenSpan(SpanScene::kTid, 0, t0 + 30 * ms, t0 + 32 * ms,
@@ -1380,13 +1344,7 @@ TEST(GuessInAGapTest, AGuessJustBeforeTheOpenSpanStartsAtItsRecord) {
   JfrReader reader;
   ASSERT_TRUE(IsOk(reader.Read(scene.config.path, {})));
   ExpectEachSampleContextInItsChunk(reader, workload.samples.size());
-  for (const ExpectedSample& expected : workload.samples) {
-    const JfrEvent* found = reader.ContextAt(SpanScene::kTid, static_cast<int64_t>(expected.ticks));
-    ASSERT_NE(found, nullptr) << "no context at t0 + " << (expected.ticks - t0) / ms << " ms";
-    EXPECT_EQ(found->Field("spanId").integer(),
-              static_cast<int64_t>(workload.contexts[expected.context].span_id))
-        << "at t0 + " << (expected.ticks - t0) / ms << " ms";
-  }
+  ExpectEverySampleInItsSpan(scene, reader);
 }
 
 // A virtual thread's record in the stretch its carrier's log lost keeps its own context too,

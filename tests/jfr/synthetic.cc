@@ -237,6 +237,20 @@ ExpectedSample SpanScene::CpuAt(uint64_t ticks) const {
   return ExpectedSample{SampleKind::kCpu, kTid, ticks, 0, 0, {}};
 }
 
+int SpanScene::AddContext(uint64_t span_id, const std::string& endpoint) {
+  ContextSnapshot snapshot{};
+  snapshot.span_id = span_id;
+  snapshot.attributes[0] = workload.dictionary->Intern(endpoint);
+  workload.contexts.push_back(snapshot);
+  return static_cast<int>(workload.contexts.size() - 1);
+}
+
+ExpectedSample SpanScene::CpuIn(uint64_t ticks, int context_index) const {
+  ExpectedSample sample = CpuAt(ticks);
+  sample.context = context_index;
+  return sample;
+}
+
 Status SpanScene::Open(const std::string& path, bool context_id) {
   config.path = path;
   config.engine = "perf_cpu_clock";

@@ -140,6 +140,10 @@ struct SpanScene {
             const std::vector<std::string>& attributes = {"endpoint"});
   // A CPU sample of kTid at `ticks` in the scene's context.
   ExpectedSample CpuAt(uint64_t ticks) const;
+  // Adds a context of span `span_id` whose first attribute is `endpoint`; returns its index.
+  int AddContext(uint64_t span_id, const std::string& endpoint);
+  // CpuAt(ticks) in workload.contexts[context_index].
+  ExpectedSample CpuIn(uint64_t ticks, int context_index) const;
   // Opens `writer` on `path`; `context_id` as JfrWriterConfig's.
   Status Open(const std::string& path, bool context_id);
   // Adds workload.samples[i] with the clock at its ticks.
