@@ -76,11 +76,9 @@ void SpanIntervals::Add(const SpanInterval& span) {
   // A cut at a chunk end goes just after the last record inside (WriteTriggered).
   if (pending.triggered) pending.last_record = *(after - 1);
   // Records that guessed this span's context are covered when it is written. A platform
-  // thread's spans come in order, so a guess before this span is in the gap before it, which
-  // no later span covers (the span clock converted: JDK 17's System.nanoTime): it keeps the
-  // context it read, in an interval that ends before this span. Left a guess, a chunk end would
-  // have to write it after every span (WriteGuessed), away from its record, and mark all time up
-  // to there written, hiding the records still to come there.
+  // thread's spans come in order, so a guess before this span is in a gap no later span covers
+  // (the converted span clock can put a record just outside its span): it gets its own interval
+  // there now, rather than one a chunk end would place after every span (WriteGuessed).
   const bool in_order = (SpanOwnerKey(span.tid, span.virtual_thread_id) >> 63) != 0;
   thread.guessed.erase(
       std::remove_if(
@@ -182,21 +180,18 @@ uint64_t SpanIntervals::JoinSettled(uint64_t owner, Thread* thread, uint64_t tic
 
 void SpanIntervals::AddLoss(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
   any_loss_ = true;
-  thread->losses.push_back(Loss{begin_ticks, end_ticks});  // drains bring them in order
-  if (thread->losses.size() > kLateJoinSpans) thread->losses.erase(thread->losses.begin());
+  KeepLast(&thread->losses, Loss{begin_ticks, end_ticks});  // drains bring them in order
   // Records joined before the loss was known: a guess keeps the context it took, a record in
   // the open interval as last read took that one's.
-  auto inside = [begin_ticks, end_ticks](uint64_t ticks) {
-    return ticks >= begin_ticks && ticks < end_ticks;
-  };
-  for (const Guess& guess : thread->guessed) {
-    if (inside(guess.ticks)) {
-      AddLost(thread, LostRecord{guess.ticks, end_ticks, guess.context, guess.id});
-    }
-  }
   thread->guessed.erase(
       std::remove_if(thread->guessed.begin(), thread->guessed.end(),
-                     [&inside](const Guess& guess) { return inside(guess.ticks); }),
+                     [&](const Guess& guess) {
+                       if (guess.ticks < begin_ticks || guess.ticks >= end_ticks) {
+                         return false;
+                       }
+                       AddLost(thread, LostRecord{guess.ticks, end_ticks, guess.context, guess.id});
+                       return true;
+                     }),
       thread->guessed.end());
   const auto first =
       std::lower_bound(thread->unjoined.begin(), thread->unjoined.end(), begin_ticks);
@@ -227,13 +222,6 @@ const std::vector<SpanIntervals::Loss>& SpanIntervals::CarrierLosses(int32_t tid
   if (!any_loss_) return kNone;
   const auto carrier = threads_.find(SpanOwnerKey(tid, 0));
   return carrier != threads_.end() ? carrier->second.losses : kNone;
-}
-
-void SpanIntervals::AddWrittenPart(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks) {
-  thread->written_parts.push_back(WrittenPart{begin_ticks, end_ticks});
-  if (thread->written_parts.size() > kLateJoinSpans) {
-    thread->written_parts.erase(thread->written_parts.begin());
-  }
 }
 
 uint64_t SpanIntervals::JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
@@ -321,7 +309,7 @@ void SpanIntervals::CutOpen(uint64_t owner, Thread* thread, uint64_t* pending_by
   const uint64_t cut = chunk_->TicksJustAfter(*(after - 1));
   if (cut <= begin) return;
   WriteInterval(owner, begin, cut, thread->open_context, &thread->open_id, pending_bytes);
-  AddWrittenPart(thread, begin, cut);
+  KeepLast(&thread->written_parts, WrittenPart{begin, cut});
   thread->written_until = cut;
   thread->unjoined.erase(thread->unjoined.begin(), after);
 }
@@ -423,7 +411,7 @@ void SpanIntervals::WriteGuessed(uint64_t owner, Thread* thread, uint64_t* pendi
         written);
     const uint64_t end = std::max(chunk_->TicksJustAfter(thread->guessed[last].ticks), begin + 1);
     WriteInterval(owner, begin, end, context, &thread->guessed[first].id, pending_bytes);
-    AddWrittenPart(thread, begin, end);
+    KeepLast(&thread->written_parts, WrittenPart{begin, end});
     thread->written_until = end;
     first = last + 1;
   }

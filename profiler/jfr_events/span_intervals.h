@@ -233,8 +233,12 @@ class SpanIntervals {
   // ends by `limit` too; 0 if in none.
   uint64_t JoinLost(Thread* thread, const std::vector<Loss>& losses, uint64_t ticks,
                     const ContextSnapshot& context, uint64_t limit = UINT64_MAX);
-  // Notes that [begin_ticks, end_ticks) of `thread` was written at a segment end.
-  static void AddWrittenPart(Thread* thread, uint64_t begin_ticks, uint64_t end_ticks);
+  // Appends `item` to `items`, which keeps the last kLateJoinSpans.
+  template <typename Item>
+  static void KeepLast(std::vector<Item>* items, const Item& item) {
+    items->push_back(item);
+    if (items->size() > kLateJoinSpans) items->erase(items->begin());
+  }
   // Writes the intervals of the records joined in losses before `up_to` (at a segment end, all).
   void WriteLost(uint64_t owner, Thread* thread, uint64_t up_to, uint64_t* pending_bytes);
   // Writes the part of `thread`'s open span that holds its unjoined records.
