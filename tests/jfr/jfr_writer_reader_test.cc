@@ -1352,13 +1352,7 @@ TEST(GuessInAGapTest, AGuessJustBeforeTheOpenSpanStartsAtItsRecord) {
 TEST(LostSpansVirtualThreadTest, ARecordInItsCarriersLossKeepsItsContext) {
   SpanScene scene(9, "/before");
   const uint64_t t0 = scene.t0, ms = scene.ms;
-  ContextSnapshot lost{};
-  lost.span_id = 20;
-  lost.attributes[0] = scene.workload.dictionary->Intern("/lost");
-  scene.workload.contexts.push_back(lost);
-  ExpectedSample sample = scene.CpuAt(t0 + 20 * ms);
-  sample.context = 1;
-  scene.workload.samples = {sample};
+  scene.workload.samples = {scene.CpuIn(t0 + 20 * ms, scene.AddContext(20, "/lost"))};
   ASSERT_TRUE(IsOk(scene.Open(TempPath("spans_lost_virtual.jfr"), true)));
   scene.writer->AddSpan(SpanInterval{SpanScene::kTid, t0, t0 + 10 * ms, scene.context});
   // The first record after the loss is the virtual thread's next span: the sample falls between
